@@ -1,0 +1,67 @@
+// Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
+// when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
+// data_dir. FOLIO_PORT=0 asks the OS for a free port.
+
+import fs from 'node:fs';
+import { z } from 'zod';
+
+export interface FolioConfig {
+  server: { host: string; port: number; secret_key: string };
+  data_dir: string;
+  log_level: string;
+}
+
+export const DEFAULT_CONFIG: FolioConfig = {
+  server: { host: '127.0.0.1', port: 5001, secret_key: '' },
+  data_dir: './data',
+  log_level: 'info',
+};
+
+const fileSchema = z.object({
+  server: z.object({
+    host: z.string().min(1).optional(),
+    port: z.number().int().min(0).max(65535).optional(),
+    secret_key: z.string().optional(),
+  }).optional(),
+  data_dir: z.string().min(1).optional(),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+});
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEnv = process.env): FolioConfig {
+  const config: FolioConfig = structuredClone(DEFAULT_CONFIG);
+  const file = configPath ?? (fs.existsSync('folio.json') ? 'folio.json' : undefined);
+  if (file) mergeFile(config, file);
+  if (env.FOLIO_HOST) config.server.host = env.FOLIO_HOST;
+  if (env.FOLIO_PORT !== undefined && env.FOLIO_PORT !== '') config.server.port = parsePort(env.FOLIO_PORT);
+  if (env.FOLIO_SECRET_KEY !== undefined) config.server.secret_key = env.FOLIO_SECRET_KEY;
+  if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
+  if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
+  return config;
+}
+
+function mergeFile(config: FolioConfig, file: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`cannot read config ${file}: ${(error as Error).message}`);
+  }
+  const result = fileSchema.safeParse(parsed);
+  if (!result.success) {
+    throw new ConfigError(`config ${file}: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  }
+  const values = result.data;
+  Object.assign(config.server, values.server ?? {});
+  if (values.data_dir) config.data_dir = values.data_dir;
+  if (values.log_level) config.log_level = values.log_level;
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`FOLIO_PORT must be 0-65535, not ${text}`);
+  return port;
+}

@@ -1,0 +1,32 @@
+// Drives the balance actors: whenever transactions are queued, applies them a slice at a time on
+// setImmediate, so request handling interleaves with queue work and neither starves the other.
+
+import type { LedgerEngine } from '../engine/ledger-engine.js';
+
+/** Queued transactions applied per event-loop turn before yielding to I/O. */
+export const QUEUE_SLICE_ITEMS = 2_000;
+
+export class QueueRunner {
+  private scheduled = false;
+  private stopped = false;
+
+  constructor(private readonly engine: LedgerEngine, private readonly sliceItems = QUEUE_SLICE_ITEMS) {}
+
+  /** Makes sure a slice runs soon if anything is queued. Cheap to call often. */
+  kick(): void {
+    if (this.scheduled || this.stopped || this.engine.queuedCount === 0) return;
+    this.scheduled = true;
+    setImmediate(() => this.runSlice());
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private runSlice(): void {
+    this.scheduled = false;
+    if (this.stopped) return;
+    this.engine.processQueued(this.sliceItems);
+    this.kick();
+  }
+}

@@ -1,0 +1,57 @@
+// `folio serve`: open the ledger in the data directory, serve the API, and shut down cleanly on
+// SIGTERM/SIGINT (stop accepting, let in-flight requests finish, make the log durable, exit 0).
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { createApp } from '../http/app.js';
+import { Metrics } from '../http/metrics.js';
+import type { FolioConfig } from './config.js';
+import { LedgerRuntime } from './ledger-runtime.js';
+import { FOLIO_VERSION } from './version.js';
+
+/** How long shutdown waits for in-flight requests before closing their connections. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export async function serve(config: FolioConfig): Promise<void> {
+  const logger = pino({ level: config.log_level, base: { service: 'folio' } }, pino.destination({ dest: 2, sync: false }));
+  const fatal = (error: Error): void => {
+    logger.fatal({ err: error }, 'write-ahead log failed; stopping so the log can be replayed');
+    logger.flush();
+    process.exit(70);
+  };
+  const runtime = await LedgerRuntime.open({ dataDir: config.data_dir, onFatal: fatal });
+  logger.info({ ...runtime.startup, seq: runtime.log.appendedSeq }, 'ledger ready');
+  const metrics = new Metrics({
+    queuedTransactions: () => runtime.engine.queuedCount,
+    lookupBacklog: () => runtime.store.backlog,
+    unflushedEvents: () => runtime.log.unflushedEvents,
+  });
+  runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
+  const app = createApp({ core: runtime, logger, metrics, version: FOLIO_VERSION });
+  const server = http.createServer(app.koa.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.server.port, config.server.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  process.stdout.write(`listening on http://${address.address}:${address.port}\n`);
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    app.beginShutdown();
+    const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearTimeout(forced);
+    await runtime.close();
+    logger.info('stopped');
+    logger.flush();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -1,0 +1,10 @@
+// Invariant checks that stay on in production. A failed assertion is a bug in Folio, never bad input:
+// bad input is answered with a rejection long before any of these run.
+
+export class InvariantViolation extends Error {
+  override readonly name = 'InvariantViolation';
+}
+
+export function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new InvariantViolation(message);
+}

@@ -1,0 +1,113 @@
+// The working state and the one function that changes it. `applyEvent` is the whole of the write side's
+// mutation logic: it upserts the records an event carries, moves amounts by its postings, and keeps the
+// mailboxes in step with transaction statuses. It checks the invariants on every event and uses no clock,
+// randomness or I/O, so the log replays to exactly the same state.
+
+import { assert } from './assert.js';
+import type { LedgerEvent, Posting } from './events.js';
+import { Mailboxes } from './mailboxes.js';
+import type { TransactionStore } from './ports.js';
+import type { BalanceRecord, LedgerRecord, TransactionRecord } from './records.js';
+
+export class LedgerState {
+  readonly ledgers = new Map<string, LedgerRecord>();
+  readonly balances = new Map<string, BalanceRecord>();
+  /** `indicator` + NUL + `currency` -> balance id; indicators are unique per currency. */
+  readonly balanceIdByIndicator = new Map<string, string>();
+  readonly mailboxes = new Mailboxes();
+  /** Time of the latest applied event; decided times never go backwards. */
+  lastEventAt = 0;
+
+  constructor(readonly transactions: TransactionStore) {}
+
+  balanceByIndicator(indicator: string, currency: string): BalanceRecord | undefined {
+    const id = this.balanceIdByIndicator.get(indicatorKey(indicator, currency));
+    return id === undefined ? undefined : this.balances.get(id);
+  }
+
+  /** A transaction by id: queued ones from memory, all others from the store. */
+  transaction(transactionId: string): TransactionRecord | undefined {
+    return this.mailboxes.queued(transactionId) ?? this.transactions.get(transactionId);
+  }
+}
+
+export function indicatorKey(indicator: string, currency: string): string {
+  return indicator + '\u0000' + currency;
+}
+
+export function applyEvent(state: LedgerState, event: LedgerEvent): void {
+  assert(event.at >= state.lastEventAt, `event time ${event.at} before ${state.lastEventAt}`);
+  state.lastEventAt = event.at;
+  for (const ledger of event.ledgers ?? []) state.ledgers.set(ledger.ledger_id, ledger);
+  for (const balance of event.balances ?? []) addBalance(state, balance);
+  if (event.postings) applyPostings(state, event.postings);
+  for (const record of event.transactions ?? []) applyTransactionRecord(state, record);
+}
+
+function addBalance(state: LedgerState, balance: BalanceRecord): void {
+  assert(!state.balances.has(balance.balance_id), `balance ${balance.balance_id} created twice`);
+  assert(state.ledgers.has(balance.ledger_id), `balance ${balance.balance_id} in unknown ledger`);
+  // The event's record stays as logged; the state gets its own copy whose amounts will change.
+  state.balances.set(balance.balance_id, { ...balance });
+  if (balance.indicator !== '') {
+    const key = indicatorKey(balance.indicator, balance.currency);
+    assert(!state.balanceIdByIndicator.has(key), `indicator ${balance.indicator} ${balance.currency} taken twice`);
+    state.balanceIdByIndicator.set(key, balance.balance_id);
+  }
+}
+
+/**
+ * Moves amounts. Within one event and one currency, credits must equal debits and inflight credits must
+ * equal inflight debits: that is what keeps the sum of all balances at zero. Settled totals only grow;
+ * inflight totals may shrink (a hold is released) but never below zero.
+ */
+function applyPostings(state: LedgerState, postings: Posting[]): void {
+  const netByCurrency = new Map<string, { settled: bigint; inflight: bigint }>();
+  const touched = new Set<BalanceRecord>();
+  for (const posting of postings) {
+    const balance = state.balances.get(posting.balance_id);
+    assert(balance, `posting to unknown balance ${posting.balance_id}`);
+    let net = netByCurrency.get(balance.currency);
+    if (!net) netByCurrency.set(balance.currency, (net = { settled: 0n, inflight: 0n }));
+    applyPosting(balance, posting);
+    if (posting.field === 'credit') net.settled += posting.amount;
+    else if (posting.field === 'debit') net.settled -= posting.amount;
+    else if (posting.field === 'inflight_credit') net.inflight += posting.amount;
+    else net.inflight -= posting.amount;
+    touched.add(balance);
+  }
+  for (const [currency, net] of netByCurrency) {
+    assert(net.settled === 0n && net.inflight === 0n, `postings in ${currency} do not balance`);
+  }
+  for (const balance of touched) balance.version += 1;
+}
+
+/** Moves one amount of one balance, refusing moves that no valid event makes. */
+export function applyPosting(balance: BalanceRecord, posting: Posting): void {
+  switch (posting.field) {
+    case 'credit':
+      assert(posting.amount >= 0n, 'negative credit posting');
+      balance.credit_balance += posting.amount;
+      return;
+    case 'debit':
+      assert(posting.amount >= 0n, 'negative debit posting');
+      balance.debit_balance += posting.amount;
+      return;
+    case 'inflight_credit':
+      balance.inflight_credit_balance += posting.amount;
+      assert(balance.inflight_credit_balance >= 0n, `inflight credit of ${balance.balance_id} below zero`);
+      return;
+    case 'inflight_debit':
+      balance.inflight_debit_balance += posting.amount;
+      assert(balance.inflight_debit_balance >= 0n, `inflight debit of ${balance.balance_id} below zero`);
+      return;
+  }
+}
+
+/** Keeps the mailboxes in step: a QUEUED record joins its source's mailbox, any later status leaves it. */
+function applyTransactionRecord(state: LedgerState, record: TransactionRecord): void {
+  const wasQueued = state.mailboxes.isQueued(record.transaction_id);
+  if (wasQueued && record.status !== 'QUEUED') state.mailboxes.remove(record.source, record.transaction_id);
+  if (!wasQueued && record.status === 'QUEUED') state.mailboxes.enqueue(record.source, record);
+  state.transactions.put(record);
+}

@@ -1,0 +1,123 @@
+// The balance actors' mailboxes: queued transactions wait in their source balance's mailbox and are
+// applied in arrival order. Balances with waiting work form a ring that the queue runner walks one item
+// per balance per turn, so a hot balance cannot starve the others. Mailboxes exist only while non-empty,
+// which keeps a million idle balances cheap.
+
+import { assert } from './assert.js';
+import type { TransactionRecord } from './records.js';
+
+/** A FIFO with O(1) push and shift (arrays shift in O(n) once they grow). */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  peek(): T | undefined {
+    return this.items[this.head];
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head] = undefined as T;
+    this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  *[Symbol.iterator](): IterableIterator<T> {
+    for (let index = this.head; index < this.items.length; index += 1) yield this.items[index] as T;
+  }
+}
+
+export class Mailboxes {
+  private readonly boxes = new Map<string, Fifo<TransactionRecord>>();
+  private readonly queuedById = new Map<string, TransactionRecord>();
+  /** Balances with waiting work, in the order the runner will visit them; each appears at most once. */
+  private readonly ready = new Fifo<string>();
+  private readonly inRing = new Set<string>();
+
+  /** Number of queued transactions across all mailboxes. */
+  get size(): number {
+    return this.queuedById.size;
+  }
+
+  depth(balanceId: string): number {
+    return this.boxes.get(balanceId)?.length ?? 0;
+  }
+
+  isQueued(transactionId: string): boolean {
+    return this.queuedById.has(transactionId);
+  }
+
+  queued(transactionId: string): TransactionRecord | undefined {
+    return this.queuedById.get(transactionId);
+  }
+
+  enqueue(balanceId: string, record: TransactionRecord): void {
+    assert(!this.queuedById.has(record.transaction_id), `transaction ${record.transaction_id} queued twice`);
+    let box = this.boxes.get(balanceId);
+    if (!box) {
+      box = new Fifo();
+      this.boxes.set(balanceId, box);
+      this.addToRing(balanceId);
+    }
+    box.push(record);
+    this.queuedById.set(record.transaction_id, record);
+  }
+
+  /** The next transaction the balance will apply. */
+  head(balanceId: string): TransactionRecord | undefined {
+    return this.boxes.get(balanceId)?.peek();
+  }
+
+  /** Removes the head of the balance's mailbox; it must be the given transaction (order is the contract). */
+  remove(balanceId: string, transactionId: string): void {
+    const box = this.boxes.get(balanceId);
+    const head = box?.peek();
+    assert(box && head && head.transaction_id === transactionId,
+      `transaction ${transactionId} left mailbox ${balanceId} out of order`);
+    box.shift();
+    this.queuedById.delete(transactionId);
+    if (box.length === 0) this.boxes.delete(balanceId);
+  }
+
+  /**
+   * The next balance whose head the runner should apply, rotating through the ring. Balances whose
+   * mailbox emptied since they were put in the ring are dropped on the way.
+   */
+  nextReady(): string | undefined {
+    for (;;) {
+      const balanceId = this.ready.shift();
+      if (balanceId === undefined) return undefined;
+      this.inRing.delete(balanceId);
+      if (this.boxes.has(balanceId)) return balanceId;
+    }
+  }
+
+  /** Puts a balance back at the end of the ring if it still has work. */
+  requeue(balanceId: string): void {
+    if (this.boxes.has(balanceId)) this.addToRing(balanceId);
+  }
+
+  private addToRing(balanceId: string): void {
+    if (this.inRing.has(balanceId)) return;
+    this.inRing.add(balanceId);
+    this.ready.push(balanceId);
+  }
+
+  /** Every queued transaction in mailbox order, for snapshots. */
+  *all(): IterableIterator<[string, TransactionRecord]> {
+    for (const [balanceId, box] of this.boxes) for (const record of box) yield [balanceId, record];
+  }
+}

@@ -1,0 +1,56 @@
+// Errors as the API reports them. Every failure a client can cause becomes an ApiError with a stable
+// code; the error middleware (error-envelope.ts) is the one place that turns them into responses.
+
+import type { Rejection } from '../engine/rejections.js';
+
+/** HTTP status of every code Folio answers with. A code missing here is a bug caught by the type. */
+export const STATUS_BY_CODE = {
+  GEN_BAD_REQUEST: 400,
+  GEN_MALFORMED_REQUEST: 400,
+  GEN_VALIDATION_ERROR: 400,
+  GEN_NOT_FOUND: 404,
+  GEN_METHOD_NOT_ALLOWED: 405,
+  GEN_CONFLICT: 409,
+  GEN_PAYLOAD_TOO_LARGE: 413,
+  GEN_UNSUPPORTED_MEDIA_TYPE: 415,
+  GEN_RESOURCE_LOCKED: 423,
+  GEN_INTERNAL_ERROR: 500,
+  QUEUE_BACKPRESSURE: 503,
+  GEN_SHUTTING_DOWN: 503,
+  LDG_NOT_FOUND: 404,
+  BAL_NOT_FOUND: 404,
+  BAL_DUPLICATE_INDICATOR: 409,
+  BAL_INVALID_TIMESTAMP: 400,
+  TXN_NOT_FOUND: 404,
+  TXN_INSUFFICIENT_FUNDS: 400,
+  TXN_DUPLICATE_REFERENCE: 409,
+  TXN_CURRENCY_MISMATCH: 400,
+  TXN_SAME_SOURCE_DESTINATION: 400,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.status = STATUS_BY_CODE[code];
+  }
+}
+
+/** Seconds a client should wait before retrying after QUEUE_BACKPRESSURE. */
+export const BACKPRESSURE_RETRY_AFTER_SECONDS = 1;
+
+export function fromRejection(rejection: Rejection): ApiError {
+  const headers = rejection.code === 'QUEUE_BACKPRESSURE'
+    ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) }
+    : undefined;
+  return new ApiError(rejection.code, rejection.message, { reason: rejection.reason }, headers);
+}

@@ -1,0 +1,65 @@
+// The Koa application: a small stack of middleware, each with one concern, around the routers.
+//   request log + metrics -> error envelope -> shutdown guard -> body reader -> write backpressure -> routes
+
+import { Router } from '@koa/router';
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import { ApiError } from './api-error.js';
+import { errorEnvelope } from './error-envelope.js';
+import { BODY_BYTES_MAX, jsonBody } from './json-body.js';
+import type { LedgerCore } from './ledger-core.js';
+import type { Metrics } from './metrics.js';
+import { requestLog } from './request-log.js';
+import { refuseWhenOverloaded } from './respond.js';
+import { balanceRoutes } from './routes/balance-routes.js';
+import { ledgerRoutes } from './routes/ledger-routes.js';
+import { systemRoutes } from './routes/system-routes.js';
+import { transactionRoutes } from './routes/transaction-routes.js';
+
+export interface AppOptions {
+  core: LedgerCore;
+  logger: Logger;
+  metrics: Metrics;
+  version: string;
+  bodyBytesMax?: number;
+}
+
+export interface FolioApp {
+  koa: Koa;
+  router: Router;
+  /** Makes every new request answer 503 while the server drains for shutdown. */
+  beginShutdown(): void;
+}
+
+export function createApp(options: AppOptions): FolioApp {
+  const koa = new Koa();
+  koa.proxy = false;
+  // Errors are logged by the envelope; Koa's own printer would duplicate them without context.
+  koa.silent = true;
+  let shuttingDown = false;
+
+  const router = new Router();
+  systemRoutes(router, options.metrics, options.version);
+  ledgerRoutes(router, options.core);
+  balanceRoutes(router, options.core);
+  transactionRoutes(router, options.core);
+
+  koa.use(requestLog(options.logger, options.metrics));
+  koa.use(errorEnvelope(options.logger));
+  koa.use(async (_ctx, next) => {
+    if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'server is shutting down');
+    return next();
+  });
+  koa.use(jsonBody(options.bodyBytesMax ?? BODY_BYTES_MAX));
+  koa.use(refuseWhenOverloaded(options.core));
+  koa.use(router.routes());
+  koa.use(router.allowedMethods({ throw: true }));
+
+  return {
+    koa,
+    router,
+    beginShutdown() {
+      shuttingDown = true;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// Field schemas shared by several resources, each with an explicit bound.
+
+import { z } from 'zod';
+import { DecimalLiteral } from './amounts.js';
+import { toJsonText } from './json-text.js';
+
+export const NAME_LENGTH_MAX = 256;
+export const DESCRIPTION_LENGTH_MAX = 2048;
+export const REFERENCE_LENGTH_MAX = 256;
+export const IDENTIFIER_LENGTH_MAX = 128;
+/** Serialized size bound of one meta_data object; it is copied into every record it is attached to. */
+export const META_DATA_BYTES_MAX = 64 * 1024;
+export const LIST_LIMIT_DEFAULT = 20;
+export const LIST_LIMIT_MAX = 100;
+
+export const currencySchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,32}$/, 'must be 1 to 32 letters, digits or _ . : -');
+
+export const identifierSchema = z.string().min(1, 'must not be empty').max(IDENTIFIER_LENGTH_MAX);
+
+/**
+ * Free-form metadata: a JSON object. Long decimals become ordinary numbers here (only money fields keep
+ * exact text); bigints stay exact.
+ */
+export const metaDataSchema = z
+  .record(z.string(), z.unknown())
+  .transform((value, context) => {
+    const normalized = normalizeLiterals(value) as Record<string, unknown>;
+    if (toJsonText(normalized).length > META_DATA_BYTES_MAX) {
+      context.addIssue({ code: 'custom', message: `must serialize to at most ${META_DATA_BYTES_MAX} bytes` });
+      return z.NEVER;
+    }
+    return normalized;
+  });
+
+function normalizeLiterals(value: unknown): unknown {
+  if (value instanceof DecimalLiteral) return Number(value.text);
+  if (Array.isArray(value)) return value.map(normalizeLiterals);
+  if (typeof value === 'object' && value !== null) {
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(result, key, { value: normalizeLiterals(item), enumerable: true, writable: true, configurable: true });
+    }
+    return result;
+  }
+  return value;
+}
+
+const nonNegativeInteger = (fallback: number, maximum: number) =>
+  z.preprocess(
+    (value) => (value === undefined || value === '' ? fallback : typeof value === 'string' ? Number(value) : value),
+    z.number().int().min(0).max(maximum),
+  );
+
+/** `limit` (default 20, at most 100) and `offset` of list endpoints, from the query string. */
+export const pageQuerySchema = z.object({
+  limit: nonNegativeInteger(LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX).pipe(z.number().min(1)),
+  offset: nonNegativeInteger(0, Number.MAX_SAFE_INTEGER),
+});

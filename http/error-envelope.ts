@@ -1,0 +1,51 @@
+// The one place errors become responses: `{error, error_detail: {code, message, details?}}`. Known
+// failures keep their code and status; errors from the body reader are mapped to their codes; anything
+// else is a bug, logged with its stack and answered as a bare 500 that reveals nothing.
+
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { ApiError } from './api-error.js';
+import { JsonSyntaxError } from './lossless-json.js';
+import { toJsonText } from './json-text.js';
+
+export function errorEnvelope(logger: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError('GEN_NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (error) {
+      const apiError = toApiError(error);
+      if (apiError.status >= 500 && apiError.code === 'GEN_INTERNAL_ERROR') {
+        logger.error({ err: error, req_id: ctx.state.requestId }, 'request failed');
+      }
+      sendError(ctx, apiError);
+    }
+  };
+}
+
+export function sendError(ctx: Koa.Context, error: ApiError): void {
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
+  const detail: Record<string, unknown> = { code: error.code, message: error.message };
+  if (error.details) detail.details = error.details;
+  ctx.type = 'application/json';
+  ctx.body = toJsonText({ error: error.message, error_detail: detail });
+}
+
+/** Errors thrown by koa-body's reader carry an HTTP status and a `type`; map them to stable codes. */
+function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof JsonSyntaxError) return new ApiError('GEN_MALFORMED_REQUEST', `malformed JSON body: ${error.message}`);
+  const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
+  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
+  if (status === 413 || type === 'entity.too.large') return new ApiError('GEN_PAYLOAD_TOO_LARGE', 'request body is too large');
+  if (status === 415) return new ApiError('GEN_UNSUPPORTED_MEDIA_TYPE', 'unsupported content type');
+  if (status === 405 || status === 501) return new ApiError('GEN_METHOD_NOT_ALLOWED', 'method not allowed on this route');
+  if (status === 404) return new ApiError('GEN_NOT_FOUND', 'not found');
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError('GEN_MALFORMED_REQUEST', `unreadable request body (${String(type ?? status)})`);
+  }
+  return new ApiError('GEN_INTERNAL_ERROR', 'internal error');
+}

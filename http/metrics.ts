@@ -1,0 +1,69 @@
+// Prometheus metrics through prom-client: request counts and latency by route, the WAL's group-commit
+// sizes and flush times, and gauges read at scrape time (queued transactions, lookup backlog, log lag).
+
+import client from 'prom-client';
+
+export interface GaugeSources {
+  queuedTransactions(): number;
+  lookupBacklog(): number;
+  unflushedEvents(): number;
+}
+
+export class Metrics {
+  readonly registry = new client.Registry();
+  private readonly requests: client.Counter<'method' | 'route' | 'status'>;
+  private readonly latency: client.Histogram<'method' | 'route'>;
+  private readonly walBatchEvents: client.Histogram;
+  private readonly walFlushSeconds: client.Histogram;
+
+  constructor(sources: GaugeSources) {
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'folio_' });
+    this.requests = new client.Counter({
+      name: 'folio_http_requests_total', help: 'HTTP requests by method, route and status',
+      labelNames: ['method', 'route', 'status'], registers: [this.registry],
+    });
+    this.latency = new client.Histogram({
+      name: 'folio_http_request_duration_seconds', help: 'HTTP request latency by method and route',
+      labelNames: ['method', 'route'], registers: [this.registry],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    });
+    this.walBatchEvents = new client.Histogram({
+      name: 'folio_wal_batch_events', help: 'Events per WAL group commit', registers: [this.registry],
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
+    });
+    this.walFlushSeconds = new client.Histogram({
+      name: 'folio_wal_flush_seconds', help: 'Time from sealing a WAL record to its durable commit',
+      registers: [this.registry], buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5],
+    });
+    new client.Gauge({
+      name: 'folio_mailbox_depth', help: 'Transactions waiting in balance mailboxes', registers: [this.registry],
+      collect() { this.set(sources.queuedTransactions()); },
+    });
+    new client.Gauge({
+      name: 'folio_lookup_backlog', help: 'Transaction records not yet written to the lookup store',
+      registers: [this.registry], collect() { this.set(sources.lookupBacklog()); },
+    });
+    new client.Gauge({
+      name: 'folio_wal_unflushed_events', help: 'Events appended to the WAL and not yet durable',
+      registers: [this.registry], collect() { this.set(sources.unflushedEvents()); },
+    });
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.requests.inc({ method, route, status: String(status) });
+    this.latency.observe({ method, route }, seconds);
+  }
+
+  observeWalCommit(events: number, milliseconds: number): void {
+    this.walBatchEvents.observe(events);
+    this.walFlushSeconds.observe(milliseconds / 1000);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,39 @@
+// Ledgers: create, list, read, update.
+
+import type { Router } from '@koa/router';
+import { ApiError } from '../api-error.js';
+import { pageQuerySchema } from '../common-schemas.js';
+import { createLedgerSchema, updateLedgerSchema } from '../ledger-schemas.js';
+import type { LedgerCore } from '../ledger-core.js';
+import { accepted, respond } from '../respond.js';
+import { validate } from '../validation.js';
+import { ledgerView } from '../views.js';
+import { newestFirst } from './paging.js';
+
+export function ledgerRoutes(router: Router, core: LedgerCore): void {
+  const { engine } = core;
+
+  router.post('/ledgers', async (ctx) => {
+    const command = validate(createLedgerSchema, ctx.request.body);
+    const { value, seq } = accepted(engine.createLedger(command));
+    await respond(ctx, core, 201, ledgerView(value), seq);
+  });
+
+  router.get('/ledgers', async (ctx) => {
+    const page = validate(pageQuerySchema, ctx.query);
+    const ledgers = newestFirst(engine.state.ledgers, page.offset, page.limit);
+    await respond(ctx, core, 200, ledgers.map(ledgerView));
+  });
+
+  router.get('/ledgers/:id', async (ctx) => {
+    const ledger = engine.state.ledgers.get(ctx.params.id as string);
+    if (!ledger) throw new ApiError('LDG_NOT_FOUND', `ledger ${ctx.params.id} not found`);
+    await respond(ctx, core, 200, ledgerView(ledger));
+  });
+
+  router.put('/ledgers/:id', async (ctx) => {
+    const update = validate(updateLedgerSchema, ctx.request.body);
+    const { value, seq } = accepted(engine.updateLedger({ ledger_id: ctx.params.id as string, ...update }));
+    await respond(ctx, core, 200, ledgerView(value), seq);
+  });
+}

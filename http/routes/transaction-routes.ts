@@ -1,0 +1,40 @@
+// Transactions: record (queued or synchronous), list, read by id and by reference. A retry with a
+// reference already used by the same request answers 200 with the original instead of 201.
+
+import type { Router } from '@koa/router';
+import { ApiError } from '../api-error.js';
+import { pageQuerySchema } from '../common-schemas.js';
+import type { LedgerCore } from '../ledger-core.js';
+import { accepted, respond } from '../respond.js';
+import { createTransactionSchema } from '../transaction-schemas.js';
+import { validate } from '../validation.js';
+import { transactionView } from '../views.js';
+
+export function transactionRoutes(router: Router, core: LedgerCore): void {
+  const { engine } = core;
+
+  router.post('/transactions', async (ctx) => {
+    const command = validate(createTransactionSchema, ctx.request.body);
+    const { value, seq } = accepted(engine.createTransaction(command));
+    await respond(ctx, core, value.created ? 201 : 200, transactionView(value.transaction), seq);
+  });
+
+  router.get('/transactions', async (ctx) => {
+    const page = validate(pageQuerySchema, ctx.query);
+    await respond(ctx, core, 200, core.listTransactions(page.offset, page.limit).map(transactionView));
+  });
+
+  router.get('/transactions/reference/:reference', async (ctx) => {
+    const reference = ctx.params.reference as string;
+    const transactionId = engine.state.transactions.idForReference(reference);
+    const transaction = transactionId === undefined ? undefined : engine.state.transaction(transactionId);
+    if (!transaction) throw new ApiError('TXN_NOT_FOUND', `no transaction with reference ${reference}`);
+    await respond(ctx, core, 200, transactionView(transaction));
+  });
+
+  router.get('/transactions/:id', async (ctx) => {
+    const transaction = engine.state.transaction(ctx.params.id as string);
+    if (!transaction) throw new ApiError('TXN_NOT_FOUND', `transaction ${ctx.params.id} not found`);
+    await respond(ctx, core, 200, transactionView(transaction));
+  });
+}

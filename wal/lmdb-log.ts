@@ -1,0 +1,232 @@
+// The write-ahead log in LMDB. Appends are buffered and sealed into one record per event-loop turn (or
+// sooner when a frame is full): that is the group commit. Records are keyed by the seq of their first
+// event, written through lmdb-js's writer thread with synchronous commits (overlappingSync off), so a
+// record's put resolves only once it is on disk; `durable(seq)` resolves then. A failed write is fatal:
+// memory already holds events the disk does not, so the process must stop and replay.
+
+import { open, type Database, type RootDatabase } from 'lmdb';
+import path from 'node:path';
+import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
+import type { EventLog } from '../engine/ports.js';
+import { CorruptRecordError, decodeFrame, encodeFrame, GENESIS_CHECKSUM, type DecodedFrame } from './frame-codec.js';
+
+export interface LmdbLogOptions {
+  /** Directory of the LMDB environment (data/wal). */
+  dir: string;
+  /** Events per record before a record is sealed early. */
+  frame_events_max?: number;
+  /** Called once if a write fails; the process cannot continue safely. */
+  onFatal?: (error: Error) => void;
+}
+
+const FRAME_EVENTS_MAX_DEFAULT = 10_000;
+const RESOLVED: Promise<void> = Promise.resolve();
+
+interface Deferred {
+  lastSeq: number;
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+function deferred(lastSeq: number): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  promise.catch(() => undefined); // failures are reported through onFatal; waiters may be gone
+  return { lastSeq, promise, resolve, reject };
+}
+
+export interface CommitStats {
+  events: number;
+  bytes: number;
+  milliseconds: number;
+}
+
+export class LmdbLog implements EventLog {
+  private readonly env: RootDatabase;
+  private readonly records: Database<Buffer, number>;
+  private readonly frameEventsMax: number;
+  private readonly onFatal: (error: Error) => void;
+  private pending: LedgerEvent[] = [];
+  private pendingDeferred: Deferred | undefined;
+  private readonly inFlight: Deferred[] = [];
+  private sealScheduled = false;
+  private lastChecksum: Buffer = GENESIS_CHECKSUM;
+  private failure: Error | undefined;
+  private _appendedSeq = 0;
+  private _durableSeq = 0;
+  private sealedSeq = 0;
+  private readonly commitListeners: Array<(stats: CommitStats) => void> = [];
+  private readonly sealListeners: Array<(lastSeq: number) => void> = [];
+
+  private constructor(options: LmdbLogOptions) {
+    this.env = open({ path: options.dir, overlappingSync: false, maxDbs: 4, mapSize: 1024 ** 3 });
+    this.records = this.env.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+    this.frameEventsMax = options.frame_events_max ?? FRAME_EVENTS_MAX_DEFAULT;
+    this.onFatal = options.onFatal ?? ((error) => { throw error; });
+    const last = this.lastFrame();
+    if (last) {
+      this._appendedSeq = this._durableSeq = this.sealedSeq = last.last_seq;
+      this.lastChecksum = last.checksum;
+    }
+  }
+
+  static open(options: LmdbLogOptions): LmdbLog {
+    return new LmdbLog(options);
+  }
+
+  static directoryIn(dataDir: string): string {
+    return path.join(dataDir, 'wal');
+  }
+
+  get appendedSeq(): number {
+    return this._appendedSeq;
+  }
+
+  get durableSeq(): number {
+    return this._durableSeq;
+  }
+
+  /** Events appended but not yet on disk. */
+  get unflushedEvents(): number {
+    return this._appendedSeq - this._durableSeq;
+  }
+
+  append(event: LedgerEvent): number {
+    if (this.failure) throw this.failure;
+    this.pending.push(event);
+    this._appendedSeq += 1;
+    if (this.pending.length >= this.frameEventsMax) this.seal();
+    else if (!this.sealScheduled) {
+      this.sealScheduled = true;
+      setImmediate(() => {
+        this.sealScheduled = false;
+        this.seal();
+      });
+    }
+    return this._appendedSeq;
+  }
+
+  /** Resolves once every event up to `seq` is on disk. */
+  durable(seq: number): Promise<void> {
+    if (seq <= this._durableSeq) return RESOLVED;
+    if (this.failure) return Promise.reject(this.failure);
+    if (seq > this.sealedSeq) {
+      this.pendingDeferred ??= deferred(this._appendedSeq);
+      return this.pendingDeferred.promise;
+    }
+    const frame = this.inFlight.find((candidate) => candidate.lastSeq >= seq);
+    return frame ? frame.promise : RESOLVED;
+  }
+
+  /** Seals what is buffered now and waits until all of it is on disk. */
+  flush(): Promise<void> {
+    this.seal();
+    return this.durable(this._appendedSeq);
+  }
+
+  onCommit(listener: (stats: CommitStats) => void): void {
+    this.commitListeners.push(listener);
+  }
+
+  /** Called after each record is handed to LMDB with the seq of its last event. */
+  onSeal(listener: (lastSeq: number) => void): void {
+    this.sealListeners.push(listener);
+  }
+
+  private seal(): void {
+    if (this.pending.length === 0 || this.failure) return;
+    const events = this.pending;
+    const firstSeq = this.sealedSeq + 1;
+    const lastSeq = firstSeq + events.length - 1;
+    this.pending = [];
+    const waiter = this.pendingDeferred ?? deferred(lastSeq);
+    waiter.lastSeq = lastSeq;
+    this.pendingDeferred = undefined;
+    const record = encodeFrame({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
+    this.lastChecksum = Buffer.from(record.subarray(0, 32));
+    this.sealedSeq = lastSeq;
+    this.inFlight.push(waiter);
+    const started = performance.now();
+    this.records.put(firstSeq, record).then(
+      () => this.committed(waiter, { events: events.length, bytes: record.length, milliseconds: performance.now() - started }),
+      (error: Error) => this.failed(error),
+    );
+    for (const listener of this.sealListeners) listener(lastSeq);
+  }
+
+  private committed(waiter: Deferred, stats: CommitStats): void {
+    const head = this.inFlight.shift();
+    if (head !== waiter) {
+      this.failed(new Error('log records committed out of order'));
+      return;
+    }
+    this._durableSeq = waiter.lastSeq;
+    waiter.resolve();
+    for (const listener of this.commitListeners) listener(stats);
+  }
+
+  private failed(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const waiter of this.inFlight.splice(0)) waiter.reject(error);
+    this.pendingDeferred?.reject(error);
+    this.onFatal(error);
+  }
+
+  /** The record holding `seq`, or the first one after it. */
+  private startKeyFor(seq: number): number {
+    for (const key of this.records.getKeys({ start: seq, reverse: true, limit: 1 })) return key;
+    return seq;
+  }
+
+  /**
+   * Every event from `fromSeq` to `toSeq` in order, checking each record's checksum and the chain
+   * between the records read. Throws CorruptRecordError naming the first bad record.
+   */
+  *read(fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER): Generator<LoggedEvent> {
+    for (const frame of this.frames(this.startKeyFor(fromSeq))) {
+      if (frame.first_seq > toSeq) return;
+      for (let index = 0; index < frame.events.length; index += 1) {
+        const seq = frame.first_seq + index;
+        if (seq < fromSeq) continue;
+        if (seq > toSeq) return;
+        yield { seq, event: frame.events[index] as LedgerEvent };
+      }
+    }
+  }
+
+  /** Decoded records from `fromKey` on, verifying checksums and the chain between consecutive records. */
+  *frames(fromKey = 1): Generator<DecodedFrame> {
+    let previous: DecodedFrame | undefined;
+    for (const { key, value } of this.records.getRange({ start: fromKey })) {
+      const frame = decodeFrame(key, value);
+      if (previous) {
+        if (frame.first_seq !== previous.last_seq + 1) {
+          throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
+        }
+        if (!frame.prev_checksum.equals(previous.checksum)) {
+          throw new CorruptRecordError(key, 'does not chain to the record before it');
+        }
+      } else if (key === 1 && !frame.prev_checksum.equals(GENESIS_CHECKSUM)) {
+        throw new CorruptRecordError(key, 'first record does not start the chain');
+      }
+      previous = frame;
+      yield frame;
+    }
+  }
+
+  private lastFrame(): DecodedFrame | undefined {
+    for (const { key, value } of this.records.getRange({ reverse: true, limit: 1 })) return decodeFrame(key, value);
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    if (!this.failure) await this.flush();
+    await this.env.close();
+  }
+}

@@ -1,0 +1,213 @@
+// Transactions by id and by reference, kept in their own LMDB environment (data/lookup) beside the log.
+//
+// The log is the only thing on the acknowledgement path. Lookups are derived from it and written behind
+// it: apply puts full records into an in-memory overlay that reads see at once; when the log reports a
+// record durable, the overlay entries from the events in it become eligible and are written to LMDB in
+// large batches together with a checkpoint (the last seq they cover). Only durable events ever reach the
+// lookup environment, so after a crash it never knows a transaction the log does not. At start-up it
+// catches up from its checkpoint by reading the log. Deleting data/lookup is safe: it rebuilds.
+
+import { open, type Database, type RootDatabase } from 'lmdb';
+import path from 'node:path';
+import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
+import type { TransactionStore } from '../engine/ports.js';
+import type { TransactionRecord } from '../engine/records.js';
+
+const CHECKPOINT_KEY = 'checkpoint';
+/** Records per LMDB write batch while catching up from the log. */
+const CATCH_UP_BATCH_RECORDS = 20_000;
+
+interface Generation {
+  lastSeq: number;
+  records: Map<string, TransactionRecord>;
+}
+
+export class LmdbTransactionStore implements TransactionStore {
+  private readonly env: RootDatabase;
+  private readonly byId: Database<TransactionRecord, string>;
+  private readonly idByReference: Database<string, string>;
+  private readonly meta: Database<number, string>;
+  /** Everything put and not yet written to LMDB, for reads. */
+  private readonly overlay = new Map<string, TransactionRecord>();
+  private readonly referenceOverlay = new Map<string, string>();
+  /** Puts since the log last sealed a record, then one generation per sealed record. */
+  private unsealed = new Map<string, TransactionRecord>();
+  private readonly generations: Generation[] = [];
+  private durableSeq = 0;
+  private writing: Promise<void> | undefined;
+  private muted = false;
+  private _checkpoint: number;
+
+  private constructor(dir: string) {
+    this.env = open({ path: dir, maxDbs: 4, mapSize: 1024 ** 3 });
+    // Amounts are bigints of any size: msgpackr needs its bigint extension for those beyond 64 bits.
+    const encoder = { useBigIntExtension: true };
+    this.byId = this.env.openDB<TransactionRecord, string>({ name: 'transactions', encoding: 'msgpack', encoder } as never);
+    this.idByReference = this.env.openDB<string, string>({ name: 'references', encoding: 'string' });
+    this.meta = this.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
+    this._checkpoint = this.meta.get(CHECKPOINT_KEY) ?? 0;
+  }
+
+  static open(dir: string): LmdbTransactionStore {
+    return new LmdbTransactionStore(dir);
+  }
+
+  static directoryIn(dataDir: string): string {
+    return path.join(dataDir, 'lookup');
+  }
+
+  /** The last log seq whose records are in LMDB. */
+  get checkpoint(): number {
+    return this._checkpoint;
+  }
+
+  /** Records held in memory waiting to be written. */
+  get backlog(): number {
+    return this.overlay.size;
+  }
+
+  get(transactionId: string): TransactionRecord | undefined {
+    return this.overlay.get(transactionId) ?? this.byId.get(transactionId);
+  }
+
+  idForReference(reference: string): string | undefined {
+    return this.referenceOverlay.get(reference) ?? this.idByReference.get(reference);
+  }
+
+  put(record: TransactionRecord): void {
+    if (this.muted) return;
+    this.overlay.set(record.transaction_id, record);
+    this.referenceOverlay.set(record.reference, record.transaction_id);
+    this.unsealed.set(record.transaction_id, record);
+  }
+
+  /** The log sealed a record ending at `lastSeq`: every put so far came from events up to it. */
+  sealed(lastSeq: number): void {
+    if (this.unsealed.size === 0) return;
+    this.generations.push({ lastSeq, records: this.unsealed });
+    this.unsealed = new Map();
+  }
+
+  /** The log is durable up to `seq`: the generations it covers may be written. */
+  logDurable(seq: number): void {
+    this.durableSeq = seq;
+    if (!this.writing) this.writeEligible();
+  }
+
+  private writeEligible(): void {
+    const batch = new Map<string, TransactionRecord>();
+    let lastSeq = this._checkpoint;
+    while (this.generations.length > 0 && (this.generations[0] as Generation).lastSeq <= this.durableSeq) {
+      const generation = this.generations.shift() as Generation;
+      for (const [id, record] of generation.records) batch.set(id, record);
+      lastSeq = generation.lastSeq;
+    }
+    if (batch.size === 0) {
+      // Every record from events up to the durable seq is written; events without records count too.
+      this.advanceCheckpoint(this.durableSeq);
+      return;
+    }
+    this.writing = this.writeBatch(batch.values(), lastSeq).then(() => {
+      for (const [id, record] of batch) {
+        if (this.overlay.get(id) === record) this.overlay.delete(id);
+        if (this.referenceOverlay.get(record.reference) === id && !this.overlay.has(id)) {
+          this.referenceOverlay.delete(record.reference);
+        }
+      }
+      this.writing = undefined;
+      this.writeEligible();
+    });
+  }
+
+  private writeBatch(records: Iterable<TransactionRecord>, lastSeq: number): Promise<void> {
+    return this.env.transaction(() => {
+      for (const record of records) {
+        this.byId.put(record.transaction_id, record);
+        this.idByReference.put(record.reference, record.transaction_id);
+      }
+      this.meta.put(CHECKPOINT_KEY, lastSeq);
+    }).then(() => this.advanceCheckpoint(lastSeq));
+  }
+
+  private advanceCheckpoint(seq: number): void {
+    if (seq > this._checkpoint) this._checkpoint = seq;
+  }
+
+  /**
+   * Brings LMDB up to the end of the log by reading the events after the checkpoint. A checkpoint past
+   * the end of the log means the lookups belong to another history: they are dropped and rebuilt.
+   */
+  async catchUp(events: (fromSeq: number) => Iterable<LoggedEvent>, logEndSeq: number): Promise<number> {
+    if (this._checkpoint > logEndSeq) await this.reset();
+    let batch: TransactionRecord[] = [];
+    let lastSeq = this._checkpoint;
+    let written = 0;
+    for (const { seq, event } of events(this._checkpoint + 1)) {
+      for (const record of recordsOf(event)) batch.push(record);
+      lastSeq = seq;
+      if (batch.length >= CATCH_UP_BATCH_RECORDS) {
+        written += batch.length;
+        await this.writeBatch(batch, lastSeq);
+        batch = [];
+      }
+    }
+    written += batch.length;
+    if (lastSeq > this._checkpoint) await this.writeBatch(batch, lastSeq);
+    this.durableSeq = Math.max(this.durableSeq, lastSeq);
+    return written;
+  }
+
+  private async reset(): Promise<void> {
+    await this.env.transaction(() => {
+      this.byId.clearSync();
+      this.idByReference.clearSync();
+      this.meta.put(CHECKPOINT_KEY, 0);
+    });
+    this._checkpoint = 0;
+  }
+
+  /** While muted, puts are ignored: used while replaying events the lookups already hold. */
+  setMuted(muted: boolean): void {
+    this.muted = muted;
+  }
+
+  /** Newest first; records still in memory are merged with those in LMDB. */
+  list(offset: number, limit: number): TransactionRecord[] {
+    const fresh = [...this.overlay.values()].sort((a, b) => compareIdsDescending(a.transaction_id, b.transaction_id));
+    const result: TransactionRecord[] = [];
+    let skipped = 0;
+    let freshIndex = 0;
+    const take = (record: TransactionRecord): boolean => {
+      if (skipped < offset) skipped += 1;
+      else result.push(record);
+      return result.length >= limit;
+    };
+    for (const { key, value } of this.byId.getRange({ reverse: true })) {
+      while (freshIndex < fresh.length && compareIdsDescending((fresh[freshIndex] as TransactionRecord).transaction_id, key) <= 0) {
+        if (take(fresh[freshIndex] as TransactionRecord)) return result;
+        freshIndex += 1;
+      }
+      if (this.overlay.has(key)) continue;
+      if (take(value)) return result;
+    }
+    while (freshIndex < fresh.length) {
+      if (take(fresh[freshIndex] as TransactionRecord)) return result;
+      freshIndex += 1;
+    }
+    return result;
+  }
+
+  async close(): Promise<void> {
+    while (this.writing) await this.writing;
+    await this.env.close();
+  }
+}
+
+function compareIdsDescending(a: string, b: string): number {
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/** The transaction records an event writes: events carry full records, so no state is needed. */
+export function recordsOf(event: LedgerEvent): TransactionRecord[] {
+  return event.transactions ?? [];
+}

@@ -1,0 +1,27 @@
+// An EventLog that keeps events in an array and is "durable" at once: for unit tests and simulations
+// of the engine, where the LMDB log's timing would only slow things down.
+
+import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
+import type { EventLog } from '../engine/ports.js';
+
+export class MemoryLog implements EventLog {
+  readonly events: LedgerEvent[] = [];
+
+  get appendedSeq(): number {
+    return this.events.length;
+  }
+
+  append(event: LedgerEvent): number {
+    this.events.push(event);
+    return this.events.length;
+  }
+
+  durable(_seq: number): Promise<void> {
+    return Promise.resolve();
+  }
+
+  *read(fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER): Generator<LoggedEvent> {
+    const last = Math.min(toSeq, this.events.length);
+    for (let seq = Math.max(1, fromSeq); seq <= last; seq += 1) yield { seq, event: this.events[seq - 1] as LedgerEvent };
+  }
+}
