@@ -1,8 +1,10 @@
 // The write-ahead log in LMDB. Appends are buffered and sealed into one record per event-loop turn (or
 // sooner when a frame is full): that is the group commit. Records are keyed by the seq of their first
-// event, written through lmdb-js's writer thread with synchronous commits (overlappingSync off), so a
-// record's put resolves only once it is on disk; `durable(seq)` resolves then. A failed write is fatal:
-// memory already holds events the disk does not, so the process must stop and replay.
+// event and written through lmdb-js's writer thread. With overlappingSync the fsync of one commit runs
+// while the next commit is written, so two records are in the pipeline at once; a record counts as
+// durable only when its own `flushed` promise resolves (separateFlushed), and `durable(seq)` resolves
+// then. A failed write is fatal: memory already holds events the disk does not, so the process must
+// stop and replay.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
@@ -24,6 +26,9 @@ const RESOLVED: Promise<void> = Promise.resolve();
 
 interface Deferred {
   lastSeq: number;
+  /** Set when this record's own flush reported; it counts only once every earlier record has too. */
+  flushed?: boolean;
+  stats?: CommitStats;
   promise: Promise<void>;
   resolve: () => void;
   reject: (error: Error) => void;
@@ -64,7 +69,7 @@ export class LmdbLog implements EventLog {
   private readonly sealListeners: Array<(lastSeq: number) => void> = [];
 
   private constructor(options: LmdbLogOptions) {
-    this.env = open({ path: options.dir, overlappingSync: false, maxDbs: 4, mapSize: 1024 ** 3 });
+    this.env = open({ path: options.dir, overlappingSync: true, separateFlushed: true, maxDbs: 4, mapSize: 1024 ** 3 });
     this.records = this.env.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
     this.frameEventsMax = options.frame_events_max ?? FRAME_EVENTS_MAX_DEFAULT;
     this.onFatal = options.onFatal ?? ((error) => { throw error; });
@@ -152,22 +157,27 @@ export class LmdbLog implements EventLog {
     this.sealedSeq = lastSeq;
     this.inFlight.push(waiter);
     const started = performance.now();
-    this.records.put(firstSeq, record).then(
-      () => this.committed(waiter, { events: events.length, bytes: record.length, milliseconds: performance.now() - started }),
+    const written = this.records.put(firstSeq, record) as Promise<boolean> & { flushed?: Promise<unknown> };
+    const flushed = written.then(() => written.flushed ?? this.records.flushed);
+    flushed.then(
+      () => {
+        waiter.flushed = true;
+        waiter.stats = { events: events.length, bytes: record.length, milliseconds: performance.now() - started };
+        this.advanceDurable();
+      },
       (error: Error) => this.failed(error),
     );
     for (const listener of this.sealListeners) listener(lastSeq);
   }
 
-  private committed(waiter: Deferred, stats: CommitStats): void {
-    const head = this.inFlight.shift();
-    if (head !== waiter) {
-      this.failed(new Error('log records committed out of order'));
-      return;
+  /** Moves the durable seq over every record whose flush has reported, in log order. */
+  private advanceDurable(): void {
+    while (this.inFlight.length > 0 && (this.inFlight[0] as Deferred).flushed) {
+      const waiter = this.inFlight.shift() as Deferred;
+      this._durableSeq = waiter.lastSeq;
+      waiter.resolve();
+      for (const listener of this.commitListeners) listener(waiter.stats as CommitStats);
     }
-    this._durableSeq = waiter.lastSeq;
-    waiter.resolve();
-    for (const listener of this.commitListeners) listener(stats);
   }
 
   private failed(error: Error): void {
