@@ -9,7 +9,7 @@ import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
 import { availableAmount, GENERAL_LEDGER_ID, type BalanceRecord, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
-import { sha256Hex, transactionHash } from './transaction-hash.js';
+import { transactionHash } from './transaction-hash.js';
 
 export interface DecideContext {
   now: number;
@@ -26,10 +26,9 @@ export function decideCreateTransaction(
   command: CreateTransactionCommand,
   context: DecideContext,
 ): TransactionDecision {
-  const fingerprint = requestFingerprint(command);
   if (command.reference !== '') {
     const existingId = state.transactions.idForReference(command.reference);
-    if (existingId !== undefined) return replayOrConflict(state, existingId, fingerprint, command.reference);
+    if (existingId !== undefined) return replayOrConflict(state, existingId, command);
   }
   const created: BalanceRecord[] = [];
   const source = resolveBalance(state, command.source, command.currency, context, created);
@@ -67,7 +66,6 @@ export function decideCreateTransaction(
     inflight_commit_date: 0,
     scheduled_for: 0,
     meta_data: command.meta_data,
-    request_fingerprint: fingerprint,
   };
   const balances = created.length > 0 ? created : undefined;
   if (!command.skip_queue) {
@@ -167,32 +165,33 @@ export function newBalance(
   };
 }
 
-function replayOrConflict(
-  state: LedgerState,
-  existingId: string,
-  fingerprint: string,
-  reference: string,
-): TransactionDecision {
+function replayOrConflict(state: LedgerState, existingId: string, command: CreateTransactionCommand): TransactionDecision {
   const existing = state.transaction(existingId);
-  if (existing && existing.request_fingerprint === fingerprint) return { kind: 'existing', transaction: existing };
+  if (existing && isSameRequest(state, command, existing)) return { kind: 'existing', transaction: existing };
   return rejected(reject(
     'TXN_DUPLICATE_REFERENCE',
-    `reference ${reference} is already used by transaction ${existingId} with a different request`,
+    `reference ${command.reference} is already used by transaction ${existingId} with a different request`,
   ));
 }
 
-/** What makes two requests "the same": every field the client sent except how to process it. */
-export function requestFingerprint(command: CreateTransactionCommand): string {
-  return sha256Hex(canonicalJson({
-    source: command.source,
-    destination: command.destination,
-    precise_amount: command.precise_amount,
-    precision: command.precision,
-    currency: command.currency,
-    description: command.description,
-    meta_data: command.meta_data,
-    allow_overdraft: command.allow_overdraft,
-  }));
+/**
+ * Whether a request repeats the one that created `existing`: every field the client sent must match,
+ * with `@name` balances resolved (without creating anything). How to process it (skip_queue) does not
+ * count. Checked only when a reference is reused, so the common path pays nothing for it.
+ */
+function isSameRequest(state: LedgerState, command: CreateTransactionCommand, existing: TransactionRecord): boolean {
+  const resolvesTo = (name: string, balanceId: string): boolean =>
+    name === balanceId || (name.startsWith('@') && state.balanceByIndicator(name, command.currency)?.balance_id === balanceId);
+  return (
+    existing.precise_amount === command.precise_amount &&
+    existing.precision === command.precision &&
+    existing.currency === command.currency &&
+    existing.description === command.description &&
+    existing.allow_overdraft === command.allow_overdraft &&
+    resolvesTo(command.source, existing.source) &&
+    resolvesTo(command.destination, existing.destination) &&
+    canonicalJson(existing.meta_data) === canonicalJson(command.meta_data)
+  );
 }
 
 function rejected(rejection: Rejection): TransactionDecision {

@@ -60,11 +60,6 @@ export interface TransactionRecord {
   scheduled_for: number;
   meta_data: MetaData;
   rejection?: RejectionInfo;
-  /**
-   * Fingerprint of the request that created the transaction, so a retry with the same reference can be
-   * told apart from a different request reusing it. Internal: never sent to clients.
-   */
-  request_fingerprint: string;
 }
 
 export function balanceAmount(balance: BalanceRecord): bigint {

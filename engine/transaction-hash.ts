@@ -22,7 +22,3 @@ export function transactionHash(fields: HashedFields): string {
   ]);
   return hash('sha256', text, 'hex');
 }
-
-export function sha256Hex(text: string): string {
-  return hash('sha256', text, 'hex');
-}

@@ -28,9 +28,12 @@ export function jsonBody(bodyBytesMax = BODY_BYTES_MAX): Koa.Middleware {
   return async (ctx, next) => {
     if (!ctx.request.length && !ctx.get('transfer-encoding')) return next();
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
-    if (ctx.is('multipart')) return next(); // file uploads are read by their own routes
-    if (!ctx.get('content-type')) ctx.request.header['content-type'] = 'application/json';
-    else if (!ctx.is(JSON_TYPES)) throw new ApiError('GEN_UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
+    const type = ctx.req.headers['content-type'];
+    if (type === undefined || type === '') ctx.req.headers['content-type'] = 'application/json';
+    else if (!type.startsWith('application/json')) {
+      if (ctx.is('multipart')) return next(); // file uploads are read by their own routes
+      if (!ctx.is(JSON_TYPES)) throw new ApiError('GEN_UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
+    }
     await reader(ctx as never, skip);
     const text = ctx.request.body;
     (ctx.request as { body?: unknown }).body = typeof text === 'string' && text.trim() !== '' ? parseJsonLossless(text) : undefined;

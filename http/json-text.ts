@@ -1,13 +1,19 @@
 // JSON output that writes bigints as plain digits, whatever their size, and exact decimal literals as
-// they were received. JSON.stringify cannot emit an unquoted bigint, so this small writer does; strings
-// still go through JSON.stringify for correct escaping.
+// they were received. JSON.stringify cannot emit an unquoted bigint, so this small writer does. It sits
+// on every response, so it avoids work where it can: quoted keys are cached and plain strings skip the
+// escaper.
 
 import { DecimalLiteral } from './amounts.js';
+
+/** Characters JSON.stringify would escape (controls, quote, backslash, surrogates). */
+const NEEDS_ESCAPING = /[\u0000-\u001f"\\\ud800-\udfff]/;
+const QUOTED_KEYS_MAX = 10_000;
+const quotedKeys = new Map<string, string>();
 
 export function toJsonText(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : '"' + value + '"';
     case 'number':
       return Number.isFinite(value) ? String(value) : 'null';
     case 'bigint':
@@ -27,7 +33,7 @@ function objectText(value: object | null): string {
     let text = '[';
     for (let index = 0; index < value.length; index += 1) {
       if (index > 0) text += ',';
-      const item = value[index];
+      const item: unknown = value[index];
       text += item === undefined || typeof item === 'function' ? 'null' : toJsonText(item);
     }
     return text + ']';
@@ -36,12 +42,21 @@ function objectText(value: object | null): string {
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   let text = '{';
   let first = true;
-  for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+  for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
     if (item === undefined || typeof item === 'function') continue;
-    text += (first ? '' : ',') + JSON.stringify(key) + ':' + toJsonText(item);
+    text += (first ? '' : ',') + quotedKey(key) + toJsonText(item);
     first = false;
   }
   return text + '}';
+}
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key) + ':';
+    // Keys of client metadata are unbounded; only remember a bounded number of them.
+    if (quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }

@@ -49,9 +49,21 @@ export class Metrics {
     });
   }
 
+  /** Label sets resolved once: prom-client hashes a label object on every call otherwise. */
+  private readonly requestSeries = new Map<string, { count: client.Counter.Internal; latency: client.Histogram.Internal<string> }>();
+
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.requests.inc({ method, route, status: String(status) });
-    this.latency.observe({ method, route }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.requestSeries.get(key);
+    if (!series) {
+      series = {
+        count: this.requests.labels(method, route, String(status)),
+        latency: this.latency.labels(method, route),
+      };
+      this.requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.latency.observe(seconds);
   }
 
   observeWalCommit(events: number, milliseconds: number): void {

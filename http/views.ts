@@ -1,6 +1,5 @@
 // Records as clients see them: times as ISO 8601 (the zero time for "unset"), exact amounts as bigint
 // digits, the display `amount` as the double nearest the exact value, derived balance totals filled in.
-// Internal fields (the request fingerprint) never leave the server.
 
 import {
   availableAmount,
