@@ -12,6 +12,7 @@ import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
+import { TimerRunner } from './timer-runner.js';
 import { UuidV7Ids } from './uuid-v7-ids.js';
 
 export interface RuntimeOptions {
@@ -35,6 +36,7 @@ export interface StartupReport {
 export class LedgerRuntime implements LedgerCore {
   readonly engine: LedgerEngine;
   private readonly queue: QueueRunner;
+  private readonly timers: TimerRunner;
   private readonly unflushedEventsMax: number;
   private readonly lookupBacklogMax: number;
 
@@ -53,6 +55,7 @@ export class LedgerRuntime implements LedgerCore {
       limits: options.limits,
     });
     this.queue = new QueueRunner(this.engine);
+    this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
   }
@@ -73,6 +76,7 @@ export class LedgerRuntime implements LedgerCore {
     });
     await log.durable(runtime.engine.ensureGenesis());
     runtime.queue.kick();
+    runtime.timers.start();
     report.milliseconds = performance.now() - started;
     return runtime;
   }
@@ -124,6 +128,7 @@ export class LedgerRuntime implements LedgerCore {
   /** Stops queue work, makes everything appended durable and closes the stores. */
   async close(): Promise<void> {
     this.queue.stop();
+    this.timers.stop();
     await this.log.close();
     await this.store.close();
   }

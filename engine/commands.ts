@@ -1,7 +1,8 @@
 // Commands: validated requests as the engine receives them. The HTTP edge has already checked shapes and
-// converted amounts to exact bigints; everything left to judge needs the ledger's state.
+// converted amounts and times to exact values; everything left to judge needs the ledger's state.
 
 import type { MetaData } from './records.js';
+import type { ShareRequest } from './split-distribution.js';
 
 export interface CreateLedgerCommand {
   name: string;
@@ -22,10 +23,21 @@ export interface CreateBalanceCommand {
   meta_data: MetaData;
 }
 
+/** One side's share of a split: who, and how much as requested. */
+export interface ShareCommand {
+  identifier: string;
+  /** The share as the caller wrote it, echoed back. */
+  distribution: string;
+  request: ShareRequest;
+}
+
 export interface CreateTransactionCommand {
-  /** A balance id, or `@name` for an internal balance created on first use. */
+  /** A balance id, or `@name` for an internal balance created on first use; '' when `sources` is used. */
   source: string;
+  /** Likewise; '' when `destinations` is used. */
   destination: string;
+  sources?: ShareCommand[];
+  destinations?: ShareCommand[];
   precise_amount: bigint;
   precision: bigint;
   currency: string;
@@ -35,5 +47,37 @@ export interface CreateTransactionCommand {
   meta_data: MetaData;
   allow_overdraft: boolean;
   /** Decide and apply now instead of queueing behind the source balance's mailbox. */
+  skip_queue: boolean;
+  /** Reserve the amount until it is committed or voided. */
+  inflight: boolean;
+  /** Epoch ms, 0 for none. */
+  inflight_expiry_date: number;
+  inflight_commit_date: number;
+  scheduled_for: number;
+  /** Splits: all legs or none. */
+  atomic: boolean;
+}
+
+export interface InflightActionCommand {
+  transaction_id: string;
+  action: 'commit' | 'void';
+  /** Commit amount; 0 means everything still held. Ignored for void. */
+  precise_amount: bigint;
+  skip_queue: boolean;
+}
+
+export interface RefundCommand {
+  transaction_id: string;
+  skip_queue: boolean;
+  /** '' copies the original's description. */
+  description: string;
+  /** Merged over the original's metadata. */
+  meta_data: MetaData;
+}
+
+export interface BulkCommand {
+  transactions: CreateTransactionCommand[];
+  atomic: boolean;
+  inflight: boolean;
   skip_queue: boolean;
 }

@@ -14,13 +14,19 @@ export interface Posting {
   amount: bigint;
 }
 
+/** Names what happened, for logs and hooks; applying an event never depends on it. */
 export type EventType =
   | 'ledger.created'
   | 'ledger.updated'
   | 'balance.created'
   | 'transaction.queued'
+  | 'transaction.scheduled'
   | 'transaction.applied'
-  | 'transaction.rejected';
+  | 'transaction.inflight'
+  | 'transaction.committed'
+  | 'transaction.voided'
+  | 'transaction.rejected'
+  | 'transaction.bulk';
 
 export interface LedgerEvent {
   type: EventType;

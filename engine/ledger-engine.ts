@@ -2,19 +2,43 @@
 // appends it to the log, all in one synchronous step. Nothing awaits between decide and apply, so a
 // command that touches several balances is atomic in this single-threaded process. Callers wait for the
 // log's durability of the returned sequence number before they acknowledge anything.
+//
+// Every public command has a `project*` twin for dry runs: the same decision, never committed.
 
 import { assert } from './assert.js';
-import type { CreateBalanceCommand, CreateLedgerCommand, CreateTransactionCommand, UpdateLedgerCommand } from './commands.js';
-import {
-  decideCreateTransaction,
-  decideQueuedTransaction,
-  newBalance,
-  type DecideContext,
-} from './decide-transaction.js';
-import type { LedgerEvent } from './events.js';
+import type {
+  BulkCommand,
+  CreateBalanceCommand,
+  CreateLedgerCommand,
+  CreateTransactionCommand,
+  InflightActionCommand,
+  RefundCommand,
+  UpdateLedgerCommand,
+} from './commands.js';
+import { decideBulk, type BulkStatus } from './decide-bulk.js';
+import { decideCreate } from './decide-create.js';
+import { decideInflightAction } from './decide-inflight-action.js';
+import { decideRefund } from './decide-refund.js';
+import { DecisionScope, newBalance } from './decision-scope.js';
+import type { EventType, LedgerEvent } from './events.js';
 import { applyEvent, LedgerState } from './ledger-state.js';
 import type { Clock, EventLog, IdSource, TransactionStore } from './ports.js';
-import { GENERAL_LEDGER_ID, type BalanceRecord, type LedgerRecord, type TransactionRecord } from './records.js';
+import { processPending } from './process-pending.js';
+import {
+  involvedIn,
+  projectBalances,
+  type InvolvedBalance,
+  type Projection,
+  type ProjectionLeg,
+} from './projection.js';
+import {
+  GENERAL_LEDGER_ID,
+  isSplit,
+  mailboxBalanceOf,
+  type BalanceRecord,
+  type LedgerRecord,
+  type TransactionRecord,
+} from './records.js';
 import { reject, type Rejection } from './rejections.js';
 
 export interface EngineLimits {
@@ -22,11 +46,14 @@ export interface EngineLimits {
   mailbox_depth_max: number;
   /** Queued transactions across all balances. */
   queued_total_max: number;
+  /** Timers fired per call of fireDueTimers, so a backlog after downtime is worked off in slices. */
+  timers_per_slice_max: number;
 }
 
 export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
   mailbox_depth_max: 10_000,
   queued_total_max: 1_000_000,
+  timers_per_slice_max: 1_000,
 };
 
 export interface EngineDependencies {
@@ -44,6 +71,26 @@ export interface TransactionOutcome {
   transaction: TransactionRecord;
   /** False when the request repeated an earlier one with the same reference (idempotent retry). */
   created: boolean;
+}
+
+export interface InflightActionResult {
+  /** The commit or void child (QUEUED when queued). */
+  transaction: TransactionRecord;
+  /** The hold as it stands after the action. */
+  hold: TransactionRecord;
+  queued: boolean;
+}
+
+export interface RefundResult {
+  transaction: TransactionRecord;
+  notes: string[];
+}
+
+export interface BulkResult {
+  batch_id: string;
+  status: BulkStatus;
+  transaction_count: number;
+  failure?: { index: number; rejection: Rejection };
 }
 
 export class LedgerEngine {
@@ -74,6 +121,8 @@ export class LedgerEngine {
     return this.commit({ type: 'ledger.created', at: now, ledgers: [ledger] });
   }
 
+  // ---- ledgers and balances ----
+
   createLedger(command: CreateLedgerCommand): Outcome<LedgerRecord> {
     const now = this.now();
     const ledger: LedgerRecord = { ledger_id: this.ids.next('ldg'), name: command.name, created_at: now, meta_data: command.meta_data };
@@ -82,7 +131,7 @@ export class LedgerEngine {
 
   updateLedger(command: UpdateLedgerCommand): Outcome<LedgerRecord> {
     const current = this.state.ledgers.get(command.ledger_id);
-    if (!current) return { ok: false, rejection: reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`) };
+    if (!current) return refused(reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`));
     const ledger: LedgerRecord = {
       ...current,
       name: command.name ?? current.name,
@@ -93,13 +142,10 @@ export class LedgerEngine {
 
   createBalance(command: CreateBalanceCommand): Outcome<BalanceRecord> {
     if (!this.state.ledgers.has(command.ledger_id)) {
-      return { ok: false, rejection: reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`) };
+      return refused(reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`));
     }
     if (command.indicator !== '' && this.state.balanceByIndicator(command.indicator, command.currency)) {
-      return {
-        ok: false,
-        rejection: reject('BAL_DUPLICATE_INDICATOR', `a ${command.currency} balance named ${command.indicator} exists`),
-      };
+      return refused(reject('BAL_DUPLICATE_INDICATOR', `a ${command.currency} balance named ${command.indicator} exists`));
     }
     const now = this.now();
     const balance = newBalance(
@@ -109,31 +155,156 @@ export class LedgerEngine {
     return this.accepted(balance, { type: 'balance.created', at: now, balances: [balance] });
   }
 
+  // ---- transactions ----
+
   createTransaction(command: CreateTransactionCommand): Outcome<TransactionOutcome> {
-    const sourceId = this.existingBalanceId(command.source, command.currency);
-    if (!command.skip_queue) {
-      const refusal = this.queueRefusal(sourceId);
-      if (refusal) return { ok: false, rejection: refusal };
-    } else if (sourceId !== undefined) {
-      // A synchronous transaction still goes after whatever its source already has queued.
-      this.drainMailbox(sourceId);
+    if (command.skip_queue) this.drain(this.sourcesNamed(command));
+    else {
+      const refusal = this.queueRefusal(this.sourcesNamed(command), 1);
+      if (refusal) return refused(refusal);
     }
-    const decision = decideCreateTransaction(this.state, command, this.context());
-    switch (decision.kind) {
+    const scope = this.scope();
+    const outcome = decideCreate(scope, command, { allowReplay: true });
+    switch (outcome.kind) {
       case 'rejected':
-        return { ok: false, rejection: decision.rejection };
+        return refused(outcome.rejection);
       case 'existing':
-        return { ok: true, value: { transaction: decision.transaction, created: false }, seq: this.log.appendedSeq };
-      case 'event': {
-        const seq = this.commit(decision.event);
-        return { ok: true, value: { transaction: decision.transaction, created: true }, seq };
-      }
+        return { ok: true, value: { transaction: outcome.transaction, created: false }, seq: this.log.appendedSeq };
+      case 'new':
+        return {
+          ok: true,
+          value: { transaction: outcome.transaction, created: true },
+          seq: this.commit(scope.toEvent(eventTypeFor(outcome.transaction))),
+        };
     }
   }
 
+  projectTransaction(command: CreateTransactionCommand): Projection {
+    const scope = this.scope();
+    const outcome = decideCreate(scope, { ...command, skip_queue: true, scheduled_for: 0 }, { allowReplay: false });
+    if (outcome.kind !== 'new') {
+      const rejection = outcome.kind === 'rejected' ? outcome.rejection : reject('TXN_DUPLICATE_REFERENCE', 'reference in use');
+      return { operation: 'create', would_apply: false, rejection, legs: legsOf(command), balances: this.probeBalances([command]) };
+    }
+    const transaction = outcome.transaction;
+    return {
+      operation: 'create',
+      would_apply: true,
+      status: transaction.status,
+      transaction,
+      legs: legsOf(command, transaction),
+      balances: projectBalances(scope, involvedIn(scope, [transaction])),
+    };
+  }
+
+  actOnInflight(command: InflightActionCommand): Outcome<InflightActionResult> {
+    const hold = this.state.transaction(command.transaction_id);
+    if (hold && command.skip_queue && !this.state.pendingHoldActions.has(hold.transaction_id)) this.drain([mailboxBalanceOf(hold)]);
+    const scope = this.scope();
+    const outcome = decideInflightAction(scope, command);
+    if (outcome.kind === 'rejected') return refused(outcome.rejection);
+    const seq = this.commit(scope.toEvent(command.action === 'commit' ? 'transaction.committed' : 'transaction.voided'));
+    return { ok: true, value: { transaction: outcome.transaction, hold: outcome.hold, queued: outcome.queued }, seq };
+  }
+
+  projectInflightAction(command: InflightActionCommand): Projection {
+    const scope = this.scope();
+    const hold = this.state.transaction(command.transaction_id);
+    const outcome = decideInflightAction(scope, { ...command, skip_queue: true });
+    const base = { operation: command.action } as const;
+    if (outcome.kind === 'rejected') {
+      return { ...base, would_apply: false, rejection: outcome.rejection, transaction: hold, balances: hold ? projectBalances(scope, involvedIn(scope, [hold])) : [] };
+    }
+    return {
+      ...base,
+      would_apply: true,
+      status: outcome.transaction.status,
+      transaction: outcome.transaction,
+      balances: projectBalances(scope, involvedIn(scope, [outcome.hold])),
+    };
+  }
+
+  refund(command: RefundCommand): Outcome<RefundResult> {
+    const original = this.state.transaction(command.transaction_id);
+    if (original && command.skip_queue && !this.state.refundLocks.has(original.transaction_id)) {
+      this.drain(refundSources(this.state, original));
+    }
+    if (!command.skip_queue && original) {
+      const refusal = this.queueRefusal(refundSources(this.state, original), 1);
+      if (refusal) return refused(refusal);
+    }
+    const scope = this.scope();
+    const outcome = decideRefund(scope, command);
+    if (outcome.kind === 'rejected') return refused(outcome.rejection);
+    const seq = this.commit(scope.toEvent(eventTypeFor(outcome.transaction)));
+    return { ok: true, value: { transaction: outcome.transaction, notes: outcome.notes }, seq };
+  }
+
+  projectRefund(command: RefundCommand): Projection {
+    const scope = this.scope();
+    const outcome = decideRefund(scope, { ...command, skip_queue: true });
+    if (outcome.kind === 'rejected') {
+      const original = this.state.transaction(command.transaction_id);
+      const reversed = original ? [{ ...original, source: original.destination, destination: original.source }] : [];
+      return { operation: 'refund', would_apply: false, rejection: outcome.rejection, notes: [], balances: projectBalances(scope, involvedIn(scope, reversed)) };
+    }
+    return {
+      operation: 'refund',
+      would_apply: true,
+      status: outcome.transaction.status,
+      transaction: outcome.transaction,
+      notes: outcome.notes,
+      balances: projectBalances(scope, involvedIn(scope, [outcome.transaction])),
+    };
+  }
+
+  createBulk(command: BulkCommand): Outcome<BulkResult> {
+    const immediate = command.atomic || command.skip_queue;
+    const sources = command.transactions.flatMap((item) => this.sourcesNamed(item));
+    if (immediate) this.drain(sources);
+    else {
+      const refusal = this.queueRefusal([], command.transactions.length);
+      if (refusal) return refused(refusal);
+    }
+    const batchId = this.ids.next('bulk');
+    const scope = this.scope();
+    const outcome = decideBulk(scope, command, batchId);
+    if (outcome.kind === 'rejected') return refused(indexed(outcome.rejection, outcome.index));
+    const seq = scope.isEmpty() ? this.log.appendedSeq : this.commit(scope.toEvent('transaction.bulk'));
+    const value: BulkResult = { batch_id: batchId, status: outcome.status, transaction_count: outcome.count };
+    if (outcome.failure) value.failure = outcome.failure;
+    return { ok: true, value, seq };
+  }
+
+  projectBulk(command: BulkCommand): Projection {
+    const scope = this.scope();
+    const outcome = decideBulk(scope, { ...command, skip_queue: true }, 'bulk_dry_run');
+    const records = scope.records;
+    if (outcome.kind === 'rejected') {
+      return {
+        operation: 'bulk', would_apply: false, rejection: outcome.rejection, failed_index: outcome.index,
+        transaction_count: 0, balances: this.probeBalances(command.transactions),
+      };
+    }
+    const projection: Projection = {
+      operation: 'bulk',
+      would_apply: outcome.failure === undefined,
+      status: outcome.status,
+      transaction_count: outcome.count,
+      balances: projectBalances(scope, involvedIn(scope, records)),
+    };
+    if (outcome.failure) {
+      projection.rejection = outcome.failure.rejection;
+      projection.failed_index = outcome.failure.index;
+    }
+    return projection;
+  }
+
+  // ---- queued work and timers ----
+
   /**
    * Applies up to `itemsMax` queued transactions, one per balance per turn around the ring of balances
-   * with waiting work. Returns how many were applied or rejected.
+   * with waiting work. Returns how many were carried out.
    */
   processQueued(itemsMax: number): number {
     let processed = 0;
@@ -151,30 +322,102 @@ export class LedgerEngine {
     return this.state.mailboxes.size;
   }
 
-  /** Applies everything a balance has queued, in order. */
-  drainMailbox(balanceId: string): void {
-    while (this.state.mailboxes.head(balanceId)) this.applyHead(balanceId);
+  /** When the next timer falls due (epoch ms), if any is set. */
+  nextTimerAt(): number | undefined {
+    return this.state.timers.nextAt();
+  }
+
+  /**
+   * Fires the timers due by now: holds expire (void) or commit themselves, scheduled transactions are
+   * carried out. A timer whose transaction has moved on since it was set is dropped. Returns how many
+   * fired.
+   */
+  fireDueTimers(): number {
+    let fired = 0;
+    const now = this.now();
+    while (fired < this.limits.timers_per_slice_max) {
+      const timer = this.state.timers.popDue(now);
+      if (!timer) break;
+      if (timer.kind === 'scheduled') {
+        const record = this.state.scheduled.get(timer.transactionId);
+        if (!record) continue;
+        this.drain(sourcesOfRecord(record));
+        const scope = this.scope();
+        const final = processPending(scope, record);
+        this.commit(scope.toEvent(eventTypeFor(final)));
+      } else {
+        const hold = this.state.holds.get(timer.transactionId);
+        if (!hold) continue;
+        this.drain([mailboxBalanceOf(hold)]);
+        if (!this.state.holds.has(hold.transaction_id)) continue;
+        const outcome = this.actOnInflight({
+          transaction_id: hold.transaction_id,
+          action: timer.kind === 'expire' ? 'void' : 'commit',
+          precise_amount: 0n,
+          skip_queue: true,
+        });
+        assert(outcome.ok, `timer on open hold ${hold.transaction_id} was refused`);
+      }
+      fired += 1;
+    }
+    return fired;
+  }
+
+  /** Applies everything the balances have queued, in order. */
+  drain(balanceIds: Iterable<string>): void {
+    for (const balanceId of balanceIds) {
+      while (this.state.mailboxes.head(balanceId)) this.applyHead(balanceId);
+    }
   }
 
   private applyHead(balanceId: string): void {
     const head = this.state.mailboxes.head(balanceId);
     assert(head, `mailbox ${balanceId} is empty`);
-    this.commit(decideQueuedTransaction(this.state, head, this.now()));
+    const scope = this.scope();
+    const final = processPending(scope, head);
+    this.commit(scope.toEvent(eventTypeFor(final)));
   }
 
-  private existingBalanceId(name: string, currency: string): string | undefined {
-    if (!name.startsWith('@')) return name;
-    return this.state.balanceByIndicator(name, currency)?.balance_id;
+  /** Ids of the existing balances a command takes money from (mailboxes it must follow or join). */
+  private sourcesNamed(command: CreateTransactionCommand): string[] {
+    const names = command.sources ? command.sources.map((share) => share.identifier) : [command.source];
+    const ids: string[] = [];
+    for (const name of names) {
+      const id = name.startsWith('@') ? this.state.balanceByIndicator(name, command.currency)?.balance_id : name;
+      if (id !== undefined && this.state.balances.has(id)) ids.push(id);
+    }
+    return ids;
   }
 
-  private queueRefusal(sourceId: string | undefined): Rejection | undefined {
-    if (this.state.mailboxes.size >= this.limits.queued_total_max) {
+  private queueRefusal(sourceIds: string[], items: number): Rejection | undefined {
+    if (this.state.mailboxes.size + items > this.limits.queued_total_max) {
       return reject('QUEUE_BACKPRESSURE', `${this.state.mailboxes.size} transactions are queued; try again shortly`);
     }
-    if (sourceId !== undefined && this.state.mailboxes.depth(sourceId) >= this.limits.mailbox_depth_max) {
-      return reject('QUEUE_BACKPRESSURE', `balance ${sourceId} has ${this.limits.mailbox_depth_max} transactions queued`);
+    for (const sourceId of sourceIds) {
+      if (this.state.mailboxes.depth(sourceId) >= this.limits.mailbox_depth_max) {
+        return reject('QUEUE_BACKPRESSURE', `balance ${sourceId} has ${this.limits.mailbox_depth_max} transactions queued`);
+      }
     }
     return undefined;
+  }
+
+  /** Balances a rejected dry run would have involved, resolved without creating anything real. */
+  private probeBalances(commands: CreateTransactionCommand[]): ReturnType<typeof projectBalances> {
+    const probe = this.scope();
+    const involved: InvolvedBalance[] = [];
+    for (const command of commands) {
+      const names: Array<[string, 'source' | 'destination']> = [
+        ...(command.sources ?? [{ identifier: command.source }]).map((share) => [share.identifier, 'source'] as [string, 'source']),
+        ...(command.destinations ?? [{ identifier: command.destination }]).map((share) => [share.identifier, 'destination'] as [string, 'destination']),
+      ];
+      for (const [name, role] of names) {
+        if (name === '') continue;
+        const balance = probe.resolve(name, command.currency);
+        if ('code' in balance) continue;
+        involved.push({ balance, role, created: !this.state.balances.has(balance.balance_id) });
+      }
+    }
+    return projectBalances(probe, involved);
   }
 
   private accepted<T>(value: T, event: LedgerEvent): Outcome<T> {
@@ -187,12 +430,57 @@ export class LedgerEngine {
     return this.log.append(event);
   }
 
-  private context(): DecideContext {
-    return { now: this.now(), ids: this.ids };
+  private scope(): DecisionScope {
+    return new DecisionScope(this.state, this.now(), this.ids);
   }
 
   /** The clock's time, never earlier than the last event: replayed logs stay ordered after a clock step back. */
   private now(): number {
     return Math.max(this.clock.now(), this.state.lastEventAt);
   }
+}
+
+function refused<T>(rejection: Rejection): Outcome<T> {
+  return { ok: false, rejection };
+}
+
+function indexed(rejection: Rejection, index: number): Rejection {
+  return { ...rejection, message: `transaction ${index}: ${rejection.message}` };
+}
+
+/** Names the event after what happened to the main transaction, which is what hooks and logs care about. */
+function eventTypeFor(record: TransactionRecord): EventType {
+  switch (record.status) {
+    case 'QUEUED': return 'transaction.queued';
+    case 'SCHEDULED': return 'transaction.scheduled';
+    case 'INFLIGHT': return 'transaction.inflight';
+    case 'VOID': return 'transaction.voided';
+    case 'REJECTED': return 'transaction.rejected';
+    case 'APPLIED': return 'transaction.applied';
+  }
+}
+
+function sourcesOfRecord(record: TransactionRecord): string[] {
+  if (record.sources) return record.sources.map((share) => share.balance_id);
+  return [record.source];
+}
+
+/** The balances a refund of `original` takes money from: what it paid into. */
+function refundSources(state: LedgerState, original: TransactionRecord): string[] {
+  if (!isSplit(original)) return original.destination === '' ? [] : [original.destination];
+  const destinations = new Set<string>();
+  for (const legId of original.legs ?? []) {
+    const leg = state.transaction(legId);
+    if (leg) destinations.add(leg.destination);
+  }
+  return [...destinations];
+}
+
+/** The shares of a split as projection legs, with their computed amounts when known. */
+function legsOf(command: CreateTransactionCommand, record?: TransactionRecord): ProjectionLeg[] | undefined {
+  if (!command.sources && !command.destinations) return undefined;
+  const legs: ProjectionLeg[] = [];
+  for (const share of record?.sources ?? []) legs.push({ identifier: share.identifier, role: 'source', precise_amount: share.precise_amount });
+  for (const share of record?.destinations ?? []) legs.push({ identifier: share.identifier, role: 'destination', precise_amount: share.precise_amount });
+  return legs;
 }

@@ -7,7 +7,8 @@ import { assert } from './assert.js';
 import type { LedgerEvent, Posting } from './events.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
-import type { BalanceRecord, LedgerRecord, TransactionRecord } from './records.js';
+import { isSplit, mailboxBalanceOf, type BalanceRecord, type LedgerRecord, type TransactionRecord } from './records.js';
+import { TimerSchedule } from './timer-schedule.js';
 
 export class LedgerState {
   readonly ledgers = new Map<string, LedgerRecord>();
@@ -15,6 +16,15 @@ export class LedgerState {
   /** `indicator` + NUL + `currency` -> balance id; indicators are unique per currency. */
   readonly balanceIdByIndicator = new Map<string, string>();
   readonly mailboxes = new Mailboxes();
+  /** Holds still open (status INFLIGHT), by id. Split parents are not here; their legs are. */
+  readonly holds = new Map<string, TransactionRecord>();
+  /** Transactions waiting for their `scheduled_for` time. */
+  readonly scheduled = new Map<string, TransactionRecord>();
+  /** Hold id -> the queued commit or void waiting for it (one at a time). */
+  readonly pendingHoldActions = new Map<string, string>();
+  /** Original id -> the queued refund of it (the refund lock). */
+  readonly refundLocks = new Map<string, string>();
+  readonly timers = new TimerSchedule();
   /** Time of the latest applied event; decided times never go backwards. */
   lastEventAt = 0;
 
@@ -25,9 +35,12 @@ export class LedgerState {
     return id === undefined ? undefined : this.balances.get(id);
   }
 
-  /** A transaction by id: queued ones from memory, all others from the store. */
+  /** A transaction by id: pending ones from memory, all others from the store. */
   transaction(transactionId: string): TransactionRecord | undefined {
-    return this.mailboxes.queued(transactionId) ?? this.transactions.get(transactionId);
+    return this.mailboxes.queued(transactionId)
+      ?? this.holds.get(transactionId)
+      ?? this.scheduled.get(transactionId)
+      ?? this.transactions.get(transactionId);
   }
 }
 
@@ -104,10 +117,37 @@ export function applyPosting(balance: BalanceRecord, posting: Posting): void {
   }
 }
 
-/** Keeps the mailboxes in step: a QUEUED record joins its source's mailbox, any later status leaves it. */
+/**
+ * Keeps the working state in step with a transaction's status: QUEUED records wait in their source's
+ * mailbox, INFLIGHT ones are open holds (with their expiry and auto-commit timers), SCHEDULED ones wait
+ * for their time, and queued actions lock their parent until they leave the queue.
+ */
 function applyTransactionRecord(state: LedgerState, record: TransactionRecord): void {
-  const wasQueued = state.mailboxes.isQueued(record.transaction_id);
-  if (wasQueued && record.status !== 'QUEUED') state.mailboxes.remove(record.source, record.transaction_id);
-  if (!wasQueued && record.status === 'QUEUED') state.mailboxes.enqueue(record.source, record);
+  const id = record.transaction_id;
+  const queued = record.status === 'QUEUED';
+  const wasQueued = state.mailboxes.isQueued(id);
+  if (wasQueued && !queued) state.mailboxes.remove(mailboxBalanceOf(record), id);
+  if (!wasQueued && queued) state.mailboxes.enqueue(mailboxBalanceOf(record), record);
+  if (record.action !== undefined) trackPendingAction(state, record, queued);
+
+  if (record.status === 'INFLIGHT' && !isSplit(record)) {
+    if (!state.holds.has(id)) {
+      if (record.inflight_expiry_date > 0) state.timers.add(record.inflight_expiry_date, id, 'expire');
+      if (record.inflight_commit_date > 0) state.timers.add(record.inflight_commit_date, id, 'auto_commit');
+    }
+    state.holds.set(id, record);
+  } else state.holds.delete(id);
+
+  if (record.status === 'SCHEDULED') {
+    if (!state.scheduled.has(id)) state.timers.add(record.scheduled_for, id, 'scheduled');
+    state.scheduled.set(id, record);
+  } else state.scheduled.delete(id);
+
   state.transactions.put(record);
+}
+
+function trackPendingAction(state: LedgerState, record: TransactionRecord, queued: boolean): void {
+  const locks = record.action === 'refund' ? state.refundLocks : state.pendingHoldActions;
+  if (queued) locks.set(record.parent_transaction, record.transaction_id);
+  else if (locks.get(record.parent_transaction) === record.transaction_id) locks.delete(record.parent_transaction);
 }

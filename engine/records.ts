@@ -31,6 +31,21 @@ export interface BalanceRecord {
 
 export type TransactionStatus = 'QUEUED' | 'APPLIED' | 'INFLIGHT' | 'VOID' | 'REJECTED' | 'SCHEDULED';
 
+/** What a derived transaction does to its `parent_transaction`. */
+export type TransactionAction = 'commit' | 'void' | 'refund';
+
+/** One side's share of a split transaction, as requested and as computed. */
+export interface SplitShare {
+  /** The balance as the caller named it (id or `@name`). */
+  identifier: string;
+  /** The resolved balance id. */
+  balance_id: string;
+  /** The requested share as text: a fixed amount, `<n>%`, or `left` (a precise share as its digits). */
+  distribution: string;
+  /** The exact amount this share came to. */
+  precise_amount: bigint;
+}
+
 export interface RejectionInfo {
   code: string;
   reason: string;
@@ -60,6 +75,34 @@ export interface TransactionRecord {
   scheduled_for: number;
   meta_data: MetaData;
   rejection?: RejectionInfo;
+  /** Split transactions: the shares on each side (a plain side leaves these undefined). */
+  sources?: SplitShare[];
+  destinations?: SplitShare[];
+  /** Split and bulk: all-or-nothing. */
+  atomic?: boolean;
+  /** Split parents, once processed: the ids of the leg transactions that move the money. */
+  legs?: string[];
+  /** Set on a transaction created by an action on its parent (commit or void of a hold, a refund). */
+  action?: TransactionAction;
+  /** Holds: how much has been committed so far. */
+  committed_amount?: bigint;
+  /** Transactions recorded by one bulk request share its id. */
+  batch_id?: string;
+}
+
+/** Split parents carry shares instead of moving money themselves; their legs do the moving. */
+export function isSplit(record: TransactionRecord): boolean {
+  return record.sources !== undefined || record.destinations !== undefined;
+}
+
+/** The balance whose mailbox a pending transaction waits in: its (first) source. */
+export function mailboxBalanceOf(record: TransactionRecord): string {
+  return record.source !== '' ? record.source : (record.sources?.[0]?.balance_id ?? '');
+}
+
+/** What is still held by an inflight transaction. */
+export function heldAmount(record: TransactionRecord): bigint {
+  return record.precise_amount - (record.committed_amount ?? 0n);
 }
 
 export function balanceAmount(balance: BalanceRecord): bigint {

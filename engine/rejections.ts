@@ -10,6 +10,15 @@ export const REJECTION_REASONS = {
   TXN_DUPLICATE_REFERENCE: 'duplicate_reference',
   TXN_CURRENCY_MISMATCH: 'currency_mismatch',
   TXN_SAME_SOURCE_DESTINATION: 'same_source_destination',
+  TXN_INVALID_DISTRIBUTION: 'invalid_distribution',
+  TXN_NOT_INFLIGHT: 'not_inflight',
+  TXN_COMMIT_AMOUNT_EXCEEDED: 'commit_amount_exceeded',
+  TXN_ALREADY_COMMITTED: 'already_committed',
+  TXN_ALREADY_VOIDED: 'already_voided',
+  TXN_PARTIAL_NOT_ALLOWED: 'partial_not_allowed',
+  TXN_NOT_REFUNDABLE: 'not_refundable',
+  GEN_CONFLICT: 'conflict',
+  GEN_RESOURCE_LOCKED: 'resource_locked',
   QUEUE_BACKPRESSURE: 'queue_full',
 } as const;
 

@@ -12,7 +12,9 @@ import type { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
 import { refuseWhenOverloaded } from './respond.js';
 import { balanceRoutes } from './routes/balance-routes.js';
+import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
+import { refundRoutes } from './routes/refund-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
 
@@ -43,6 +45,8 @@ export function createApp(options: AppOptions): FolioApp {
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
   transactionRoutes(router, options.core);
+  inflightRoutes(router, options.core);
+  refundRoutes(router, options.core);
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));

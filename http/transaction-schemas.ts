@@ -1,9 +1,11 @@
 // Request bodies for transactions. Amounts arrive as `precise_amount` (integer or digit string, exact)
 // or `amount` (decimal, converted with `precision` and refused if it would need rounding); both may be
-// sent only if they agree. The output is the engine's command with exact bigints.
+// sent only if they agree. Split shares, times and flags are checked here too; the output is the
+// engine's command with exact bigints and epoch-millisecond times.
 
 import { z } from 'zod';
-import type { CreateTransactionCommand } from '../engine/commands.js';
+import type { BulkCommand, CreateTransactionCommand, ShareCommand } from '../engine/commands.js';
+import type { ShareRequest } from '../engine/split-distribution.js';
 import { amountToPrecise, DecimalLiteral, parsePreciseAmount, parsePrecision } from './amounts.js';
 import {
   currencySchema,
@@ -12,10 +14,24 @@ import {
   metaDataSchema,
   REFERENCE_LENGTH_MAX,
 } from './common-schemas.js';
+import { parseTimeInput } from './time-input.js';
+
+/** Shares per side of a split. */
+export const SPLIT_SHARES_MAX = 100;
+/** Transactions per bulk request. */
+export const BULK_TRANSACTIONS_MAX = 10_000;
 
 const wholeNumberInput = z.union([z.number(), z.string(), z.bigint()]);
 const decimalInput = z.union([z.number(), z.string(), z.bigint(), z.instanceof(DecimalLiteral)]);
-const optionalMetaData = z.union([metaDataSchema, z.null()]).optional().transform((value) => value ?? {});
+export const optionalMetaData = z.union([metaDataSchema, z.null()]).optional().transform((value) => value ?? {});
+
+const timeInput = z.string().max(64).optional().transform((text, context) => {
+  if (text === undefined) return 0;
+  const parsed = parseTimeInput(text);
+  if (parsed.ok) return parsed.epochMs;
+  context.addIssue({ code: 'custom', message: parsed.message });
+  return z.NEVER;
+});
 
 export const amountFields = {
   amount: decimalInput.optional(),
@@ -25,62 +41,215 @@ export const amountFields = {
 
 type AmountFields = { amount?: unknown; precise_amount?: unknown; precision?: unknown };
 
-/** Resolves the amount fields to exact values, reporting problems on the field that caused them. */
-export function exactAmount(
+export type ExactAmount =
+  | { ok: true; precise_amount: bigint; precision: bigint }
+  | { ok: false; field: string; message: string };
+
+/**
+ * Resolves the amount fields to exact values, or names the field at fault. `precision` overrides the
+ * body's (inflight commits use the hold's); `required: false` lets both amounts be absent (meaning 0).
+ */
+export function resolveAmount(
   input: AmountFields,
-  context: z.RefinementCtx,
-): { precise_amount: bigint; precision: bigint } | undefined {
-  const precision = input.precision === undefined ? { ok: true as const, value: 1n } : parsePrecision(input.precision);
-  if (!precision.ok) {
-    context.addIssue({ code: 'custom', message: precision.message, path: ['precision'] });
-    return undefined;
-  }
-  const fromPrecise = input.precise_amount === undefined ? undefined : parsePreciseAmount(input.precise_amount);
-  const fromAmount = input.amount === undefined ? undefined : amountToPrecise(input.amount, precision.value);
-  if (fromPrecise && !fromPrecise.ok) {
-    context.addIssue({ code: 'custom', message: fromPrecise.message, path: ['precise_amount'] });
-    return undefined;
-  }
-  if (fromAmount && !fromAmount.ok) {
-    context.addIssue({ code: 'custom', message: fromAmount.message, path: ['amount'] });
-    return undefined;
-  }
+  options: { allowZero?: boolean; required?: boolean; precision?: bigint } = {},
+): ExactAmount {
+  const fail = (field: string, message: string): ExactAmount => ({ ok: false, field, message });
+  const precision = options.precision !== undefined
+    ? { ok: true as const, value: options.precision }
+    : input.precision === undefined ? { ok: true as const, value: 1n } : parsePrecision(input.precision);
+  if (!precision.ok) return fail('precision', precision.message);
+  const allowZero = options.allowZero === true;
+  const fromPrecise = input.precise_amount === undefined ? undefined : parsePreciseAmount(input.precise_amount, { allowZero });
+  const fromAmount = input.amount === undefined ? undefined : amountToPrecise(input.amount, precision.value, { allowZero });
+  if (fromPrecise && !fromPrecise.ok) return fail('precise_amount', fromPrecise.message);
+  if (fromAmount && !fromAmount.ok) return fail('amount', fromAmount.message);
   if (!fromPrecise && !fromAmount) {
-    context.addIssue({ code: 'custom', message: 'amount or precise_amount is required', path: ['amount'] });
-    return undefined;
+    if (options.required === false) return { ok: true, precise_amount: 0n, precision: precision.value };
+    return fail('amount', 'amount or precise_amount is required');
   }
   if (fromPrecise && fromAmount && fromPrecise.value !== fromAmount.value) {
-    context.addIssue({ code: 'custom', message: 'amount × precision does not equal precise_amount', path: ['amount'] });
+    return fail('amount', 'amount × precision does not equal precise_amount');
+  }
+  return { ok: true, precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value };
+}
+
+/** resolveAmount inside a zod transform: problems become issues on the field at fault. */
+export function exactAmount(input: AmountFields, context: z.RefinementCtx): { precise_amount: bigint; precision: bigint } | undefined {
+  const resolved = resolveAmount(input);
+  if (resolved.ok) return resolved;
+  context.addIssue({ code: 'custom', message: resolved.message, path: [resolved.field] });
+  return undefined;
+}
+
+const shareSchema = z.object({
+  identifier: identifierSchema,
+  distribution: z.string().max(64).optional(),
+  precise_distribution: wholeNumberInput.optional(),
+});
+
+const PERCENT = /^([0-9]+)(?:\.([0-9]{1,18}))?%$/;
+
+/** A share request from its wire form, or a message saying what is wrong with it. */
+function shareRequest(share: z.infer<typeof shareSchema>, precision: bigint): ShareCommand | string {
+  if (share.precise_distribution !== undefined) {
+    const exact = parsePreciseAmount(share.precise_distribution);
+    if (!exact.ok) return `precise_distribution ${exact.message}`;
+    return { identifier: share.identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } };
+  }
+  const text = (share.distribution ?? '').trim();
+  if (text === '') return 'distribution is required';
+  let request: ShareRequest;
+  const percent = PERCENT.exec(text);
+  if (text.toLowerCase() === 'left') request = { kind: 'left' };
+  else if (percent) {
+    const fraction = percent[2] ?? '';
+    request = { kind: 'percent', numerator: BigInt((percent[1] as string) + fraction), denominator: 10n ** BigInt(fraction.length) };
+  } else {
+    const fixed = amountToPrecise(text, precision);
+    if (!fixed.ok) return `distribution must be an amount, a percentage like 25% or "left" (${fixed.message})`;
+    request = { kind: 'fixed', amount: fixed.value };
+  }
+  return { identifier: share.identifier, distribution: text, request };
+}
+
+function shareList(
+  shares: Array<z.infer<typeof shareSchema>> | undefined,
+  precision: bigint,
+  field: string,
+  context: z.RefinementCtx,
+): ShareCommand[] | undefined | null {
+  if (shares === undefined) return undefined;
+  const result: ShareCommand[] = [];
+  for (const [index, share] of shares.entries()) {
+    const parsed = shareRequest(share, precision);
+    if (typeof parsed === 'string') {
+      context.addIssue({ code: 'custom', message: parsed, path: [field, index, 'distribution'] });
+      return null;
+    }
+    result.push(parsed);
+  }
+  return result;
+}
+
+const transactionFields = {
+  ...amountFields,
+  currency: currencySchema,
+  source: identifierSchema.optional(),
+  destination: identifierSchema.optional(),
+  sources: z.array(shareSchema).min(1).max(SPLIT_SHARES_MAX).optional(),
+  destinations: z.array(shareSchema).min(1).max(SPLIT_SHARES_MAX).optional(),
+  reference: z.string().max(REFERENCE_LENGTH_MAX).optional(),
+  description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
+  meta_data: optionalMetaData,
+  allow_overdraft: z.boolean().optional(),
+  skip_queue: z.boolean().optional(),
+  inflight: z.boolean().optional(),
+  inflight_expiry_date: timeInput,
+  inflight_commit_date: timeInput,
+  scheduled_for: timeInput,
+  atomic: z.boolean().optional(),
+  dry_run: z.boolean().optional(),
+};
+
+type TransactionInput = z.infer<z.ZodObject<typeof transactionFields>>;
+
+function toCommand(input: TransactionInput, context: z.RefinementCtx): CreateTransactionCommand | undefined {
+  const exact = exactAmount(input, context);
+  if (!exact) return undefined;
+  if ((input.source === undefined) === (input.sources === undefined)) {
+    context.addIssue({ code: 'custom', message: 'give exactly one of source and sources', path: ['source'] });
     return undefined;
   }
-  return { precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value };
+  if ((input.destination === undefined) === (input.destinations === undefined)) {
+    context.addIssue({ code: 'custom', message: 'give exactly one of destination and destinations', path: ['destination'] });
+    return undefined;
+  }
+  const sources = shareList(input.sources, exact.precision, 'sources', context);
+  const destinations = shareList(input.destinations, exact.precision, 'destinations', context);
+  if (sources === null || destinations === null) return undefined;
+  const command: CreateTransactionCommand = {
+    source: input.source ?? '',
+    destination: input.destination ?? '',
+    precise_amount: exact.precise_amount,
+    precision: exact.precision,
+    currency: input.currency,
+    reference: input.reference ?? '',
+    description: input.description ?? '',
+    meta_data: input.meta_data,
+    allow_overdraft: input.allow_overdraft ?? false,
+    skip_queue: input.skip_queue ?? false,
+    inflight: input.inflight ?? false,
+    inflight_expiry_date: input.inflight_expiry_date,
+    inflight_commit_date: input.inflight_commit_date,
+    scheduled_for: input.scheduled_for,
+    atomic: input.atomic ?? false,
+  };
+  if (sources) command.sources = sources;
+  if (destinations) command.destinations = destinations;
+  return command;
 }
 
 export const createTransactionSchema = z
+  .object(transactionFields)
+  .transform((input, context) => {
+    const command = toCommand(input, context);
+    return command ? { command, dry_run: input.dry_run ?? false } : z.NEVER;
+  });
+
+export const bulkSchema = z
   .object({
-    ...amountFields,
-    currency: currencySchema,
-    source: identifierSchema,
-    destination: identifierSchema,
-    reference: z.string().max(REFERENCE_LENGTH_MAX).optional(),
-    description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
-    meta_data: optionalMetaData,
-    allow_overdraft: z.boolean().optional(),
+    transactions: z.array(z.object(transactionFields)).min(1).max(BULK_TRANSACTIONS_MAX),
+    atomic: z.boolean().optional(),
+    inflight: z.boolean().optional(),
     skip_queue: z.boolean().optional(),
+    dry_run: z.boolean().optional(),
   })
-  .transform((input, context): CreateTransactionCommand => {
-    const exact = exactAmount(input, context);
-    if (!exact) return z.NEVER;
-    return {
-      source: input.source,
-      destination: input.destination,
-      precise_amount: exact.precise_amount,
-      precision: exact.precision,
-      currency: input.currency,
-      reference: input.reference ?? '',
-      description: input.description ?? '',
-      meta_data: input.meta_data,
-      allow_overdraft: input.allow_overdraft ?? false,
+  .transform((input, context) => {
+    const transactions: CreateTransactionCommand[] = [];
+    for (const [index, item] of input.transactions.entries()) {
+      const itemContext: z.RefinementCtx = {
+        ...context,
+        addIssue: (issue) => context.addIssue({ ...(issue as object), path: ['transactions', index, ...((issue as { path?: PropertyKey[] }).path ?? [])] } as never),
+      } as z.RefinementCtx;
+      const command = toCommand(item, itemContext);
+      if (!command) return z.NEVER;
+      transactions.push(command);
+    }
+    const bulk: BulkCommand = {
+      transactions,
+      atomic: input.atomic ?? false,
+      inflight: input.inflight ?? false,
       skip_queue: input.skip_queue ?? false,
     };
+    return { command: bulk, dry_run: input.dry_run ?? false };
   });
+
+/** Inflight commit/void body; `status` is checked by the route first (it has its own error code). */
+export const inflightActionSchema = z.object({
+  status: z.string(),
+  amount: decimalInput.optional(),
+  precise_amount: wholeNumberInput.optional(),
+  skip_queue: z.boolean().optional(),
+  dry_run: z.boolean().optional(),
+});
+
+export const refundSchema = z.object({
+  skip_queue: z.boolean().optional(),
+  dry_run: z.boolean().optional(),
+  description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
+  meta_data: optionalMetaData,
+});
+
+export const BULK_INFLIGHT_MAX = 100;
+
+export const bulkCommitSchema = z.object({
+  transactions: z.array(z.object({
+    transaction_id: identifierSchema,
+    amount: decimalInput.optional(),
+    precise_amount: wholeNumberInput.optional(),
+  })).min(1).max(BULK_INFLIGHT_MAX),
+});
+
+export const bulkVoidSchema = z.object({
+  transaction_ids: z.array(identifierSchema).min(1).max(BULK_INFLIGHT_MAX),
+});

@@ -7,6 +7,7 @@ import {
   inflightAmount,
   type BalanceRecord,
   type LedgerRecord,
+  type SplitShare,
   type TransactionRecord,
 } from '../engine/records.js';
 import { preciseToAmount, preciseToDecimalText } from './amounts.js';
@@ -71,5 +72,17 @@ export function transactionView(transaction: TransactionRecord): Record<string, 
     meta_data: transaction.meta_data,
   };
   if (transaction.rejection) view.rejection = transaction.rejection;
+  if (transaction.sources) view.sources = transaction.sources.map(shareView);
+  if (transaction.destinations) view.destinations = transaction.destinations.map(shareView);
+  if (transaction.atomic !== undefined) view.atomic = transaction.atomic;
+  if (transaction.legs) view.legs = transaction.legs;
+  if (transaction.batch_id !== undefined) view.batch_id = transaction.batch_id;
+  if (transaction.inflight && transaction.committed_amount !== undefined) {
+    view.precise_committed_amount = transaction.committed_amount;
+  }
   return view;
+}
+
+function shareView(share: SplitShare): Record<string, unknown> {
+  return { identifier: share.identifier, distribution: share.distribution, precise_amount: share.precise_amount };
 }

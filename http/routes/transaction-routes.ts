@@ -1,12 +1,14 @@
-// Transactions: record (queued or synchronous), list, read by id and by reference. A retry with a
-// reference already used by the same request answers 200 with the original instead of 201.
+// Transactions: record (queued, synchronous, scheduled, split, bulk, or as a dry run), list, and read by
+// id and by reference. A retry with a reference already used by the same request answers 200 with the
+// original instead of 201.
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
 import { pageQuerySchema } from '../common-schemas.js';
 import type { LedgerCore } from '../ledger-core.js';
+import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
-import { createTransactionSchema } from '../transaction-schemas.js';
+import { bulkSchema, createTransactionSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
 import { transactionView } from '../views.js';
 
@@ -14,9 +16,32 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
   router.post('/transactions', async (ctx) => {
-    const command = validate(createTransactionSchema, ctx.request.body);
+    const { command, dry_run } = validate(createTransactionSchema, ctx.request.body);
+    if (dry_run) {
+      await respond(ctx, core, 200, projectionView(engine.projectTransaction(command), command));
+      return;
+    }
     const { value, seq } = accepted(engine.createTransaction(command));
     await respond(ctx, core, value.created ? 201 : 200, transactionView(value.transaction), seq);
+  });
+
+  router.post('/transactions/bulk', async (ctx) => {
+    const { command, dry_run } = validate(bulkSchema, ctx.request.body);
+    if (dry_run) {
+      await respond(ctx, core, 200, projectionView(engine.projectBulk(command)));
+      return;
+    }
+    const { value, seq } = accepted(engine.createBulk(command));
+    const body: Record<string, unknown> = {
+      batch_id: value.batch_id,
+      status: value.status,
+      transaction_count: value.transaction_count,
+    };
+    if (value.failure) {
+      const { code, reason, message } = value.failure.rejection;
+      body.failed = { index: value.failure.index, error: { code, reason, message } };
+    }
+    await respond(ctx, core, 201, body, seq);
   });
 
   router.get('/transactions', async (ctx) => {

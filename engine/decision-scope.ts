@@ -1,0 +1,148 @@
+// What one decision is building: the records it will write, the balances it creates, the postings it
+// drafts and the references it claims. A decision may cover many movements (split legs, bulk items,
+// queued work applied in one go); the scope lets each step see the ones before it without the state
+// being touched, and lets all-or-nothing groups roll back. Turning a scope into an event is the only
+// way its contents reach the state.
+
+import type { LedgerEvent } from './events.js';
+import { indicatorKey, type LedgerState } from './ledger-state.js';
+import type { IdSource } from './ports.js';
+import { PostingDraft } from './posting-draft.js';
+import { GENERAL_LEDGER_ID, type BalanceRecord, type MetaData, type TransactionRecord } from './records.js';
+import { reject, type Rejection } from './rejections.js';
+import { transactionHash } from './transaction-hash.js';
+
+export class DecisionScope {
+  readonly draft = new PostingDraft();
+  readonly created: BalanceRecord[] = [];
+  readonly records: TransactionRecord[] = [];
+  /** References claimed by records of this decision (reference -> id), which the store does not know yet. */
+  private readonly references = new Map<string, string>();
+  private readonly createdById = new Map<string, BalanceRecord>();
+  private readonly createdByIndicator = new Map<string, BalanceRecord>();
+
+  constructor(readonly state: LedgerState, readonly now: number, readonly ids: IdSource) {}
+
+  /** A balance by id, including those this decision creates. */
+  balance(balanceId: string): BalanceRecord | undefined {
+    return this.state.balances.get(balanceId) ?? this.createdById.get(balanceId);
+  }
+
+  /**
+   * A balance named by id must exist in the transaction's currency; an `@name` is looked up in the
+   * general ledger by name and currency and, when absent, created as part of this decision.
+   */
+  resolve(name: string, currency: string): BalanceRecord | Rejection {
+    if (!name.startsWith('@')) {
+      const balance = this.state.balances.get(name);
+      if (!balance) return reject('BAL_NOT_FOUND', `balance ${name} not found`);
+      if (balance.currency !== currency) {
+        return reject('TXN_CURRENCY_MISMATCH', `balance ${name} holds ${balance.currency}, not ${currency}`);
+      }
+      return balance;
+    }
+    const existing = this.state.balanceByIndicator(name, currency) ?? this.createdByIndicator.get(indicatorKey(name, currency));
+    if (existing) return existing;
+    const balance = newBalance(this.ids.next('bln'), GENERAL_LEDGER_ID, currency, name, '', {}, this.now);
+    this.created.push(balance);
+    this.createdById.set(balance.balance_id, balance);
+    this.createdByIndicator.set(indicatorKey(name, currency), balance);
+    return balance;
+  }
+
+  /** The newest version of a transaction, counting records written earlier in this decision. */
+  transaction(transactionId: string): TransactionRecord | undefined {
+    for (let index = this.records.length - 1; index >= 0; index -= 1) {
+      const record = this.records[index] as TransactionRecord;
+      if (record.transaction_id === transactionId) return record;
+    }
+    return this.state.transaction(transactionId);
+  }
+
+  /** The id of the transaction holding a reference, in this decision or in the store. */
+  referenceTaken(reference: string): string | undefined {
+    return this.references.get(reference) ?? this.state.transactions.idForReference(reference);
+  }
+
+  write(record: TransactionRecord): TransactionRecord {
+    this.records.push(record);
+    this.references.set(record.reference, record.transaction_id);
+    return record;
+  }
+
+  /** A position to roll back to when a group inside the decision fails as a whole. */
+  mark(): { records: number; postings: number; created: number } {
+    return { records: this.records.length, postings: this.draft.mark(), created: this.created.length };
+  }
+
+  rollback(mark: { records: number; postings: number; created: number }): void {
+    for (const record of this.records.splice(mark.records)) {
+      if (this.references.get(record.reference) === record.transaction_id) this.references.delete(record.reference);
+    }
+    this.draft.rollback(mark.postings);
+    for (const balance of this.created.splice(mark.created)) {
+      this.createdById.delete(balance.balance_id);
+      this.createdByIndicator.delete(indicatorKey(balance.indicator, balance.currency));
+    }
+  }
+
+  isEmpty(): boolean {
+    return this.records.length === 0 && this.created.length === 0;
+  }
+
+  toEvent(type: LedgerEvent['type']): LedgerEvent {
+    const event: LedgerEvent = { type, at: this.now };
+    if (this.created.length > 0) event.balances = this.created;
+    if (this.records.length > 0) event.transactions = this.records;
+    if (this.draft.postings.length > 0) event.postings = this.draft.postings;
+    return event;
+  }
+}
+
+export function newBalance(
+  balanceId: string,
+  ledgerId: string,
+  currency: string,
+  indicator: string,
+  identityId: string,
+  metaData: MetaData,
+  now: number,
+): BalanceRecord {
+  return {
+    balance_id: balanceId,
+    ledger_id: ledgerId,
+    identity_id: identityId,
+    indicator,
+    currency,
+    credit_balance: 0n,
+    debit_balance: 0n,
+    inflight_credit_balance: 0n,
+    inflight_debit_balance: 0n,
+    version: 0,
+    created_at: now,
+    meta_data: metaData,
+  };
+}
+
+/** A new transaction record with its hash; everything not given takes its "none" value. */
+export function newTransaction(
+  fields: Pick<TransactionRecord, 'transaction_id' | 'source' | 'destination' | 'reference' | 'currency' | 'precise_amount' | 'precision'>
+    & Partial<TransactionRecord>,
+  now: number,
+): TransactionRecord {
+  return {
+    parent_transaction: '',
+    description: '',
+    status: 'QUEUED',
+    allow_overdraft: false,
+    inflight: false,
+    skip_queue: false,
+    created_at: now,
+    inflight_expiry_date: 0,
+    inflight_commit_date: 0,
+    scheduled_for: 0,
+    meta_data: {},
+    ...fields,
+    hash: transactionHash(fields),
+  };
+}

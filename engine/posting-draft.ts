@@ -1,0 +1,84 @@
+// The postings a decision is building, with their running effect on each balance, so that a decision
+// covering several movements (split legs, bulk items) checks each one against the balances as the
+// earlier ones leave them, without touching the state itself.
+
+import type { Posting, PostingField } from './events.js';
+import { availableAmount, type BalanceRecord } from './records.js';
+import { reject, type Rejection } from './rejections.js';
+
+type Deltas = Record<PostingField, bigint>;
+
+export class PostingDraft {
+  readonly postings: Posting[] = [];
+  private readonly deltas = new Map<string, Deltas>();
+
+  /** The balance's available amount after the postings drafted so far. */
+  available(balance: BalanceRecord): bigint {
+    const delta = this.deltas.get(balance.balance_id);
+    if (!delta) return availableAmount(balance);
+    return availableAmount(balance) + delta.credit - delta.debit - delta.inflight_debit;
+  }
+
+  /** Refuses to move `amount` out of `source` when it does not have that much available. */
+  checkFunds(source: BalanceRecord, amount: bigint, allowOverdraft: boolean): Rejection | undefined {
+    if (allowOverdraft) return undefined;
+    const available = this.available(source);
+    if (available >= amount) return undefined;
+    return reject('TXN_INSUFFICIENT_FUNDS', `balance ${source.balance_id} has ${available} available, ${amount} needed`);
+  }
+
+  add(postings: Posting[]): void {
+    for (const posting of postings) {
+      this.postings.push(posting);
+      let delta = this.deltas.get(posting.balance_id);
+      if (!delta) this.deltas.set(posting.balance_id, (delta = { credit: 0n, debit: 0n, inflight_credit: 0n, inflight_debit: 0n }));
+      delta[posting.field] += posting.amount;
+    }
+  }
+
+  /** A mark to roll back to, for all-or-nothing groups inside a larger decision. */
+  mark(): number {
+    return this.postings.length;
+  }
+
+  rollback(mark: number): void {
+    for (const posting of this.postings.splice(mark)) {
+      const delta = this.deltas.get(posting.balance_id) as Deltas;
+      delta[posting.field] -= posting.amount;
+    }
+  }
+}
+
+/** Settles a transfer: the source is debited and the destination credited. */
+export function transferPostings(source: string, destination: string, amount: bigint): Posting[] {
+  return [
+    { balance_id: source, field: 'debit', amount },
+    { balance_id: destination, field: 'credit', amount },
+  ];
+}
+
+/** Places a hold: the amount is reserved on both sides without settling. */
+export function holdPostings(source: string, destination: string, amount: bigint): Posting[] {
+  return [
+    { balance_id: source, field: 'inflight_debit', amount },
+    { balance_id: destination, field: 'inflight_credit', amount },
+  ];
+}
+
+/** Commits part of a hold: the reservation shrinks and the same amount settles. */
+export function commitPostings(source: string, destination: string, amount: bigint): Posting[] {
+  return [
+    { balance_id: source, field: 'inflight_debit', amount: -amount },
+    { balance_id: source, field: 'debit', amount },
+    { balance_id: destination, field: 'inflight_credit', amount: -amount },
+    { balance_id: destination, field: 'credit', amount },
+  ];
+}
+
+/** Releases what remains of a hold. */
+export function voidPostings(source: string, destination: string, amount: bigint): Posting[] {
+  return [
+    { balance_id: source, field: 'inflight_debit', amount: -amount },
+    { balance_id: destination, field: 'inflight_credit', amount: -amount },
+  ];
+}

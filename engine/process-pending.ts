@@ -1,0 +1,172 @@
+// Carrying out a transaction that has been accepted: a queued one whose turn came, a scheduled one that
+// fell due, or a synchronous one right away. Funds are checked now, against the balances as everything
+// before it left them. The outcome is written into the decision scope as new versions of the records:
+//   plain transfer  -> APPLIED, or INFLIGHT for a hold, or REJECTED with the reason;
+//   split           -> one leg per source/destination pairing, then the parent's status from its legs;
+//   commit / void   -> a settled or released part of a hold, and the hold's new state.
+// A refund is an ordinary transfer (or split) in the reverse direction, so it needs nothing special here.
+
+import type { DecisionScope } from './decision-scope.js';
+import { newTransaction } from './decision-scope.js';
+import { commitPostings, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
+import { heldAmount, isSplit, type RejectionInfo, type SplitShare, type TransactionRecord } from './records.js';
+import { reject, type Rejection } from './rejections.js';
+import { pairShares } from './split-distribution.js';
+import { transactionHash } from './transaction-hash.js';
+
+/** Metadata key under which a leg names its split parent. */
+export const PARENT_META_KEY = 'QUEUED_PARENT_TRANSACTION';
+
+/** Carries out `record` in the scope and returns its final version (also written to the scope). */
+export function processPending(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
+  if (record.action === 'commit' || record.action === 'void') return processHoldAction(scope, record);
+  if (isSplit(record)) return processSplit(scope, record);
+  return scope.write(settle(scope, record));
+}
+
+/** A plain transfer or hold, with its funds check. Does not write. */
+function settle(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
+  const source = scope.balance(record.source);
+  if (!source) return rejected(record, reject('BAL_NOT_FOUND', `balance ${record.source} not found`));
+  const shortfall = scope.draft.checkFunds(source, record.precise_amount, record.allow_overdraft);
+  if (shortfall) return rejected(record, shortfall);
+  if (record.inflight) {
+    scope.draft.add(holdPostings(record.source, record.destination, record.precise_amount));
+    return { ...record, status: 'INFLIGHT', committed_amount: 0n };
+  }
+  scope.draft.add(transferPostings(record.source, record.destination, record.precise_amount));
+  return { ...record, status: 'APPLIED' };
+}
+
+function processSplit(scope: DecisionScope, parent: TransactionRecord): TransactionRecord {
+  const sources = sharesOf(parent.sources, parent.source, parent.precise_amount);
+  const destinations = sharesOf(parent.destinations, parent.destination, parent.precise_amount);
+  const flows = pairShares(sources.map((share) => share.precise_amount), destinations.map((share) => share.precise_amount));
+  const legs = flows.map((flow) => newTransaction({
+    transaction_id: scope.ids.next('txn'),
+    parent_transaction: parent.transaction_id,
+    source: (sources[flow.sourceIndex] as SplitShare).balance_id,
+    destination: (destinations[flow.destinationIndex] as SplitShare).balance_id,
+    reference: scope.ids.next('ref'),
+    currency: parent.currency,
+    precise_amount: flow.amount,
+    precision: parent.precision,
+    description: parent.description,
+    allow_overdraft: parent.allow_overdraft,
+    inflight: parent.inflight,
+    skip_queue: parent.skip_queue,
+    inflight_expiry_date: parent.inflight_expiry_date,
+    inflight_commit_date: parent.inflight_commit_date,
+    meta_data: { ...parent.meta_data, [PARENT_META_KEY]: parent.transaction_id },
+    batch_id: parent.batch_id,
+  }, scope.now));
+  const mark = scope.mark();
+  const settled: TransactionRecord[] = [];
+  let firstFailure: Rejection | undefined;
+  for (const leg of legs) {
+    const outcome = settle(scope, leg);
+    if (outcome.status === 'REJECTED') {
+      firstFailure ??= outcome.rejection as Rejection;
+      if (parent.atomic) break;
+    }
+    settled.push(outcome);
+  }
+  const legIds = legs.map((leg) => leg.transaction_id);
+  if (firstFailure && parent.atomic) {
+    // All or nothing: nothing moves, and every leg is recorded as rejected for the same reason.
+    scope.rollback(mark);
+    for (const leg of legs) scope.write(rejected(leg, firstFailure));
+    return scope.write({ ...rejected(parent, firstFailure), legs: legIds });
+  }
+  for (const leg of settled) scope.write(leg);
+  const moved = settled.some((leg) => leg.status !== 'REJECTED');
+  const final: TransactionRecord = { ...parent, status: !moved ? 'REJECTED' : parent.inflight ? 'INFLIGHT' : 'APPLIED', legs: legIds };
+  if (!moved && firstFailure) final.rejection = rejectionInfo(firstFailure);
+  return scope.write(final);
+}
+
+/** A side given as one balance is a single share of the whole amount. */
+function sharesOf(shares: SplitShare[] | undefined, balanceId: string, total: bigint): SplitShare[] {
+  return shares ?? [{ identifier: balanceId, balance_id: balanceId, distribution: 'left', precise_amount: total }];
+}
+
+function processHoldAction(scope: DecisionScope, action: TransactionRecord): TransactionRecord {
+  const target = scope.transaction(action.parent_transaction);
+  if (!target) return scope.write(rejected(action, reject('TXN_NOT_FOUND', `transaction ${action.parent_transaction} not found`)));
+  if (isSplit(target)) return processSplitHoldAction(scope, action, target);
+  const refusal = holdActionRefusal(target, action.action as 'commit' | 'void', action.precise_amount);
+  if (refusal) return scope.write(rejected(action, refusal));
+  const held = heldAmount(target);
+  if (action.action === 'void') {
+    scope.draft.add(voidPostings(target.source, target.destination, held));
+    scope.write({ ...target, status: 'VOID' });
+    return scope.write({ ...withAmount(action, held), status: 'VOID' });
+  }
+  const amount = action.precise_amount === 0n ? held : action.precise_amount;
+  const committed = (target.committed_amount ?? 0n) + amount;
+  scope.draft.add(commitPostings(target.source, target.destination, amount));
+  scope.write({ ...target, committed_amount: committed, status: committed === target.precise_amount ? 'APPLIED' : 'INFLIGHT' });
+  return scope.write({ ...withAmount(action, amount), status: 'APPLIED' });
+}
+
+/** Commit or void of a split hold acts on every leg still open; partial amounts are refused upstream. */
+function processSplitHoldAction(scope: DecisionScope, action: TransactionRecord, parent: TransactionRecord): TransactionRecord {
+  const refusal = holdActionRefusal(parent, action.action as 'commit' | 'void', 0n);
+  if (refusal) return scope.write(rejected(action, refusal));
+  let total = 0n;
+  for (const legId of parent.legs ?? []) {
+    const leg = scope.transaction(legId);
+    if (!leg || leg.status !== 'INFLIGHT') continue;
+    const held = heldAmount(leg);
+    total += held;
+    const child = newTransaction({
+      transaction_id: scope.ids.next('txn'),
+      parent_transaction: leg.transaction_id,
+      source: leg.source,
+      destination: leg.destination,
+      reference: scope.ids.next('ref'),
+      currency: leg.currency,
+      precise_amount: held,
+      precision: leg.precision,
+      description: leg.description,
+      meta_data: leg.meta_data,
+      action: action.action,
+      skip_queue: action.skip_queue,
+    }, scope.now);
+    processHoldAction(scope, child);
+  }
+  const status = action.action === 'void' ? 'VOID' : 'APPLIED';
+  scope.write({ ...parent, status, committed_amount: action.action === 'commit' ? parent.precise_amount : parent.committed_amount });
+  return scope.write({ ...withAmount(action, total), status });
+}
+
+/** The record with its amount settled at processing time; the hash covers the amount, so it follows. */
+function withAmount(record: TransactionRecord, amount: bigint): TransactionRecord {
+  if (record.precise_amount === amount) return record;
+  return { ...record, precise_amount: amount, hash: transactionHash({ ...record, precise_amount: amount }) };
+}
+
+/**
+ * Why a commit or void of `target` cannot happen, if it cannot. A hold that is already closed says how
+ * it was closed; anything that was never a hold is not inflight.
+ */
+export function holdActionRefusal(target: TransactionRecord, action: 'commit' | 'void', amount: bigint): Rejection | undefined {
+  if (!target.inflight) return reject('TXN_NOT_INFLIGHT', `transaction ${target.transaction_id} is not an inflight transaction`);
+  if (target.status === 'VOID') return reject('TXN_ALREADY_VOIDED', `transaction ${target.transaction_id} was already voided`);
+  if (target.status === 'APPLIED') return reject('TXN_ALREADY_COMMITTED', `transaction ${target.transaction_id} was already committed`);
+  if (target.status !== 'INFLIGHT') {
+    return reject('TXN_NOT_INFLIGHT', `transaction ${target.transaction_id} is ${target.status}, not INFLIGHT`);
+  }
+  if (action === 'commit' && amount > heldAmount(target)) {
+    return reject('TXN_COMMIT_AMOUNT_EXCEEDED', `commit of ${amount} exceeds the ${heldAmount(target)} still held`);
+  }
+  return undefined;
+}
+
+export function rejectionInfo(rejection: Rejection): RejectionInfo {
+  return { code: rejection.code, reason: rejection.reason, message: rejection.message };
+}
+
+function rejected(record: TransactionRecord, rejection: Rejection): TransactionRecord {
+  return { ...record, status: 'REJECTED', rejection: rejectionInfo(rejection) };
+}

@@ -1,0 +1,113 @@
+// Dry runs: what an operation would do, computed by deciding it for real and then not committing. The
+// projection lists every balance involved with its amounts now and as they would be after the decided
+// postings. Nothing reaches the state or the log.
+
+import type { DecisionScope } from './decision-scope.js';
+import type { Posting } from './events.js';
+import { applyPosting } from './ledger-state.js';
+import { availableAmount, balanceAmount, type BalanceRecord, type TransactionRecord, type TransactionStatus } from './records.js';
+import type { Rejection } from './rejections.js';
+
+export type ProjectionOperation = 'create' | 'commit' | 'void' | 'refund' | 'bulk';
+export type BalanceRole = 'source' | 'destination';
+
+export interface BalanceAmounts {
+  balance: bigint;
+  available: bigint;
+  credit_balance: bigint;
+  debit_balance: bigint;
+  inflight_debit_balance: bigint;
+  inflight_credit_balance: bigint;
+}
+
+export interface BalanceProjection {
+  /** The balance id, or the `@name` of a balance the operation would create. */
+  balance_id: string;
+  role: BalanceRole;
+  currency: string;
+  current: BalanceAmounts;
+  resulting: BalanceAmounts;
+}
+
+export interface ProjectionLeg {
+  identifier: string;
+  role: BalanceRole;
+  precise_amount: bigint;
+}
+
+export interface Projection {
+  operation: ProjectionOperation;
+  would_apply: boolean;
+  /** The status the main transaction (or a bulk batch) would end in. */
+  status?: TransactionStatus | 'PARTIAL';
+  rejection?: Rejection;
+  /** The transaction as it would be recorded (or, when rejected, as far as it was built). */
+  transaction?: TransactionRecord;
+  legs?: ProjectionLeg[];
+  notes?: string[];
+  transaction_count?: number;
+  /** Index of the failing item of a bulk projection. */
+  failed_index?: number;
+  balances: BalanceProjection[];
+}
+
+export interface InvolvedBalance {
+  balance: BalanceRecord;
+  role: BalanceRole;
+  /** Created by this operation: shown by name, starting from zero. */
+  created: boolean;
+}
+
+/** Current and resulting amounts for each involved balance under the scope's drafted postings. */
+export function projectBalances(scope: DecisionScope, involved: InvolvedBalance[]): BalanceProjection[] {
+  const byBalance = new Map<string, Posting[]>();
+  for (const posting of scope.draft.postings) {
+    let list = byBalance.get(posting.balance_id);
+    if (!list) byBalance.set(posting.balance_id, (list = []));
+    list.push(posting);
+  }
+  const seen = new Set<string>();
+  const projections: BalanceProjection[] = [];
+  for (const { balance, role, created } of involved) {
+    if (seen.has(balance.balance_id)) continue;
+    seen.add(balance.balance_id);
+    const after: BalanceRecord = { ...balance };
+    for (const posting of byBalance.get(balance.balance_id) ?? []) applyPosting(after, posting);
+    projections.push({
+      balance_id: created ? balance.indicator : balance.balance_id,
+      role,
+      currency: balance.currency,
+      current: amountsOf(balance),
+      resulting: amountsOf(after),
+    });
+  }
+  return projections;
+}
+
+/** The balances a set of records touches, with their roles, in first-seen order. */
+export function involvedIn(scope: DecisionScope, records: TransactionRecord[]): InvolvedBalance[] {
+  const involved: InvolvedBalance[] = [];
+  const add = (balanceId: string, role: BalanceRole): void => {
+    if (balanceId === '') return;
+    const balance = scope.balance(balanceId);
+    if (balance) involved.push({ balance, role, created: !scope.state.balances.has(balanceId) });
+  };
+  for (const record of records) {
+    add(record.source, 'source');
+    for (const share of record.sources ?? []) add(share.balance_id, 'source');
+    add(record.destination, 'destination');
+    for (const share of record.destinations ?? []) add(share.balance_id, 'destination');
+  }
+  return involved;
+}
+
+function amountsOf(balance: BalanceRecord): BalanceAmounts {
+  return {
+    balance: balanceAmount(balance),
+    available: availableAmount(balance),
+    credit_balance: balance.credit_balance,
+    debit_balance: balance.debit_balance,
+    inflight_debit_balance: balance.inflight_debit_balance,
+    inflight_credit_balance: balance.inflight_credit_balance,
+  };
+}

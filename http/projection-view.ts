@@ -1,0 +1,65 @@
+// Dry-run projections on the wire: integers as strings (they may exceed what a double holds), display
+// amounts as numbers, and for every balance involved its six amounts now (`current_*`) and after the
+// operation (`resulting_*`). Rejections inside a dry run are part of the answer, not errors.
+
+import type { BalanceAmounts, Projection } from '../engine/projection.js';
+import { preciseToAmount } from './amounts.js';
+
+export interface ProjectionFallback {
+  reference: string;
+  currency: string;
+  precise_amount: bigint;
+  precision: bigint;
+}
+
+export function projectionView(projection: Projection, fallback?: ProjectionFallback): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    dry_run: true,
+    would_apply: projection.would_apply,
+    operation: projection.operation,
+  };
+  if (projection.status !== undefined && projection.would_apply) view.status = projection.status;
+  if (projection.rejection) {
+    const { code, reason, message } = projection.rejection;
+    view.rejection = { code, reason, message };
+  }
+  const subject = projection.transaction ?? fallback;
+  if (subject) {
+    view.reference = subject.reference;
+    view.currency = subject.currency;
+    view.amount = preciseToAmount(subject.precise_amount, subject.precision);
+    view.precise_amount = subject.precise_amount.toString();
+    view.precision = subject.precision;
+  }
+  if (projection.legs) {
+    const precision = subject?.precision ?? 1n;
+    view.legs = projection.legs.map((leg) => ({
+      identifier: leg.identifier,
+      role: leg.role,
+      precise_amount: leg.precise_amount.toString(),
+      amount: preciseToAmount(leg.precise_amount, precision),
+    }));
+  }
+  if (projection.notes) view.notes = projection.notes;
+  if (projection.transaction_count !== undefined) view.transaction_count = projection.transaction_count;
+  if (projection.failed_index !== undefined) view.failed_index = projection.failed_index;
+  view.balances = projection.balances.map((balance) => ({
+    balance_id: balance.balance_id,
+    role: balance.role,
+    currency: balance.currency,
+    ...amountFields('current', balance.current),
+    ...amountFields('resulting', balance.resulting),
+  }));
+  return view;
+}
+
+function amountFields(prefix: string, amounts: BalanceAmounts): Record<string, string> {
+  return {
+    [`${prefix}_balance`]: amounts.balance.toString(),
+    [`${prefix}_available`]: amounts.available.toString(),
+    [`${prefix}_credit_balance`]: amounts.credit_balance.toString(),
+    [`${prefix}_debit_balance`]: amounts.debit_balance.toString(),
+    [`${prefix}_inflight_debit_balance`]: amounts.inflight_debit_balance.toString(),
+    [`${prefix}_inflight_credit_balance`]: amounts.inflight_credit_balance.toString(),
+  };
+}

@@ -1,0 +1,30 @@
+// Refunds: POST /refund-transaction/:id with an optional body (queued by default, synchronous with
+// skip_queue, or a dry run with notes).
+
+import type { Router } from '@koa/router';
+import type { LedgerCore } from '../ledger-core.js';
+import { projectionView } from '../projection-view.js';
+import { accepted, respond } from '../respond.js';
+import { refundSchema } from '../transaction-schemas.js';
+import { validate } from '../validation.js';
+import { transactionView } from '../views.js';
+
+export function refundRoutes(router: Router, core: LedgerCore): void {
+  const { engine } = core;
+
+  router.post('/refund-transaction/:id', async (ctx) => {
+    const body = validate(refundSchema, ctx.request.body ?? {});
+    const command = {
+      transaction_id: ctx.params.id as string,
+      skip_queue: body.skip_queue ?? false,
+      description: body.description ?? '',
+      meta_data: body.meta_data,
+    };
+    if (body.dry_run) {
+      await respond(ctx, core, 200, projectionView(engine.projectRefund(command)));
+      return;
+    }
+    const { value, seq } = accepted(engine.refund(command));
+    await respond(ctx, core, 201, transactionView(value.transaction), seq);
+  });
+}
