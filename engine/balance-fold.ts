@@ -17,7 +17,10 @@ export function foldBalance(balanceId: string, events: Iterable<LedgerEvent>, un
       const created = event.balances?.find((candidate) => candidate.balance_id === balanceId);
       if (created) balance = { ...created };
     }
-    if (!balance || !event.postings) continue;
+    if (!balance) continue;
+    const meta = event.balance_meta?.find((entry) => entry.balance_id === balanceId);
+    if (meta) balance.meta_data = meta.meta_data;
+    if (!event.postings) continue;
     let changed = false;
     for (const posting of event.postings) {
       if (posting.balance_id !== balanceId) continue;

@@ -2,7 +2,15 @@
 // value (ids, times, full records after the change, the exact postings), so applying it needs no clock,
 // no randomness and no lookups beyond the state it changes. Replaying the same events gives the same state.
 
-import type { BalanceRecord, LedgerRecord, TransactionRecord } from './records.js';
+import type {
+  ApiKeyRecord,
+  BalanceRecord,
+  HookRecord,
+  IdentityRecord,
+  LedgerRecord,
+  MetaData,
+  TransactionRecord,
+} from './records.js';
 
 /** Which amount of a balance a posting moves. */
 export type PostingField = 'credit' | 'debit' | 'inflight_credit' | 'inflight_debit';
@@ -26,7 +34,17 @@ export type EventType =
   | 'transaction.committed'
   | 'transaction.voided'
   | 'transaction.rejected'
-  | 'transaction.bulk';
+  | 'transaction.bulk'
+  | 'identity.created'
+  | 'identity.updated'
+  | 'identity.deleted'
+  | 'metadata.updated'
+  | 'api_key.created'
+  | 'api_key.revoked'
+  | 'api_key.used'
+  | 'hook.created'
+  | 'hook.updated'
+  | 'hook.deleted';
 
 export interface LedgerEvent {
   type: EventType;
@@ -40,6 +58,16 @@ export interface LedgerEvent {
   transactions?: TransactionRecord[];
   /** Amount changes; for every currency they sum to zero on each side (see ledger-state.ts). */
   postings?: Posting[];
+  /** New metadata of existing balances (balances are otherwise changed only by postings). */
+  balance_meta?: Array<{ balance_id: string; meta_data: MetaData }>;
+  /** Identities created or changed (full records), and ids of deleted ones. */
+  identities?: IdentityRecord[];
+  deleted_identities?: string[];
+  /** API keys created or changed (full records: revocation, last use). */
+  api_keys?: ApiKeyRecord[];
+  /** Hooks created or changed (full records), and ids of deleted ones. */
+  hooks?: HookRecord[];
+  deleted_hooks?: string[];
 }
 
 /** A logged event with its position in the log. */

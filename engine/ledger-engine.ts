@@ -19,6 +19,21 @@ import { decideBulk, type BulkStatus } from './decide-bulk.js';
 import { decideCreate } from './decide-create.js';
 import { decideInflightAction } from './decide-inflight-action.js';
 import { decideRefund } from './decide-refund.js';
+import {
+  decideApiKeysUsed,
+  decideCreateApiKey,
+  decideCreateHook,
+  decideCreateIdentity,
+  decideDeleteHook,
+  decideDeleteIdentity,
+  decideMetadata,
+  decideRevokeApiKey,
+  decideUpdateHook,
+  decideUpdateIdentity,
+  type HookFields,
+  type NewApiKey,
+  type RegistryDecision,
+} from './decide-registry.js';
 import { DecisionScope, newBalance } from './decision-scope.js';
 import type { EventType, LedgerEvent } from './events.js';
 import { applyEvent, LedgerState } from './ledger-state.js';
@@ -35,8 +50,13 @@ import {
   GENERAL_LEDGER_ID,
   isSplit,
   mailboxBalanceOf,
+  type ApiKeyRecord,
   type BalanceRecord,
+  type HookRecord,
+  type IdentityFields,
+  type IdentityRecord,
   type LedgerRecord,
+  type MetaData,
   type TransactionRecord,
 } from './records.js';
 import { reject, type Rejection } from './rejections.js';
@@ -144,6 +164,9 @@ export class LedgerEngine {
     if (!this.state.ledgers.has(command.ledger_id)) {
       return refused(reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`));
     }
+    if (command.identity_id !== '' && !this.state.identities.has(command.identity_id)) {
+      return refused(reject('IDT_NOT_FOUND', `identity ${command.identity_id} not found`));
+    }
     if (command.indicator !== '' && this.state.balanceByIndicator(command.indicator, command.currency)) {
       return refused(reject('BAL_DUPLICATE_INDICATOR', `a ${command.currency} balance named ${command.indicator} exists`));
     }
@@ -153,6 +176,55 @@ export class LedgerEngine {
       command.meta_data, now,
     );
     return this.accepted(balance, { type: 'balance.created', at: now, balances: [balance] });
+  }
+
+  // ---- identities, metadata, API keys, hooks ----
+
+  createIdentity(fields: IdentityFields): Outcome<IdentityRecord> {
+    return this.registry(decideCreateIdentity(fields, this.now(), this.ids));
+  }
+
+  updateIdentity(identityId: string, fields: IdentityFields): Outcome<IdentityRecord> {
+    return this.registry(decideUpdateIdentity(this.state, identityId, fields, this.now()));
+  }
+
+  deleteIdentity(identityId: string): Outcome<IdentityRecord> {
+    return this.registry(decideDeleteIdentity(this.state, identityId, this.now()));
+  }
+
+  updateMetadata(entityId: string, metaData: MetaData): Outcome<MetaData> {
+    return this.registry(decideMetadata(this.state, entityId, metaData, this.now()));
+  }
+
+  createApiKey(fields: NewApiKey): Outcome<ApiKeyRecord> {
+    return this.registry(decideCreateApiKey(fields, this.ids.next('key'), this.now()));
+  }
+
+  revokeApiKey(apiKeyId: string): Outcome<ApiKeyRecord> {
+    return this.registry(decideRevokeApiKey(this.state, apiKeyId, this.now()));
+  }
+
+  /** Records gathered last-use times of API keys in one event; returns its seq, if anything changed. */
+  recordApiKeysUsed(usedAt: Map<string, number>): number | undefined {
+    const event = decideApiKeysUsed(this.state, usedAt, this.now());
+    return event ? this.commit(event) : undefined;
+  }
+
+  createHook(fields: HookFields): Outcome<HookRecord> {
+    return this.registry(decideCreateHook(fields, this.now(), this.ids));
+  }
+
+  updateHook(hookId: string, fields: HookFields): Outcome<HookRecord> {
+    return this.registry(decideUpdateHook(this.state, hookId, fields, this.now()));
+  }
+
+  deleteHook(hookId: string): Outcome<HookRecord> {
+    return this.registry(decideDeleteHook(this.state, hookId, this.now()));
+  }
+
+  private registry<T>(decision: RegistryDecision<T>): Outcome<T> {
+    if (!decision.ok) return refused(decision.rejection);
+    return { ok: true, value: decision.value, seq: this.commit(decision.event) };
   }
 
   // ---- transactions ----

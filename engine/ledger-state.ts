@@ -7,7 +7,16 @@ import { assert } from './assert.js';
 import type { LedgerEvent, Posting } from './events.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
-import { isSplit, mailboxBalanceOf, type BalanceRecord, type LedgerRecord, type TransactionRecord } from './records.js';
+import {
+  isSplit,
+  mailboxBalanceOf,
+  type ApiKeyRecord,
+  type BalanceRecord,
+  type HookRecord,
+  type IdentityRecord,
+  type LedgerRecord,
+  type TransactionRecord,
+} from './records.js';
 import { TimerSchedule } from './timer-schedule.js';
 
 export class LedgerState {
@@ -25,6 +34,11 @@ export class LedgerState {
   /** Original id -> the queued refund of it (the refund lock). */
   readonly refundLocks = new Map<string, string>();
   readonly timers = new TimerSchedule();
+  readonly identities = new Map<string, IdentityRecord>();
+  /** How many balances name each identity (an identity in use cannot be deleted). */
+  readonly balancesPerIdentity = new Map<string, number>();
+  readonly apiKeys = new Map<string, ApiKeyRecord>();
+  readonly hooks = new Map<string, HookRecord>();
   /** Time of the latest applied event; decided times never go backwards. */
   lastEventAt = 0;
 
@@ -52,9 +66,22 @@ export function applyEvent(state: LedgerState, event: LedgerEvent): void {
   assert(event.at >= state.lastEventAt, `event time ${event.at} before ${state.lastEventAt}`);
   state.lastEventAt = event.at;
   for (const ledger of event.ledgers ?? []) state.ledgers.set(ledger.ledger_id, ledger);
+  for (const identity of event.identities ?? []) state.identities.set(identity.identity_id, identity);
+  for (const identityId of event.deleted_identities ?? []) {
+    assert((state.balancesPerIdentity.get(identityId) ?? 0) === 0, `identity ${identityId} deleted while in use`);
+    state.identities.delete(identityId);
+  }
   for (const balance of event.balances ?? []) addBalance(state, balance);
+  for (const { balance_id, meta_data } of event.balance_meta ?? []) {
+    const balance = state.balances.get(balance_id);
+    assert(balance, `metadata for unknown balance ${balance_id}`);
+    balance.meta_data = meta_data;
+  }
   if (event.postings) applyPostings(state, event.postings);
   for (const record of event.transactions ?? []) applyTransactionRecord(state, record);
+  for (const key of event.api_keys ?? []) state.apiKeys.set(key.api_key_id, key);
+  for (const hook of event.hooks ?? []) state.hooks.set(hook.hook_id, hook);
+  for (const hookId of event.deleted_hooks ?? []) state.hooks.delete(hookId);
 }
 
 function addBalance(state: LedgerState, balance: BalanceRecord): void {
@@ -66,6 +93,9 @@ function addBalance(state: LedgerState, balance: BalanceRecord): void {
     const key = indicatorKey(balance.indicator, balance.currency);
     assert(!state.balanceIdByIndicator.has(key), `indicator ${balance.indicator} ${balance.currency} taken twice`);
     state.balanceIdByIndicator.set(key, balance.balance_id);
+  }
+  if (balance.identity_id !== '') {
+    state.balancesPerIdentity.set(balance.identity_id, (state.balancesPerIdentity.get(balance.identity_id) ?? 0) + 1);
   }
 }
 
@@ -128,6 +158,7 @@ function applyTransactionRecord(state: LedgerState, record: TransactionRecord): 
   const wasQueued = state.mailboxes.isQueued(id);
   if (wasQueued && !queued) state.mailboxes.remove(mailboxBalanceOf(record), id);
   if (!wasQueued && queued) state.mailboxes.enqueue(mailboxBalanceOf(record), record);
+  if (wasQueued && queued) state.mailboxes.update(mailboxBalanceOf(record), record);
   if (record.action !== undefined) trackPendingAction(state, record, queued);
 
   if (record.status === 'INFLIGHT' && !isSplit(record)) {

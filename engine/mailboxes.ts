@@ -35,6 +35,17 @@ class Fifo<T> {
     return item;
   }
 
+  /** Swaps the first item matching `match` for `item` (a linear scan: used only for rare edits). */
+  replace(match: (item: T) => boolean, item: T): boolean {
+    for (let index = this.head; index < this.items.length; index += 1) {
+      if (match(this.items[index] as T)) {
+        this.items[index] = item;
+        return true;
+      }
+    }
+    return false;
+  }
+
   *[Symbol.iterator](): IterableIterator<T> {
     for (let index = this.head; index < this.items.length; index += 1) yield this.items[index] as T;
   }
@@ -73,6 +84,14 @@ export class Mailboxes {
       this.addToRing(balanceId);
     }
     box.push(record);
+    this.queuedById.set(record.transaction_id, record);
+  }
+
+  /** A newer version of a queued transaction (same id, still QUEUED) takes its place in line. */
+  update(balanceId: string, record: TransactionRecord): void {
+    const box = this.boxes.get(balanceId);
+    const replaced = box?.replace((queued) => queued.transaction_id === record.transaction_id, record) ?? false;
+    assert(replaced, `transaction ${record.transaction_id} is not queued on ${balanceId}`);
     this.queuedById.set(record.transaction_id, record);
   }
 

@@ -117,3 +117,61 @@ export function inflightAmount(balance: BalanceRecord): bigint {
 export function availableAmount(balance: BalanceRecord): bigint {
   return balanceAmount(balance) - balance.inflight_debit_balance;
 }
+
+export type IdentityType = 'individual' | 'organization';
+
+export interface IdentityRecord {
+  identity_id: string;
+  identity_type: IdentityType;
+  organization_name: string;
+  first_name: string;
+  last_name: string;
+  other_names: string;
+  gender: string;
+  /** Date of birth, epoch ms (0 = unset). */
+  dob: number;
+  email_address: string;
+  phone_number: string;
+  nationality: string;
+  category: string;
+  street: string;
+  city: string;
+  state: string;
+  country: string;
+  post_code: string;
+  meta_data: MetaData;
+  created_at: number;
+}
+
+/** The identity fields a client sets (everything but the id and creation time). */
+export type IdentityFields = Omit<IdentityRecord, 'identity_id' | 'created_at'>;
+
+export interface ApiKeyRecord {
+  api_key_id: string;
+  name: string;
+  owner_id: string;
+  /** `resource:action` strings. */
+  scopes: string[];
+  expires_at: number;
+  created_at: number;
+  /** Last time the key authenticated a request, recorded in batches (0 = never). */
+  last_used_at: number;
+  is_revoked: boolean;
+  /** SHA-256 (hex) of the key's secret part; the secret itself is never stored. */
+  secret_hash: string;
+}
+
+export type HookType = 'PRE_TRANSACTION' | 'POST_TRANSACTION';
+
+export interface HookRecord {
+  hook_id: string;
+  name: string;
+  url: string;
+  type: HookType;
+  active: boolean;
+  /** Seconds per delivery attempt. */
+  timeout: number;
+  /** Further attempts after a failed delivery. */
+  retry_count: number;
+  created_at: number;
+}

@@ -20,6 +20,11 @@ export const REJECTION_REASONS = {
   GEN_CONFLICT: 'conflict',
   GEN_RESOURCE_LOCKED: 'resource_locked',
   QUEUE_BACKPRESSURE: 'queue_full',
+  IDT_NOT_FOUND: 'identity_not_found',
+  META_ENTITY_NOT_FOUND: 'entity_not_found',
+  META_UNSUPPORTED_ENTITY: 'unsupported_entity',
+  APIKEY_NOT_FOUND: 'api_key_not_found',
+  HOOK_NOT_FOUND: 'hook_not_found',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;

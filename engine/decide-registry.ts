@@ -1,0 +1,127 @@
+// Decisions for the records that sit beside the money: identities, metadata on any record, API keys and
+// hooks. Each returns the event to commit or a rejection; secrets and ids come from the caller and the
+// id source, so nothing here is random.
+
+import type { LedgerEvent } from './events.js';
+import type { LedgerState } from './ledger-state.js';
+import type { IdSource } from './ports.js';
+import type {
+  ApiKeyRecord,
+  HookRecord,
+  IdentityFields,
+  IdentityRecord,
+  MetaData,
+} from './records.js';
+import { reject, type Rejection } from './rejections.js';
+
+export type RegistryDecision<T> = { ok: true; value: T; event: LedgerEvent } | { ok: false; rejection: Rejection };
+
+const refuse = <T>(rejection: Rejection): RegistryDecision<T> => ({ ok: false, rejection });
+
+export function decideCreateIdentity(fields: IdentityFields, now: number, ids: IdSource): RegistryDecision<IdentityRecord> {
+  const identity: IdentityRecord = { ...fields, identity_id: ids.next('idt'), created_at: now };
+  return { ok: true, value: identity, event: { type: 'identity.created', at: now, identities: [identity] } };
+}
+
+export function decideUpdateIdentity(state: LedgerState, identityId: string, fields: IdentityFields, now: number): RegistryDecision<IdentityRecord> {
+  const current = state.identities.get(identityId);
+  if (!current) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
+  const identity: IdentityRecord = { ...fields, identity_id: identityId, created_at: current.created_at };
+  return { ok: true, value: identity, event: { type: 'identity.updated', at: now, identities: [identity] } };
+}
+
+export function decideDeleteIdentity(state: LedgerState, identityId: string, now: number): RegistryDecision<IdentityRecord> {
+  const current = state.identities.get(identityId);
+  if (!current) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
+  const inUse = state.balancesPerIdentity.get(identityId) ?? 0;
+  if (inUse > 0) return refuse(reject('GEN_CONFLICT', `identity ${identityId} is named by ${inUse} balance(s)`));
+  return { ok: true, value: current, event: { type: 'identity.deleted', at: now, deleted_identities: [identityId] } };
+}
+
+/**
+ * Merges keys into the metadata of a ledger, balance, transaction or identity, chosen by the id's
+ * prefix. Transactions stay otherwise unchanged: a new version of the record with merged metadata.
+ */
+export function decideMetadata(state: LedgerState, entityId: string, metaData: MetaData, now: number): RegistryDecision<MetaData> {
+  const prefix = entityId.slice(0, entityId.indexOf('_') + 1);
+  const notFound = (): RegistryDecision<MetaData> => refuse(reject('META_ENTITY_NOT_FOUND', `no record with id ${entityId}`));
+  switch (prefix) {
+    case 'ldg_':
+    case 'general_': {
+      const ledger = state.ledgers.get(entityId);
+      if (!ledger) return notFound();
+      const merged = { ...ledger.meta_data, ...metaData };
+      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, ledgers: [{ ...ledger, meta_data: merged }] } };
+    }
+    case 'bln_': {
+      const balance = state.balances.get(entityId);
+      if (!balance) return notFound();
+      const merged = { ...balance.meta_data, ...metaData };
+      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, balance_meta: [{ balance_id: entityId, meta_data: merged }] } };
+    }
+    case 'txn_': {
+      const transaction = state.transaction(entityId);
+      if (!transaction) return notFound();
+      const merged = { ...transaction.meta_data, ...metaData };
+      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, transactions: [{ ...transaction, meta_data: merged }] } };
+    }
+    case 'idt_': {
+      const identity = state.identities.get(entityId);
+      if (!identity) return notFound();
+      const merged = { ...identity.meta_data, ...metaData };
+      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, identities: [{ ...identity, meta_data: merged }] } };
+    }
+    default:
+      return refuse(reject('META_UNSUPPORTED_ENTITY', `ids starting ${JSON.stringify(prefix || entityId)} do not carry metadata`));
+  }
+}
+
+export interface NewApiKey {
+  name: string;
+  owner_id: string;
+  scopes: string[];
+  expires_at: number;
+  secret_hash: string;
+}
+
+export function decideCreateApiKey(fields: NewApiKey, apiKeyId: string, now: number): RegistryDecision<ApiKeyRecord> {
+  const key: ApiKeyRecord = { ...fields, api_key_id: apiKeyId, created_at: now, last_used_at: 0, is_revoked: false };
+  return { ok: true, value: key, event: { type: 'api_key.created', at: now, api_keys: [key] } };
+}
+
+export function decideRevokeApiKey(state: LedgerState, apiKeyId: string, now: number): RegistryDecision<ApiKeyRecord> {
+  const current = state.apiKeys.get(apiKeyId);
+  if (!current) return refuse(reject('APIKEY_NOT_FOUND', `API key ${apiKeyId} not found`));
+  const key: ApiKeyRecord = { ...current, is_revoked: true };
+  return { ok: true, value: key, event: { type: 'api_key.revoked', at: now, api_keys: [key] } };
+}
+
+/** Last-use times gathered over a while, written as one event rather than one per request. */
+export function decideApiKeysUsed(state: LedgerState, usedAt: Map<string, number>, now: number): LedgerEvent | undefined {
+  const keys: ApiKeyRecord[] = [];
+  for (const [apiKeyId, at] of usedAt) {
+    const current = state.apiKeys.get(apiKeyId);
+    if (current && at > current.last_used_at) keys.push({ ...current, last_used_at: at });
+  }
+  return keys.length > 0 ? { type: 'api_key.used', at: now, api_keys: keys } : undefined;
+}
+
+export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at'>;
+
+export function decideCreateHook(fields: HookFields, now: number, ids: IdSource): RegistryDecision<HookRecord> {
+  const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now };
+  return { ok: true, value: hook, event: { type: 'hook.created', at: now, hooks: [hook] } };
+}
+
+export function decideUpdateHook(state: LedgerState, hookId: string, fields: HookFields, now: number): RegistryDecision<HookRecord> {
+  const current = state.hooks.get(hookId);
+  if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
+  const hook: HookRecord = { ...fields, hook_id: hookId, created_at: current.created_at };
+  return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
+}
+
+export function decideDeleteHook(state: LedgerState, hookId: string, now: number): RegistryDecision<HookRecord> {
+  const current = state.hooks.get(hookId);
+  if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
+  return { ok: true, value: current, event: { type: 'hook.deleted', at: now, deleted_hooks: [hookId] } };
+}
