@@ -29,7 +29,7 @@ function refused(t: Test, conversion: Conversion, label: string, messagePattern?
 const NINES = '9'.repeat(PRECISE_AMOUNT_DIGITS_MAX);
 
 t.test('parsePreciseAmount', async (t) => {
-  t.test('safe integers, bigints and digit strings convert exactly', async (t) => {
+  await t.test('safe integers, bigints and digit strings convert exactly', async (t) => {
     accepted(t, parsePreciseAmount(1), 1n, 'one');
     accepted(t, parsePreciseAmount(Number.MAX_SAFE_INTEGER), 9007199254740991n, 'largest safe integer');
     accepted(t, parsePreciseAmount(9007199254740993n), 9007199254740993n, 'bigint beyond 2^53');
@@ -39,7 +39,7 @@ t.test('parsePreciseAmount', async (t) => {
     accepted(t, parsePreciseAmount(100.0), 100n, 'a whole number written with .0 is still whole');
   });
 
-  t.test('the upper limit is PRECISE_AMOUNT_MAX', async (t) => {
+  await t.test('the upper limit is PRECISE_AMOUNT_MAX', async (t) => {
     t.equal(PRECISE_AMOUNT_MAX, BigInt(NINES), 'the limit is forty nines');
     accepted(t, parsePreciseAmount(PRECISE_AMOUNT_MAX), PRECISE_AMOUNT_MAX, 'the limit as bigint');
     accepted(t, parsePreciseAmount(NINES), PRECISE_AMOUNT_MAX, 'the limit as string');
@@ -49,7 +49,7 @@ t.test('parsePreciseAmount', async (t) => {
     refused(t, parsePreciseAmount(10n ** 5000n), 'a huge bigint');
   });
 
-  t.test('zero and negatives', async (t) => {
+  await t.test('zero and negatives', async (t) => {
     refused(t, parsePreciseAmount(0), 'zero', /greater than zero/);
     refused(t, parsePreciseAmount('0'), 'zero as string', /greater than zero/);
     refused(t, parsePreciseAmount(0n), 'zero as bigint', /greater than zero/);
@@ -60,7 +60,7 @@ t.test('parsePreciseAmount', async (t) => {
     refused(t, parsePreciseAmount('-1'), 'negative string');
   });
 
-  t.test('fractions, unsafe numbers and other shapes are refused', async (t) => {
+  await t.test('fractions, unsafe numbers and other shapes are refused', async (t) => {
     refused(t, parsePreciseAmount(1.5), 'a fraction', /whole number/);
     refused(t, parsePreciseAmount(2 ** 53), 'an unsafe integer (send digits instead)', /string of digits/);
     refused(t, parsePreciseAmount(1e20), 'an exponent number beyond 2^53');
@@ -95,7 +95,7 @@ t.test('parsePrecision', async (t) => {
 });
 
 t.test('amountToPrecise', async (t) => {
-  t.test('exact conversions', async (t) => {
+  await t.test('exact conversions', async (t) => {
     accepted(t, amountToPrecise(0.1, 100n), 10n, '0.1 at precision 100');
     accepted(t, amountToPrecise(12.5, 100n), 1250n, '12.5 at precision 100');
     accepted(t, amountToPrecise(10.05, 100n), 1005n, '10.05 at precision 100 (the double is not exact; the literal is)');
@@ -107,7 +107,7 @@ t.test('amountToPrecise', async (t) => {
     accepted(t, amountToPrecise(1.5, 2n), 3n, 'half at precision 2');
   });
 
-  t.test('amounts that would need rounding are refused', async (t) => {
+  await t.test('amounts that would need rounding are refused', async (t) => {
     refused(t, amountToPrecise(10.005, 100n), '10.005 at precision 100', /rounding/);
     refused(t, amountToPrecise('10.005', 100n), '10.005 as string at precision 100', /rounding/);
     refused(t, amountToPrecise(0.1 + 0.2, 100n), '0.30000000000000004 (a float artifact) at precision 100', /rounding/);
@@ -116,7 +116,7 @@ t.test('amountToPrecise', async (t) => {
     accepted(t, amountToPrecise(10.005, 1000n), 10005n, 'the same 10.005 fits precision 1000');
   });
 
-  t.test('exponent forms', async (t) => {
+  await t.test('exponent forms', async (t) => {
     accepted(t, amountToPrecise(1e-7, 10_000_000n), 1n, 'number 1e-7 at precision 1e7');
     accepted(t, amountToPrecise('1e-7', 10_000_000n), 1n, 'string 1e-7');
     accepted(t, amountToPrecise('1E-7', 10_000_000n), 1n, 'string 1E-7');
@@ -134,7 +134,7 @@ t.test('amountToPrecise', async (t) => {
     refused(t, amountToPrecise('1e41', 1n), 'within the exponent range but past the amount limit', /at most/);
   });
 
-  t.test('long literals keep every digit', async (t) => {
+  await t.test('long literals keep every digit', async (t) => {
     accepted(t, amountToPrecise(new DecimalLiteral('12345678901234567890.12'), 100n), 1234567890123456789012n, 'decimal literal');
     accepted(t, amountToPrecise('12345678901234567890.12', 100n), 1234567890123456789012n, 'the same as string');
     accepted(t, amountToPrecise(123456789012345678901234567890n, 1n), 123456789012345678901234567890n, 'bigint');
@@ -142,7 +142,7 @@ t.test('amountToPrecise', async (t) => {
     accepted(t, amountToPrecise(new DecimalLiteral('0.100000000000000005'), 10n ** 18n), 100000000000000005n, 'eighteen places at 1e18');
   });
 
-  t.test('limits', async (t) => {
+  await t.test('limits', async (t) => {
     accepted(t, amountToPrecise(NINES, 1n), PRECISE_AMOUNT_MAX, 'the largest amount at precision 1');
     accepted(t, amountToPrecise('9999999999999999999999.999999999999999999', PRECISION_MAX), PRECISE_AMOUNT_MAX, 'the largest amount at the largest precision');
     refused(t, amountToPrecise('10000000000000000000000', PRECISION_MAX), 'one unit past the limit after scaling', /at most/);
@@ -150,7 +150,7 @@ t.test('amountToPrecise', async (t) => {
     refused(t, amountToPrecise('0.' + '0'.repeat(100) + '1', 10n ** 18n), 'a hundred decimal places', /out of range/);
   });
 
-  t.test('zero, negatives and junk', async (t) => {
+  await t.test('zero, negatives and junk', async (t) => {
     refused(t, amountToPrecise(0, 100n), 'zero', /greater than zero/);
     refused(t, amountToPrecise(-0, 100n), 'negative zero', /greater than zero/);
     accepted(t, amountToPrecise(0, 100n, { allowZero: true }), 0n, 'zero when allowed');
@@ -186,13 +186,13 @@ t.test('preciseToDecimalText', async (t) => {
   for (const [precise, precision, text] of cases) {
     t.equal(preciseToDecimalText(precise, precision), text, `${precise} / ${precision}`);
   }
-  t.test('round trip through amountToPrecise at powers of ten', async (t) => {
+  await t.test('round trip through amountToPrecise at powers of ten', async (t) => {
     for (const [precise, precision] of cases) {
       if (precise <= 0n || precise > PRECISE_AMOUNT_MAX) continue;
       accepted(t, amountToPrecise(preciseToDecimalText(precise, precision), precision), precise, `${precise} / ${precision}`);
     }
   });
-  t.test('a precision that is not a power of ten falls back to a float quotient', async (t) => {
+  await t.test('a precision that is not a power of ten falls back to a float quotient', async (t) => {
     t.equal(preciseToDecimalText(10n, 4n), '2.5', 'exact when the quotient is');
     t.equal(preciseToDecimalText(10n, 3n), String(10 / 3), 'the nearest double otherwise');
   });

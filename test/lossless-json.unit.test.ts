@@ -43,13 +43,13 @@ t.test('long decimals become DecimalLiteral holding their exact text', async (t)
     t.ok(value.amount instanceof DecimalLiteral, `${literal} is a DecimalLiteral`);
     t.equal((value.amount as DecimalLiteral).text, literal, `${literal} keeps its text`);
   }
-  t.test('decimals a double holds exactly stay numbers', async (t) => {
+  await t.test('decimals a double holds exactly stay numbers', async (t) => {
     for (const literal of ['1.5', '0.1', '12345678901234.5', '1.0000000000000000', '0.0000000000000001', '1e-7', '-2.5E+3']) {
       t.equal(parsedValue(literal), Number(literal), `${literal} is a number on the parser path`);
       t.equal(parseJsonLossless(literal), Number(literal), `${literal} is a number on the native path`);
     }
   });
-  t.test('a decimal literal serialises back as its number', async (t) => {
+  await t.test('a decimal literal serialises back as its number', async (t) => {
     t.equal(JSON.stringify({ amount: new DecimalLiteral('0.1000000000000000055') }), '{"amount":0.1}');
   });
 });
@@ -131,7 +131,7 @@ t.test('malformed input throws JsonSyntaxError on both paths', async (t) => {
     t.throws(() => JSON.parse(text), `sanity: JSON.parse refuses ${JSON.stringify(text)}`);
     t.throws(() => parseJsonLossless(text), JsonSyntaxError, `parser path refuses ${JSON.stringify(text)}`);
   }
-  t.test('malformed documents cut at every position', async (t) => {
+  await t.test('malformed documents cut at every position', async (t) => {
     const document = viaParser('{"amount":12345678901234567890.5,"list":[1,"two",{"three":null}],"ok":true}');
     let refusedWell = 0;
     for (let end = 0; end < document.length; end += 1) {
@@ -160,7 +160,7 @@ t.test('nesting is limited to JSON_DEPTH_MAX levels', async (t) => {
   t.throws(() => parseJsonLossless(arrays(200_000)), JsonSyntaxError, 'hostile depth, native path: refused, not a stack overflow');
   t.throws(() => parseJsonLossless(arrays(200_000, '12345678901234567890')), JsonSyntaxError, 'hostile depth, parser path');
   t.throws(() => parseJsonLossless('['.repeat(200_000) + '12345678901234567890'), JsonSyntaxError, 'hostile unclosed depth');
-  t.test('the limit counts containers, however a number inside is held', async (t) => {
+  await t.test('the limit counts containers, however a number inside is held', async (t) => {
     t.doesNotThrow(() => parseJsonLossless(arrays(JSON_DEPTH_MAX, '0.5')), 'a short decimal at the deepest level');
     t.doesNotThrow(() => parseJsonLossless(arrays(JSON_DEPTH_MAX, '12345678901234567890')), 'a bigint at the deepest level');
     t.doesNotThrow(() => parseJsonLossless(arrays(JSON_DEPTH_MAX, '0.1000000000000000055')), 'a long decimal at the deepest level');
