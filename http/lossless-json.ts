@@ -8,8 +8,11 @@ import { DecimalLiteral } from './amounts.js';
 
 /** Nesting deeper than this is refused: nothing Folio accepts needs it, and recursion must be bounded. */
 export const JSON_DEPTH_MAX = 64;
-/** Sixteen or more digits (dots included) in a row can hold a number a double cannot represent. */
-const LONG_NUMBER = /[0-9.]{16,}/;
+/**
+ * Sixteen or more digits (dots included) in a row can hold a number a double cannot represent. Matching
+ * exactly sixteen finds the same bodies; an open `{16,}` made V8 overflow its stack on multi-megabyte runs.
+ */
+const LONG_NUMBER = /[0-9.]{16}/;
 /** More significant digits than this do not survive a trip through a double. */
 const SAFE_SIGNIFICANT_DIGITS = 15;
 
@@ -36,7 +39,8 @@ function checkDepth(root: unknown): void {
   const stack: Array<[unknown, number]> = [[root, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop() as [unknown, number];
-    if (typeof value !== 'object' || value === null) continue;
+    // A DecimalLiteral is a number held as an object, not a level of nesting.
+    if (typeof value !== 'object' || value === null || value instanceof DecimalLiteral) continue;
     if (depth > JSON_DEPTH_MAX) throw new JsonSyntaxError(`nesting deeper than ${JSON_DEPTH_MAX} levels`);
     for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }

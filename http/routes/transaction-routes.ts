@@ -4,7 +4,7 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import { pageQuerySchema } from '../common-schemas.js';
+import { IDENTIFIER_LENGTH_MAX, pageQuerySchema, REFERENCE_LENGTH_MAX } from '../common-schemas.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
@@ -51,14 +51,16 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
 
   router.get('/transactions/reference/:reference', async (ctx) => {
     const reference = ctx.params.reference as string;
-    const transactionId = engine.state.transactions.idForReference(reference);
+    // Nothing stored is longer than the limit, and the LMDB lookup store throws on keys past its buffer.
+    const transactionId = reference.length > REFERENCE_LENGTH_MAX ? undefined : engine.state.transactions.idForReference(reference);
     const transaction = transactionId === undefined ? undefined : engine.state.transaction(transactionId);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `no transaction with reference ${reference}`);
     await respond(ctx, core, 200, transactionView(transaction));
   });
 
   router.get('/transactions/:id', async (ctx) => {
-    const transaction = engine.state.transaction(ctx.params.id as string);
+    const transactionId = ctx.params.id as string;
+    const transaction = transactionId.length > IDENTIFIER_LENGTH_MAX ? undefined : engine.state.transaction(transactionId);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `transaction ${ctx.params.id} not found`);
     await respond(ctx, core, 200, transactionView(transaction));
   });

@@ -43,6 +43,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}): Pr
     lookupBacklog: () => runtime.store.backlog,
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
+  runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
   const app = createApp({ core: runtime, logger, metrics, version: 'test' });
   const server = http.createServer(app.koa.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

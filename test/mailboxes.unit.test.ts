@@ -1,0 +1,139 @@
+// Unit tests for engine/mailboxes.ts: per-balance FIFO order, the round-robin ring that keeps a hot
+// balance from starving the others, and the bookkeeping (depth, size, lookups) the engine relies on.
+
+import t from 'tap';
+import { InvariantViolation } from '../engine/assert.js';
+import { Mailboxes } from '../engine/mailboxes.js';
+import type { TransactionRecord } from '../engine/records.js';
+import { seededRandom } from './helpers/seeded-random.js';
+
+function queued(transactionId: string, source: string): TransactionRecord {
+  return {
+    transaction_id: transactionId, parent_transaction: '', source, destination: 'bln_sink', reference: transactionId,
+    currency: 'USD', precise_amount: 1n, precision: 1n, description: '', status: 'QUEUED', hash: '', allow_overdraft: false,
+    inflight: false, skip_queue: false, created_at: 0, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0,
+    meta_data: {}, request_fingerprint: '',
+  };
+}
+
+/** What the queue runner does: take the next balance, apply its head, put it back if work remains. */
+function runnerOrder(mailboxes: Mailboxes, steps = Number.MAX_SAFE_INTEGER): string[] {
+  const order: string[] = [];
+  for (let step = 0; step < steps; step += 1) {
+    const balanceId = mailboxes.nextReady();
+    if (balanceId === undefined) break;
+    const head = mailboxes.head(balanceId);
+    if (!head) throw new Error(`ready balance ${balanceId} has no head`);
+    mailboxes.remove(balanceId, head.transaction_id);
+    order.push(head.transaction_id);
+    mailboxes.requeue(balanceId);
+  }
+  return order;
+}
+
+t.test('round-robin: one transaction per balance per turn, FIFO within a balance', async (t) => {
+  const mailboxes = new Mailboxes();
+  for (const id of ['a1', 'a2', 'a3', 'a4', 'a5']) mailboxes.enqueue('A', queued(id, 'A'));
+  mailboxes.enqueue('B', queued('b1', 'B'));
+  mailboxes.enqueue('C', queued('c1', 'C'));
+  mailboxes.enqueue('C', queued('c2', 'C'));
+  t.same(runnerOrder(mailboxes), ['a1', 'b1', 'c1', 'a2', 'c2', 'a3', 'a4', 'a5']);
+  t.equal(mailboxes.size, 0);
+  t.equal(mailboxes.nextReady(), undefined, 'nothing left in the ring');
+});
+
+t.test('a balance that gets work while others wait joins the end of the ring', async (t) => {
+  const mailboxes = new Mailboxes();
+  mailboxes.enqueue('A', queued('a1', 'A'));
+  mailboxes.enqueue('A', queued('a2', 'A'));
+  mailboxes.enqueue('B', queued('b1', 'B'));
+  t.same(runnerOrder(mailboxes, 1), ['a1']);
+  mailboxes.enqueue('C', queued('c1', 'C'));
+  mailboxes.enqueue('A', queued('a3', 'A'));
+  t.same(runnerOrder(mailboxes), ['b1', 'a2', 'c1', 'a3'], 'B (waiting longest), A (requeued), then the newcomer C');
+});
+
+t.test('fairness under a seeded random load: every waiting balance is served within one round', async (t) => {
+  const random = seededRandom(t, 'MAILBOX_FAIRNESS_SEED');
+  const mailboxes = new Mailboxes();
+  const balances = Array.from({ length: 12 }, (_, index) => `B${index}`);
+  let next = 0;
+  const lastServedStep = new Map<string, number>();
+  const waitingSince = new Map<string, number>();
+  let worstWait = 0;
+  for (let step = 0; step < 5000; step += 1) {
+    for (let arrivals = random.int(3); arrivals > 0; arrivals -= 1) {
+      // Skewed load: the first balance receives about half of all work.
+      const balanceId = random.int(2) === 0 ? 'B0' : random.pick(balances);
+      if (mailboxes.depth(balanceId) === 0) waitingSince.set(balanceId, step);
+      mailboxes.enqueue(balanceId, queued(`t${next++}`, balanceId));
+    }
+    const balanceId = mailboxes.nextReady();
+    if (balanceId === undefined) continue;
+    const head = mailboxes.head(balanceId) as TransactionRecord;
+    mailboxes.remove(balanceId, head.transaction_id);
+    mailboxes.requeue(balanceId);
+    const since = Math.max(lastServedStep.get(balanceId) ?? -1, waitingSince.get(balanceId) ?? step);
+    worstWait = Math.max(worstWait, step - since);
+    lastServedStep.set(balanceId, step);
+  }
+  t.ok(worstWait <= balances.length, `no balance with work waited more than one round (${worstWait} steps, ${balances.length} balances)`);
+});
+
+t.test('order inside a mailbox is the contract: removing anything but the head is a bug', async (t) => {
+  const mailboxes = new Mailboxes();
+  mailboxes.enqueue('A', queued('a1', 'A'));
+  mailboxes.enqueue('A', queued('a2', 'A'));
+  t.throws(() => mailboxes.remove('A', 'a2'), InvariantViolation, 'not the head');
+  t.throws(() => mailboxes.remove('B', 'a1'), InvariantViolation, 'wrong mailbox');
+  t.throws(() => mailboxes.enqueue('A', queued('a1', 'A')), InvariantViolation, 'queued twice');
+  t.equal(mailboxes.depth('A'), 2, 'nothing changed');
+});
+
+t.test('bookkeeping: depth, size, lookups, listing', async (t) => {
+  const mailboxes = new Mailboxes();
+  t.equal(mailboxes.depth('A'), 0, 'an idle balance has no mailbox');
+  mailboxes.enqueue('A', queued('a1', 'A'));
+  mailboxes.enqueue('B', queued('b1', 'B'));
+  mailboxes.enqueue('A', queued('a2', 'A'));
+  t.equal(mailboxes.size, 3);
+  t.equal(mailboxes.depth('A'), 2);
+  t.equal(mailboxes.head('A')?.transaction_id, 'a1');
+  t.ok(mailboxes.isQueued('a2'));
+  t.equal(mailboxes.queued('b1')?.source, 'B');
+  t.same([...mailboxes.all()].map(([balanceId, record]) => `${balanceId}:${record.transaction_id}`), ['A:a1', 'A:a2', 'B:b1'], 'mailbox order per balance');
+  mailboxes.remove('A', 'a1');
+  t.notOk(mailboxes.isQueued('a1'));
+  t.equal(mailboxes.queued('a1'), undefined);
+  t.equal(mailboxes.size, 2);
+  mailboxes.remove('A', 'a2');
+  t.equal(mailboxes.depth('A'), 0);
+  t.same(runnerOrder(mailboxes), ['b1'], 'an emptied balance is skipped by the ring');
+});
+
+t.test('a balance drained outside the runner and refilled is still served once per round', async (t) => {
+  const mailboxes = new Mailboxes();
+  mailboxes.enqueue('A', queued('a1', 'A'));
+  mailboxes.enqueue('B', queued('b1', 'B'));
+  mailboxes.remove('A', 'a1'); // a synchronous transfer drained A
+  mailboxes.enqueue('A', queued('a2', 'A'));
+  mailboxes.enqueue('A', queued('a3', 'A'));
+  t.same(runnerOrder(mailboxes), ['a2', 'b1', 'a3']);
+});
+
+t.test('long mailboxes keep FIFO order across internal compaction', async (t) => {
+  const mailboxes = new Mailboxes();
+  const ids = Array.from({ length: 5000 }, (_, index) => `a${index}`);
+  for (const id of ids.slice(0, 3000)) mailboxes.enqueue('A', queued(id, 'A'));
+  const served: string[] = [];
+  for (let index = 0; index < 2000; index += 1) {
+    const head = mailboxes.head('A') as TransactionRecord;
+    mailboxes.remove('A', head.transaction_id);
+    served.push(head.transaction_id);
+  }
+  for (const id of ids.slice(3000)) mailboxes.enqueue('A', queued(id, 'A'));
+  t.equal(mailboxes.depth('A'), 3000);
+  t.same([...mailboxes.all()].map(([, record]) => record.transaction_id), ids.slice(2000), 'listing after compaction');
+  served.push(...runnerOrder(mailboxes));
+  t.same(served, ids, 'every transaction once, in order');
+});
