@@ -230,8 +230,10 @@ export class LedgerEngine {
   // ---- transactions ----
 
   createTransaction(command: CreateTransactionCommand): Outcome<TransactionOutcome> {
+    // A reused reference is answered from what exists (replay or conflict): it queues nothing.
+    const reusesReference = command.reference !== '' && this.state.transactions.idForReference(command.reference) !== undefined;
     if (command.skip_queue) this.drain(this.sourcesNamed(command));
-    else {
+    else if (!reusesReference) {
       const refusal = this.queueRefusal(this.sourcesNamed(command), 1);
       if (refusal) return refused(refusal);
     }

@@ -12,6 +12,8 @@ export type Conversion = { ok: true; value: bigint } | { ok: false; message: str
 const fail = (message: string): Conversion => ({ ok: false, message });
 const DIGITS = /^[0-9]+$/;
 const DECIMAL = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+/** Decimal text longer than this cannot be a sensible amount; refusing it early bounds the work. */
+const DECIMAL_TEXT_LENGTH_MAX = 200;
 
 /**
  * A precise amount given as a safe integer number, a bigint (from lossless JSON parsing) or a string of
@@ -66,6 +68,7 @@ export function decimalTextOf(value: unknown): string | undefined {
 export function amountToPrecise(amount: unknown, precision: bigint, options: { allowZero?: boolean } = {}): Conversion {
   const text = decimalTextOf(amount);
   if (text === undefined) return fail('must be a finite number');
+  if (text.length > DECIMAL_TEXT_LENGTH_MAX) return fail(`must be at most ${DECIMAL_TEXT_LENGTH_MAX} characters`);
   const match = DECIMAL.exec(text);
   if (!match) return fail('must be a decimal number');
   const [, sign, whole = '', fraction = '', exponentText = '0'] = match;

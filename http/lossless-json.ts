@@ -13,6 +13,9 @@ export const JSON_DEPTH_MAX = 64;
  * exactly sixteen finds the same bodies; an open `{16,}` made V8 overflow its stack on multi-megabyte runs.
  */
 const LONG_NUMBER = /[0-9.]{16}/;
+/** Number literals longer than this are refused: nothing Folio stores needs them, and converting a
+ * multi-megabyte literal to a bigint would stall the server. */
+export const NUMBER_LITERAL_LENGTH_MAX = 400;
 /** More significant digits than this do not survive a trip through a double. */
 const SAFE_SIGNIFICANT_DIGITS = 15;
 
@@ -34,15 +37,26 @@ function parseNative(text: string): unknown {
   }
 }
 
-/** Iterative, so a hostile body cannot exhaust the stack while being measured. */
+/**
+ * Walks the parsed value once, iteratively so a hostile body cannot exhaust the stack: nesting is
+ * bounded, and every string (keys included) must be well-formed Unicode. A lone surrogate cannot be
+ * stored as UTF-8 without changing, so accepting one would acknowledge a value that replay alters.
+ */
 function checkDepth(root: unknown): void {
   const stack: Array<[unknown, number]> = [[root, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value === 'string') {
+      if (!value.isWellFormed()) throw new JsonSyntaxError('a string holds a lone surrogate (not valid Unicode)');
+      continue;
+    }
     // A DecimalLiteral is a number held as an object, not a level of nesting.
     if (typeof value !== 'object' || value === null || value instanceof DecimalLiteral) continue;
     if (depth > JSON_DEPTH_MAX) throw new JsonSyntaxError(`nesting deeper than ${JSON_DEPTH_MAX} levels`);
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+    for (const [key, child] of Object.entries(value)) {
+      if (!key.isWellFormed()) throw new JsonSyntaxError('a property name holds a lone surrogate (not valid Unicode)');
+      stack.push([child, depth + 1]);
+    }
   }
 }
 
@@ -159,6 +173,7 @@ class Parser {
     const found = match.exec(this.text);
     if (!found) return this.fail('malformed number');
     const literal = found[0];
+    if (literal.length > NUMBER_LITERAL_LENGTH_MAX) this.fail(`number literal longer than ${NUMBER_LITERAL_LENGTH_MAX} characters`);
     this.position += literal.length;
     if (found[1] === undefined && found[2] === undefined) {
       const value = Number(literal);

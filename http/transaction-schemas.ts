@@ -73,14 +73,6 @@ export function resolveAmount(
   return { ok: true, precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value };
 }
 
-/** resolveAmount inside a zod transform: problems become issues on the field at fault. */
-export function exactAmount(input: AmountFields, context: z.RefinementCtx): { precise_amount: bigint; precision: bigint } | undefined {
-  const resolved = resolveAmount(input);
-  if (resolved.ok) return resolved;
-  context.addIssue({ code: 'custom', message: resolved.message, path: [resolved.field] });
-  return undefined;
-}
-
 const shareSchema = z.object({
   identifier: identifierSchema,
   distribution: z.string().max(64).optional(),
@@ -112,25 +104,6 @@ function shareRequest(share: z.infer<typeof shareSchema>, precision: bigint): Sh
   return { identifier: share.identifier, distribution: text, request };
 }
 
-function shareList(
-  shares: Array<z.infer<typeof shareSchema>> | undefined,
-  precision: bigint,
-  field: string,
-  context: z.RefinementCtx,
-): ShareCommand[] | undefined | null {
-  if (shares === undefined) return undefined;
-  const result: ShareCommand[] = [];
-  for (const [index, share] of shares.entries()) {
-    const parsed = shareRequest(share, precision);
-    if (typeof parsed === 'string') {
-      context.addIssue({ code: 'custom', message: parsed, path: [field, index, 'distribution'] });
-      return null;
-    }
-    result.push(parsed);
-  }
-  return result;
-}
-
 const transactionFields = {
   ...amountFields,
   currency: currencySchema,
@@ -153,25 +126,46 @@ const transactionFields = {
 
 type TransactionInput = z.infer<z.ZodObject<typeof transactionFields>>;
 
-function toCommand(input: TransactionInput, context: z.RefinementCtx): CreateTransactionCommand | undefined {
-  const exact = exactAmount(input, context);
-  if (!exact) return undefined;
-  if ((input.source === undefined) === (input.sources === undefined)) {
-    context.addIssue({ code: 'custom', message: 'give exactly one of source and sources', path: ['source'] });
-    return undefined;
+/**
+ * The checks that look at several fields together. They run even when some field failed its own schema
+ * (zod's `when`), so one answer names every bad field; each check therefore guards the types it reads.
+ */
+function checkTransaction(input: unknown, context: z.RefinementCtx, path: PropertyKey[] = []): void {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return;
+  const fields = input as Record<string, unknown>;
+  const issue = (message: string, ...at: PropertyKey[]): void => context.addIssue({ code: 'custom', message, path: [...path, ...at] });
+  if ((fields.source === undefined) === (fields.sources === undefined)) issue('give exactly one of source and sources', 'source');
+  if ((fields.destination === undefined) === (fields.destinations === undefined)) {
+    issue('give exactly one of destination and destinations', 'destination');
   }
-  if ((input.destination === undefined) === (input.destinations === undefined)) {
-    context.addIssue({ code: 'custom', message: 'give exactly one of destination and destinations', path: ['destination'] });
-    return undefined;
+  const amount = resolveAmount(fields);
+  if (!amount.ok) {
+    issue(amount.message, amount.field);
+    return;
   }
-  const sources = shareList(input.sources, exact.precision, 'sources', context);
-  const destinations = shareList(input.destinations, exact.precision, 'destinations', context);
-  if (sources === null || destinations === null) return undefined;
+  for (const side of ['sources', 'destinations'] as const) {
+    const shares = fields[side];
+    if (!Array.isArray(shares)) continue;
+    for (const [index, share] of shares.entries()) {
+      if (typeof share !== 'object' || share === null) continue;
+      const parsed = shareRequest(share as z.infer<typeof shareSchema>, amount.precision);
+      if (typeof parsed === 'string') issue(parsed, side, index, 'distribution');
+    }
+  }
+}
+
+const always = { when: () => true };
+
+/** The engine command for input that passed every check above. */
+function toCommand(input: TransactionInput): CreateTransactionCommand {
+  const amount = resolveAmount(input) as Extract<ExactAmount, { ok: true }>;
+  const shares = (list: Array<z.infer<typeof shareSchema>> | undefined): ShareCommand[] | undefined =>
+    list?.map((share) => shareRequest(share, amount.precision) as ShareCommand);
   const command: CreateTransactionCommand = {
     source: input.source ?? '',
     destination: input.destination ?? '',
-    precise_amount: exact.precise_amount,
-    precision: exact.precision,
+    precise_amount: amount.precise_amount,
+    precision: amount.precision,
     currency: input.currency,
     reference: input.reference ?? '',
     description: input.description ?? '',
@@ -184,6 +178,8 @@ function toCommand(input: TransactionInput, context: z.RefinementCtx): CreateTra
     scheduled_for: input.scheduled_for,
     atomic: input.atomic ?? false,
   };
+  const sources = shares(input.sources);
+  const destinations = shares(input.destinations);
   if (sources) command.sources = sources;
   if (destinations) command.destinations = destinations;
   return command;
@@ -191,10 +187,8 @@ function toCommand(input: TransactionInput, context: z.RefinementCtx): CreateTra
 
 export const createTransactionSchema = z
   .object(transactionFields)
-  .transform((input, context) => {
-    const command = toCommand(input, context);
-    return command ? { command, dry_run: input.dry_run ?? false } : z.NEVER;
-  });
+  .superRefine((input, context) => checkTransaction(input, context), always)
+  .transform((input) => ({ command: toCommand(input), dry_run: input.dry_run ?? false }));
 
 export const bulkSchema = z
   .object({
@@ -204,19 +198,14 @@ export const bulkSchema = z
     skip_queue: z.boolean().optional(),
     dry_run: z.boolean().optional(),
   })
-  .transform((input, context) => {
-    const transactions: CreateTransactionCommand[] = [];
-    for (const [index, item] of input.transactions.entries()) {
-      const itemContext: z.RefinementCtx = {
-        ...context,
-        addIssue: (issue) => context.addIssue({ ...(issue as object), path: ['transactions', index, ...((issue as { path?: PropertyKey[] }).path ?? [])] } as never),
-      } as z.RefinementCtx;
-      const command = toCommand(item, itemContext);
-      if (!command) return z.NEVER;
-      transactions.push(command);
-    }
+  .superRefine((input, context) => {
+    const items: unknown = (input as { transactions?: unknown } | null)?.transactions;
+    if (!Array.isArray(items)) return;
+    for (const [index, item] of items.entries()) checkTransaction(item, context, ['transactions', index]);
+  }, always)
+  .transform((input) => {
     const bulk: BulkCommand = {
-      transactions,
+      transactions: input.transactions.map(toCommand),
       atomic: input.atomic ?? false,
       inflight: input.inflight ?? false,
       skip_queue: input.skip_queue ?? false,

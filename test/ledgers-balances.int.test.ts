@@ -72,7 +72,13 @@ t.test('balances', async (t) => {
   const ledger = (await server.request('POST', '/ledgers', { name: 'Wallets' })).body;
 
   await t.test('POST /balances creates a balance with every field at zero', async (t) => {
-    const created = await server.request('POST', '/balances', { ledger_id: ledger.ledger_id, currency: 'USD', identity_id: 'idt_1', meta_data: { owner: 'ada' } });
+    // Balances may only name an identity that exists.
+    const missing = await server.request('POST', '/balances', { ledger_id: ledger.ledger_id, currency: 'USD', identity_id: 'idt_unknown' });
+    expectError(t, missing, 404, 'IDT_NOT_FOUND', 'unknown identity');
+    const identity = server.runtime.engine.createIdentity(identityFields());
+    if (!identity.ok) throw new Error('identity not created');
+    const identityId = identity.value.identity_id;
+    const created = await server.request('POST', '/balances', { ledger_id: ledger.ledger_id, currency: 'USD', identity_id: identityId, meta_data: { owner: 'ada' } });
     t.equal(created.status, 201);
     t.match(created.body.balance_id, /^bln_/);
     t.same(Object.keys(created.body).sort(), [
@@ -80,7 +86,7 @@ t.test('balances', async (t) => {
       'indicator', 'inflight_balance', 'inflight_credit_balance', 'inflight_debit_balance', 'ledger_id', 'meta_data', 'version',
     ]);
     t.match(created.body, {
-      ledger_id: ledger.ledger_id, currency: 'USD', identity_id: 'idt_1', indicator: '', meta_data: { owner: 'ada' },
+      ledger_id: ledger.ledger_id, currency: 'USD', identity_id: identityId, indicator: '', meta_data: { owner: 'ada' },
       balance: 0, credit_balance: 0, debit_balance: 0, inflight_balance: 0, inflight_credit_balance: 0, inflight_debit_balance: 0,
     });
     t.match(created.body.created_at, ISO_TIME);
@@ -198,4 +204,12 @@ async function collect(server: TestServer, route: string, field: string, limit: 
     seen.push(...ids(page, field));
     if (page.length < limit) return seen;
   }
+}
+
+function identityFields(): import('../engine/records.js').IdentityFields {
+  return {
+    identity_type: 'individual', organization_name: '', first_name: 'Ada', last_name: 'Lovelace', other_names: '',
+    gender: '', dob: 0, email_address: '', phone_number: '', nationality: '', category: '', street: '', city: '',
+    state: '', country: '', post_code: '', meta_data: {},
+  };
 }

@@ -12,7 +12,7 @@ function queued(transactionId: string, source: string): TransactionRecord {
     transaction_id: transactionId, parent_transaction: '', source, destination: 'bln_sink', reference: transactionId,
     currency: 'USD', precise_amount: 1n, precision: 1n, description: '', status: 'QUEUED', hash: '', allow_overdraft: false,
     inflight: false, skip_queue: false, created_at: 0, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0,
-    meta_data: {}, request_fingerprint: '',
+    meta_data: {},
   };
 }
 

@@ -57,6 +57,11 @@ export function transfer(fields: Partial<CreateTransactionCommand> & Pick<Create
     meta_data: {},
     allow_overdraft: false,
     skip_queue: false,
+    inflight: false,
+    inflight_expiry_date: 0,
+    inflight_commit_date: 0,
+    scheduled_for: 0,
+    atomic: false,
     ...fields,
   };
 }
