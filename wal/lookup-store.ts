@@ -75,11 +75,15 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 
   get(transactionId: string): TransactionRecord | undefined {
-    return this.overlay.get(transactionId) ?? this.byId.get(transactionId);
+    const fresh = this.overlay.get(transactionId);
+    if (fresh || !fitsKey(transactionId)) return fresh;
+    return this.byId.get(transactionId);
   }
 
   idForReference(reference: string): string | undefined {
-    return this.referenceOverlay.get(reference) ?? this.idByReference.get(reference);
+    const fresh = this.referenceOverlay.get(reference);
+    if (fresh !== undefined || !fitsKey(reference)) return fresh;
+    return this.idByReference.get(reference);
   }
 
   put(record: TransactionRecord): void {
@@ -224,6 +228,16 @@ export class LmdbTransactionStore implements TransactionStore {
     }
     await this.env.close();
   }
+}
+
+/**
+ * LMDB keys are limited in size (lmdb-js throws past its key buffer). Nothing Folio stores has a key
+ * anywhere near this long, so a longer one cannot be found and is not looked up.
+ */
+const LOOKUP_KEY_LENGTH_MAX = 500;
+
+function fitsKey(key: string): boolean {
+  return key.length <= LOOKUP_KEY_LENGTH_MAX;
 }
 
 function compareIdsDescending(a: string, b: string): number {
