@@ -64,8 +64,8 @@ export class LedgerRuntime implements LedgerCore {
     const started = performance.now();
     fs.mkdirSync(options.dataDir, { recursive: true });
     const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal });
-    const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir));
-    const lookupRecordsCaughtUp = await store.catchUp((fromSeq) => log.read(fromSeq), log.appendedSeq);
+    const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
+    const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = { replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0 };
     const runtime = new LedgerRuntime(log, store, options, report);
     report.replayedEvents = runtime.replay(1);

@@ -387,7 +387,6 @@ export class LedgerEngine {
       if (balanceId === undefined) break;
       this.applyHead(balanceId);
       processed += 1;
-      this.state.mailboxes.requeue(balanceId);
     }
     return processed;
   }

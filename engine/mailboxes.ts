@@ -1,7 +1,10 @@
 // The balance actors' mailboxes: queued transactions wait in their source balance's mailbox and are
-// applied in arrival order. Balances with waiting work form a ring that the queue runner walks one item
-// per balance per turn, so a hot balance cannot starve the others. Mailboxes exist only while non-empty,
-// which keeps a million idle balances cheap.
+// applied in arrival order. Balances with waiting work form a ring that the queue runner serves one item
+// per balance per turn, so a hot balance cannot starve the others. The ring changes only through
+// enqueue and remove, which apply calls: a balance joins at the end when work arrives, and moves to the
+// end each time its head leaves. Its order is therefore a function of the log, and a replayed engine
+// serves pending work in exactly the order the original would have. Mailboxes exist only while
+// non-empty, which keeps a million idle balances cheap.
 
 import { assert } from './assert.js';
 import type { TransactionRecord } from './records.js';
@@ -54,9 +57,8 @@ class Fifo<T> {
 export class Mailboxes {
   private readonly boxes = new Map<string, Fifo<TransactionRecord>>();
   private readonly queuedById = new Map<string, TransactionRecord>();
-  /** Balances with waiting work, in the order the runner will visit them; each appears at most once. */
-  private readonly ready = new Fifo<string>();
-  private readonly inRing = new Set<string>();
+  /** Balances with waiting work, in the order the runner will serve them (a Map keeps insertion order). */
+  private readonly ring = new Map<string, true>();
 
   /** Number of queued transactions across all mailboxes. */
   get size(): number {
@@ -81,7 +83,7 @@ export class Mailboxes {
     if (!box) {
       box = new Fifo();
       this.boxes.set(balanceId, box);
-      this.addToRing(balanceId);
+      this.ring.set(balanceId, true);
     }
     box.push(record);
     this.queuedById.set(record.transaction_id, record);
@@ -108,31 +110,21 @@ export class Mailboxes {
       `transaction ${transactionId} left mailbox ${balanceId} out of order`);
     box.shift();
     this.queuedById.delete(transactionId);
+    // Served: to the end of the ring if more is waiting, out of it otherwise.
+    this.ring.delete(balanceId);
     if (box.length === 0) this.boxes.delete(balanceId);
+    else this.ring.set(balanceId, true);
   }
 
-  /**
-   * The next balance whose head the runner should apply, rotating through the ring. Balances whose
-   * mailbox emptied since they were put in the ring are dropped on the way.
-   */
+  /** The balance whose head the runner should apply next (the ring moves when that head is removed). */
   nextReady(): string | undefined {
-    for (;;) {
-      const balanceId = this.ready.shift();
-      if (balanceId === undefined) return undefined;
-      this.inRing.delete(balanceId);
-      if (this.boxes.has(balanceId)) return balanceId;
-    }
+    for (const balanceId of this.ring.keys()) return balanceId;
+    return undefined;
   }
 
-  /** Puts a balance back at the end of the ring if it still has work. */
-  requeue(balanceId: string): void {
-    if (this.boxes.has(balanceId)) this.addToRing(balanceId);
-  }
-
-  private addToRing(balanceId: string): void {
-    if (this.inRing.has(balanceId)) return;
-    this.inRing.add(balanceId);
-    this.ready.push(balanceId);
+  /** Balances with waiting work, in serving order (for snapshots and tests). */
+  ringOrder(): string[] {
+    return [...this.ring.keys()];
   }
 
   /** Every queued transaction in mailbox order, for snapshots. */

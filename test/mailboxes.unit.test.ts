@@ -16,7 +16,7 @@ function queued(transactionId: string, source: string): TransactionRecord {
   };
 }
 
-/** What the queue runner does: take the next balance, apply its head, put it back if work remains. */
+/** What the queue runner does: take the next balance and apply its head (removal moves the ring). */
 function runnerOrder(mailboxes: Mailboxes, steps = Number.MAX_SAFE_INTEGER): string[] {
   const order: string[] = [];
   for (let step = 0; step < steps; step += 1) {
@@ -26,7 +26,6 @@ function runnerOrder(mailboxes: Mailboxes, steps = Number.MAX_SAFE_INTEGER): str
     if (!head) throw new Error(`ready balance ${balanceId} has no head`);
     mailboxes.remove(balanceId, head.transaction_id);
     order.push(head.transaction_id);
-    mailboxes.requeue(balanceId);
   }
   return order;
 }
@@ -72,7 +71,6 @@ t.test('fairness under a seeded random load: every waiting balance is served wit
     if (balanceId === undefined) continue;
     const head = mailboxes.head(balanceId) as TransactionRecord;
     mailboxes.remove(balanceId, head.transaction_id);
-    mailboxes.requeue(balanceId);
     const since = Math.max(lastServedStep.get(balanceId) ?? -1, waitingSince.get(balanceId) ?? step);
     worstWait = Math.max(worstWait, step - since);
     lastServedStep.set(balanceId, step);

@@ -22,6 +22,8 @@ export interface LmdbLogOptions {
 }
 
 const FRAME_EVENTS_MAX_DEFAULT = 10_000;
+/** Decoded records kept for random reads (lookups of older transactions), counted in events. */
+const FRAME_CACHE_EVENTS_MAX = 50_000;
 const RESOLVED: Promise<void> = Promise.resolve();
 
 interface Deferred {
@@ -66,6 +68,9 @@ export class LmdbLog implements EventLog {
   private _durableSeq = 0;
   private sealedSeq = 0;
   private readonly commitListeners: Array<(stats: CommitStats) => void> = [];
+  /** Recently decoded records by key, oldest first (a Map keeps insertion order: LRU by re-inserting). */
+  private readonly frameCache = new Map<number, DecodedFrame>();
+  private frameCacheEvents = 0;
   private readonly sealListeners: Array<(lastSeq: number) => void> = [];
 
   private constructor(options: LmdbLogOptions) {
@@ -208,6 +213,32 @@ export class LmdbLog implements EventLog {
         yield { seq, event: frame.events[index] as LedgerEvent };
       }
     }
+  }
+
+  /** The record stored under `key` (the seq of its first event), decoded and checked; cached. */
+  frameAt(key: number): DecodedFrame | undefined {
+    const cached = this.frameCache.get(key);
+    if (cached) {
+      this.frameCache.delete(key);
+      this.frameCache.set(key, cached);
+      return cached;
+    }
+    const bytes = this.records.get(key);
+    if (!bytes) return undefined;
+    const frame = decodeFrame(key, bytes);
+    this.frameCache.set(key, frame);
+    this.frameCacheEvents += frame.events.length;
+    for (const [oldKey, old] of this.frameCache) {
+      if (this.frameCacheEvents <= FRAME_CACHE_EVENTS_MAX || oldKey === key) break;
+      this.frameCache.delete(oldKey);
+      this.frameCacheEvents -= old.events.length;
+    }
+    return frame;
+  }
+
+  /** Decoded records from the one holding `seq` on, checked as `frames` does. */
+  framesFrom(seq: number): Generator<DecodedFrame> {
+    return this.frames(this.startKeyFor(seq));
   }
 
   /** Decoded records from `fromKey` on, verifying checksums and the chain between consecutive records. */

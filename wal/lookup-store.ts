@@ -1,17 +1,22 @@
 // Transactions by id and by reference, kept in their own LMDB environment (data/lookup) beside the log.
 //
-// The log is the only thing on the acknowledgement path. Lookups are derived from it and written behind
-// it: apply puts full records into an in-memory overlay that reads see at once; when the log reports a
-// record durable, the overlay entries from the events in it become eligible and are written to LMDB in
-// large batches together with a checkpoint (the last seq they cover). Only durable events ever reach the
-// lookup environment, so after a crash it never knows a transaction the log does not. At start-up it
-// catches up from its checkpoint by reading the log. Deleting data/lookup is safe: it rebuilds.
+// The log already holds every version of every transaction record, so the lookups store positions, not
+// copies: id -> the key of the log record (frame) holding the transaction's newest version, and
+// reference -> id. Reading an older transaction decodes its frame (recently read frames are cached by
+// the log). This keeps the per-transaction cost of the lookups to two small keys.
+//
+// The log is the only thing on the acknowledgement path. Lookups are written behind it: apply puts full
+// records into an in-memory overlay that reads see at once; each sealed log record becomes a generation,
+// and once the log reports it durable its entries are written to LMDB in batches together with a
+// checkpoint (the last seq they cover). Only durable events ever reach the lookup environment, so after a
+// crash it never knows a transaction the log does not. At start-up it catches up from its checkpoint by
+// reading the log. Deleting data/lookup is safe: it rebuilds.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
-import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { TransactionStore } from '../engine/ports.js';
 import type { TransactionRecord } from '../engine/records.js';
+import type { DecodedFrame } from './frame-codec.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
 /**
@@ -22,16 +27,35 @@ const WRITE_INTERVAL_MS = 50;
 /** Records waiting beyond which a write starts at once instead of at the next interval. */
 const WRITE_BATCH_RECORDS = 20_000;
 /** Records per LMDB write batch while catching up from the log. */
-const CATCH_UP_BATCH_RECORDS = 20_000;
+const CATCH_UP_BATCH_RECORDS = 50_000;
+/**
+ * LMDB keys are limited in size (lmdb-js throws past its key buffer). Nothing Folio stores has a key
+ * anywhere near this long, so a longer one cannot be found and is not looked up.
+ */
+const LOOKUP_KEY_LENGTH_MAX = 500;
+
+/** How the store reads the log: one record (frame) by key, and all records from the one holding a seq. */
+export interface LogReader {
+  frameAt(key: number): DecodedFrame | undefined;
+  framesFrom(seq: number): Iterable<DecodedFrame>;
+}
 
 interface Generation {
+  /** Key of the log record these puts came from (the seq of its first event). */
+  frameKey: number;
   lastSeq: number;
   records: Map<string, TransactionRecord>;
 }
 
+interface Position {
+  transactionId: string;
+  reference: string;
+  frameKey: number;
+}
+
 export class LmdbTransactionStore implements TransactionStore {
   private readonly env: RootDatabase;
-  private readonly byId: Database<TransactionRecord, string>;
+  private readonly positions: Database<number, string>;
   private readonly idByReference: Database<string, string>;
   private readonly meta: Database<number, string>;
   /** Everything put and not yet written to LMDB, for reads. */
@@ -40,24 +64,23 @@ export class LmdbTransactionStore implements TransactionStore {
   /** Puts since the log last sealed a record, then one generation per sealed record. */
   private unsealed = new Map<string, TransactionRecord>();
   private readonly generations: Generation[] = [];
+  private sealedSeq = 0;
   private durableSeq = 0;
   private writing: Promise<void> | undefined;
   private writeTimer: NodeJS.Timeout | undefined;
   private muted = false;
   private _checkpoint: number;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, private readonly log: LogReader) {
     this.env = open({ path: dir, maxDbs: 4, mapSize: 1024 ** 3 });
-    // Amounts are bigints of any size: msgpackr needs its bigint extension for those beyond 64 bits.
-    const encoder = { useBigIntExtension: true };
-    this.byId = this.env.openDB<TransactionRecord, string>({ name: 'transactions', encoding: 'msgpack', encoder } as never);
+    this.positions = this.env.openDB<number, string>({ name: 'positions', encoding: 'ordered-binary' });
     this.idByReference = this.env.openDB<string, string>({ name: 'references', encoding: 'string' });
     this.meta = this.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
     this._checkpoint = this.meta.get(CHECKPOINT_KEY) ?? 0;
   }
 
-  static open(dir: string): LmdbTransactionStore {
-    return new LmdbTransactionStore(dir);
+  static open(dir: string, log: LogReader): LmdbTransactionStore {
+    return new LmdbTransactionStore(dir, log);
   }
 
   static directoryIn(dataDir: string): string {
@@ -77,7 +100,8 @@ export class LmdbTransactionStore implements TransactionStore {
   get(transactionId: string): TransactionRecord | undefined {
     const fresh = this.overlay.get(transactionId);
     if (fresh || !fitsKey(transactionId)) return fresh;
-    return this.byId.get(transactionId);
+    const frameKey = this.positions.get(transactionId);
+    return frameKey === undefined ? undefined : this.readRecord(transactionId, frameKey);
   }
 
   idForReference(reference: string): string | undefined {
@@ -93,10 +117,12 @@ export class LmdbTransactionStore implements TransactionStore {
     this.unsealed.set(record.transaction_id, record);
   }
 
-  /** The log sealed a record ending at `lastSeq`: every put so far came from events up to it. */
+  /** The log sealed a record ending at `lastSeq`: every put since the last seal came from its events. */
   sealed(lastSeq: number): void {
+    const frameKey = this.sealedSeq + 1;
+    this.sealedSeq = lastSeq;
     if (this.unsealed.size === 0) return;
-    this.generations.push({ lastSeq, records: this.unsealed });
+    this.generations.push({ frameKey, lastSeq, records: this.unsealed });
     this.unsealed = new Map();
   }
 
@@ -115,11 +141,11 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 
   private writeEligible(): void {
-    const batch = new Map<string, TransactionRecord>();
+    const batch = new Map<string, { record: TransactionRecord; frameKey: number }>();
     let lastSeq = this._checkpoint;
     while (this.generations.length > 0 && (this.generations[0] as Generation).lastSeq <= this.durableSeq) {
       const generation = this.generations.shift() as Generation;
-      for (const [id, record] of generation.records) batch.set(id, record);
+      for (const [id, record] of generation.records) batch.set(id, { record, frameKey: generation.frameKey });
       lastSeq = generation.lastSeq;
     }
     if (batch.size === 0) {
@@ -127,8 +153,10 @@ export class LmdbTransactionStore implements TransactionStore {
       this.advanceCheckpoint(this.durableSeq);
       return;
     }
-    this.writing = this.writeBatch(batch.values(), lastSeq).then(() => {
-      for (const [id, record] of batch) {
+    const positions: Position[] = [];
+    for (const [id, { record, frameKey }] of batch) positions.push({ transactionId: id, reference: record.reference, frameKey });
+    this.writing = this.writeBatch(positions, lastSeq).then(() => {
+      for (const [id, { record }] of batch) {
         if (this.overlay.get(id) === record) this.overlay.delete(id);
         if (this.referenceOverlay.get(record.reference) === id && !this.overlay.has(id)) {
           this.referenceOverlay.delete(record.reference);
@@ -140,14 +168,14 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 
   /**
-   * Queues the records and then the checkpoint as plain puts in one event turn, which lmdb-js commits
-   * together from its writer thread (a transaction callback would run on the main thread instead). The
-   * checkpoint goes last, so even if the batch were split it never lands before the records it covers.
+   * Queues the positions and then the checkpoint as plain puts in one event turn, which lmdb-js commits
+   * together from its writer thread. The checkpoint goes last, so even if the batch were split it never
+   * lands before the entries it covers.
    */
-  private writeBatch(records: Iterable<TransactionRecord>, lastSeq: number): Promise<void> {
-    for (const record of records) {
-      void this.byId.put(record.transaction_id, record);
-      void this.idByReference.put(record.reference, record.transaction_id);
+  private writeBatch(positions: Iterable<Position>, lastSeq: number): Promise<void> {
+    for (const position of positions) {
+      void this.positions.put(position.transactionId, position.frameKey);
+      void this.idByReference.put(position.reference, position.transactionId);
     }
     return this.meta.put(CHECKPOINT_KEY, lastSeq).then(() => this.advanceCheckpoint(lastSeq));
   }
@@ -157,17 +185,22 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 
   /**
-   * Brings LMDB up to the end of the log by reading the events after the checkpoint. A checkpoint past
+   * Brings LMDB up to the end of the log by reading the records after the checkpoint. A checkpoint past
    * the end of the log means the lookups belong to another history: they are dropped and rebuilt.
    */
-  async catchUp(events: (fromSeq: number) => Iterable<LoggedEvent>, logEndSeq: number): Promise<number> {
+  async catchUp(logEndSeq: number): Promise<number> {
     if (this._checkpoint > logEndSeq) await this.reset();
-    let batch: TransactionRecord[] = [];
+    let batch: Position[] = [];
     let lastSeq = this._checkpoint;
     let written = 0;
-    for (const { seq, event } of events(this._checkpoint + 1)) {
-      for (const record of recordsOf(event)) batch.push(record);
-      lastSeq = seq;
+    for (const frame of this.log.framesFrom(this._checkpoint + 1)) {
+      if (frame.last_seq <= this._checkpoint) continue;
+      for (const event of frame.events) {
+        for (const record of event.transactions ?? []) {
+          batch.push({ transactionId: record.transaction_id, reference: record.reference, frameKey: frame.first_seq });
+        }
+      }
+      lastSeq = frame.last_seq;
       if (batch.length >= CATCH_UP_BATCH_RECORDS) {
         written += batch.length;
         await this.writeBatch(batch, lastSeq);
@@ -177,12 +210,13 @@ export class LmdbTransactionStore implements TransactionStore {
     written += batch.length;
     if (lastSeq > this._checkpoint) await this.writeBatch(batch, lastSeq);
     this.durableSeq = Math.max(this.durableSeq, lastSeq);
+    this.sealedSeq = Math.max(this.sealedSeq, logEndSeq);
     return written;
   }
 
   private async reset(): Promise<void> {
     await this.env.transaction(() => {
-      this.byId.clearSync();
+      this.positions.clearSync();
       this.idByReference.clearSync();
       this.meta.put(CHECKPOINT_KEY, 0);
     });
@@ -192,6 +226,20 @@ export class LmdbTransactionStore implements TransactionStore {
   /** While muted, puts are ignored: used while replaying events the lookups already hold. */
   setMuted(muted: boolean): void {
     this.muted = muted;
+  }
+
+  /** The newest version of a transaction inside the log record at `frameKey`. */
+  private readRecord(transactionId: string, frameKey: number): TransactionRecord | undefined {
+    const frame = this.log.frameAt(frameKey);
+    if (!frame) return undefined;
+    for (let eventIndex = frame.events.length - 1; eventIndex >= 0; eventIndex -= 1) {
+      const records = frame.events[eventIndex]?.transactions;
+      if (!records) continue;
+      for (let index = records.length - 1; index >= 0; index -= 1) {
+        if ((records[index] as TransactionRecord).transaction_id === transactionId) return records[index];
+      }
+    }
+    return undefined;
   }
 
   /** Newest first; records still in memory are merged with those in LMDB. */
@@ -205,13 +253,18 @@ export class LmdbTransactionStore implements TransactionStore {
       else result.push(record);
       return result.length >= limit;
     };
-    for (const { key, value } of this.byId.getRange({ reverse: true })) {
+    for (const { key, value } of this.positions.getRange({ reverse: true })) {
       while (freshIndex < fresh.length && compareIdsDescending((fresh[freshIndex] as TransactionRecord).transaction_id, key) <= 0) {
         if (take(fresh[freshIndex] as TransactionRecord)) return result;
         freshIndex += 1;
       }
       if (this.overlay.has(key)) continue;
-      if (take(value)) return result;
+      if (skipped < offset) {
+        skipped += 1; // skipped entries need not be read from the log
+        continue;
+      }
+      const record = this.readRecord(key, value);
+      if (record && take(record)) return result;
     }
     while (freshIndex < fresh.length) {
       if (take(fresh[freshIndex] as TransactionRecord)) return result;
@@ -230,21 +283,10 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 }
 
-/**
- * LMDB keys are limited in size (lmdb-js throws past its key buffer). Nothing Folio stores has a key
- * anywhere near this long, so a longer one cannot be found and is not looked up.
- */
-const LOOKUP_KEY_LENGTH_MAX = 500;
-
 function fitsKey(key: string): boolean {
   return key.length <= LOOKUP_KEY_LENGTH_MAX;
 }
 
 function compareIdsDescending(a: string, b: string): number {
   return a < b ? 1 : a > b ? -1 : 0;
-}
-
-/** The transaction records an event writes: events carry full records, so no state is needed. */
-export function recordsOf(event: LedgerEvent): TransactionRecord[] {
-  return event.transactions ?? [];
 }
