@@ -347,6 +347,22 @@ async function resendUnanswered(url: string, book: Book, round: number, unanswer
   return problems;
 }
 
+/**
+ * Waits for the round's kill point, but fails instead of hanging if the server exits on its own or
+ * every client gives up first.
+ */
+async function untilAcknowledged(
+  book: Book, round: number, count: number, server: ChildServer, load: Promise<void>, ending: () => boolean,
+): Promise<void> {
+  const early = (what: string) => {
+    if (!ending()) throw new Error(`${what} before ${count} requests were acknowledged:\n${server.stderr().slice(-4000)}`);
+  };
+  const guards = [server.exited.then((code) => early(`the server exited (${code})`)), load.then(() => early('every client stopped'))];
+  // A guard that loses the race may still fail later; that is not an error then.
+  for (const guard of guards) guard.catch(() => undefined);
+  await Promise.race([book.acknowledgedAtLeast(round, count), ...guards]);
+}
+
 interface KillPoint {
   kind: 'at start' | 'mid-load' | 'queued burst';
   /** Acknowledgements in the round before the SIGKILL. */
@@ -407,9 +423,9 @@ for (const seed of testSeeds([])) {
       const point = points[round] as KillPoint;
       let killed = false;
       const load = runLoad(server.url, plan, book, round, { queuedOnly: point.kind === 'queued burst', persist: false }, () => killed);
-      await book.acknowledgedAtLeast(round, point.acknowledgements);
-      await server.kill();
+      await untilAcknowledged(book, round, point.acknowledgements, server, load, () => killed);
       killed = true;
+      await server.kill();
       await load;
       fresh = book.attempts.slice(firstAttempt);
       const cutOff = fresh.filter((attempt) => attempt.error !== undefined).length;
@@ -435,12 +451,14 @@ t.test('SIGTERM under load drains, exits 0 and keeps everything acknowledged', a
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const acknowledgements = rng.between(100, 400);
+  const acknowledgements = rng.between(50, 250);
   let stopped = false;
+  let terminating = false;
   // The clients keep sending through the shutdown, as real ones would: some requests are in flight
   // when the signal lands, later ones meet the draining server or a closed port, until it is gone.
   const load = runLoad(server.url, plan, book, 0, { queuedOnly: false, persist: true }, () => stopped);
-  await book.acknowledgedAtLeast(0, acknowledgements);
+  await untilAcknowledged(book, 0, acknowledgements, server, load, () => terminating);
+  terminating = true;
   const hang = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), PATIENCE_MS).unref());
   const exit = await Promise.race([server.terminate(), hang]);
   stopped = true;
