@@ -50,8 +50,12 @@ export function createApp(options: AppOptions): FolioApp {
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));
-  koa.use(async (_ctx, next) => {
-    if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'server is shutting down');
+  koa.use(async (ctx, next) => {
+    if (shuttingDown) {
+      // Keep-alive clients must let go of their connections, or closing the server waits out its grace.
+      ctx.set('Connection', 'close');
+      throw new ApiError('GEN_SHUTTING_DOWN', 'server is shutting down');
+    }
     return next();
   });
   koa.use(jsonBody(options.bodyBytesMax ?? BODY_BYTES_MAX));
