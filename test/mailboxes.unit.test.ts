@@ -113,10 +113,11 @@ t.test('a balance drained outside the runner and refilled is still served once p
   const mailboxes = new Mailboxes();
   mailboxes.enqueue('A', queued('a1', 'A'));
   mailboxes.enqueue('B', queued('b1', 'B'));
-  mailboxes.remove('A', 'a1'); // a synchronous transfer drained A
+  mailboxes.remove('A', 'a1'); // a synchronous transfer drained A: an empty mailbox leaves the ring
   mailboxes.enqueue('A', queued('a2', 'A'));
   mailboxes.enqueue('A', queued('a3', 'A'));
-  t.same(runnerOrder(mailboxes), ['a2', 'b1', 'a3']);
+  t.same(mailboxes.ringOrder(), ['B', 'A'], 'refilled, A joins behind B');
+  t.same(runnerOrder(mailboxes), ['b1', 'a2', 'a3']);
 });
 
 t.test('long mailboxes keep FIFO order across internal compaction', async (t) => {

@@ -72,6 +72,7 @@ async function writeHistory(runtime: LedgerRuntime, rng: SeededRandom, clock: Ma
         meta_data: rng.chance(0.1) ? { big: 2n ** 80n, step } : {},
         allow_overdraft: source === '@world' || rng.chance(0.05),
         skip_queue: rng.chance(0.5),
+        inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
       };
       const outcome = engine.createTransaction(command);
       if (outcome.ok) {
@@ -95,7 +96,7 @@ function queueBurst(runtime: LedgerRuntime, rng: SeededRandom, written: Written)
     const outcome = runtime.engine.createTransaction({
       source, destination: rng.pick(NAMES.filter((name) => name !== source)), precise_amount: BigInt(rng.between(1, 5000)),
       precision: 100n, currency: rng.pick(CURRENCIES), reference: '', description: 'burst', meta_data: {},
-      allow_overdraft: source === '@world', skip_queue: false,
+      allow_overdraft: source === '@world', skip_queue: false, inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
     });
     if (outcome.ok && outcome.value.created) {
       written.transactionIds.push(outcome.value.transaction.transaction_id);
