@@ -8,7 +8,6 @@ import type { LedgerEvent, Posting } from './events.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
 import {
-  isSplit,
   mailboxBalanceOf,
   type ApiKeyRecord,
   type BalanceRecord,
@@ -25,7 +24,7 @@ export class LedgerState {
   /** `indicator` + NUL + `currency` -> balance id; indicators are unique per currency. */
   readonly balanceIdByIndicator = new Map<string, string>();
   readonly mailboxes = new Mailboxes();
-  /** Holds still open (status INFLIGHT), by id. Split parents are not here; their legs are. */
+  /** Holds still open (status INFLIGHT), by id: plain holds, legs of split holds, and split parents. */
   readonly holds = new Map<string, TransactionRecord>();
   /** Transactions waiting for their `scheduled_for` time. */
   readonly scheduled = new Map<string, TransactionRecord>();
@@ -161,7 +160,7 @@ function applyTransactionRecord(state: LedgerState, record: TransactionRecord): 
   if (wasQueued && queued) state.mailboxes.update(mailboxBalanceOf(record), record);
   if (record.action !== undefined) trackPendingAction(state, record, queued);
 
-  if (record.status === 'INFLIGHT' && !isSplit(record)) {
+  if (record.status === 'INFLIGHT') {
     if (!state.holds.has(id)) {
       if (record.inflight_expiry_date > 0) state.timers.add(record.inflight_expiry_date, id, 'expire');
       if (record.inflight_commit_date > 0) state.timers.add(record.inflight_commit_date, id, 'auto_commit');

@@ -55,8 +55,7 @@ function processSplit(scope: DecisionScope, parent: TransactionRecord): Transact
     allow_overdraft: parent.allow_overdraft,
     inflight: parent.inflight,
     skip_queue: parent.skip_queue,
-    inflight_expiry_date: parent.inflight_expiry_date,
-    inflight_commit_date: parent.inflight_commit_date,
+    // A split hold's expiry and auto-commit act on the parent, which closes all its legs at once.
     meta_data: { ...parent.meta_data, [PARENT_META_KEY]: parent.transaction_id },
     batch_id: parent.batch_id,
   }, scope.now));
@@ -96,16 +95,23 @@ function processHoldAction(scope: DecisionScope, action: TransactionRecord): Tra
   if (isSplit(target)) return processSplitHoldAction(scope, action, target);
   const refusal = holdActionRefusal(target, action.action as 'commit' | 'void', action.precise_amount);
   if (refusal) return scope.write(rejected(action, refusal));
-  const held = heldAmount(target);
+  const child = closeOnHold(scope, action, target);
+  refreshSplitParent(scope, target.parent_transaction);
+  return child;
+}
+
+/** Settles or releases (part of) one open hold, writing the hold's new version and the child. */
+function closeOnHold(scope: DecisionScope, action: TransactionRecord, hold: TransactionRecord): TransactionRecord {
+  const held = heldAmount(hold);
   if (action.action === 'void') {
-    scope.draft.add(voidPostings(target.source, target.destination, held));
-    scope.write({ ...target, status: 'VOID' });
+    scope.draft.add(voidPostings(hold.source, hold.destination, held));
+    scope.write({ ...hold, status: 'VOID' });
     return scope.write({ ...withAmount(action, held), status: 'VOID' });
   }
   const amount = action.precise_amount === 0n ? held : action.precise_amount;
-  const committed = (target.committed_amount ?? 0n) + amount;
-  scope.draft.add(commitPostings(target.source, target.destination, amount));
-  scope.write({ ...target, committed_amount: committed, status: committed === target.precise_amount ? 'APPLIED' : 'INFLIGHT' });
+  const committed = (hold.committed_amount ?? 0n) + amount;
+  scope.draft.add(commitPostings(hold.source, hold.destination, amount));
+  scope.write({ ...hold, committed_amount: committed, status: committed === hold.precise_amount ? 'APPLIED' : 'INFLIGHT' });
   return scope.write({ ...withAmount(action, amount), status: 'APPLIED' });
 }
 
@@ -117,27 +123,50 @@ function processSplitHoldAction(scope: DecisionScope, action: TransactionRecord,
   for (const legId of parent.legs ?? []) {
     const leg = scope.transaction(legId);
     if (!leg || leg.status !== 'INFLIGHT') continue;
-    const held = heldAmount(leg);
-    total += held;
-    const child = newTransaction({
+    const legAction = newTransaction({
       transaction_id: scope.ids.next('txn'),
       parent_transaction: leg.transaction_id,
       source: leg.source,
       destination: leg.destination,
       reference: scope.ids.next('ref'),
       currency: leg.currency,
-      precise_amount: held,
+      precise_amount: 0n,
       precision: leg.precision,
       description: leg.description,
       meta_data: leg.meta_data,
       action: action.action,
       skip_queue: action.skip_queue,
     }, scope.now);
-    processHoldAction(scope, child);
+    total += closeOnHold(scope, legAction, leg).precise_amount;
   }
-  const status = action.action === 'void' ? 'VOID' : 'APPLIED';
-  scope.write({ ...parent, status, committed_amount: action.action === 'commit' ? parent.precise_amount : parent.committed_amount });
-  return scope.write({ ...withAmount(action, total), status });
+  scope.write(parentFromLegs(scope, parent));
+  return scope.write({ ...withAmount(action, total), status: action.action === 'void' ? 'VOID' : 'APPLIED' });
+}
+
+/** When the last open leg of a split hold closes on its own, the parent closes with it. */
+function refreshSplitParent(scope: DecisionScope, parentId: string): void {
+  if (parentId === '') return;
+  const parent = scope.transaction(parentId);
+  if (!parent || !isSplit(parent) || parent.status !== 'INFLIGHT') return;
+  const refreshed = parentFromLegs(scope, parent);
+  if (refreshed.status !== 'INFLIGHT') scope.write(refreshed);
+}
+
+/**
+ * A split hold's state follows its legs: open while any leg is open; once none is, APPLIED if anything
+ * was committed and VOID if nothing was.
+ */
+function parentFromLegs(scope: DecisionScope, parent: TransactionRecord): TransactionRecord {
+  let open = false;
+  let committed = 0n;
+  for (const legId of parent.legs ?? []) {
+    const leg = scope.transaction(legId);
+    if (!leg) continue;
+    if (leg.status === 'INFLIGHT') open = true;
+    committed += leg.committed_amount ?? 0n;
+  }
+  const status = open ? 'INFLIGHT' : committed > 0n ? 'APPLIED' : 'VOID';
+  return { ...parent, status, committed_amount: committed };
 }
 
 /** The record with its amount settled at processing time; the hash covers the amount, so it follows. */

@@ -24,13 +24,26 @@ export const identifierSchema = z.string().min(1, 'must not be empty').max(IDENT
 export const metaDataSchema = z
   .record(z.string(), z.unknown())
   .transform((value, context) => {
-    const normalized = normalizeLiterals(value) as Record<string, unknown>;
-    if (toJsonText(normalized).length > META_DATA_BYTES_MAX) {
-      context.addIssue({ code: 'custom', message: `must serialize to at most ${META_DATA_BYTES_MAX} bytes` });
+    const normalized = normalizeMetaData(value);
+    if (typeof normalized === 'string') {
+      context.addIssue({ code: 'custom', message: normalized });
       return z.NEVER;
     }
     return normalized;
   });
+
+/** Metadata as stored: long decimals as numbers, within the size bound; or why it is refused. */
+export function normalizeMetaData(value: Record<string, unknown>): Record<string, unknown> | string {
+  let empty = true;
+  for (const _key in value) {
+    empty = false;
+    break;
+  }
+  if (empty) return {};
+  const normalized = normalizeLiterals(value) as Record<string, unknown>;
+  if (toJsonText(normalized).length > META_DATA_BYTES_MAX) return `must serialize to at most ${META_DATA_BYTES_MAX} bytes`;
+  return normalized;
+}
 
 function normalizeLiterals(value: unknown): unknown {
   if (value instanceof DecimalLiteral) return Number(value.text);

@@ -12,9 +12,11 @@ import {
   DESCRIPTION_LENGTH_MAX,
   identifierSchema,
   metaDataSchema,
+  normalizeMetaData,
   REFERENCE_LENGTH_MAX,
 } from './common-schemas.js';
 import { parseTimeInput } from './time-input.js';
+import { validateThen, type ReportIssue } from './validation.js';
 
 /** Shares per side of a split. */
 export const SPLIT_SHARES_MAX = 100;
@@ -24,14 +26,6 @@ export const BULK_TRANSACTIONS_MAX = 10_000;
 const wholeNumberInput = z.union([z.number(), z.string(), z.bigint()]);
 const decimalInput = z.union([z.number(), z.string(), z.bigint(), z.instanceof(DecimalLiteral)]);
 export const optionalMetaData = z.union([metaDataSchema, z.null()]).optional().transform((value) => value ?? {});
-
-const timeInput = z.string().max(64).optional().transform((text, context) => {
-  if (text === undefined) return 0;
-  const parsed = parseTimeInput(text);
-  if (parsed.ok) return parsed.epochMs;
-  context.addIssue({ code: 'custom', message: parsed.message });
-  return z.NEVER;
-});
 
 export const amountFields = {
   amount: decimalInput.optional(),
@@ -104,8 +98,11 @@ function shareRequest(share: z.infer<typeof shareSchema>, precision: bigint): Sh
   return { identifier: share.identifier, distribution: text, request };
 }
 
+/** Shapes only: conversions and cross-field checks happen in `finishTransaction`, outside zod. */
 const transactionFields = {
-  ...amountFields,
+  amount: z.unknown().optional(),
+  precise_amount: z.unknown().optional(),
+  precision: z.unknown().optional(),
   currency: currencySchema,
   source: identifierSchema.optional(),
   destination: identifierSchema.optional(),
@@ -113,105 +110,138 @@ const transactionFields = {
   destinations: z.array(shareSchema).min(1).max(SPLIT_SHARES_MAX).optional(),
   reference: z.string().max(REFERENCE_LENGTH_MAX).optional(),
   description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
-  meta_data: optionalMetaData,
+  meta_data: z.record(z.string(), z.unknown()).nullable().optional(),
   allow_overdraft: z.boolean().optional(),
   skip_queue: z.boolean().optional(),
   inflight: z.boolean().optional(),
-  inflight_expiry_date: timeInput,
-  inflight_commit_date: timeInput,
-  scheduled_for: timeInput,
+  inflight_expiry_date: z.string().max(64).optional(),
+  inflight_commit_date: z.string().max(64).optional(),
+  scheduled_for: z.string().max(64).optional(),
   atomic: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 };
 
-type TransactionInput = z.infer<z.ZodObject<typeof transactionFields>>;
+const transactionSchema = z.object(transactionFields);
+type TransactionInput = z.output<typeof transactionSchema>;
+
+const TIME_FIELDS = ['inflight_expiry_date', 'inflight_commit_date', 'scheduled_for'] as const;
 
 /**
- * The checks that look at several fields together. They run even when some field failed its own schema
- * (zod's `when`), so one answer names every bad field; each check therefore guards the types it reads.
+ * The checks that look at several fields together and the conversions to exact values. They run on the
+ * raw input too when some field failed its shape, so one answer names every bad field; hence every
+ * read is guarded. Returns the command when nothing was wrong.
  */
-function checkTransaction(input: unknown, context: z.RefinementCtx, path: PropertyKey[] = []): void {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return;
-  const fields = input as Record<string, unknown>;
-  const issue = (message: string, ...at: PropertyKey[]): void => context.addIssue({ code: 'custom', message, path: [...path, ...at] });
-  if ((fields.source === undefined) === (fields.sources === undefined)) issue('give exactly one of source and sources', 'source');
+function finishTransaction(parsed: TransactionInput | undefined, raw: unknown, report: ReportIssue, path: PropertyKey[] = []): CreateTransactionCommand | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const fields = raw as Record<string, unknown>;
+  const issue = (message: string, ...at: PropertyKey[]): void => report([...path, ...at], message);
+  let failed = false;
+  const fail = (message: string, ...at: PropertyKey[]): void => {
+    failed = true;
+    issue(message, ...at);
+  };
+  if ((fields.source === undefined) === (fields.sources === undefined)) fail('give exactly one of source and sources', 'source');
   if ((fields.destination === undefined) === (fields.destinations === undefined)) {
-    issue('give exactly one of destination and destinations', 'destination');
+    fail('give exactly one of destination and destinations', 'destination');
   }
   const amount = resolveAmount(fields);
-  if (!amount.ok) {
-    issue(amount.message, amount.field);
-    return;
+  if (!amount.ok) fail(amount.message, amount.field);
+  const times = { inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0 };
+  for (const field of TIME_FIELDS) {
+    const text = fields[field];
+    if (typeof text !== 'string') continue;
+    const time = parseTimeInput(text);
+    if (time.ok) times[field] = time.epochMs;
+    else fail(time.message, field);
   }
-  for (const side of ['sources', 'destinations'] as const) {
-    const shares = fields[side];
-    if (!Array.isArray(shares)) continue;
-    for (const [index, share] of shares.entries()) {
-      if (typeof share !== 'object' || share === null) continue;
-      const parsed = shareRequest(share as z.infer<typeof shareSchema>, amount.precision);
-      if (typeof parsed === 'string') issue(parsed, side, index, 'distribution');
+  let metaData: Record<string, unknown> = {};
+  if (typeof fields.meta_data === 'object' && fields.meta_data !== null && !Array.isArray(fields.meta_data)) {
+    const normalized = normalizeMetaData(fields.meta_data as Record<string, unknown>);
+    if (typeof normalized === 'string') fail(normalized, 'meta_data');
+    else metaData = normalized;
+  }
+  const shares: Partial<Record<'sources' | 'destinations', ShareCommand[]>> = {};
+  if (amount.ok) {
+    for (const side of ['sources', 'destinations'] as const) {
+      const list = fields[side];
+      if (!Array.isArray(list)) continue;
+      const commands: ShareCommand[] = [];
+      for (const [index, share] of list.entries()) {
+        if (typeof share !== 'object' || share === null) continue;
+        const request = shareRequest(share as z.infer<typeof shareSchema>, amount.precision);
+        if (typeof request === 'string') fail(request, side, index, 'distribution');
+        else commands.push(request);
+      }
+      shares[side] = commands;
     }
   }
-}
-
-const always = { when: () => true };
-
-/** The engine command for input that passed every check above. */
-function toCommand(input: TransactionInput): CreateTransactionCommand {
-  const amount = resolveAmount(input) as Extract<ExactAmount, { ok: true }>;
-  const shares = (list: Array<z.infer<typeof shareSchema>> | undefined): ShareCommand[] | undefined =>
-    list?.map((share) => shareRequest(share, amount.precision) as ShareCommand);
+  if (failed || !parsed || !amount.ok) return undefined;
   const command: CreateTransactionCommand = {
-    source: input.source ?? '',
-    destination: input.destination ?? '',
+    source: parsed.source ?? '',
+    destination: parsed.destination ?? '',
     precise_amount: amount.precise_amount,
     precision: amount.precision,
-    currency: input.currency,
-    reference: input.reference ?? '',
-    description: input.description ?? '',
-    meta_data: input.meta_data,
-    allow_overdraft: input.allow_overdraft ?? false,
-    skip_queue: input.skip_queue ?? false,
-    inflight: input.inflight ?? false,
-    inflight_expiry_date: input.inflight_expiry_date,
-    inflight_commit_date: input.inflight_commit_date,
-    scheduled_for: input.scheduled_for,
-    atomic: input.atomic ?? false,
+    currency: parsed.currency,
+    reference: parsed.reference ?? '',
+    description: parsed.description ?? '',
+    meta_data: metaData,
+    allow_overdraft: parsed.allow_overdraft ?? false,
+    skip_queue: parsed.skip_queue ?? false,
+    inflight: parsed.inflight ?? false,
+    ...times,
+    atomic: parsed.atomic ?? false,
   };
-  const sources = shares(input.sources);
-  const destinations = shares(input.destinations);
-  if (sources) command.sources = sources;
-  if (destinations) command.destinations = destinations;
+  if (shares.sources) command.sources = shares.sources;
+  if (shares.destinations) command.destinations = shares.destinations;
   return command;
 }
 
-export const createTransactionSchema = z
-  .object(transactionFields)
-  .superRefine((input, context) => checkTransaction(input, context), always)
-  .transform((input) => ({ command: toCommand(input), dry_run: input.dry_run ?? false }));
+export interface ValidatedTransaction {
+  command: CreateTransactionCommand;
+  dry_run: boolean;
+}
 
-export const bulkSchema = z
-  .object({
-    transactions: z.array(z.object(transactionFields)).min(1).max(BULK_TRANSACTIONS_MAX),
-    atomic: z.boolean().optional(),
-    inflight: z.boolean().optional(),
-    skip_queue: z.boolean().optional(),
-    dry_run: z.boolean().optional(),
-  })
-  .superRefine((input, context) => {
-    const items: unknown = (input as { transactions?: unknown } | null)?.transactions;
-    if (!Array.isArray(items)) return;
-    for (const [index, item] of items.entries()) checkTransaction(item, context, ['transactions', index]);
-  }, always)
-  .transform((input) => {
-    const bulk: BulkCommand = {
-      transactions: input.transactions.map(toCommand),
-      atomic: input.atomic ?? false,
-      inflight: input.inflight ?? false,
-      skip_queue: input.skip_queue ?? false,
-    };
-    return { command: bulk, dry_run: input.dry_run ?? false };
+export function validateTransaction(input: unknown): ValidatedTransaction {
+  return validateThen(transactionSchema, input, (parsed, raw, report) => {
+    const command = finishTransaction(parsed, raw, report);
+    return command && { command, dry_run: parsed?.dry_run ?? false };
   });
+}
+
+const bulkShape = z.object({
+  transactions: z.array(transactionSchema).min(1).max(BULK_TRANSACTIONS_MAX),
+  atomic: z.boolean().optional(),
+  inflight: z.boolean().optional(),
+  skip_queue: z.boolean().optional(),
+  dry_run: z.boolean().optional(),
+});
+
+export interface ValidatedBulk {
+  command: BulkCommand;
+  dry_run: boolean;
+}
+
+export function validateBulk(input: unknown): ValidatedBulk {
+  return validateThen(bulkShape, input, (parsed, raw, report) => {
+    const items = (raw as { transactions?: unknown } | null)?.transactions;
+    if (!Array.isArray(items)) return undefined;
+    const transactions: CreateTransactionCommand[] = [];
+    for (const [index, item] of items.entries()) {
+      const command = finishTransaction(parsed?.transactions[index], item, report, ['transactions', index]);
+      if (command) transactions.push(command);
+    }
+    if (!parsed || transactions.length !== items.length) return undefined;
+    return {
+      command: {
+        transactions,
+        atomic: parsed.atomic ?? false,
+        inflight: parsed.inflight ?? false,
+        skip_queue: parsed.skip_queue ?? false,
+      },
+      dry_run: parsed.dry_run ?? false,
+    };
+  });
+}
 
 /** Inflight commit/void body; `status` is checked by the route first (it has its own error code). */
 export const inflightActionSchema = z.object({

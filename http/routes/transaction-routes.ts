@@ -8,7 +8,7 @@ import { IDENTIFIER_LENGTH_MAX, pageQuerySchema, REFERENCE_LENGTH_MAX } from '..
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
-import { bulkSchema, createTransactionSchema } from '../transaction-schemas.js';
+import { validateBulk, validateTransaction } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
 import { transactionView } from '../views.js';
 
@@ -16,7 +16,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
   router.post('/transactions', async (ctx) => {
-    const { command, dry_run } = validate(createTransactionSchema, ctx.request.body);
+    const { command, dry_run } = validateTransaction(ctx.request.body);
     if (dry_run) {
       await respond(ctx, core, 200, projectionView(engine.projectTransaction(command), command));
       return;
@@ -26,7 +26,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   });
 
   router.post('/transactions/bulk', async (ctx) => {
-    const { command, dry_run } = validate(bulkSchema, ctx.request.body);
+    const { command, dry_run } = validateBulk(ctx.request.body);
     if (dry_run) {
       await respond(ctx, core, 200, projectionView(engine.projectBulk(command)));
       return;
