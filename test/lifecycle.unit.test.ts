@@ -75,8 +75,12 @@ t.test('holds', async (t) => {
     t.equal(second.hold.status, 'INFLIGHT');
     t.equal(second.hold.committed_amount, 150n);
 
+    const allButOne = ok(commit(rig, holdId, 149n));
+    t.equal(allButOne.hold.status, 'INFLIGHT', 'one unit still held: still INFLIGHT');
+    t.equal(allButOne.hold.committed_amount, 299n);
+
     const rest = ok(commit(rig, holdId, 0n));
-    t.equal(rest.transaction.precise_amount, 150n, 'amount 0 commits all that remains');
+    t.equal(rest.transaction.precise_amount, 1n, 'amount 0 commits all that remains');
     t.equal(rest.hold.status, 'APPLIED', 'fully committed: the hold is APPLIED');
     t.equal(txn(rig, holdId).committed_amount, 300n);
     t.same(amountsOf(balance(rig, '@alice')), { balance: 700n, inflight_debit: 0n, inflight_credit: 0n, available: 700n });
@@ -624,6 +628,28 @@ t.test('splits', async (t) => {
     const late = commit(rig, parent.transaction_id);
     t.equal(late.ok, false, 'a commit after expiry is refused');
     if (late.ok) t.equal(late.value.transaction.precise_amount, 0n, `instead it "committed" ${late.value.transaction.precise_amount} and the parent is ${late.value.hold.status}`);
+  });
+
+  t.test('a split hold parent reports what its legs really committed', { todo: 'bug: split hold parent committed_amount is the full amount even when legs were rejected or closed on their own (see report)' }, async (t) => {
+    const rig = engineRig();
+    fund(rig, '@alice', 100n);
+    fund(rig, '@bob', 10n);
+    const parent = ok(rig.engine.createTransaction(transfer({
+      sources: [share('@alice', '50%'), share('@bob', '50%')], destination: '@carol', precise_amount: 80n, inflight: true, skip_queue: true,
+    }))).transaction;
+    t.same((parent.legs ?? []).map((id) => txn(rig, id).status), ['INFLIGHT', 'REJECTED'], '@bob could not hold its share');
+    const done = ok(commit(rig, parent.transaction_id));
+    t.equal(done.transaction.precise_amount, 40n, 'the commit moved 40');
+    t.same(amountsOf(balance(rig, '@carol')).balance, 40n);
+    t.equal(done.hold.committed_amount, 40n, 'and the parent should say 40 were committed');
+
+    const second = ok(rig.engine.createTransaction(transfer({
+      sources: [share('@alice', '50%'), share('@carol', '50%')], destination: '@dave', precise_amount: 20n, inflight: true, skip_queue: true,
+    }))).transaction;
+    ok(commit(rig, (second.legs ?? [])[0] as string));
+    const voided = ok(voidHold(rig, second.transaction_id));
+    t.same(amountsOf(balance(rig, '@dave')).balance, 10n, 'one leg was committed on its own before the void');
+    t.equal(voided.hold.committed_amount, 10n, 'the voided parent should say 10 were committed');
   });
 });
 

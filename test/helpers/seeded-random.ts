@@ -50,11 +50,16 @@ export class SeededRandom {
   }
 }
 
-/** The seeds a random test runs with: FOLIO_SEED alone when given, else the fixed ones plus a fresh one. */
+/**
+ * The seeds a random test runs with: FOLIO_SEED alone when given, else the fixed ones plus fresh ones
+ * (one, or FOLIO_FRESH_SEEDS of them for a longer soak).
+ */
 export function seedsToRun(fixed: number[]): number[] {
   const forced = process.env.FOLIO_SEED;
   if (forced !== undefined && forced !== '') return [Number(forced)];
-  return [...fixed, (Date.now() ^ (process.pid << 16)) >>> 0];
+  const fresh = Math.max(1, Number(process.env.FOLIO_FRESH_SEEDS ?? 1) || 1);
+  const base = (Date.now() ^ (process.pid << 16)) >>> 0;
+  return [...fixed, ...Array.from({ length: fresh }, (_, index) => (base + index * 0x9e3779b1) >>> 0)];
 }
 
 /**
