@@ -5,6 +5,7 @@
 // Actions that must find another one still queued are sent pipelined on one connection (see
 // helpers/pipelined.ts); everything else waits for queue work by polling.
 
+import fs from 'node:fs';
 import t, { type Test } from 'tap';
 import { checkError, checkZeroSumOverHttp, LedgerClient } from './helpers/ledger-client.js';
 import { pipelined } from './helpers/pipelined.js';
@@ -20,7 +21,10 @@ t.before(async () => {
   server = await startTestServer();
   api = new LedgerClient(server.url);
 });
-t.teardown(() => server?.stop());
+t.teardown(async () => {
+  await server?.stop();
+  if (server) fs.rmSync(server.dataDir, { recursive: true, force: true });
+});
 
 const SIX = ['balance', 'available', 'credit_balance', 'debit_balance', 'inflight_debit_balance', 'inflight_credit_balance'] as const;
 
