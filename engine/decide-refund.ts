@@ -84,7 +84,7 @@ function refundableMovement(scope: DecisionScope, original: TransactionRecord): 
     return notRefundable(`it settles part of hold ${original.parent_transaction}; refund the hold instead`);
   }
   const splitParent = original.meta_data[PARENT_META_KEY];
-  if (typeof splitParent === 'string' && splitParent === original.parent_transaction) {
+  if (typeof splitParent === 'string' && splitParent !== '' && splitParent === original.parent_transaction) {
     return notRefundable(`it is a leg of split ${splitParent}; refund the split instead`);
   }
   if (isSplit(original)) return reversedSplit(scope, original, notRefundable);
