@@ -274,6 +274,10 @@ export class LedgerEngine {
   actOnInflight(command: InflightActionCommand): Outcome<InflightActionResult> {
     const hold = this.state.transaction(command.transaction_id);
     if (hold && command.skip_queue && !this.state.pendingHoldActions.has(hold.transaction_id)) this.drain([mailboxBalanceOf(hold)]);
+    if (hold && !command.skip_queue) {
+      const refusal = this.queueRefusal([mailboxBalanceOf(hold)], 1);
+      if (refusal) return refused(refusal);
+    }
     const scope = this.scope();
     const outcome = decideInflightAction(scope, command);
     if (outcome.kind === 'rejected') return refused(outcome.rejection);

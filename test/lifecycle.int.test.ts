@@ -601,9 +601,10 @@ t.test('dry runs', async (t) => {
       const nothingCommitted = await api.post(`/refund-transaction/${hold.transaction_id}`, { dry_run: true });
       t.equal(nothingCommitted.status, 200);
       t.equal(nothingCommitted.body.rejection.code, 'TXN_NOT_REFUNDABLE', 'not refundable');
+      // An unknown id is a missing resource, for dry runs as for real ones (commit, void and refund alike).
       const unknown = await api.post('/refund-transaction/txn_nope', { dry_run: true });
-      t.equal(unknown.status, 200, 'even an unknown id answers with a projection');
-      t.equal(unknown.body.rejection.code, 'TXN_NOT_FOUND');
+      t.equal(unknown.status, 404, 'an unknown id is not found, dry run or not');
+      t.equal(unknown.body.error_detail.code, 'TXN_NOT_FOUND');
     });
   });
 });

@@ -39,6 +39,7 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
       throw new ApiError('TXN_INVALID_STATUS_ACTION', `status must be commit or void, not ${JSON.stringify(body.status)}`);
     }
     const transactionId = ctx.params.id as string;
+    if (!engine.state.transaction(transactionId)) throw new ApiError('TXN_NOT_FOUND', `transaction ${transactionId} not found`);
     const command: InflightActionCommand = {
       transaction_id: transactionId,
       action,

@@ -2,6 +2,7 @@
 // skip_queue, or a dry run with notes).
 
 import type { Router } from '@koa/router';
+import { ApiError } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
@@ -21,6 +22,10 @@ export function refundRoutes(router: Router, core: LedgerCore): void {
       meta_data: body.meta_data,
     };
     if (body.dry_run) {
+      // An unknown original is a missing resource, not a projected rejection (as for commits and voids).
+      if (!engine.state.transaction(command.transaction_id)) {
+        throw new ApiError('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`);
+      }
       await respond(ctx, core, 200, projectionView(engine.projectRefund(command)));
       return;
     }
