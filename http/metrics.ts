@@ -2,6 +2,7 @@
 // sizes and flush times, and gauges read at scrape time (queued transactions, lookup backlog, log lag).
 
 import client from 'prom-client';
+import { RequestMetrics } from './request-metrics.js';
 
 export interface GaugeSources {
   queuedTransactions(): number;
@@ -11,22 +12,18 @@ export interface GaugeSources {
 
 export class Metrics {
   readonly registry = new client.Registry();
-  private readonly requests: client.Counter<'method' | 'route' | 'status'>;
-  private readonly latency: client.Histogram<'method' | 'route'>;
+  private readonly requests = new RequestMetrics();
   private readonly walBatchEvents: client.Histogram;
   private readonly walFlushSeconds: client.Histogram;
 
   constructor(sources: GaugeSources) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'folio_' });
-    this.requests = new client.Counter({
-      name: 'folio_http_requests_total', help: 'HTTP requests by method, route and status',
-      labelNames: ['method', 'route', 'status'], registers: [this.registry],
-    });
-    this.latency = new client.Histogram({
-      name: 'folio_http_request_duration_seconds', help: 'HTTP request latency by method and route',
-      labelNames: ['method', 'route'], registers: [this.registry],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    });
+    this.registry.registerMetric(this.requests.counterMetric(
+      'folio_http_requests_total', 'HTTP requests by method, route and status',
+    ) as never);
+    this.registry.registerMetric(this.requests.histogramMetric(
+      'folio_http_request_duration_seconds', 'HTTP request latency by method and route',
+    ) as never);
     this.walBatchEvents = new client.Histogram({
       name: 'folio_wal_batch_events', help: 'Events per WAL group commit', registers: [this.registry],
       buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
@@ -49,21 +46,8 @@ export class Metrics {
     });
   }
 
-  /** Label sets resolved once: prom-client hashes a label object on every call otherwise. */
-  private readonly requestSeries = new Map<string, { count: client.Counter.Internal; latency: client.Histogram.Internal<string> }>();
-
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let series = this.requestSeries.get(key);
-    if (!series) {
-      series = {
-        count: this.requests.labels(method, route, String(status)),
-        latency: this.latency.labels(method, route),
-      };
-      this.requestSeries.set(key, series);
-    }
-    series.count.inc();
-    series.latency.observe(seconds);
+    this.requests.observe(method, route, status, seconds);
   }
 
   observeWalCommit(events: number, milliseconds: number): void {
