@@ -18,14 +18,15 @@ export class DecisionScope {
   readonly records: TransactionRecord[] = [];
   /** References claimed by records of this decision (reference -> id), which the store does not know yet. */
   private readonly references = new Map<string, string>();
-  private readonly createdById = new Map<string, BalanceRecord>();
-  private readonly createdByIndicator = new Map<string, BalanceRecord>();
+  // Created balances are rare; their indexes are made only when the first one is.
+  private createdById: Map<string, BalanceRecord> | undefined;
+  private createdByIndicator: Map<string, BalanceRecord> | undefined;
 
   constructor(readonly state: LedgerState, readonly now: number, readonly ids: IdSource) {}
 
   /** A balance by id, including those this decision creates. */
   balance(balanceId: string): BalanceRecord | undefined {
-    return this.state.balances.get(balanceId) ?? this.createdById.get(balanceId);
+    return this.state.balances.get(balanceId) ?? this.createdById?.get(balanceId);
   }
 
   /**
@@ -41,12 +42,12 @@ export class DecisionScope {
       }
       return balance;
     }
-    const existing = this.state.balanceByIndicator(name, currency) ?? this.createdByIndicator.get(indicatorKey(name, currency));
+    const existing = this.state.balanceByIndicator(name, currency) ?? this.createdByIndicator?.get(indicatorKey(name, currency));
     if (existing) return existing;
     const balance = newBalance(this.ids.next('bln'), GENERAL_LEDGER_ID, currency, name, '', {}, this.now);
     this.created.push(balance);
-    this.createdById.set(balance.balance_id, balance);
-    this.createdByIndicator.set(indicatorKey(name, currency), balance);
+    (this.createdById ??= new Map()).set(balance.balance_id, balance);
+    (this.createdByIndicator ??= new Map()).set(indicatorKey(name, currency), balance);
     return balance;
   }
 
@@ -81,8 +82,8 @@ export class DecisionScope {
     }
     this.draft.rollback(mark.postings);
     for (const balance of this.created.splice(mark.created)) {
-      this.createdById.delete(balance.balance_id);
-      this.createdByIndicator.delete(indicatorKey(balance.indicator, balance.currency));
+      this.createdById?.delete(balance.balance_id);
+      this.createdByIndicator?.delete(indicatorKey(balance.indicator, balance.currency));
     }
   }
 

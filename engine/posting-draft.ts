@@ -10,11 +10,12 @@ type Deltas = Record<PostingField, bigint>;
 
 export class PostingDraft {
   readonly postings: Posting[] = [];
-  private readonly deltas = new Map<string, Deltas>();
+  /** Made on the first posting: most decisions check funds before posting anything. */
+  private deltas: Map<string, Deltas> | undefined;
 
   /** The balance's available amount after the postings drafted so far. */
   available(balance: BalanceRecord): bigint {
-    const delta = this.deltas.get(balance.balance_id);
+    const delta = this.deltas?.get(balance.balance_id);
     if (!delta) return availableAmount(balance);
     return availableAmount(balance) + delta.credit - delta.debit - delta.inflight_debit;
   }
@@ -28,10 +29,11 @@ export class PostingDraft {
   }
 
   add(postings: Posting[]): void {
+    const deltas = (this.deltas ??= new Map());
     for (const posting of postings) {
       this.postings.push(posting);
-      let delta = this.deltas.get(posting.balance_id);
-      if (!delta) this.deltas.set(posting.balance_id, (delta = { credit: 0n, debit: 0n, inflight_credit: 0n, inflight_debit: 0n }));
+      let delta = deltas.get(posting.balance_id);
+      if (!delta) deltas.set(posting.balance_id, (delta = { credit: 0n, debit: 0n, inflight_credit: 0n, inflight_debit: 0n }));
       delta[posting.field] += posting.amount;
     }
   }
@@ -43,7 +45,7 @@ export class PostingDraft {
 
   rollback(mark: number): void {
     for (const posting of this.postings.splice(mark)) {
-      const delta = this.deltas.get(posting.balance_id) as Deltas;
+      const delta = this.deltas?.get(posting.balance_id) as Deltas;
       delta[posting.field] -= posting.amount;
     }
   }

@@ -10,10 +10,20 @@ const NEEDS_ESCAPING = /[\u0000-\u001f"\\\ud800-\udfff]/;
 const QUOTED_KEYS_MAX = 10_000;
 const quotedKeys = new Map<string, string>();
 
+/** JSON text rendered ahead of time (by a specialised writer) to be embedded as it is. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** A JSON string literal. */
+export function jsonString(value: string): string {
+  return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : '"' + value + '"';
+}
+
 export function toJsonText(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : '"' + value + '"';
+      return jsonString(value);
     case 'number':
       return Number.isFinite(value) ? String(value) : 'null';
     case 'bigint':
@@ -38,7 +48,7 @@ function objectText(value: object | null): string {
     }
     return text + ']';
   }
-  if (value instanceof DecimalLiteral) return value.text;
+  if (value instanceof RawJson || value instanceof DecimalLiteral) return value.text;
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   let text = '{';
   let first = true;

@@ -53,9 +53,10 @@ function checkDepth(root: unknown): void {
     // A DecimalLiteral is a number held as an object, not a level of nesting.
     if (typeof value !== 'object' || value === null || value instanceof DecimalLiteral) continue;
     if (depth > JSON_DEPTH_MAX) throw new JsonSyntaxError(`nesting deeper than ${JSON_DEPTH_MAX} levels`);
-    for (const [key, child] of Object.entries(value)) {
+    // Parsed JSON holds only own enumerable properties, so for...in needs no entries array.
+    for (const key in value) {
       if (!key.isWellFormed()) throw new JsonSyntaxError('a property name holds a lone surrogate (not valid Unicode)');
-      stack.push([child, depth + 1]);
+      stack.push([(value as Record<string, unknown>)[key], depth + 1]);
     }
   }
 }

@@ -10,6 +10,7 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema, resolveAmount } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
+import { transactionJson } from '../transaction-json.js';
 import { transactionView } from '../views.js';
 
 type AmountInput = { amount?: unknown; precise_amount?: unknown };
@@ -53,7 +54,7 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
     const { value, seq } = accepted(engine.actOnInflight(command));
     const answer = value.queued
       ? { transaction_id: value.hold.transaction_id, status: 'INFLIGHT', queued: true }
-      : transactionView(value.transaction);
+      : transactionJson(value.transaction);
     await respond(ctx, core, 200, answer, seq);
   });
 

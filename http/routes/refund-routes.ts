@@ -8,7 +8,7 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { refundSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionView } from '../views.js';
+import { transactionJson } from '../transaction-json.js';
 
 export function refundRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
@@ -30,6 +30,6 @@ export function refundRoutes(router: Router, core: LedgerCore): void {
       return;
     }
     const { value, seq } = accepted(engine.refund(command));
-    await respond(ctx, core, 201, transactionView(value.transaction), seq);
+    await respond(ctx, core, 201, transactionJson(value.transaction), seq);
   });
 }

@@ -10,7 +10,7 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { validateBulk, validateTransaction } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionView } from '../views.js';
+import { transactionJson, transactionListJson } from '../transaction-json.js';
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
@@ -22,7 +22,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
       return;
     }
     const { value, seq } = accepted(engine.createTransaction(command));
-    await respond(ctx, core, value.created ? 201 : 200, transactionView(value.transaction), seq);
+    await respond(ctx, core, value.created ? 201 : 200, transactionJson(value.transaction), seq);
   });
 
   router.post('/transactions/bulk', async (ctx) => {
@@ -46,7 +46,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
 
   router.get('/transactions', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
-    await respond(ctx, core, 200, core.listTransactions(page.offset, page.limit).map(transactionView));
+    await respond(ctx, core, 200, transactionListJson(core.listTransactions(page.offset, page.limit)));
   });
 
   router.get('/transactions/reference/:reference', async (ctx) => {
@@ -55,13 +55,13 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     const transactionId = reference.length > REFERENCE_LENGTH_MAX ? undefined : engine.state.transactions.idForReference(reference);
     const transaction = transactionId === undefined ? undefined : engine.state.transaction(transactionId);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `no transaction with reference ${reference}`);
-    await respond(ctx, core, 200, transactionView(transaction));
+    await respond(ctx, core, 200, transactionJson(transaction));
   });
 
   router.get('/transactions/:id', async (ctx) => {
     const transactionId = ctx.params.id as string;
     const transaction = transactionId.length > IDENTIFIER_LENGTH_MAX ? undefined : engine.state.transaction(transactionId);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `transaction ${ctx.params.id} not found`);
-    await respond(ctx, core, 200, transactionView(transaction));
+    await respond(ctx, core, 200, transactionJson(transaction));
   });
 }
