@@ -5,7 +5,7 @@
 
 import { runLoad, type LoadSummary } from './load.js';
 import type { BenchResult, Figure } from './report.js';
-import { expectJson, startBareKoa, startFolio, walCounters, walDelta, type RunningServer } from './servers.js';
+import { expectJson, explainFailure, startBareKoa, startFolio, walCounters, walDelta, type RunningServer } from './servers.js';
 import type { BenchSettings } from './settings.js';
 import { median } from './stats.js';
 
@@ -62,7 +62,8 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
         title: `${which} ${round}`, url: servers[which].url, path: '/transactions', body,
         connections: settings.connections, seconds, serverPid: servers[which].pid,
       });
-    const warmupSeconds = Math.min(2, settings.seconds);
+    // Folio's first seconds cost more CPU per request (JIT, a fresh LMDB file growing): warm both up first.
+    const warmupSeconds = Math.min(5, settings.seconds);
     log(`http: warm-up ${warmupSeconds} s each`);
     await load('bare', warmupSeconds, 'warm-up');
     await load('folio', warmupSeconds, 'warm-up');
@@ -81,7 +82,7 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
     }
   } catch (error) {
     failing = true;
-    throw error;
+    throw explainFailure(error, [bare, folio]);
   } finally {
     await stopServers([bare, folio], failing, log);
   }

@@ -12,7 +12,7 @@ import { runLoad, type LoadSummary } from './load.js';
 import { processCpuMicros } from './process-cpu.js';
 import type { BenchResult, Figure } from './report.js';
 import { makeTempDir, removeTempDir, runJsonChild } from './resources.js';
-import { expectJson, requestJson, startFolio, type RunningServer } from './servers.js';
+import { expectJson, explainFailure, requestJson, startFolio, type RunningServer } from './servers.js';
 import type { BenchSettings } from './settings.js';
 import { stopServers } from './http-bench.js';
 
@@ -122,7 +122,7 @@ export async function queuedBench(settings: BenchSettings, log: (line: string) =
     if (applied < accepted) throw new Error(`${accepted} transfers were accepted but only ${applied} applied`);
   } catch (error) {
     failing = true;
-    throw error;
+    throw explainFailure(error, [folio]);
   } finally {
     await stopServers([folio], failing, log);
   }

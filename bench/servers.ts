@@ -17,20 +17,47 @@ export interface RunningServer {
   child: Child;
   /** Stops the server (SIGTERM, so Folio flushes and exits 0) and removes its data, if any. */
   stop(): Promise<void>;
+  /** If the process ended without stop() being called: how, with the end of its stderr. */
+  unexpectedExit(): string | undefined;
+}
+
+/** Notes an exit that the bench did not ask for, so a failing load can say the server was gone. */
+function watchExit(name: string, child: Child): { stopping(): void; unexpectedExit(): string | undefined } {
+  let stopping = false;
+  let report: string | undefined;
+  void child.exited.then((how) => {
+    if (stopping) return;
+    const cause = how === 0 ? ' (exit 0 without being stopped: something else sent it SIGTERM or SIGINT)' : '';
+    report = `${name} (pid ${child.pid}) ended on its own with ${how}${cause}; stderr ends:\n${child.stderr().slice(-2000)}`;
+  });
+  return { stopping: () => void (stopping = true), unexpectedExit: () => report };
+}
+
+/** The error to report: the original one, plus any server that was found gone. */
+export function explainFailure(error: unknown, servers: Array<RunningServer | undefined>): Error {
+  const gone = servers.map((server) => server?.unexpectedExit()).filter((text): text is string => text !== undefined);
+  if (gone.length === 0) return error as Error;
+  return new Error(`${(error as Error).message}\n${gone.join('\n')}`);
 }
 
 export async function startFolio(label: string): Promise<RunningServer> {
   const dataDir = makeTempDir(label);
   const child = spawnChild(process.execPath, [FOLIO_CLI, 'serve'], {
-    env: { ...process.env, FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir, FOLIO_LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env, FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir,
+      FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn',
+    },
   });
+  const watch = watchExit('folio', child);
   try {
     const [, url] = await waitForOutput(child, LISTENING);
     return {
       url: url!,
       pid: child.pid,
       child,
+      unexpectedExit: watch.unexpectedExit,
       async stop() {
+        watch.stopping();
         const code = await child.stop();
         removeTempDir(dataDir);
         if (code !== 0) throw new Error(`folio exited with ${code} on SIGTERM; stderr:\n${child.stderr()}`);
@@ -48,13 +75,16 @@ export async function startBareKoa(responseJson: string): Promise<RunningServer>
   const child = spawnChild(process.execPath, [BARE_SERVER], {
     env: { ...process.env, FOLIO_BENCH_BARE_RESPONSE: responseJson },
   });
+  const watch = watchExit('bare Koa', child);
   try {
     const [, url] = await waitForOutput(child, LISTENING);
     return {
       url: url!,
       pid: child.pid,
       child,
+      unexpectedExit: watch.unexpectedExit,
       async stop() {
+        watch.stopping();
         await child.stop();
       },
     };

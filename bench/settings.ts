@@ -6,6 +6,8 @@
 //   FOLIO_BENCH_ROUNDS=n       interleaved rounds per server in the http bench (at least 2)
 //   FOLIO_BENCH_BALANCES=n     balances created by the memory bench
 //   FOLIO_BENCH_CLIENTS=n      concurrent in-process clients in the engine bench
+//   FOLIO_BENCH_SERVER_LOG_LEVEL  log level of the Folio child servers (default warn; info logs every
+//                              request, which costs throughput, but also shows why a server stopped)
 
 export interface BenchSettings {
   /** True when anything was shortened: the figures are then not the ones to put on record. */
