@@ -69,8 +69,11 @@ export function formatTable(results: BenchResult[]): string {
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }
 
-/** Writes the result with the conditions it was measured under; quick runs go beside the full ones. */
-export function writeResult(result: BenchResult, settings: BenchSettings, startedAt: Date): string {
+/**
+ * Writes the result with the conditions it was measured under (including the host's load averages at
+ * start and end: other work on this shared VM moves every figure); quick runs go beside the full ones.
+ */
+export function writeResult(result: BenchResult, settings: BenchSettings, startedAt: Date, loadAtStart: number[]): string {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `${result.name}${settings.quick ? '.quick' : ''}.json`);
   const body = {
@@ -82,6 +85,8 @@ export function writeResult(result: BenchResult, settings: BenchSettings, starte
       memory_bytes: os.totalmem(),
       node: process.version,
       platform: `${os.platform()} ${os.release()}`,
+      load_average_at_start: loadAtStart.map((value) => Number(value.toFixed(2))),
+      load_average_at_end: os.loadavg().map((value) => Number(value.toFixed(2))),
     },
     settings,
     figures: result.figures.map((figure) => ({ ...figure, met: targetMet(figure) })),

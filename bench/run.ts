@@ -3,6 +3,7 @@
 // that fails (e.g. a non-2xx response under load) is reported and makes the run exit 1; the others still
 // run. Missed targets are shown in the table but are not failures. Settings: see settings.ts.
 
+import os from 'node:os';
 import { engineBench } from './engine-bench.js';
 import { httpBench } from './http-bench.js';
 import { memoryBench } from './memory-bench.js';
@@ -36,10 +37,12 @@ async function main(argv: string[]): Promise<number> {
   const failures: string[] = [];
   for (const name of names) {
     const startedAt = new Date();
+    const loadAtStart = os.loadavg();
+    log(`${name}: host load average ${loadAtStart.map((value) => value.toFixed(2)).join(' ')}`);
     try {
       const result = await BENCHES[name]!(settings, log);
       results.push(result);
-      log(`${name}: wrote ${writeResult(result, settings, startedAt)}`);
+      log(`${name}: wrote ${writeResult(result, settings, startedAt, loadAtStart)}`);
     } catch (error) {
       failures.push(name);
       log(`${name}: FAILED: ${(error as Error).stack ?? String(error)}`);
