@@ -1,0 +1,119 @@
+// Bench `http`: synchronous single transfers (skip_queue) over HTTP against Folio, and against a bare
+// Koa + koa-body server answering the same JSON, in the same run. The VM is noisy, so the two are
+// interleaved (bare, folio, bare, folio, ...) and medians reported; each server's CPU time per request is
+// reported too, as it barely moves with the host's load. Every response must be 2xx.
+
+import { runLoad, type LoadSummary } from './load.js';
+import type { BenchResult, Figure } from './report.js';
+import { expectJson, explainFailure, startBareKoa, startFolio, walCounters, walDelta, type RunningServer } from './servers.js';
+import type { BenchSettings } from './settings.js';
+import { median } from './stats.js';
+
+export const RATIO_TARGET = 0.6;
+export const P99_TARGET_MS = 25;
+
+const TRANSFER = {
+  source: '@bench-src', destination: '@bench-dst', precise_amount: 1, precision: 100, currency: 'USD',
+  description: 'http bench', skip_queue: true,
+};
+
+/** Stops every server that started; a stop failure is reported unless an earlier error is already on its way. */
+export async function stopServers(servers: Array<RunningServer | undefined>, failing: boolean, log: (line: string) => void): Promise<void> {
+  const outcomes = await Promise.allSettled(servers.filter((server) => server !== undefined).map((server) => server.stop()));
+  const failures = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failures.length === 0) return;
+  if (failing) for (const failure of failures) log(`also: ${(failure.reason as Error).message}`);
+  else throw failures[0]!.reason;
+}
+
+function summarise(runs: LoadSummary[]): { rps: number; p50: number; p99: number; cpu: number } {
+  return {
+    rps: median(runs.map((run) => run.requestsPerSecond)),
+    p50: median(runs.map((run) => run.latencyP50Ms)),
+    p99: median(runs.map((run) => run.latencyP99Ms)),
+    cpu: median(runs.map((run) => run.serverCpuMicrosPerRequest ?? Number.NaN)),
+  };
+}
+
+export async function httpBench(settings: BenchSettings, log: (line: string) => void): Promise<BenchResult> {
+  let folio: RunningServer | undefined;
+  let bare: RunningServer | undefined;
+  let failing = false;
+  const rounds: { bare: LoadSummary[]; folio: LoadSummary[] } = { bare: [], folio: [] };
+  const walRounds: Array<ReturnType<typeof walDelta>> = [];
+  try {
+    folio = await startFolio('http');
+    await expectJson(folio.url, 'POST', '/transactions', 201, {
+      source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
+      currency: 'USD', allow_overdraft: true, skip_queue: true,
+    });
+    const sample = await expectJson(folio.url, 'POST', '/transactions', 201, TRANSFER);
+    if (sample.body?.status !== 'APPLIED') throw new Error(`sample transfer was not applied: ${sample.text}`);
+    bare = await startBareKoa(sample.text);
+    const bareSample = await expectJson(bare.url, 'POST', '/transactions', 201, TRANSFER);
+    if (bareSample.text.length !== sample.text.length) {
+      throw new Error(`bare server answers ${bareSample.text.length} bytes, Folio ${sample.text.length}`);
+    }
+
+    const body = JSON.stringify(TRANSFER);
+    const servers = { bare, folio };
+    const load = (which: 'bare' | 'folio', seconds: number, round: string): Promise<LoadSummary> =>
+      runLoad({
+        title: `${which} ${round}`, url: servers[which].url, path: '/transactions', body,
+        connections: settings.connections, seconds, serverPid: servers[which].pid,
+      });
+    // Folio's first seconds cost more CPU per request (JIT, a fresh LMDB file growing): warm both up first.
+    const warmupSeconds = Math.min(5, settings.seconds);
+    log(`http: warm-up ${warmupSeconds} s each`);
+    await load('bare', warmupSeconds, 'warm-up');
+    await load('folio', warmupSeconds, 'warm-up');
+    for (let round = 1; round <= settings.rounds; round += 1) {
+      for (const which of ['bare', 'folio'] as const) {
+        const walBefore = which === 'folio' ? await walCounters(folio.url) : undefined;
+        const summary = await load(which, settings.seconds, `round ${round}`);
+        rounds[which].push(summary);
+        if (walBefore) walRounds.push(walDelta(walBefore, await walCounters(folio.url)));
+        log(
+          `http: round ${round} ${which.padEnd(5)} ${summary.requestsPerSecond.toFixed(0)} req/s, ` +
+          `p50 ${summary.latencyP50Ms} ms, p99 ${summary.latencyP99Ms} ms, ` +
+          `${(summary.serverCpuMicrosPerRequest ?? Number.NaN).toFixed(1)} µs CPU/req`,
+        );
+      }
+    }
+  } catch (error) {
+    failing = true;
+    throw explainFailure(error, [bare, folio]);
+  } finally {
+    await stopServers([bare, folio], failing, log);
+  }
+
+  const b = summarise(rounds.bare);
+  const f = summarise(rounds.folio);
+  // Each Folio round ran right after a bare one, so the ratio within a round cancels most host drift.
+  const paired = (ratio: (bare: LoadSummary, folio: LoadSummary) => number): number =>
+    median(rounds.folio.map((folioRound, index) => ratio(rounds.bare[index]!, folioRound)));
+  const rpsRatio = paired((bareRound, folioRound) => folioRound.requestsPerSecond / bareRound.requestsPerSecond);
+  const cpuRatio = paired((bareRound, folioRound) => (bareRound.serverCpuMicrosPerRequest ?? Number.NaN) / (folioRound.serverCpuMicrosPerRequest ?? Number.NaN));
+  const figures: Figure[] = [
+    { label: 'bare Koa req/s (median)', value: b.rps, unit: 'req/s' },
+    { label: 'Folio req/s (median)', value: f.rps, unit: 'req/s' },
+    { label: 'Folio / bare, req/s (paired rounds)', value: rpsRatio, unit: 'ratio', digits: 2, target: { op: '>=', value: RATIO_TARGET } },
+    { label: 'bare Koa p50', value: b.p50, unit: 'ms' },
+    { label: 'bare Koa p99', value: b.p99, unit: 'ms' },
+    { label: 'Folio p50', value: f.p50, unit: 'ms' },
+    { label: 'Folio p99', value: f.p99, unit: 'ms', target: { op: '<=', value: P99_TARGET_MS } },
+    { label: 'bare Koa server CPU/request', value: b.cpu, unit: 'µs', digits: 1 },
+    { label: 'Folio server CPU/request', value: f.cpu, unit: 'µs', digits: 1 },
+    {
+      label: 'Folio / bare, by CPU/request', value: cpuRatio, unit: 'ratio', digits: 2,
+      target: { op: '>=', value: RATIO_TARGET }, note: 'steadier than req/s on this VM',
+    },
+    { label: 'Folio WAL events per commit', value: median(walRounds.map((wal) => wal.eventsPerCommit)), unit: 'events', digits: 1 },
+    { label: 'Folio WAL seal to durable (mean)', value: median(walRounds.map((wal) => wal.commitMs)), unit: 'ms', digits: 2 },
+  ];
+  return {
+    name: 'http',
+    figures,
+    details: { connections: settings.connections, seconds_per_round: settings.seconds, rounds, folio_wal_per_round: walRounds },
+  };
+}

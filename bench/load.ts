@@ -1,0 +1,86 @@
+// One autocannon load against one server, reduced to the figures the benches report, with the server's
+// CPU time per request read around it. Any response that is not 2xx, any connection error or timeout
+// makes the load fail: a bench that measured error answers would report nonsense.
+
+import autocannon from 'autocannon';
+import { processCpuMicros } from './process-cpu.js';
+
+export interface LoadOptions {
+  title: string;
+  url: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  body?: string;
+  connections: number;
+  seconds: number;
+  /** Server process whose CPU time is read before and after the load. */
+  serverPid?: number;
+  /** Called once per connection, e.g. to give each connection its own request body. */
+  setupClient?: (client: autocannon.Client) => void;
+  /** Called with the running instance, e.g. to follow responses as they arrive. */
+  onStart?: (instance: autocannon.Instance) => void;
+}
+
+export interface LoadSummary {
+  title: string;
+  /** Mean of autocannon's one-second samples of completed requests. */
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMeanMs: number;
+  latencyMaxMs: number;
+  responses2xx: number;
+  durationSeconds: number;
+  /** Server CPU (user + system, all threads) divided by the 2xx responses; undefined without serverPid. */
+  serverCpuMicrosPerRequest?: number;
+  /** Server CPU time over wall time during the load, in cores. */
+  serverCpuCores?: number;
+}
+
+export class LoadFailure extends Error {
+  override readonly name = 'LoadFailure';
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
+  const cpuBefore = options.serverPid === undefined ? 0 : processCpuMicros(options.serverPid);
+  const started = performance.now();
+  const running = autocannon({
+    title: options.title,
+    url: options.url + options.path,
+    method: options.method ?? 'POST',
+    headers: options.body === undefined ? {} : { 'content-type': 'application/json' },
+    body: options.body,
+    connections: options.connections,
+    duration: options.seconds,
+    setupClient: options.setupClient,
+  }) as Promise<autocannon.Result> & autocannon.Instance;
+  options.onStart?.(running);
+  const result = await running;
+  const wallMicros = (performance.now() - started) * 1000;
+  const cpuMicros = options.serverPid === undefined ? undefined : processCpuMicros(options.serverPid) - cpuBefore;
+
+  const problems: string[] = [];
+  if (result.non2xx > 0) {
+    const byStatus = Object.entries(result.statusCodeStats ?? {})
+      .filter(([status]) => !status.startsWith('2'))
+      .map(([status, stats]) => `${stats.count ?? '?'} x ${status}`);
+    problems.push(`${result.non2xx} non-2xx responses (${byStatus.join(', ')})`);
+  }
+  if (result.errors > 0) problems.push(`${result.errors} connection errors`);
+  if (result.timeouts > 0) problems.push(`${result.timeouts} timeouts`);
+  if (result['2xx'] === 0) problems.push('no 2xx responses at all');
+  if (problems.length > 0) throw new LoadFailure(`${options.title}: ${problems.join('; ')}`);
+
+  return {
+    title: options.title,
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    latencyMeanMs: result.latency.average,
+    latencyMaxMs: result.latency.max,
+    responses2xx: result['2xx'],
+    durationSeconds: result.duration,
+    serverCpuMicrosPerRequest: cpuMicros === undefined ? undefined : cpuMicros / result['2xx'],
+    serverCpuCores: cpuMicros === undefined ? undefined : cpuMicros / wallMicros,
+  };
+}

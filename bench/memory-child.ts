@@ -1,0 +1,112 @@
+// The memory bench's worker, run with --expose-gc: opens the real LedgerRuntime on the given directory,
+// measures RSS after GC, then sends one transfer from an overdraft source to each of N distinct @names
+// (so N balances are created through the engine, each holding an amount), waits until the log and the
+// lookup store have caught up, collects garbage again and measures. Prints one JSON line.
+//
+//   node --expose-gc dist/bench/memory-child.js <balances> <dataDir>
+
+import fs from 'node:fs';
+import { LedgerRuntime } from '../bin/ledger-runtime.js';
+import type { CreateTransactionCommand } from '../engine/commands.js';
+
+export interface MemorySnapshot {
+  rssBytes: number;
+  rssAnonBytes: number;
+  rssFileBytes: number;
+  rssShmemBytes: number;
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  externalBytes: number;
+  arrayBuffersBytes: number;
+}
+
+export interface MemoryChildResult {
+  balances: number;
+  createSeconds: number;
+  baseline: MemorySnapshot;
+  loaded: MemorySnapshot;
+}
+
+/** Transfers decided per turn before waiting for the log; one WAL record holds at most 10,000 events. */
+const CHUNK = 10_000;
+
+function gc(): void {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (!collect) throw new Error('run with --expose-gc');
+  collect();
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Collects garbage a few times with turns in between, so finalisers and freed pages settle, then reads. */
+async function snapshot(): Promise<MemorySnapshot> {
+  for (let pass = 0; pass < 3; pass += 1) {
+    gc();
+    await sleep(100);
+  }
+  const status = fs.readFileSync('/proc/self/status', 'utf8');
+  const kib = (field: string): number => {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (!match) throw new Error(`no ${field} in /proc/self/status`);
+    return Number(match[1]) * 1024;
+  };
+  const usage = process.memoryUsage();
+  return {
+    rssBytes: kib('VmRSS'),
+    rssAnonBytes: kib('RssAnon'),
+    rssFileBytes: kib('RssFile'),
+    rssShmemBytes: kib('RssShmem'),
+    heapUsedBytes: usage.heapUsed,
+    heapTotalBytes: usage.heapTotal,
+    externalBytes: usage.external,
+    arrayBuffersBytes: usage.arrayBuffers,
+  };
+}
+
+function transferTo(destination: string): CreateTransactionCommand {
+  return {
+    source: '@memory-source', destination, precise_amount: 100n, precision: 100n, currency: 'USD', reference: '',
+    description: '', meta_data: {}, allow_overdraft: true, skip_queue: true,
+  };
+}
+
+async function main(): Promise<void> {
+  const [balancesText, dataDir] = process.argv.slice(2);
+  const balances = Number(balancesText);
+  if (!Number.isInteger(balances) || balances < 1 || !dataDir) throw new Error('usage: memory-child <balances> <dataDir>');
+  const runtime = await LedgerRuntime.open({ dataDir });
+  const { engine } = runtime;
+  // The source exists before the baseline, so the loaded state differs by the N destinations only.
+  const first = engine.createTransaction(transferTo('@memory-warmup'));
+  if (!first.ok) throw new Error(`warm-up transfer refused: ${first.rejection.code}`);
+  await runtime.durable(first.seq);
+  const baseline = await snapshot();
+
+  const started = performance.now();
+  for (let from = 0; from < balances; from += CHUNK) {
+    let lastSeq = 0;
+    for (let index = from; index < Math.min(balances, from + CHUNK); index += 1) {
+      const outcome = engine.createTransaction(transferTo(`@memory-${index}`));
+      if (!outcome.ok) throw new Error(`transfer ${index} refused: ${outcome.rejection.code}`);
+      lastSeq = outcome.seq;
+    }
+    await runtime.durable(lastSeq);
+  }
+  const createSeconds = (performance.now() - started) / 1000;
+  // Records waiting for the lookup store are memory a running server would have freed by now.
+  while (runtime.store.backlog > 0) await sleep(50);
+  const created = engine.state.balances.size;
+  if (created < balances + 2) throw new Error(`expected at least ${balances + 2} balances, found ${created}`);
+  const loaded = await snapshot();
+  await runtime.close();
+  const result: MemoryChildResult = { balances, createSeconds, baseline, loaded };
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`memory-child: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

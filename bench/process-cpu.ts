@@ -1,0 +1,29 @@
+// CPU time a process has used (user + system, all its threads), read from /proc/<pid>/stat. On this
+// shared VM the server's CPU per request is a much steadier figure than requests per second, which
+// swings with whatever else the host is doing.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+
+/** The kernel's clock ticks per second, in which /proc reports CPU times. */
+export function clockTicksPerSecond(): number {
+  if (ticksPerSecond === undefined) {
+    const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`getconf CLK_TCK gave ${value}`);
+    ticksPerSecond = value;
+  }
+  return ticksPerSecond;
+}
+
+/** utime + stime of the process in microseconds (resolution: one clock tick). */
+export function processCpuMicros(pid: number): number {
+  const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) is in parentheses and may contain spaces; count fields after it.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]); // field 14
+  const stime = Number(fields[12]); // field 15
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`cannot read CPU times of pid ${pid}`);
+  return ((utime + stime) * 1_000_000) / clockTicksPerSecond();
+}
