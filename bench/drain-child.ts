@@ -7,7 +7,7 @@
 //   node dist/bench/drain-child.js <transfers> <sources> <dataDir>
 
 import { LedgerRuntime } from '../bin/ledger-runtime.js';
-import type { CreateTransactionCommand } from '../engine/commands.js';
+import { transferCommand, type CreateTransactionCommand } from '../engine/commands.js';
 
 export interface DrainResult {
   transfers: number;
@@ -19,10 +19,10 @@ export interface DrainResult {
 }
 
 function transfer(source: string, destination: string, amount: bigint, queued: boolean): CreateTransactionCommand {
-  return {
+  return transferCommand({
     source, destination, precise_amount: amount, precision: 100n, currency: 'USD', reference: '',
     description: 'drain bench', meta_data: {}, allow_overdraft: !queued, skip_queue: !queued,
-  };
+  });
 }
 
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@
 import { LedgerRuntime } from '../bin/ledger-runtime.js';
 import { systemClock } from '../bin/system-clock.js';
 import { UuidV7Ids } from '../bin/uuid-v7-ids.js';
-import type { CreateTransactionCommand } from '../engine/commands.js';
+import { transferCommand, type CreateTransactionCommand } from '../engine/commands.js';
 import { LedgerEngine } from '../engine/ledger-engine.js';
 import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
 import { MemoryLog } from '../wal/memory-log.js';
@@ -40,10 +40,10 @@ interface Harness {
 const SOURCES_MAX = 64;
 
 function transfer(source: string, destination: string, amount: bigint, overdraft: boolean): CreateTransactionCommand {
-  return {
+  return transferCommand({
     source, destination, precise_amount: amount, precision: 100n, currency: 'USD', reference: '',
     description: 'engine bench', meta_data: {}, allow_overdraft: overdraft, skip_queue: true,
-  };
+  });
 }
 
 async function main(): Promise<void> {

@@ -7,7 +7,7 @@
 
 import fs from 'node:fs';
 import { LedgerRuntime } from '../bin/ledger-runtime.js';
-import type { CreateTransactionCommand } from '../engine/commands.js';
+import { transferCommand, type CreateTransactionCommand } from '../engine/commands.js';
 
 export interface MemorySnapshot {
   rssBytes: number;
@@ -64,10 +64,10 @@ async function snapshot(): Promise<MemorySnapshot> {
 }
 
 function transferTo(destination: string): CreateTransactionCommand {
-  return {
+  return transferCommand({
     source: '@memory-source', destination, precise_amount: 100n, precision: 100n, currency: 'USD', reference: '',
     description: '', meta_data: {}, allow_overdraft: true, skip_queue: true,
-  };
+  });
 }
 
 async function main(): Promise<void> {

@@ -81,3 +81,23 @@ export interface BulkCommand {
   inflight: boolean;
   skip_queue: boolean;
 }
+
+/** A transfer command with everything not given at its plain default (for callers inside the process). */
+export function transferCommand(
+  fields: Pick<CreateTransactionCommand, 'source' | 'destination' | 'precise_amount' | 'currency'> & Partial<CreateTransactionCommand>,
+): CreateTransactionCommand {
+  return {
+    precision: 1n,
+    reference: '',
+    description: '',
+    meta_data: {},
+    allow_overdraft: false,
+    skip_queue: false,
+    inflight: false,
+    inflight_expiry_date: 0,
+    inflight_commit_date: 0,
+    scheduled_for: 0,
+    atomic: false,
+    ...fields,
+  };
+}
