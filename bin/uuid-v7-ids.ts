@@ -6,6 +6,8 @@ import { randomFillSync } from 'node:crypto';
 import type { Clock, IdPrefix, IdSource } from '../engine/ports.js';
 
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+/** The version-and-counter group for every counter value: `7000` to `7fff`. */
+const COUNTER_GROUPS = Array.from({ length: 0x1000 }, (_, counter) => (0x7000 | counter).toString(16));
 const POOL_BYTES = 8192;
 const COUNTER_MAX = 0xfff;
 
@@ -14,6 +16,9 @@ export class UuidV7Ids implements IdSource {
   private poolOffset = POOL_BYTES;
   private lastMs = 0;
   private counter = 0;
+  /** The timestamp groups of `prefixMs`, formatted once per millisecond rather than once per id. */
+  private prefix = '';
+  private prefixMs = -1;
 
   constructor(private readonly clock: Clock) {}
 
@@ -32,13 +37,15 @@ export class UuidV7Ids implements IdSource {
       this.lastMs += 1; // counter exhausted: borrow the next millisecond rather than repeat an id
       this.counter = 0;
     }
-    const ms = this.lastMs;
-    const high = Math.floor(ms / 0x10000);
-    const low = ms % 0x10000;
+    if (this.prefixMs !== this.lastMs) {
+      const high = Math.floor(this.lastMs / 0x10000);
+      const low = this.lastMs % 0x10000;
+      this.prefix = high.toString(16).padStart(8, '0') + '-' + low.toString(16).padStart(4, '0') + '-';
+      this.prefixMs = this.lastMs;
+    }
     const bytes = this.randomBytes(8);
-    const hex = (value: number, width: number): string => value.toString(16).padStart(width, '0');
     return (
-      hex(high, 8) + '-' + hex(low, 4) + '-' + hex(0x7000 | this.counter, 4) + '-' +
+      this.prefix + COUNTER_GROUPS[this.counter] + '-' +
       HEX[0x80 | ((bytes[0] as number) & 0x3f)] + HEX[bytes[1] as number] + '-' +
       HEX[bytes[2] as number] + HEX[bytes[3] as number] + HEX[bytes[4] as number] +
       HEX[bytes[5] as number] + HEX[bytes[6] as number] + HEX[bytes[7] as number]
