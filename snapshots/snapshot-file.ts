@@ -51,7 +51,7 @@ export type SnapshotFault = 'torn' | 'corrupt' | 'unsupported' | 'unreadable';
 /** A snapshot file that cannot be used, and why. */
 export class SnapshotFileError extends Error {
   override readonly name = 'SnapshotFileError';
-  constructor(readonly file: string, readonly fault: SnapshotFault, detail: string) {
+  constructor(readonly file: string, readonly fault: SnapshotFault, readonly detail: string) {
     super(`snapshot ${file} is ${fault}: ${detail}`);
   }
 }
