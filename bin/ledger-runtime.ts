@@ -47,6 +47,9 @@ export interface StartupReport {
   snapshotSeq: number;
   /** Snapshots passed over as unusable (each logged with its reason). */
   skippedSnapshots: number;
+  /** Time to choose, read and load the snapshot, and to replay the log after it. */
+  snapshotMilliseconds: number;
+  replayMilliseconds: number;
   replayedEvents: number;
   lookupRecordsCaughtUp: number;
   milliseconds: number;
@@ -86,7 +89,10 @@ export class LedgerRuntime implements LedgerCore {
     const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal });
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir));
     const lookupRecordsCaughtUp = await store.catchUp((fromSeq) => log.read(fromSeq), log.appendedSeq);
-    const report: StartupReport = { snapshotSeq: 0, skippedSnapshots: 0, replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0 };
+    const report: StartupReport = {
+      snapshotSeq: 0, skippedSnapshots: 0, snapshotMilliseconds: 0, replayMilliseconds: 0, replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0,
+    };
+    const snapshotStarted = performance.now();
     const loaded = loadNewestSnapshot({
       dir: snapshotDirectoryIn(options.dataDir),
       log,
@@ -98,7 +104,10 @@ export class LedgerRuntime implements LedgerCore {
     });
     const runtime = new LedgerRuntime(log, store, options, report);
     if (loaded) runtime.loadSnapshot(loaded);
+    const replayStarted = performance.now();
+    report.snapshotMilliseconds = replayStarted - snapshotStarted;
     report.replayedEvents = runtime.replay(report.snapshotSeq);
+    report.replayMilliseconds = performance.now() - replayStarted;
     log.onSeal((lastSeq) => store.sealed(lastSeq));
     log.onCommit(() => {
       store.logDurable(log.durableSeq);
@@ -124,12 +133,12 @@ export class LedgerRuntime implements LedgerCore {
   private loadSnapshot(loaded: LoadedSnapshot): void {
     this.store.setMuted(true);
     try {
-      restoreState(this.engine.state, loaded.image);
+      restoreState(this.engine.state, loaded.contents);
     } finally {
       this.store.setMuted(false);
     }
-    this.startup.snapshotSeq = loaded.image.header.seq;
-    this.options.logger?.info({ file: loaded.file, seq: loaded.image.header.seq }, 'loaded snapshot');
+    this.startup.snapshotSeq = loaded.contents.header.seq;
+    this.options.logger?.info({ file: loaded.file, seq: loaded.contents.header.seq }, 'loaded snapshot');
   }
 
   /**

@@ -17,11 +17,22 @@ interface Shape {
 const PENDING_CHARS_MAX = 1 << 20;
 /** Distinct shapes remembered; records have a handful, metadata may bring many. */
 const SHAPES_MAX = 10_000;
+/** Key lists kept per first key for the allocation-free check. */
+const RECENT_PER_FIRST_KEY = 8;
+const EMPTY_SHAPE: Shape = { keys: [], prefixes: [] };
+
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index += 1) if (a[index] !== b[index]) return false;
+  return true;
+}
 
 export class CanonicalHasher {
   private readonly hash: Hash = createHash('sha256');
   private pending = '';
   private readonly shapes = new Map<string, Shape>();
+  /** Recently seen key lists by first key, checked element by element before anything is allocated. */
+  private readonly recent = new Map<string, Array<{ keys: string[]; shape: Shape }>>();
 
   /** Adds one value's canonical text followed by a newline. */
   add(value: unknown): void {
@@ -82,12 +93,21 @@ export class CanonicalHasher {
 
   private shapeOf(record: Record<string, unknown>): Shape {
     const keys = Object.keys(record);
+    if (keys.length === 0) return EMPTY_SHAPE;
+    const first = keys[0] as string;
+    const candidates = this.recent.get(first);
+    if (candidates) {
+      for (const candidate of candidates) if (sameKeys(candidate.keys, keys)) return candidate.shape;
+    }
     const signature = keys.join('\u0000');
     let shape = this.shapes.get(signature);
-    if (shape) return shape;
-    const sorted = keys.slice().sort();
-    shape = { keys: sorted, prefixes: sorted.map((key) => JSON.stringify(key) + ':') };
-    if (this.shapes.size < SHAPES_MAX) this.shapes.set(signature, shape);
+    if (!shape) {
+      const sorted = keys.slice().sort();
+      shape = { keys: sorted, prefixes: sorted.map((key) => JSON.stringify(key) + ':') };
+      if (this.shapes.size < SHAPES_MAX) this.shapes.set(signature, shape);
+    }
+    if (!candidates) this.recent.set(first, [{ keys, shape }]);
+    else if (candidates.length < RECENT_PER_FIRST_KEY) candidates.push({ keys, shape });
     return shape;
   }
 

@@ -26,6 +26,12 @@ const CHECKSUM_BYTES = 32;
 export const BODY_OFFSET = HEADER_REGION_BYTES + CHECKSUM_BYTES;
 /** Items per body chunk: small enough to bound the writer's memory, large enough to pack quickly. */
 const CHUNK_ITEMS = 10_000;
+/**
+ * Body bytes written between fdatasync calls. Syncing as we go keeps the page cache from holding a
+ * whole snapshot's worth of dirty pages whose final flush would queue the log's own fsyncs behind it
+ * (which showed as multi-second stalls of acknowledged writes).
+ */
+const SYNC_EVERY_BYTES = 8 * 1024 * 1024;
 /** Name of the body chunk that carries the scalar fields. */
 const SCALARS_CHUNK = '.scalars';
 
@@ -76,6 +82,7 @@ export function writeSnapshot(
 ): SnapshotHeader {
   const bodyHash = createHash('sha256');
   let position = BODY_OFFSET;
+  let syncedAt = position;
   let chunkIndex = 0;
   const writeChunk = (name: string, items: unknown): void => {
     const payload = packr.pack([name, items]);
@@ -84,6 +91,10 @@ export function writeSnapshot(
     bodyHash.update(length).update(payload);
     position += writeFully(fd, length, position);
     position += writeFully(fd, payload, position);
+    if (position - syncedAt >= SYNC_EVERY_BYTES) {
+      fs.fdatasyncSync(fd);
+      syncedAt = position;
+    }
     hooks.afterChunk?.(chunkIndex);
     chunkIndex += 1;
   };
@@ -177,15 +188,15 @@ function parseHeaderRegion(file: string, region: Buffer): SnapshotHeader {
   return header;
 }
 
-/** A snapshot's contents as read back: section name -> items, plus the scalar fields. */
-export interface SnapshotImage {
+/** A snapshot file read whole, with both checksums verified; the body is decoded chunk by chunk on use. */
+export interface SnapshotContents {
+  file: string;
   header: SnapshotHeader;
-  scalars: Record<string, number>;
-  sections: Map<string, unknown[]>;
+  body: Buffer;
 }
 
-/** Reads the whole file, checks both checksums and decodes the body. */
-export function readSnapshot(file: string): SnapshotImage {
+/** Reads the whole file and checks both checksums (nothing is decoded yet). */
+export function readSnapshot(file: string): SnapshotContents {
   let bytes: Buffer;
   try {
     bytes = fs.readFileSync(file);
@@ -200,14 +211,25 @@ export function readSnapshot(file: string): SnapshotImage {
   if (createHash('sha256').update(body).digest('hex') !== header.body_sha256) {
     throw new SnapshotFileError(file, 'corrupt', 'body checksum mismatch');
   }
-  return { header, ...decodeBody(file, body) };
+  return { file, header, body };
 }
 
-function decodeBody(file: string, body: Buffer): Omit<SnapshotImage, 'header'> {
+export interface SnapshotChunk {
+  /** A stored section's name, or the scalar chunk's (then `scalars` is set). */
+  name: string;
+  items: unknown[];
+  scalars?: Record<string, number>;
+}
+
+/**
+ * The body's chunks in file order, decoded one at a time (so each chunk's objects can be used and
+ * dropped before the next is decoded). The scalar chunk comes first.
+ */
+export function* snapshotChunks(contents: SnapshotContents): Generator<SnapshotChunk> {
+  const { file, body } = contents;
   const known = new Set(STORED_SECTIONS.map((section) => section.name));
-  const sections = new Map<string, unknown[]>();
-  let scalars: Record<string, number> | undefined;
   let offset = 0;
+  let sawScalars = false;
   while (offset < body.length) {
     if (offset + 4 > body.length) throw new SnapshotFileError(file, 'corrupt', `chunk length cut off at body offset ${offset}`);
     const length = body.readUInt32LE(offset);
@@ -220,20 +242,18 @@ function decodeBody(file: string, body: Buffer): Omit<SnapshotImage, 'header'> {
       throw new SnapshotFileError(file, 'corrupt', `undecodable chunk at body offset ${offset} (${(error as Error).message})`);
     }
     const [name, items] = chunk;
-    if (name === SCALARS_CHUNK) scalars = items as Record<string, number>;
-    else if (known.has(name) && Array.isArray(items)) appendTo(sections, name, items);
-    else throw new SnapshotFileError(file, 'unsupported', `unknown section ${String(name)}`);
+    if (name === SCALARS_CHUNK) {
+      sawScalars = true;
+      yield { name, items: [], scalars: items as Record<string, number> };
+    } else if (!sawScalars) {
+      throw new SnapshotFileError(file, 'corrupt', 'sections before the scalar section');
+    } else if (known.has(name) && Array.isArray(items)) {
+      yield { name, items };
+    } else {
+      throw new SnapshotFileError(file, 'unsupported', `unknown section ${String(name)}`);
+    }
     offset = end;
   }
-  if (!scalars) throw new SnapshotFileError(file, 'corrupt', 'no scalar section');
-  return { scalars, sections };
+  if (!sawScalars) throw new SnapshotFileError(file, 'corrupt', 'no scalar section');
 }
 
-function appendTo(sections: Map<string, unknown[]>, name: string, items: unknown[]): void {
-  const existing = sections.get(name);
-  if (!existing) {
-    sections.set(name, items);
-    return;
-  }
-  for (const item of items) existing.push(item);
-}

@@ -8,7 +8,7 @@
 // A corrupt log record met while checking is not a snapshot problem: it propagates, and start-up stops.
 
 import type { FrameSource } from './log-reader.js';
-import { readHeader, readSnapshot, SnapshotFileError, type SnapshotHeader, type SnapshotImage } from './snapshot-file.js';
+import { readHeader, readSnapshot, SnapshotFileError, type SnapshotHeader, type SnapshotContents } from './snapshot-file.js';
 import { listSnapshots } from './snapshot-directory.js';
 
 export interface SkippedSnapshot {
@@ -18,7 +18,7 @@ export interface SkippedSnapshot {
 
 export interface LoadedSnapshot {
   file: string;
-  image: SnapshotImage;
+  contents: SnapshotContents;
 }
 
 export interface ChooseOptions {
@@ -41,7 +41,7 @@ export function loadNewestSnapshot(options: ChooseOptions): LoadedSnapshot | und
       continue;
     }
     try {
-      return { file: entry.file, image: readSnapshot(entry.file) };
+      return { file: entry.file, contents: readSnapshot(entry.file) };
     } catch (error) {
       if (!(error instanceof SnapshotFileError)) throw error;
       options.onSkip?.({ file: entry.file, reason: error.message });

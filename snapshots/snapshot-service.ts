@@ -17,8 +17,11 @@ export type { SnapshotInfo, SnapshotSchedule } from './snapshot-messages.js';
  */
 export const DEFAULT_SNAPSHOT_SCHEDULE: SnapshotSchedule = { every_events: 500_000, every_seconds: 600, keep: 3 };
 
-/** How long stop() waits for a snapshot being written before terminating the worker. */
-const STOP_WAIT_MS = 30_000;
+/**
+ * How long stop() lets a snapshot being written finish before ending the worker. Shutdown should stay
+ * quick; a snapshot cut short leaves only a temp file, removed at the next start.
+ */
+const STOP_WAIT_MS = 2_000;
 
 export interface SnapshotLogger {
   info(fields: object, message: string): void;

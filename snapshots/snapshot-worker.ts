@@ -7,6 +7,9 @@
 // The replica only ever applies durable records, so a snapshot never holds an event a crash could take
 // back from the log.
 
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CrashPoints } from './crash-points.js';
 import { LogReader } from './log-reader.js';
@@ -30,6 +33,21 @@ function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<strin
   send({ type: 'log', level, msg, fields });
 }
 
+/**
+ * Snapshots are background work: on Linux this thread takes a lower scheduling priority (nice 10) so
+ * that, when CPUs are scarce, the thread answering requests wins. Elsewhere it is simply skipped.
+ */
+const WORKER_NICE = 10;
+function lowerOwnPriority(): void {
+  try {
+    const threadId = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
+    if (Number.isInteger(threadId) && threadId > 0) os.setPriority(threadId, WORKER_NICE);
+  } catch {
+    // not Linux, or not permitted: run at normal priority
+  }
+}
+
+lowerOwnPriority();
 const reader = LogReader.open(config.dataDir);
 removeTempFiles(dir);
 const loaded = loadNewestSnapshot({ dir, log: reader, logEndSeq: config.durableSeq });

@@ -20,9 +20,11 @@ export function stateHash(state: LedgerState): string {
     const byKey = entries instanceof Map ? (entries as Map<string, unknown>) : new Map(entries);
     const keys = [...byKey.keys()].sort();
     hasher.line(`${section.name} ${keys.length}`);
+    // Records carry their own id, so their key adds nothing; plain values are hashed with their key.
     for (const key of keys) {
-      hasher.line(JSON.stringify(key));
-      hasher.add(byKey.get(key));
+      const value = byKey.get(key);
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) hasher.line(JSON.stringify(key));
+      hasher.add(value);
     }
   }
   return hasher.digestHex();

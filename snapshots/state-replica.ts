@@ -23,8 +23,8 @@ export class StateReplica {
   static from(loaded: LoadedSnapshot | undefined): StateReplica {
     const replica = new StateReplica();
     if (loaded) {
-      restoreState(replica.state, loaded.image);
-      const header = loaded.image.header;
+      restoreState(replica.state, loaded.contents);
+      const header = loaded.contents.header;
       replica._appliedSeq = header.seq;
       replica.lastRecordKey = header.log_record_key;
       replica.lastChecksum = Buffer.from(header.log_checksum, 'hex');
