@@ -61,6 +61,7 @@ send({ type: 'ready', seq: replica.appliedSeq, snapshot: lastSnapshot });
 
 const interval = config.every_seconds > 0
   ? setInterval(() => {
+    catchUp();
     if (!broken && replica.appliedSeq > (lastSnapshot?.seq ?? 0)) snapshot('interval');
   }, config.every_seconds * 1000)
   : undefined;
