@@ -1,20 +1,24 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
-// data_dir. FOLIO_PORT=0 asks the OS for a free port.
+// data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep. FOLIO_PORT=0 asks the OS
+// for a free port.
 
 import fs from 'node:fs';
 import { z } from 'zod';
+import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from '../snapshots/snapshot-service.js';
 
 export interface FolioConfig {
   server: { host: string; port: number; secret_key: string };
   data_dir: string;
   log_level: string;
+  snapshots: SnapshotSchedule;
 }
 
 export const DEFAULT_CONFIG: FolioConfig = {
   server: { host: '127.0.0.1', port: 5001, secret_key: '' },
   data_dir: './data',
   log_level: 'info',
+  snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
 };
 
 const fileSchema = z.object({
@@ -25,6 +29,11 @@ const fileSchema = z.object({
   }).optional(),
   data_dir: z.string().min(1).optional(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  snapshots: z.object({
+    every_events: z.number().int().min(0).optional(),
+    every_seconds: z.number().min(0).optional(),
+    keep: z.number().int().min(1).optional(),
+  }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -40,6 +49,9 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SECRET_KEY !== undefined) config.server.secret_key = env.FOLIO_SECRET_KEY;
   if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
   if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
+  if (env.FOLIO_SNAPSHOT_EVERY_EVENTS) config.snapshots.every_events = parseCount('FOLIO_SNAPSHOT_EVERY_EVENTS', env.FOLIO_SNAPSHOT_EVERY_EVENTS, 0);
+  if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
+  if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
   return config;
 }
 
@@ -58,10 +70,17 @@ function mergeFile(config: FolioConfig, file: string): void {
   Object.assign(config.server, values.server ?? {});
   if (values.data_dir) config.data_dir = values.data_dir;
   if (values.log_level) config.log_level = values.log_level;
+  Object.assign(config.snapshots, values.snapshots ?? {});
 }
 
 function parsePort(text: string): number {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`FOLIO_PORT must be 0-65535, not ${text}`);
   return port;
+}
+
+function parseCount(name: string, text: string, min: number): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, not ${text}`);
+  return value;
 }

@@ -3,11 +3,19 @@
 
 import { ConfigError, loadConfig } from './config.js';
 import { serve } from './serve.js';
+import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from './snapshot-commands.js';
 
 const USAGE = `usage: folio <command> [options]
 
 commands:
   serve [--config FILE]    run the ledger API (defaults: 127.0.0.1:5001, data in ./data)
+  verify [--data DIR]      replay the log from genesis and check chain, row hashes, snapshots, zero-sum
+  snapshot [--url URL]     ask the running server to write a snapshot now
+  snapshots [--data DIR]   list snapshots: seq, time, size, state hash, status
+  restore --snapshot FILE --data DIR [--to-seq N] [--log DIR]
+                           build a new data dir from a snapshot and the log up to seq N, then verify it
+  backup --out DIR [--data DIR]
+                           copy the log and the newest snapshot while the server runs
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -24,6 +32,16 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       await serve(loadConfig(option(args, '--config')));
       return -1; // keeps running until a signal
+    case 'verify':
+      return verifyCommand((name) => option(args, name));
+    case 'snapshot':
+      return snapshotCommand((name) => option(args, name));
+    case 'snapshots':
+      return snapshotsCommand((name) => option(args, name));
+    case 'restore':
+      return restoreCommand((name) => option(args, name));
+    case 'backup':
+      return backupCommand((name) => option(args, name));
     case undefined:
     case 'help':
     case '--help':
@@ -40,8 +58,21 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    const message = error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error);
+    const message = error instanceof ConfigError || isOperatorError(error)
+      ? operatorMessage(error as Error, process.argv[2])
+      : (error as Error).stack ?? String(error);
     process.stderr.write(`folio: ${message}\n`);
     process.exit(1);
   },
 );
+
+/** Failures an operator acts on: a damaged log or snapshot, a refused restore or backup. No stack trace. */
+function isOperatorError(error: unknown): boolean {
+  const name = (error as Error | undefined)?.name;
+  return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError';
+}
+
+function operatorMessage(error: Error, command: string | undefined): string {
+  if (error.name !== 'CorruptRecordError' || command !== 'serve') return error.message;
+  return `start-up stopped: ${error.message}. Nothing after it is replayed or skipped; run "folio verify" for a full report and restore from a backup ("folio restore")`;
+}

@@ -1,6 +1,7 @@
-// A running ledger: opens the LMDB log and lookup store in a data directory, replays the log into a
-// fresh engine, and keeps the parts in step (sealed records feed the lookup store, queued work feeds
-// the queue runner). This is the LedgerCore the HTTP layer serves.
+// A running ledger: opens the LMDB log and lookup store in a data directory, loads the newest usable
+// snapshot and replays the log after it into a fresh engine, and keeps the parts in step (sealed
+// records feed the lookup store, queued work feeds the queue runner, durable commits feed the snapshot
+// worker). This is the LedgerCore the HTTP layer serves.
 
 import fs from 'node:fs';
 import { foldBalance } from '../engine/balance-fold.js';
@@ -10,6 +11,16 @@ import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
+import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
+import { loadNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
+import {
+  SnapshotError,
+  SnapshotService,
+  type SnapshotInfo,
+  type SnapshotLogger,
+  type SnapshotSchedule,
+} from '../snapshots/snapshot-service.js';
+import { restoreState } from '../snapshots/state-restore.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -25,9 +36,20 @@ export interface RuntimeOptions {
   /** Transaction records waiting for the lookup store beyond which writes are refused (503). */
   lookupBacklogMax?: number;
   onFatal?: (error: Error) => void;
+  /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
+  snapshots?: SnapshotSchedule;
+  /** Where start-up and snapshot messages go (skipped snapshots, snapshot writes). */
+  logger?: SnapshotLogger;
 }
 
 export interface StartupReport {
+  /** Seq of the snapshot start-up began from (0: replayed from genesis). */
+  snapshotSeq: number;
+  /** Snapshots passed over as unusable (each logged with its reason). */
+  skippedSnapshots: number;
+  /** Time to choose, read and load the snapshot, and to replay the log after it. */
+  snapshotMilliseconds: number;
+  replayMilliseconds: number;
   replayedEvents: number;
   lookupRecordsCaughtUp: number;
   milliseconds: number;
@@ -39,11 +61,12 @@ export class LedgerRuntime implements LedgerCore {
   private readonly timers: TimerRunner;
   private readonly unflushedEventsMax: number;
   private readonly lookupBacklogMax: number;
+  private snapshotService: SnapshotService | undefined;
 
   private constructor(
     readonly log: LmdbLog,
     readonly store: LmdbTransactionStore,
-    options: RuntimeOptions,
+    private readonly options: RuntimeOptions,
     readonly startup: StartupReport,
   ) {
     const clock = options.clock ?? systemClock;
@@ -66,27 +89,69 @@ export class LedgerRuntime implements LedgerCore {
     const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal });
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
-    const report: StartupReport = { replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0 };
+    const report: StartupReport = {
+      snapshotSeq: 0, skippedSnapshots: 0, snapshotMilliseconds: 0, replayMilliseconds: 0, replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0,
+    };
+    const snapshotStarted = performance.now();
+    const loaded = loadNewestSnapshot({
+      dir: snapshotDirectoryIn(options.dataDir),
+      log,
+      logEndSeq: log.appendedSeq,
+      onSkip: ({ file, reason }) => {
+        report.skippedSnapshots += 1;
+        options.logger?.warn({ file, reason }, 'snapshot skipped; trying the next older one');
+      },
+    });
     const runtime = new LedgerRuntime(log, store, options, report);
-    report.replayedEvents = runtime.replay(1);
+    if (loaded) runtime.loadSnapshot(loaded);
+    const replayStarted = performance.now();
+    report.snapshotMilliseconds = replayStarted - snapshotStarted;
+    report.replayedEvents = runtime.replay(report.snapshotSeq);
+    report.replayMilliseconds = performance.now() - replayStarted;
     log.onSeal((lastSeq) => store.sealed(lastSeq));
     log.onCommit(() => {
       store.logDurable(log.durableSeq);
       runtime.queue.kick();
+      runtime.snapshotService?.durable(log.durableSeq);
     });
     await log.durable(runtime.engine.ensureGenesis());
+    if (options.snapshots) {
+      runtime.snapshotService = SnapshotService.start({
+        dataDir: options.dataDir,
+        schedule: options.snapshots,
+        durableSeq: log.durableSeq,
+        logger: options.logger,
+      });
+    }
     runtime.queue.kick();
     runtime.timers.start();
     report.milliseconds = performance.now() - started;
     return runtime;
   }
 
-  /** Replays the log from `fromSeq` into the engine; the lookups already hold these records. */
-  private replay(fromSeq: number): number {
+  /** Puts a snapshot's state into the (still empty) engine; the lookups already hold its records. */
+  private loadSnapshot(loaded: LoadedSnapshot): void {
+    this.store.setMuted(true);
+    try {
+      restoreState(this.engine.state, loaded.contents);
+    } finally {
+      this.store.setMuted(false);
+    }
+    this.startup.snapshotSeq = loaded.contents.header.seq;
+    this.options.logger?.info({ file: loaded.file, seq: loaded.contents.header.seq }, 'loaded snapshot');
+  }
+
+  /**
+   * Replays the log after `afterSeq` into the engine; the lookups already hold these records. Reading
+   * starts at the record holding `afterSeq` itself, so the link from a snapshot's record to the next one
+   * is checked too.
+   */
+  private replay(afterSeq: number): number {
     let count = 0;
     this.store.setMuted(true);
     try {
-      for (const { event } of this.log.read(fromSeq)) {
+      for (const { seq, event } of this.log.read(Math.max(1, afterSeq))) {
+        if (seq <= afterSeq) continue;
         this.engine.replay(event);
         count += 1;
       }
@@ -94,6 +159,18 @@ export class LedgerRuntime implements LedgerCore {
       this.store.setMuted(false);
     }
     return count;
+  }
+
+  /** The snapshot worker, when periodic snapshots are on. */
+  get snapshots(): SnapshotService | undefined {
+    return this.snapshotService;
+  }
+
+  /** Writes a snapshot of everything logged so far (once it is durable). */
+  async snapshotNow(): Promise<SnapshotInfo> {
+    if (!this.snapshotService) throw new SnapshotError('snapshots are not enabled on this server');
+    await this.log.durable(this.log.appendedSeq);
+    return this.snapshotService.snapshotNow(this.log.durableSeq);
   }
 
   onCommit(listener: (stats: CommitStats) => void): void {
@@ -129,6 +206,7 @@ export class LedgerRuntime implements LedgerCore {
   async close(): Promise<void> {
     this.queue.stop();
     this.timers.stop();
+    await this.snapshotService?.stop();
     await this.log.close();
     await this.store.close();
   }

@@ -8,19 +8,28 @@ import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
 import type { FolioConfig } from './config.js';
 import { LedgerRuntime } from './ledger-runtime.js';
+import { snapshotAdmin } from './snapshot-admin.js';
 import { FOLIO_VERSION } from './version.js';
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function serve(config: FolioConfig): Promise<void> {
-  const logger = pino({ level: config.log_level, base: { service: 'folio' } }, pino.destination({ dest: 2, sync: false }));
+  const destination = pino.destination({ dest: 2, sync: false });
+  const logger = pino({ level: config.log_level, base: { service: 'folio' } }, destination);
   const fatal = (error: Error): void => {
     logger.fatal({ err: error }, 'write-ahead log failed; stopping so the log can be replayed');
     logger.flush();
     process.exit(70);
   };
-  const runtime = await LedgerRuntime.open({ dataDir: config.data_dir, onFatal: fatal });
+  let runtime: LedgerRuntime;
+  try {
+    runtime = await LedgerRuntime.open({ dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, logger });
+  } catch (error) {
+    // What start-up logged (snapshots skipped on the way) must reach the operator before the exit.
+    destination.flushSync();
+    throw error;
+  }
   logger.info({ ...runtime.startup, seq: runtime.log.appendedSeq }, 'ledger ready');
   const metrics = new Metrics({
     queuedTransactions: () => runtime.engine.queuedCount,
@@ -28,7 +37,10 @@ export async function serve(config: FolioConfig): Promise<void> {
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const app = createApp({ core: runtime, logger, metrics, version: FOLIO_VERSION });
+  const app = createApp({
+    core: runtime, logger, metrics, version: FOLIO_VERSION,
+    snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key,
+  });
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

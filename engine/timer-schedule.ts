@@ -30,6 +30,11 @@ export class TimerSchedule {
     return this.heap[0]?.at;
   }
 
+  /** Every timer set and not yet fired, in no particular order (snapshots hash the live ones). */
+  *entries(): IterableIterator<Readonly<Timer>> {
+    yield* this.heap;
+  }
+
   /** Removes and returns the earliest timer if it is due at `now`. */
   popDue(now: number): Timer | undefined {
     const first = this.heap[0];

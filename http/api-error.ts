@@ -47,6 +47,7 @@ export const STATUS_BY_CODE = {
   AUTH_SCOPE_ESCALATION: 403,
   AUTH_MASTER_KEY_REQUIRED: 403,
   SRCH_QUERY_INVALID: 400,
+  SNAPSHOT_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;

@@ -15,6 +15,7 @@ import { balanceRoutes } from './routes/balance-routes.js';
 import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
+import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
 
@@ -24,6 +25,9 @@ export interface AppOptions {
   metrics: Metrics;
   version: string;
   bodyBytesMax?: number;
+  /** Operator snapshot routes (/admin/snapshots), guarded by the master key when one is set. */
+  snapshots?: SnapshotAdmin;
+  secretKey?: string;
 }
 
 export interface FolioApp {
@@ -47,6 +51,7 @@ export function createApp(options: AppOptions): FolioApp {
   transactionRoutes(router, options.core);
   inflightRoutes(router, options.core);
   refundRoutes(router, options.core);
+  if (options.snapshots) adminRoutes(router, options.snapshots, options.secretKey ?? '');
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));
