@@ -10,6 +10,8 @@ import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
+import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
+import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -25,6 +27,10 @@ export interface RuntimeOptions {
   /** Transaction records waiting for the lookup store beyond which writes are refused (503). */
   lookupBacklogMax?: number;
   onFatal?: (error: Error) => void;
+  /** Signs hook deliveries (server.secret_key); empty sends them unsigned. */
+  secretKey?: string;
+  hookDelivery?: Partial<HookDeliveryLimits>;
+  logger?: HookDispatcherLogger;
 }
 
 export interface StartupReport {
@@ -39,6 +45,8 @@ export class LedgerRuntime implements LedgerCore {
   private readonly timers: TimerRunner;
   private readonly unflushedEventsMax: number;
   private readonly lookupBacklogMax: number;
+  /** Delivers transaction hooks from the log (set once the log is open and replayed). */
+  hooks!: HookDispatcher;
 
   private constructor(
     readonly log: LmdbLog,
@@ -75,6 +83,15 @@ export class LedgerRuntime implements LedgerCore {
       runtime.queue.kick();
     });
     await log.durable(runtime.engine.ensureGenesis());
+    runtime.hooks = await HookDispatcher.start({
+      source: log,
+      currentHooks: () => runtime.engine.state.hooks,
+      store: HookOutboxStore.open(HookOutboxStore.directoryIn(options.dataDir)),
+      secretKey: options.secretKey ?? '',
+      limits: options.hookDelivery,
+      logger: options.logger,
+    });
+    log.onCommit(() => runtime.hooks.wake());
     runtime.queue.kick();
     runtime.timers.start();
     report.milliseconds = performance.now() - started;
@@ -129,6 +146,7 @@ export class LedgerRuntime implements LedgerCore {
   async close(): Promise<void> {
     this.queue.stop();
     this.timers.stop();
+    await this.hooks.close();
     await this.log.close();
     await this.store.close();
   }

@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
+import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { Metrics } from '../http/metrics.js';
 import type { FolioConfig } from './config.js';
 import { LedgerRuntime } from './ledger-runtime.js';
@@ -14,13 +15,15 @@ import { FOLIO_VERSION } from './version.js';
 const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function serve(config: FolioConfig): Promise<void> {
-  const logger = pino({ level: config.log_level, base: { service: 'folio' } }, pino.destination({ dest: 2, sync: false }));
+  const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, pino.destination({ dest: 2, sync: false }));
   const fatal = (error: Error): void => {
     logger.fatal({ err: error }, 'write-ahead log failed; stopping so the log can be replayed');
     logger.flush();
     process.exit(70);
   };
-  const runtime = await LedgerRuntime.open({ dataDir: config.data_dir, onFatal: fatal });
+  const runtime = await LedgerRuntime.open({
+    dataDir: config.data_dir, onFatal: fatal, secretKey: config.server.secret_key, logger,
+  });
   logger.info({ ...runtime.startup, seq: runtime.log.appendedSeq }, 'ledger ready');
   const metrics = new Metrics({
     queuedTransactions: () => runtime.engine.queuedCount,
@@ -28,7 +31,7 @@ export async function serve(config: FolioConfig): Promise<void> {
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const app = createApp({ core: runtime, logger, metrics, version: FOLIO_VERSION });
+  const app = createApp({ core: runtime, logger, metrics, version: FOLIO_VERSION, secretKey: config.server.secret_key });
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,77 @@
+// The delivery side of the hook outbox, in its own small LMDB environment (data/hooks). The deliveries
+// themselves are not stored: they are derived from the log, where they were committed together with
+// their transactions. Stored here is how far delivery has got:
+//   - the cursor: every delivery derived from events up to `low_seq` is finished (delivered or given
+//     up), and the hooks as registered at `low_seq`, to pick up the log from there;
+//   - finished deliveries after the cursor, by (seq, event id), so a restart does not repeat them.
+// Writes are not awaited on the delivery path: losing the last few after a crash only repeats those
+// deliveries, and repeats are allowed (receivers dedupe by X-Event-ID).
+
+import { open, type Database, type RootDatabase } from 'lmdb';
+import path from 'node:path';
+import type { HookRecord } from '../engine/records.js';
+
+export interface OutboxCursor {
+  low_seq: number;
+  hooks: HookRecord[];
+}
+
+const CURSOR_KEY = 'cursor';
+
+export class HookOutboxStore {
+  private readonly env: RootDatabase;
+  private readonly meta: Database<OutboxCursor, string>;
+  private readonly finished: Database<true, [number, string]>;
+
+  private constructor(dir: string) {
+    this.env = open({ path: dir, maxDbs: 4, mapSize: 256 * 1024 ** 2 });
+    this.meta = this.env.openDB<OutboxCursor, string>({ name: 'meta', encoding: 'msgpack' });
+    this.finished = this.env.openDB<true, [number, string]>({ name: 'finished', encoding: 'msgpack' });
+  }
+
+  static open(dir: string): HookOutboxStore {
+    return new HookOutboxStore(dir);
+  }
+
+  static directoryIn(dataDir: string): string {
+    return path.join(dataDir, 'hooks');
+  }
+
+  readCursor(): OutboxCursor | undefined {
+    return this.meta.get(CURSOR_KEY);
+  }
+
+  async writeCursor(cursor: OutboxCursor): Promise<void> {
+    await this.meta.put(CURSOR_KEY, cursor);
+  }
+
+  isFinished(seq: number, eventId: string): boolean {
+    return this.finished.doesExist([seq, eventId]);
+  }
+
+  markFinished(seq: number, eventId: string): void {
+    void this.finished.put([seq, eventId], true);
+  }
+
+  /** The highest seq with a finished delivery recorded, 0 when none. */
+  highestFinishedSeq(): number {
+    for (const key of this.finished.getKeys({ reverse: true, limit: 1 })) return key[0];
+    return 0;
+  }
+
+  /** Drops the records of finished deliveries at or before `seq`: the cursor covers them now. */
+  forgetThrough(seq: number): void {
+    for (const key of this.finished.getKeys({ end: [seq + 1] })) void this.finished.remove(key);
+  }
+
+  async reset(cursor: OutboxCursor): Promise<void> {
+    await this.env.transaction(() => {
+      this.finished.clearSync();
+      void this.meta.put(CURSOR_KEY, cursor);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.env.close();
+  }
+}
