@@ -100,8 +100,9 @@ export class HookDispatcher {
   private inMemory = 0;
   private scanScheduled = false;
   private saveTimer: NodeJS.Timeout | undefined;
-  private saving: Promise<void> | undefined;
+  private saving: Promise<void> = Promise.resolve();
   private closed = false;
+  private readFailed = false;
   /** Seqs at or below this may have deliveries finished before the last restart. */
   private readonly finishedHorizon: number;
 
@@ -154,7 +155,7 @@ export class HookDispatcher {
   }
 
   private scan(): void {
-    if (this.closed || this.inMemory >= this.limits.deliveries_in_memory_max) return;
+    if (this.closed || this.readFailed || this.inMemory >= this.limits.deliveries_in_memory_max) return;
     const target = this.options.source.durableSeq;
     if (this.scannedSeq >= target) return;
     if (this.registry.size === 0 && this.options.currentHooks().size === 0) {
@@ -175,7 +176,7 @@ export class HookDispatcher {
       }
     } catch (error) {
       this.options.logger?.error({ err: error, seq: this.scannedSeq + 1 }, 'hook delivery cannot read the log; delivery stopped');
-      this.closed = true;
+      this.readFailed = true;
       return;
     }
     this.cursorMoved();
@@ -283,18 +284,21 @@ export class HookDispatcher {
     this.saveTimer.unref();
   }
 
-  private async saveCursor(): Promise<void> {
-    await this.saving;
-    const lowSeq = this.lowSeq;
-    if (lowSeq === this.savedLowSeq) return;
-    const index = this.snapshots.findLastIndex((snapshot) => snapshot.seq <= lowSeq);
-    const base = this.snapshots[index] as { seq: number; hooks: HookRecord[] };
-    this.snapshots = this.snapshots.slice(index);
-    this.saving = this.options.store.writeCursor({ low_seq: lowSeq, hooks: base.hooks }).then(() => {
+  /** Saves the cursor if it moved; saves run one after another, never two at once. */
+  private saveCursor(): Promise<void> {
+    this.saving = this.saving.then(async () => {
+      const lowSeq = this.lowSeq;
+      if (lowSeq === this.savedLowSeq) return;
+      const index = this.snapshots.findLastIndex((snapshot) => snapshot.seq <= lowSeq);
+      const base = this.snapshots[index] as { seq: number; hooks: HookRecord[] };
+      this.snapshots = this.snapshots.slice(index);
+      await this.options.store.writeCursor({ low_seq: lowSeq, hooks: base.hooks });
       this.options.store.forgetThrough(lowSeq);
       this.savedLowSeq = lowSeq;
+    }).catch((error: unknown) => {
+      this.options.logger?.error({ err: error }, 'cannot save the hook delivery cursor; deliveries may repeat after a restart');
     });
-    await this.saving;
+    return this.saving;
   }
 
   /** Waits until nothing is held (tests and benches); resolves at once when idle. */
@@ -310,14 +314,14 @@ export class HookDispatcher {
    */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closed = true;
     clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
-    await this.saveCursor();
-    this.closed = true;
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
     this.queue.clear();
     this.aborter.abort();
+    await this.saveCursor();
     await this.options.store.close();
   }
 }

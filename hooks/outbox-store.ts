@@ -22,6 +22,8 @@ export class HookOutboxStore {
   private readonly env: RootDatabase;
   private readonly meta: Database<OutboxCursor, string>;
   private readonly finished: Database<true, [number, string]>;
+  /** The newest write not awaited where it was made; closing waits for it (writes commit in order). */
+  private lastWrite: Promise<unknown> = Promise.resolve();
 
   private constructor(dir: string) {
     this.env = open({ path: dir, maxDbs: 4, mapSize: 256 * 1024 ** 2 });
@@ -50,7 +52,7 @@ export class HookOutboxStore {
   }
 
   markFinished(seq: number, eventId: string): void {
-    void this.finished.put([seq, eventId], true);
+    this.lastWrite = this.finished.put([seq, eventId], true);
   }
 
   /** The highest seq with a finished delivery recorded, 0 when none. */
@@ -61,7 +63,7 @@ export class HookOutboxStore {
 
   /** Drops the records of finished deliveries at or before `seq`: the cursor covers them now. */
   forgetThrough(seq: number): void {
-    for (const key of this.finished.getKeys({ end: [seq + 1] })) void this.finished.remove(key);
+    for (const key of this.finished.getKeys({ end: [seq + 1] })) this.lastWrite = this.finished.remove(key);
   }
 
   async reset(cursor: OutboxCursor): Promise<void> {
@@ -72,6 +74,7 @@ export class HookOutboxStore {
   }
 
   async close(): Promise<void> {
+    await this.lastWrite;
     await this.env.close();
   }
 }
