@@ -2,7 +2,7 @@
 // key is one map lookup and one hash, never a scan. The secret is 32 random bytes (base64url) made here
 // at the edge; only its SHA-256 goes to the engine and the log. Comparisons are constant-time.
 
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const API_KEY_SECRET_BYTES = 32;
 /** Longest key text worth looking at; anything longer is refused before hashing. */
@@ -25,16 +25,29 @@ export function parseApiKeyText(text: string): { apiKeyId: string; secret: strin
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 export function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
+  return hash('sha256', text, 'buffer');
+}
+
+/** Stored hashes decoded once per hex string (they are few, and change only with their keys). */
+const digestByHex = new Map<string, Buffer>();
+const DECODED_DIGESTS_MAX = 100_000;
+
+function digestOf(hex: string): Buffer {
+  let digest = digestByHex.get(hex);
+  if (!digest) {
+    digest = Buffer.from(hex, 'hex');
+    if (digestByHex.size < DECODED_DIGESTS_MAX) digestByHex.set(hex, digest);
+  }
+  return digest;
 }
 
 /** Whether `secret` hashes to `expectedHex`, in time that does not depend on where they differ. */
 export function secretMatches(secret: string, expectedHex: string): boolean {
-  const expected = Buffer.from(expectedHex, 'hex');
+  const expected = digestOf(expectedHex);
   const actual = sha256(secret);
   return expected.length === actual.length && timingSafeEqual(actual, expected);
 }

@@ -47,16 +47,17 @@ export function presentedKey(headers: Koa.Request['headers']): string | undefine
   return BEARER.exec(authorization)?.[1];
 }
 
-/** Parsed scopes per key record; records are replaced, never changed, so the cache cannot go stale. */
-const scopesByRecord = new WeakMap<ApiKeyRecord, readonly Scope[]>();
+/** The principal of each key record; records are replaced, never changed, so this cannot go stale. */
+const principalByRecord = new WeakMap<ApiKeyRecord, Principal>();
 
-function scopesOf(record: ApiKeyRecord): readonly Scope[] {
-  let scopes = scopesByRecord.get(record);
-  if (!scopes) {
-    scopes = record.scopes.map(parseScope).filter((scope): scope is Scope => scope !== undefined);
-    scopesByRecord.set(record, scopes);
+function principalOf(record: ApiKeyRecord): Principal {
+  let principal = principalByRecord.get(record);
+  if (!principal) {
+    const scopes = record.scopes.map(parseScope).filter((scope): scope is Scope => scope !== undefined);
+    principal = { kind: 'api_key', apiKeyId: record.api_key_id, scopes };
+    principalByRecord.set(record, principal);
   }
-  return scopes;
+  return principal;
 }
 
 export function authenticate(options: AuthOptions): Koa.Middleware {
@@ -69,27 +70,32 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
   }
   const master = new MasterKey(options.secretKey);
   const publicRoutes = new Set(Object.entries(table).filter(([, access]) => access === 'public').map(([route]) => route));
+  const publicPaths = new Set([...publicRoutes].map((route) => route.slice(route.indexOf(' ') + 1)));
+  const keyLengthMax = Math.max(API_KEY_TEXT_LENGTH_MAX, options.secretKey.length);
   const guards = new RouteGuards(options.router, table);
   const { engine, clock, usage } = options;
   return (ctx, next) => {
     guards.ensure();
-    if (publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`)) return next();
+    if (publicPaths.has(ctx.path) && publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`)) return next();
     const key = presentedKey(ctx.request.headers);
     if (key === undefined) throw new ApiError('AUTH_MISSING_API_KEY', 'an API key is required (X-svc-key header)');
-    if (key.length > API_KEY_TEXT_LENGTH_MAX) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
-    if (master.matches(key)) {
+    if (key.length > keyLengthMax) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
+    // A key naming a known key id is checked as that API key; anything else can only be the master key.
+    // Key ids are not secret (listings show them), so taking one path or the other reveals nothing.
+    const parsed = parseApiKeyText(key);
+    const record = parsed && engine.state.apiKeys.get(parsed.apiKeyId);
+    if (!record) {
+      if (!master.matches(key)) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
       ctx.state.principal = MASTER_PRINCIPAL;
       return next();
     }
-    const parsed = parseApiKeyText(key);
-    const record = parsed && engine.state.apiKeys.get(parsed.apiKeyId);
-    if (!parsed || !record || record.is_revoked || !secretMatches(parsed.secret, record.secret_hash)) {
+    if (record.is_revoked || !secretMatches((parsed as { secret: string }).secret, record.secret_hash)) {
       throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
     }
     const now = clock.now();
     if (record.expires_at > 0 && now >= record.expires_at) throw new ApiError('AUTH_EXPIRED_API_KEY', 'API key has expired');
     usage.note(record.api_key_id, now);
-    ctx.state.principal = { kind: 'api_key', apiKeyId: record.api_key_id, scopes: scopesOf(record) } satisfies Principal;
+    ctx.state.principal = principalOf(record);
     return next();
   };
 }
