@@ -165,9 +165,10 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
-/** How much lower `other` is than `base`, as a percentage of `base`. */
-function costPercent(base: number, other: number): string {
-  return `${(((base - other) / base) * 100).toFixed(1)}%`;
+/** The change from `base` to `other` as a signed percentage of `base`. */
+function change(base: number, other: number): string {
+  const percent = ((other - base) / base) * 100;
+  return `${percent >= 0 ? '+' : ''}${percent.toFixed(1)}%`;
 }
 
 async function stop(server: BenchServer): Promise<void> {
@@ -256,9 +257,8 @@ async function main(): Promise<void> {
       process.stdout.write(`  ${name.padEnd(8)} ${rps(name).toFixed(0).padStart(7)} ${cpuPerRequest(name).toFixed(1).padStart(11)}\n`);
     }
     const report = (label: string, base: string, other: string, target: string): void => {
-      const throughputCost = costPercent(rps(base), rps(other));
-      const cpuCost = ((cpuPerRequest(other) - cpuPerRequest(base)) / cpuPerRequest(base)) * 100;
-      process.stdout.write(`${label}: throughput -${throughputCost}, CPU per request ${cpuCost >= 0 ? '+' : ''}${cpuCost.toFixed(1)}% (target ${target})\n`);
+      process.stdout.write(`${label}: throughput ${change(rps(base), rps(other))}, CPU per request ${change(cpuPerRequest(base), cpuPerRequest(other))}`
+        + ` (target: cost ${target})\n`);
     };
     report('auth cost (api-key vs off)', 'off', 'api-key', '<= 5%');
     report('auth cost (master vs off) ', 'off', 'master', 'none');

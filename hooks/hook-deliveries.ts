@@ -13,7 +13,7 @@
 // Metadata edits re-log a transaction unchanged in status; they are not transaction changes and call no
 // hooks.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { LedgerEvent } from '../engine/events.js';
 import { PARENT_META_KEY } from '../engine/process-pending.js';
 import type { HookType, TransactionRecord, TransactionStatus } from '../engine/records.js';
@@ -78,8 +78,6 @@ function decidedSynchronously(record: TransactionRecord, actedOn: Set<string>): 
  * change sits in the log and which hook it goes to, never from a clock or randomness.
  */
 export function deliveryEventId(seq: number, change: TransactionChange, hookId: string, type: HookType): string {
-  const digest = createHash('sha256')
-    .update(`${seq}:${change.index}:${change.record.transaction_id}:${hookId}:${type}`)
-    .digest('hex');
+  const digest = hash('sha256', `${seq}:${change.index}:${change.record.transaction_id}:${hookId}:${type}`, 'hex');
   return `evt_${digest.slice(0, 32)}`;
 }

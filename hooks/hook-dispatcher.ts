@@ -14,6 +14,7 @@
 //     is saved every second, so a restart resumes from there and skips what was recorded as finished.
 // Deliveries may repeat after a crash and may arrive out of order; X-Event-ID identifies each one.
 
+import { setMaxListeners } from 'node:events';
 import got from 'got';
 import PQueue from 'p-queue';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
@@ -109,6 +110,8 @@ export class HookDispatcher {
   private constructor(private readonly options: HookDispatcherOptions, lowSeq: number, hooks: HookRecord[]) {
     this.limits = { ...DEFAULT_HOOK_DELIVERY_LIMITS, ...options.limits };
     this.queue = new PQueue({ concurrency: this.limits.concurrent_requests_max });
+    // Every request in flight listens on the one abort signal; their number is bounded by the queue.
+    setMaxListeners(this.limits.concurrent_requests_max + 16, this.aborter.signal);
     this.now = options.now ?? Date.now;
     this.scannedSeq = this.savedLowSeq = lowSeq;
     this.registry = new Map(hooks.map((hook) => [hook.hook_id, hook]));
