@@ -10,8 +10,9 @@
 //   - requests go out through one p-queue of bounded concurrency, with got, each attempt bounded by the
 //     hook's timeout, retried after 1 s, 2 s, 4 s ... (at most 60 s) up to the hook's retry_count;
 //   - finished deliveries (delivered, given up, or dropped because the hook was since deleted or
-//     deactivated) are recorded in the outbox store, and the cursor below which everything is finished
-//     is saved every second, so a restart resumes from there and skips what was recorded as finished.
+//     deactivated) are noted, and once a second the notes and the cursor below which everything is
+//     finished are saved in the outbox store, so a restart resumes from there and skips what was
+//     recorded as finished.
 // Deliveries may repeat after a crash and may arrive out of order; X-Event-ID identifies each one.
 
 import { setMaxListeners } from 'node:events';
@@ -104,6 +105,8 @@ export class HookDispatcher {
   private saving: Promise<void> = Promise.resolve();
   private closed = false;
   private readFailed = false;
+  /** Deliveries finished since the last save, written with the next cursor. */
+  private finishedNotes: Array<{ seq: number; eventId: string }> = [];
   /** Seqs at or below this may have deliveries finished before the last restart. */
   private readonly finishedHorizon: number;
 
@@ -269,7 +272,7 @@ export class HookDispatcher {
   }
 
   private finish(delivery: Delivery): void {
-    this.options.store.markFinished(delivery.seq, delivery.eventId);
+    this.finishedNotes.push({ seq: delivery.seq, eventId: delivery.eventId });
     const open = (this.openBySeq.get(delivery.seq) ?? 1) - 1;
     if (open === 0) this.openBySeq.delete(delivery.seq);
     else this.openBySeq.set(delivery.seq, open);
@@ -278,28 +281,33 @@ export class HookDispatcher {
     if (this.inMemory <= this.limits.deliveries_in_memory_max / 2) this.wake();
   }
 
+  /** Schedules a save of the progress, at most one per interval, when there is anything to save. */
   private cursorMoved(): void {
-    if (this.closed || this.saveTimer || this.lowSeq === this.savedLowSeq) return;
+    if (this.closed || this.saveTimer) return;
+    if (this.lowSeq === this.savedLowSeq && this.finishedNotes.length === 0) return;
+    // With no hooks at all, a stale cursor costs only a longer read at the next start: save rarely.
+    const idle = this.registry.size === 0 && this.inMemory === 0 && this.finishedNotes.length === 0;
     this.saveTimer = setTimeout(() => {
       this.saveTimer = undefined;
       void this.saveCursor();
-    }, this.limits.cursor_save_interval_ms);
+    }, this.limits.cursor_save_interval_ms * (idle ? 30 : 1));
     this.saveTimer.unref();
   }
 
-  /** Saves the cursor if it moved; saves run one after another, never two at once. */
+  /** Saves the cursor and the finished notes; saves run one after another, never two at once. */
   private saveCursor(): Promise<void> {
     this.saving = this.saving.then(async () => {
       const lowSeq = this.lowSeq;
-      if (lowSeq === this.savedLowSeq) return;
+      if (lowSeq === this.savedLowSeq && this.finishedNotes.length === 0) return;
       const index = this.snapshots.findLastIndex((snapshot) => snapshot.seq <= lowSeq);
       const base = this.snapshots[index] as { seq: number; hooks: HookRecord[] };
       this.snapshots = this.snapshots.slice(index);
-      await this.options.store.writeCursor({ low_seq: lowSeq, hooks: base.hooks });
-      this.options.store.forgetThrough(lowSeq);
+      const notes = this.finishedNotes;
+      this.finishedNotes = [];
+      await this.options.store.save({ low_seq: lowSeq, hooks: base.hooks }, notes);
       this.savedLowSeq = lowSeq;
     }).catch((error: unknown) => {
-      this.options.logger?.error({ err: error }, 'cannot save the hook delivery cursor; deliveries may repeat after a restart');
+      this.options.logger?.error({ err: error }, 'cannot save hook delivery progress; deliveries may repeat after a restart');
     });
     return this.saving;
   }

@@ -4,8 +4,10 @@
 //   - the cursor: every delivery derived from events up to `low_seq` is finished (delivered or given
 //     up), and the hooks as registered at `low_seq`, to pick up the log from there;
 //   - finished deliveries after the cursor, by (seq, event id), so a restart does not repeat them.
-// Writes are not awaited on the delivery path: losing the last few after a crash only repeats those
-// deliveries, and repeats are allowed (receivers dedupe by X-Event-ID).
+// Finished deliveries are noted in memory and written together with the cursor in one commit, at most
+// once a second (see HookDispatcher), so this environment's fsyncs never crowd the log's. A crash loses
+// at most the last second of notes, which only repeats those deliveries; repeats are allowed (receivers
+// dedupe by X-Event-ID).
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
@@ -43,16 +45,8 @@ export class HookOutboxStore {
     return this.meta.get(CURSOR_KEY);
   }
 
-  async writeCursor(cursor: OutboxCursor): Promise<void> {
-    await this.meta.put(CURSOR_KEY, cursor);
-  }
-
   isFinished(seq: number, eventId: string): boolean {
     return this.finished.doesExist([seq, eventId]);
-  }
-
-  markFinished(seq: number, eventId: string): void {
-    this.lastWrite = this.finished.put([seq, eventId], true);
   }
 
   /** The highest seq with a finished delivery recorded, 0 when none. */
@@ -61,9 +55,19 @@ export class HookOutboxStore {
     return 0;
   }
 
-  /** Drops the records of finished deliveries at or before `seq`: the cursor covers them now. */
-  forgetThrough(seq: number): void {
-    for (const key of this.finished.getKeys({ end: [seq + 1] })) this.lastWrite = this.finished.remove(key);
+  /**
+   * Writes the cursor and the deliveries finished after it, and drops the records the cursor now
+   * covers, in one commit (lmdb-js commits the writes of one event turn together).
+   */
+  async save(cursor: OutboxCursor, finished: ReadonlyArray<{ seq: number; eventId: string }>): Promise<void> {
+    const writes: Array<Promise<unknown>> = [];
+    for (const key of this.finished.getKeys({ end: [cursor.low_seq + 1] })) writes.push(this.finished.remove(key));
+    for (const { seq, eventId } of finished) {
+      if (seq > cursor.low_seq) writes.push(this.finished.put([seq, eventId], true));
+    }
+    writes.push(this.meta.put(CURSOR_KEY, cursor));
+    this.lastWrite = Promise.all(writes);
+    await this.lastWrite;
   }
 
   async reset(cursor: OutboxCursor): Promise<void> {

@@ -1,10 +1,13 @@
 // Hook management and delivery against a real receiver on 127.0.0.1: validation and bounds, PRE and POST
 // deliveries with their body and signed headers, retries after 500s and after timeouts with a stable
-// X-Event-ID, inactive and deleted hooks, and transactions flowing while the receiver is down.
+// X-Event-ID, inactive and deleted hooks, transactions flowing while the receiver is down, and a restart
+// resending only unfinished deliveries.
 
+import fs from 'node:fs';
 import t from 'tap';
-import { accessServerFor, MASTER_KEY, type AccessServer } from './helpers/access-server.js';
+import { accessServerFor, MASTER_KEY, startAccessServer, type AccessServer } from './helpers/access-server.js';
 import { freePort, HookReceiver, signatureValid } from './helpers/hook-receiver.js';
+import { tempDataDir } from './helpers/test-server.js';
 
 async function receiverFor(t: { teardown(fn: () => unknown): void }, receiver = new HookReceiver()): Promise<HookReceiver> {
   await receiver.start();
@@ -185,6 +188,27 @@ t.test('transactions keep flowing while the receiver is down, in bounded memory;
   await receiver.waitFor((received) => new Set(received.map((delivery) => delivery.body.data.transaction_id)).size >= 150, 120_000);
   const delivered = new Set(receiver.received.map((delivery) => delivery.body.data.transaction_id as string));
   t.same([...ids].filter((id) => !delivered.has(id)), [], 'every transaction was delivered once the receiver came back');
+});
+
+t.test('a restart resends only what was not finished', async (t) => {
+  const dataDir = tempDataDir('folio-hook-restart');
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const receiver = await receiverFor(t, new HookReceiver((delivery) => ({
+    status: delivery.body.data.reference === 'stuck' ? 500 : 200,
+  })));
+  let server = await startAccessServer({ dataDir });
+  await addHook(server, { url: `${receiver.url}/restart`, retry_count: 10 });
+  await server.master('POST', '/transactions', transfer({ reference: 'stuck' }));
+  for (let index = 0; index < 5; index += 1) await server.master('POST', '/transactions', transfer({ reference: `fine-${index}` }));
+  await waitUntil(() => server.runtime.hooks.stats.delivered === 5);
+  await server.stop();
+  const stuckBefore = receiver.received.filter((delivery) => delivery.body.data.reference === 'stuck').length;
+  server = await startAccessServer({ dataDir });
+  t.teardown(() => server.stop());
+  await receiver.waitFor((received) => received.filter((delivery) => delivery.body.data.reference === 'stuck').length > stuckBefore);
+  const fine = receiver.received.filter((delivery) => delivery.body.data.reference !== 'stuck');
+  t.equal(fine.length, 5, 'the five delivered before the restart were not sent again');
+  t.equal(server.runtime.hooks.pending, 1, 'the stuck one is pending again after the restart');
 });
 
 async function waitUntil(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
