@@ -38,12 +38,20 @@ export interface HookDeliveryLimits {
 
 export const DEFAULT_HOOK_DELIVERY_LIMITS: HookDeliveryLimits = {
   concurrent_requests_max: 32,
-  deliveries_in_memory_max: 5_000,
+  deliveries_in_memory_max: 1_000,
   scan_events_per_turn_max: 5_000,
   backoff_first_ms: 1_000,
   backoff_max_ms: 60_000,
   cursor_save_interval_ms: 1_000,
 };
+
+/** got with the options every delivery shares, resolved once rather than merged on each request. */
+const deliveryClient = got.extend({
+  retry: { limit: 0 },
+  throwHttpErrors: false,
+  followRedirect: false,
+  headers: { 'user-agent': 'folio-hooks' },
+});
 
 /** The part of the log the dispatcher reads. */
 export interface DeliverySource {
@@ -228,13 +236,10 @@ export class HookDispatcher {
     this.stats.attempts += 1;
     let failure: string | undefined;
     try {
-      const response = await got.post(hook.url, {
+      const response = await deliveryClient.post(hook.url, {
         body: delivery.body,
         headers: hookHeaders(this.options.secretKey, hook.hook_id, delivery.eventId, delivery.body, this.now()),
         timeout: { request: Math.max(1, Math.round(hook.timeout * 1000)) },
-        retry: { limit: 0 },
-        throwHttpErrors: false,
-        followRedirect: false,
         signal: this.aborter.signal,
       });
       if (response.statusCode < 200 || response.statusCode > 299) failure = `status ${response.statusCode}`;

@@ -23,7 +23,6 @@ export function hookHeaders(secretKey: string, hookId: string, eventId: string, 
   const timestamp = String(Math.floor(nowMs / 1000));
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    'user-agent': 'folio-hooks',
     'x-folio-timestamp': timestamp,
     'x-hook-id': hookId,
     'x-event-id': eventId,
