@@ -6,6 +6,7 @@
 //   api-key  secret key set, requests carry an API key with transactions:write
 //   master   secret key set, requests carry the master key
 //   hook     as master, plus an active POST_TRANSACTION hook whose receiver answers after 1 s
+//   off-2    the same as off: the difference between the two is the noise floor of this run
 // First, in process: the CPU time of authentication and the route's access check alone, per request.
 // Configurations are measured in interleaved rounds (so drift in the machine's load hits all of them)
 // and each is reported as the median of its rounds. Two figures per configuration: throughput, and the
@@ -223,9 +224,10 @@ async function main(): Promise<void> {
     await startServer('api-key', MASTER_KEY),
     await startServer('master', MASTER_KEY),
     await startServer('hook', MASTER_KEY),
+    await startServer('off-2', ''),
   ];
   try {
-    const [, apiKeyServer, , hookServer] = servers as [BenchServer, BenchServer, BenchServer, BenchServer];
+    const [, apiKeyServer, , hookServer] = servers as [BenchServer, BenchServer, BenchServer, BenchServer, BenchServer];
     const created = await call(apiKeyServer, 'POST', '/api-keys', {
       name: 'bench', owner: 'bench', scopes: ['transactions:write'], expires_at: '2099-01-01T00:00:00Z',
     });
@@ -263,6 +265,7 @@ async function main(): Promise<void> {
     report('auth cost (api-key vs off)', 'off', 'api-key', '<= 5%');
     report('auth cost (master vs off) ', 'off', 'master', 'none');
     report('hook cost (hook vs master)', 'master', 'hook', '<= 10%');
+    report('noise floor (off-2 vs off) ', 'off', 'off-2', 'none: identical servers');
     process.stdout.write(`auth in process vs CPU per request of off: ${((auth.apiKey / cpuPerRequest('off')) * 100).toFixed(1)}% (API key), `
       + `${((auth.master / cpuPerRequest('off')) * 100).toFixed(1)}% (master key)\n`);
     process.stdout.write(`the slow receiver got ${receiver.received()} deliveries\n`);
