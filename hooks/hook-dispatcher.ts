@@ -113,6 +113,11 @@ export class HookDispatcher {
   private saving: Promise<void> = Promise.resolve();
   private closed = false;
   private readFailed = false;
+  /**
+   * Set when the scan stopped at the in-memory limit; it resumes only once half the window is free, so
+   * a full window is refilled in one read instead of one event (and one decoded record) per finish.
+   */
+  private windowFull = false;
   /** Deliveries finished since the last save, written with the next cursor. */
   private finishedNotes: Array<{ seq: number; eventId: string }> = [];
   /** Seqs at or below this may have deliveries finished before the last restart. */
@@ -169,7 +174,7 @@ export class HookDispatcher {
   }
 
   private scan(): void {
-    if (this.closed || this.readFailed || this.inMemory >= this.limits.deliveries_in_memory_max) return;
+    if (this.closed || this.readFailed || this.windowFull) return;
     const target = this.options.source.durableSeq;
     if (this.scannedSeq >= target) return;
     if (this.registry.size === 0 && this.options.currentHooks().size === 0) {
@@ -186,7 +191,11 @@ export class HookDispatcher {
         this.derive(seq, event);
         this.scannedSeq = seq;
         events += 1;
-        if (this.inMemory >= this.limits.deliveries_in_memory_max || events >= this.limits.scan_events_per_turn_max) break;
+        if (this.inMemory >= this.limits.deliveries_in_memory_max) {
+          this.windowFull = true;
+          break;
+        }
+        if (events >= this.limits.scan_events_per_turn_max) break;
       }
     } catch (error) {
       this.options.logger?.error({ err: error, seq: this.scannedSeq + 1 }, 'hook delivery cannot read the log; delivery stopped');
@@ -194,7 +203,7 @@ export class HookDispatcher {
       return;
     }
     this.cursorMoved();
-    if (this.scannedSeq < target && this.inMemory < this.limits.deliveries_in_memory_max) this.wake();
+    if (this.scannedSeq < target && !this.windowFull) this.wake();
   }
 
   private followRegistrations(seq: number, event: LedgerEvent): void {
@@ -221,7 +230,14 @@ export class HookDispatcher {
   }
 
   private enqueue(delivery: Delivery): void {
-    void this.queue.add(() => this.attempt(delivery));
+    this.queue.add(() => this.attempt(delivery)).catch((error: unknown) => {
+      // A bug, not a receiver's failure: report it and let the delivery go rather than stop the process.
+      this.options.logger?.error({ err: error, event_id: delivery.eventId }, 'hook delivery failed unexpectedly');
+      if (!this.closed) {
+        this.stats.failed += 1;
+        this.finish(delivery);
+      }
+    });
   }
 
   private async attempt(delivery: Delivery): Promise<void> {
@@ -283,7 +299,10 @@ export class HookDispatcher {
     else this.openBySeq.set(delivery.seq, open);
     this.inMemory -= 1;
     this.cursorMoved();
-    if (this.inMemory <= this.limits.deliveries_in_memory_max / 2) this.wake();
+    if (this.windowFull && this.inMemory <= this.limits.deliveries_in_memory_max / 2) {
+      this.windowFull = false;
+      this.wake();
+    }
   }
 
   /** Schedules a save of the progress, at most one per interval, when there is anything to save. */

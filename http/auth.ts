@@ -39,9 +39,11 @@ const BEARER = /^bearer\s+(\S+)\s*$/i;
 
 /** The key a request presents, from the first of the accepted headers that carries one. */
 export function presentedKey(headers: Koa.Request['headers']): string | undefined {
-  const svc = headers['x-svc-key'] ?? headers['x-blnk-key'];
-  const direct = Array.isArray(svc) ? svc[0] : svc;
-  if (direct !== undefined && direct.trim() !== '') return direct.trim();
+  for (const name of ['x-svc-key', 'x-blnk-key']) {
+    const value = headers[name];
+    const text = (Array.isArray(value) ? value[0] : value)?.trim();
+    if (text) return text;
+  }
   const authorization = headers.authorization;
   if (authorization === undefined) return undefined;
   return BEARER.exec(authorization)?.[1];

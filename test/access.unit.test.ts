@@ -59,6 +59,7 @@ t.test('the key comes from X-svc-key, X-Blnk-Key or Authorization: Bearer', asyn
   t.equal(presentedKey({ 'x-svc-key': 'a', authorization: 'Bearer c' }), 'a', 'X-svc-key first');
   t.equal(presentedKey({ authorization: 'Basic c' }), undefined);
   t.equal(presentedKey({ 'x-svc-key': '  ' }), undefined);
+  t.equal(presentedKey({ 'x-svc-key': '', 'x-blnk-key': 'b' }), 'b', 'a blank header gives way to the next');
   t.equal(presentedKey({}), undefined);
 });
 
