@@ -7,6 +7,8 @@
 //   master   secret key set, requests carry the master key
 //   hook     as master, plus an active POST_TRANSACTION hook whose receiver answers after 1 s
 //   off-2    the same as off: the difference between the two is the noise floor of this run
+//   same-mk  the api-key server driven with the master key: API key against master key in one process,
+//            free of the differences between processes that the other comparisons carry
 // First, in process: the CPU time of authentication and the route's access check alone, per request.
 // Configurations are measured in interleaved rounds (so drift in the machine's load hits all of them)
 // and each is reported as the median of its rounds. Two figures per configuration: throughput, and the
@@ -232,17 +234,18 @@ async function main(): Promise<void> {
       name: 'bench', owner: 'bench', scopes: ['transactions:write'], expires_at: '2099-01-01T00:00:00Z',
     });
     apiKeyServer.headers = { 'X-svc-key': created.key as string };
+    const measured = [...servers, { ...apiKeyServer, name: 'same-mk', headers: { 'X-svc-key': MASTER_KEY } }];
     await call(hookServer, 'POST', '/hooks', {
       name: 'slow', url: receiver.url, type: 'POST_TRANSACTION', active: true, timeout: 5, retry_count: 3,
     });
     const warm = { ...settings, seconds: 2 };
     for (const server of servers) await measure(server, warm);
 
-    const rates = new Map<string, number[]>(servers.map((server) => [server.name, []]));
-    const cpu = new Map<string, number[]>(servers.map((server) => [server.name, []]));
+    const rates = new Map<string, number[]>(measured.map((server) => [server.name, []]));
+    const cpu = new Map<string, number[]>(measured.map((server) => [server.name, []]));
     for (let round = 1; round <= settings.rounds; round += 1) {
       // Rotate the order each round, so no configuration always runs right after another.
-      const order = servers.map((_, index) => servers[(index + round) % servers.length] as BenchServer);
+      const order = measured.map((_, index) => measured[(index + round) % measured.length] as BenchServer);
       for (const server of order) {
         const { rps, cpuMicroseconds, errors } = await measure(server, settings);
         rates.get(server.name)?.push(rps);
@@ -255,7 +258,7 @@ async function main(): Promise<void> {
     const cpuPerRequest = (name: string): number => median(cpu.get(name) ?? []);
     process.stdout.write(`\nmedians over ${settings.rounds} rounds of ${settings.seconds} s, ${settings.connections} connections\n`);
     process.stdout.write('  config      req/s  us CPU/req\n');
-    for (const { name } of servers) {
+    for (const { name } of measured) {
       process.stdout.write(`  ${name.padEnd(8)} ${rps(name).toFixed(0).padStart(7)} ${cpuPerRequest(name).toFixed(1).padStart(11)}\n`);
     }
     const report = (label: string, base: string, other: string, target: string): void => {
@@ -266,6 +269,7 @@ async function main(): Promise<void> {
     report('auth cost (master vs off) ', 'off', 'master', 'none');
     report('hook cost (hook vs master)', 'master', 'hook', '<= 10%');
     report('noise floor (off-2 vs off) ', 'off', 'off-2', 'none: identical servers');
+    report('api-key vs master, 1 server', 'same-mk', 'api-key', '<= 5%');
     process.stdout.write(`auth in process vs CPU per request of off: ${((auth.apiKey / cpuPerRequest('off')) * 100).toFixed(1)}% (API key), `
       + `${((auth.master / cpuPerRequest('off')) * 100).toFixed(1)}% (master key)\n`);
     process.stdout.write(`the slow receiver got ${receiver.received()} deliveries\n`);
