@@ -21,6 +21,8 @@ import {
   type SnapshotSchedule,
 } from '../snapshots/snapshot-service.js';
 import { restoreState } from '../snapshots/state-restore.js';
+import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
+import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -38,8 +40,11 @@ export interface RuntimeOptions {
   onFatal?: (error: Error) => void;
   /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
   snapshots?: SnapshotSchedule;
-  /** Where start-up and snapshot messages go (skipped snapshots, snapshot writes). */
-  logger?: SnapshotLogger;
+  /** Signs hook deliveries (server.secret_key); empty sends them unsigned. */
+  secretKey?: string;
+  hookDelivery?: Partial<HookDeliveryLimits>;
+  /** Where start-up, snapshot and hook messages go. */
+  logger?: SnapshotLogger & HookDispatcherLogger;
 }
 
 export interface StartupReport {
@@ -62,6 +67,8 @@ export class LedgerRuntime implements LedgerCore {
   private readonly unflushedEventsMax: number;
   private readonly lookupBacklogMax: number;
   private snapshotService: SnapshotService | undefined;
+  /** Delivers transaction hooks from the log (set once the log is open and replayed). */
+  hooks!: HookDispatcher;
 
   private constructor(
     readonly log: LmdbLog,
@@ -123,6 +130,15 @@ export class LedgerRuntime implements LedgerCore {
         logger: options.logger,
       });
     }
+    runtime.hooks = await HookDispatcher.start({
+      source: log,
+      currentHooks: () => runtime.engine.state.hooks,
+      store: HookOutboxStore.open(HookOutboxStore.directoryIn(options.dataDir)),
+      secretKey: options.secretKey ?? '',
+      limits: options.hookDelivery,
+      logger: options.logger,
+    });
+    log.onCommit(() => runtime.hooks.wake());
     runtime.queue.kick();
     runtime.timers.start();
     report.milliseconds = performance.now() - started;
@@ -207,6 +223,7 @@ export class LedgerRuntime implements LedgerCore {
     this.queue.stop();
     this.timers.stop();
     await this.snapshotService?.stop();
+    await this.hooks.close();
     await this.log.close();
     await this.store.close();
   }

@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
+import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { Metrics } from '../http/metrics.js';
 import type { FolioConfig } from './config.js';
 import { LedgerRuntime } from './ledger-runtime.js';
@@ -16,7 +17,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function serve(config: FolioConfig): Promise<void> {
   const destination = pino.destination({ dest: 2, sync: false });
-  const logger = pino({ level: config.log_level, base: { service: 'folio' } }, destination);
+  const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, destination);
   const fatal = (error: Error): void => {
     logger.fatal({ err: error }, 'write-ahead log failed; stopping so the log can be replayed');
     logger.flush();
@@ -24,7 +25,9 @@ export async function serve(config: FolioConfig): Promise<void> {
   };
   let runtime: LedgerRuntime;
   try {
-    runtime = await LedgerRuntime.open({ dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, logger });
+    runtime = await LedgerRuntime.open({
+      dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, secretKey: config.server.secret_key, logger,
+    });
   } catch (error) {
     // What start-up logged (snapshots skipped on the way) must reach the operator before the exit.
     destination.flushSync();

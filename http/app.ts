@@ -1,17 +1,23 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
-//   request log + metrics -> error envelope -> shutdown guard -> body reader -> write backpressure -> routes
+//   request log + metrics -> error envelope -> shutdown guard -> authentication -> body reader
+//   -> write backpressure -> routes (each behind its access check, see auth.ts)
 
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
+import type { Clock } from '../engine/ports.js';
 import { ApiError } from './api-error.js';
+import { ApiKeyUsage } from './api-key-usage.js';
+import { authenticate } from './auth.js';
 import { errorEnvelope } from './error-envelope.js';
 import { BODY_BYTES_MAX, jsonBody } from './json-body.js';
 import type { LedgerCore } from './ledger-core.js';
 import type { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
 import { refuseWhenOverloaded } from './respond.js';
+import { apiKeyRoutes } from './routes/api-key-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
+import { hookRoutes } from './routes/hook-routes.js';
 import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
@@ -27,7 +33,12 @@ export interface AppOptions {
   bodyBytesMax?: number;
   /** Operator snapshot routes (/admin/snapshots), guarded by the master key when one is set. */
   snapshots?: SnapshotAdmin;
+  /** The master key (server.secret_key); empty or absent leaves authentication off. */
   secretKey?: string;
+  /** Time for API key expiry and last use; the system clock unless a test injects one. */
+  clock?: Clock;
+  /** How often noted API key uses are written to the log. */
+  apiKeyUseFlushMs?: number;
 }
 
 export interface FolioApp {
@@ -35,6 +46,8 @@ export interface FolioApp {
   router: Router;
   /** Makes every new request answer 503 while the server drains for shutdown. */
   beginShutdown(): void;
+  /** Last uses of API keys not yet written to the log. */
+  apiKeyUsage: ApiKeyUsage;
 }
 
 export function createApp(options: AppOptions): FolioApp {
@@ -52,6 +65,10 @@ export function createApp(options: AppOptions): FolioApp {
   inflightRoutes(router, options.core);
   refundRoutes(router, options.core);
   if (options.snapshots) adminRoutes(router, options.snapshots, options.secretKey ?? '');
+  const clock = options.clock ?? { now: () => Date.now() };
+  const apiKeyUsage = new ApiKeyUsage(options.core.engine, options.apiKeyUseFlushMs);
+  apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock });
+  hookRoutes(router, options.core);
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));
@@ -63,6 +80,7 @@ export function createApp(options: AppOptions): FolioApp {
     }
     return next();
   });
+  koa.use(authenticate({ secretKey: options.secretKey ?? '', engine: options.core.engine, clock, usage: apiKeyUsage, router }));
   koa.use(jsonBody(options.bodyBytesMax ?? BODY_BYTES_MAX));
   koa.use(refuseWhenOverloaded(options.core));
   koa.use(router.routes());
@@ -71,8 +89,10 @@ export function createApp(options: AppOptions): FolioApp {
   return {
     koa,
     router,
+    apiKeyUsage,
     beginShutdown() {
       shuttingDown = true;
+      apiKeyUsage.flush();
     },
   };
 }

@@ -1,0 +1,362 @@
+// Delivers hooks from the log. The log is the outbox: deliveries are derived from durable events
+// (hook-deliveries.ts), so they were committed in the same write as their transactions, and nothing a
+// crash could undo is ever announced. This reads the log behind the writers, never on their path:
+//   - a scan reads durable events after `scannedSeq`, follows hook registrations as they appear in the
+//     log (a hook gets the changes logged after it was registered, while it was active), and queues a
+//     delivery per change and matching hook;
+//   - at most `deliveries_in_memory_max` deliveries are held at once (queued, in flight or waiting to
+//     retry). At the limit the scan stops and resumes at half, so a slow or dead receiver costs bounded
+//     memory while the backlog stays where it already is: in the log;
+//   - requests go out through one p-queue of bounded concurrency, with got, each attempt bounded by the
+//     hook's timeout, retried after 1 s, 2 s, 4 s ... (at most 60 s) up to the hook's retry_count;
+//   - finished deliveries (delivered, given up, or dropped because the hook was since deleted or
+//     deactivated) are noted, and once a second the notes and the cursor below which everything is
+//     finished are saved in the outbox store, so a restart resumes from there and skips what was
+//     recorded as finished.
+// Deliveries may repeat after a crash and may arrive out of order; X-Event-ID identifies each one.
+
+import { setMaxListeners } from 'node:events';
+import got from 'got';
+import PQueue from 'p-queue';
+import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
+import type { HookRecord, HookType, TransactionRecord } from '../engine/records.js';
+import { deliveryEventId, transactionChanges } from './hook-deliveries.js';
+import { hookBody, hookHeaders } from './hook-payload.js';
+import type { HookOutboxStore } from './outbox-store.js';
+
+export interface HookDeliveryLimits {
+  /** Delivery requests in flight at once, across all hooks. */
+  concurrent_requests_max: number;
+  /** Deliveries held in memory (queued, in flight, waiting to retry) before the scan pauses. */
+  deliveries_in_memory_max: number;
+  /** Log events read per scan turn, so a long backlog is read in slices between other work. */
+  scan_events_per_turn_max: number;
+  backoff_first_ms: number;
+  backoff_max_ms: number;
+  cursor_save_interval_ms: number;
+}
+
+export const DEFAULT_HOOK_DELIVERY_LIMITS: HookDeliveryLimits = {
+  concurrent_requests_max: 32,
+  deliveries_in_memory_max: 1_000,
+  scan_events_per_turn_max: 5_000,
+  backoff_first_ms: 1_000,
+  backoff_max_ms: 60_000,
+  cursor_save_interval_ms: 1_000,
+};
+
+/** got with the options every delivery shares, resolved once rather than merged on each request. */
+const deliveryClient = got.extend({
+  retry: { limit: 0 },
+  throwHttpErrors: false,
+  followRedirect: false,
+  headers: { 'user-agent': 'folio-hooks' },
+});
+
+/** The part of the log the dispatcher reads. */
+export interface DeliverySource {
+  read(fromSeq: number, toSeq: number): Iterable<LoggedEvent>;
+  readonly durableSeq: number;
+}
+
+export interface HookDispatcherLogger {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export interface HookDispatcherOptions {
+  source: DeliverySource;
+  /** The hooks as registered now: a delivery whose hook is gone or inactive by its turn is dropped. */
+  currentHooks: () => ReadonlyMap<string, HookRecord>;
+  store: HookOutboxStore;
+  /** Signs deliveries; empty sends them unsigned. */
+  secretKey: string;
+  limits?: Partial<HookDeliveryLimits>;
+  now?: () => number;
+  logger?: HookDispatcherLogger;
+}
+
+export interface DeliveryStats {
+  delivered: number;
+  failed: number;
+  dropped: number;
+  attempts: number;
+}
+
+interface Delivery {
+  seq: number;
+  eventId: string;
+  hookId: string;
+  type: HookType;
+  record: TransactionRecord;
+  retries: number;
+  body?: string;
+}
+
+export class HookDispatcher {
+  readonly stats: DeliveryStats = { delivered: 0, failed: 0, dropped: 0, attempts: 0 };
+  private readonly limits: HookDeliveryLimits;
+  private readonly queue: PQueue;
+  private readonly aborter = new AbortController();
+  private readonly now: () => number;
+  /** Deliveries not finished yet, counted per seq; Map order is seq order (seqs only ever grow). */
+  private readonly openBySeq = new Map<number, number>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Hook registrations as of `scannedSeq`, and as of each seq where they changed since the cursor. */
+  private readonly registry: Map<string, HookRecord>;
+  private snapshots: Array<{ seq: number; hooks: HookRecord[] }>;
+  private scannedSeq: number;
+  private savedLowSeq: number;
+  private inMemory = 0;
+  private scanScheduled = false;
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> = Promise.resolve();
+  private closed = false;
+  private readFailed = false;
+  /**
+   * Set when the scan stopped at the in-memory limit; it resumes only once half the window is free, so
+   * a full window is refilled in one read instead of one event (and one decoded record) per finish.
+   */
+  private windowFull = false;
+  /** Deliveries finished since the last save, written with the next cursor. */
+  private finishedNotes: Array<{ seq: number; eventId: string }> = [];
+  /** Seqs at or below this may have deliveries finished before the last restart. */
+  private readonly finishedHorizon: number;
+
+  private constructor(private readonly options: HookDispatcherOptions, lowSeq: number, hooks: HookRecord[]) {
+    this.limits = { ...DEFAULT_HOOK_DELIVERY_LIMITS, ...options.limits };
+    this.queue = new PQueue({ concurrency: this.limits.concurrent_requests_max });
+    // Every request in flight listens on the one abort signal; their number is bounded by the queue.
+    setMaxListeners(this.limits.concurrent_requests_max + 16, this.aborter.signal);
+    this.now = options.now ?? Date.now;
+    this.scannedSeq = this.savedLowSeq = lowSeq;
+    this.registry = new Map(hooks.map((hook) => [hook.hook_id, hook]));
+    this.snapshots = [{ seq: lowSeq, hooks }];
+    this.finishedHorizon = options.store.highestFinishedSeq();
+  }
+
+  /**
+   * Opens delivery where the saved cursor left it. Without a cursor (a new data directory, or one
+   * from before hooks were delivered) or with one past the end of the log (the log was replaced), it
+   * starts at the end of the log with the hooks registered now: nothing before that was promised.
+   */
+  static async start(options: HookDispatcherOptions): Promise<HookDispatcher> {
+    let cursor = options.store.readCursor();
+    const end = options.source.durableSeq;
+    if (!cursor || cursor.low_seq > end) {
+      cursor = { low_seq: end, hooks: [...options.currentHooks().values()] };
+      await options.store.reset(cursor);
+    }
+    const dispatcher = new HookDispatcher(options, cursor.low_seq, cursor.hooks);
+    dispatcher.wake();
+    return dispatcher;
+  }
+
+  /** Deliveries held in memory right now. */
+  get pending(): number {
+    return this.inMemory;
+  }
+
+  /** The seq below which every delivery is finished. */
+  get lowSeq(): number {
+    for (const seq of this.openBySeq.keys()) return seq - 1;
+    return this.scannedSeq;
+  }
+
+  /** Called when the log has more durable events; cheap, and coalesced into one scan per turn. */
+  wake(): void {
+    if (this.scanScheduled || this.closed) return;
+    this.scanScheduled = true;
+    setImmediate(() => {
+      this.scanScheduled = false;
+      this.scan();
+    });
+  }
+
+  private scan(): void {
+    if (this.closed || this.readFailed || this.windowFull) return;
+    const target = this.options.source.durableSeq;
+    if (this.scannedSeq >= target) return;
+    if (this.registry.size === 0 && this.options.currentHooks().size === 0) {
+      // No hook is registered at this point of the log or now: nothing in between can be delivered
+      // (a hook registered and deleted in between would have its deliveries dropped anyway).
+      this.scannedSeq = target;
+      this.cursorMoved();
+      return;
+    }
+    let events = 0;
+    try {
+      for (const { seq, event } of this.options.source.read(this.scannedSeq + 1, target)) {
+        this.followRegistrations(seq, event);
+        this.derive(seq, event);
+        this.scannedSeq = seq;
+        events += 1;
+        if (this.inMemory >= this.limits.deliveries_in_memory_max) {
+          this.windowFull = true;
+          break;
+        }
+        if (events >= this.limits.scan_events_per_turn_max) break;
+      }
+    } catch (error) {
+      this.options.logger?.error({ err: error, seq: this.scannedSeq + 1 }, 'hook delivery cannot read the log; delivery stopped');
+      this.readFailed = true;
+      return;
+    }
+    this.cursorMoved();
+    if (this.scannedSeq < target && !this.windowFull) this.wake();
+  }
+
+  private followRegistrations(seq: number, event: LedgerEvent): void {
+    if (!event.hooks && !event.deleted_hooks) return;
+    for (const hook of event.hooks ?? []) this.registry.set(hook.hook_id, hook);
+    for (const hookId of event.deleted_hooks ?? []) this.registry.delete(hookId);
+    this.snapshots.push({ seq, hooks: [...this.registry.values()] });
+  }
+
+  private derive(seq: number, event: LedgerEvent): void {
+    if (this.registry.size === 0) return;
+    for (const change of transactionChanges(event)) {
+      for (const type of change.types) {
+        for (const hook of this.registry.values()) {
+          if (hook.type !== type || !hook.active) continue;
+          const eventId = deliveryEventId(seq, change, hook.hook_id, type);
+          if (seq <= this.finishedHorizon && this.options.store.isFinished(seq, eventId)) continue;
+          this.openBySeq.set(seq, (this.openBySeq.get(seq) ?? 0) + 1);
+          this.inMemory += 1;
+          this.enqueue({ seq, eventId, hookId: hook.hook_id, type, record: change.record, retries: 0 });
+        }
+      }
+    }
+  }
+
+  private enqueue(delivery: Delivery): void {
+    this.queue.add(() => this.attempt(delivery)).catch((error: unknown) => {
+      // A bug, not a receiver's failure: report it and let the delivery go rather than stop the process.
+      this.options.logger?.error({ err: error, event_id: delivery.eventId }, 'hook delivery failed unexpectedly');
+      if (!this.closed) {
+        this.stats.failed += 1;
+        this.finish(delivery);
+      }
+    });
+  }
+
+  private async attempt(delivery: Delivery): Promise<void> {
+    if (this.closed) return;
+    const hook = this.options.currentHooks().get(delivery.hookId);
+    if (!hook || !hook.active) {
+      this.stats.dropped += 1;
+      this.finish(delivery);
+      return;
+    }
+    delivery.body ??= hookBody(delivery.record, delivery.type);
+    this.stats.attempts += 1;
+    let failure: string | undefined;
+    try {
+      const response = await deliveryClient.post(hook.url, {
+        body: delivery.body,
+        headers: hookHeaders(this.options.secretKey, hook.hook_id, delivery.eventId, delivery.body, this.now()),
+        timeout: { request: Math.max(1, Math.round(hook.timeout * 1000)) },
+        signal: this.aborter.signal,
+      });
+      if (response.statusCode < 200 || response.statusCode > 299) failure = `status ${response.statusCode}`;
+    } catch (error) {
+      failure = (error as { code?: string }).code ?? (error as Error).message;
+    }
+    if (this.closed) return;
+    if (failure === undefined) {
+      this.stats.delivered += 1;
+      this.finish(delivery);
+    } else if (delivery.retries < hook.retry_count) {
+      delivery.retries += 1;
+      this.retryLater(delivery);
+    } else {
+      this.stats.failed += 1;
+      this.options.logger?.warn(
+        { hook_id: hook.hook_id, event_id: delivery.eventId, seq: delivery.seq, attempts: delivery.retries + 1, failure },
+        'hook delivery failed; giving up',
+      );
+      this.finish(delivery);
+    }
+  }
+
+  /** Backoff doubles from the first delay for each retry, up to the cap. */
+  backoffMs(retry: number): number {
+    return Math.min(this.limits.backoff_first_ms * 2 ** (retry - 1), this.limits.backoff_max_ms);
+  }
+
+  private retryLater(delivery: Delivery): void {
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.enqueue(delivery);
+    }, this.backoffMs(delivery.retries));
+    this.retryTimers.add(timer);
+  }
+
+  private finish(delivery: Delivery): void {
+    this.finishedNotes.push({ seq: delivery.seq, eventId: delivery.eventId });
+    const open = (this.openBySeq.get(delivery.seq) ?? 1) - 1;
+    if (open === 0) this.openBySeq.delete(delivery.seq);
+    else this.openBySeq.set(delivery.seq, open);
+    this.inMemory -= 1;
+    this.cursorMoved();
+    if (this.windowFull && this.inMemory <= this.limits.deliveries_in_memory_max / 2) {
+      this.windowFull = false;
+      this.wake();
+    }
+  }
+
+  /** Schedules a save of the progress, at most one per interval, when there is anything to save. */
+  private cursorMoved(): void {
+    if (this.closed || this.saveTimer) return;
+    if (this.lowSeq === this.savedLowSeq && this.finishedNotes.length === 0) return;
+    // With no hooks at all, a stale cursor costs only a longer read at the next start: save rarely.
+    const idle = this.registry.size === 0 && this.inMemory === 0 && this.finishedNotes.length === 0;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      void this.saveCursor();
+    }, this.limits.cursor_save_interval_ms * (idle ? 30 : 1));
+    this.saveTimer.unref();
+  }
+
+  /** Saves the cursor and the finished notes; saves run one after another, never two at once. */
+  private saveCursor(): Promise<void> {
+    this.saving = this.saving.then(async () => {
+      const lowSeq = this.lowSeq;
+      if (lowSeq === this.savedLowSeq && this.finishedNotes.length === 0) return;
+      const index = this.snapshots.findLastIndex((snapshot) => snapshot.seq <= lowSeq);
+      const base = this.snapshots[index] as { seq: number; hooks: HookRecord[] };
+      this.snapshots = this.snapshots.slice(index);
+      const notes = this.finishedNotes;
+      this.finishedNotes = [];
+      await this.options.store.save({ low_seq: lowSeq, hooks: base.hooks }, notes);
+      this.savedLowSeq = lowSeq;
+    }).catch((error: unknown) => {
+      this.options.logger?.error({ err: error }, 'cannot save hook delivery progress; deliveries may repeat after a restart');
+    });
+    return this.saving;
+  }
+
+  /** Waits until nothing is held (tests and benches); resolves at once when idle. */
+  async idle(): Promise<void> {
+    while (!this.closed && (this.inMemory > 0 || this.scannedSeq < this.options.source.durableSeq)) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /**
+   * Stops delivering: requests in flight are abandoned (they count as not delivered and go out again
+   * after the next start), and the cursor is saved as far as it got.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
+    this.queue.clear();
+    this.aborter.abort();
+    await this.saveCursor();
+    await this.options.store.close();
+  }
+}

@@ -1,0 +1,32 @@
+// What a delivery sends: the body `{event, hook_type, data}` (data is the transaction as GET
+// /transactions/:id shows it, exact amounts as digits) and the headers that let a receiver check it:
+//   X-Folio-Signature  hex HMAC-SHA256 of `<timestamp>.<body>` keyed with the server's secret key
+//   X-Folio-Timestamp  Unix seconds when the attempt was made (signed, so a receiver can refuse replays)
+//   X-Hook-ID, X-Event-ID (the same on every attempt, for dedupe)
+// Without a secret key configured there is nothing to sign with, and the signature header is left out.
+
+import { createHmac } from 'node:crypto';
+import type { HookType, TransactionRecord } from '../engine/records.js';
+import { toJsonText } from '../http/json-text.js';
+import { transactionView } from '../http/views.js';
+import { hookEventName } from './hook-deliveries.js';
+
+export function hookBody(record: TransactionRecord, type: HookType): string {
+  return toJsonText({ event: hookEventName(record.status), hook_type: type, data: transactionView(record) });
+}
+
+export function hookSignature(secretKey: string, timestamp: string, body: string): string {
+  return createHmac('sha256', secretKey).update(`${timestamp}.${body}`).digest('hex');
+}
+
+export function hookHeaders(secretKey: string, hookId: string, eventId: string, body: string, nowMs: number): Record<string, string> {
+  const timestamp = String(Math.floor(nowMs / 1000));
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-folio-timestamp': timestamp,
+    'x-hook-id': hookId,
+    'x-event-id': eventId,
+  };
+  if (secretKey !== '') headers['x-folio-signature'] = hookSignature(secretKey, timestamp, body);
+  return headers;
+}

@@ -1,0 +1,35 @@
+// Last use of API keys without a log write per request: authentication notes the time in a map, and
+// every few seconds the newest time of each key is written as one event (engine.recordApiKeysUsed).
+// Listings show the noted times at once. What is noted since the last flush is lost in a crash, which
+// only makes `last_used_at` a few seconds older than it was.
+
+import type { LedgerEngine } from '../engine/ledger-engine.js';
+
+export const API_KEY_USE_FLUSH_MS_DEFAULT = 5_000;
+
+export class ApiKeyUsage {
+  private noted = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly engine: LedgerEngine, private readonly flushMs = API_KEY_USE_FLUSH_MS_DEFAULT) {}
+
+  note(apiKeyId: string, at: number): void {
+    this.noted.set(apiKeyId, at);
+    this.timer ??= setTimeout(() => this.flush(), this.flushMs).unref();
+  }
+
+  /** The last use of a key, counting what has not been written yet. */
+  lastUsedAt(apiKeyId: string, recorded: number): number {
+    return Math.max(recorded, this.noted.get(apiKeyId) ?? 0);
+  }
+
+  /** Writes what was noted as one event; returns its seq when anything changed. */
+  flush(): number | undefined {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.noted.size === 0) return undefined;
+    const noted = this.noted;
+    this.noted = new Map();
+    return this.engine.recordApiKeysUsed(noted);
+  }
+}

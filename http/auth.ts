@@ -1,0 +1,147 @@
+// Authentication and authorization. Off when the server has no secret key: every caller then acts as
+// the master key. On, two steps:
+//   1. `authenticate` (app middleware, before the body is read): every request but the public routes
+//      must present a key in `X-svc-key` (any letter case), `X-Blnk-Key` or `Authorization: Bearer`.
+//      The master key is compared in constant time; an API key is found by the id inside it and its
+//      secret checked against the stored hash. Failures are 401s.
+//   2. a guard put in front of every route of the router, bound to that route's entry in the access
+//      table (route-scopes.ts). It runs only for the route that actually handles the request, so the
+//      decision never depends on which other patterns happen to match the path. Failures are 403s.
+
+import type { Layer, Router } from '@koa/router';
+import type Koa from 'koa';
+import type { LedgerEngine } from '../engine/ledger-engine.js';
+import type { Clock } from '../engine/ports.js';
+import type { ApiKeyRecord } from '../engine/records.js';
+import { ApiError } from './api-error.js';
+import { API_KEY_TEXT_LENGTH_MAX, MasterKey, parseApiKeyText, secretMatches } from './api-key-secret.js';
+import type { ApiKeyUsage } from './api-key-usage.js';
+import { isScopeResource, routeAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from './route-scopes.js';
+import { anyCovers, parseScope, type Scope } from './scopes.js';
+
+export type Principal =
+  | { kind: 'master' }
+  | { kind: 'api_key'; apiKeyId: string; scopes: readonly Scope[] };
+
+export const MASTER_PRINCIPAL: Principal = { kind: 'master' };
+
+export interface AuthOptions {
+  /** The master key; empty turns authentication off. */
+  secretKey: string;
+  engine: LedgerEngine;
+  clock: Clock;
+  usage: ApiKeyUsage;
+  router: Router;
+  table?: Readonly<Record<string, string>>;
+}
+
+const BEARER = /^bearer\s+(\S+)\s*$/i;
+
+/** The key a request presents, from the first of the accepted headers that carries one. */
+export function presentedKey(headers: Koa.Request['headers']): string | undefined {
+  for (const name of ['x-svc-key', 'x-blnk-key']) {
+    const value = headers[name];
+    const text = (Array.isArray(value) ? value[0] : value)?.trim();
+    if (text) return text;
+  }
+  const authorization = headers.authorization;
+  if (authorization === undefined) return undefined;
+  return BEARER.exec(authorization)?.[1];
+}
+
+/** The principal of each key record; records are replaced, never changed, so this cannot go stale. */
+const principalByRecord = new WeakMap<ApiKeyRecord, Principal>();
+
+function principalOf(record: ApiKeyRecord): Principal {
+  let principal = principalByRecord.get(record);
+  if (!principal) {
+    const scopes = record.scopes.map(parseScope).filter((scope): scope is Scope => scope !== undefined);
+    principal = { kind: 'api_key', apiKeyId: record.api_key_id, scopes };
+    principalByRecord.set(record, principal);
+  }
+  return principal;
+}
+
+export function authenticate(options: AuthOptions): Koa.Middleware {
+  const table = options.table ?? ROUTE_ACCESS_TABLE;
+  if (options.secretKey === '') {
+    return (ctx, next) => {
+      ctx.state.principal = MASTER_PRINCIPAL;
+      return next();
+    };
+  }
+  const master = new MasterKey(options.secretKey);
+  const publicRoutes = new Set(Object.entries(table).filter(([, access]) => access === 'public').map(([route]) => route));
+  const publicPaths = new Set([...publicRoutes].map((route) => route.slice(route.indexOf(' ') + 1)));
+  const keyLengthMax = Math.max(API_KEY_TEXT_LENGTH_MAX, options.secretKey.length);
+  const guards = new RouteGuards(options.router, table);
+  const { engine, clock, usage } = options;
+  return (ctx, next) => {
+    guards.ensure();
+    if (publicPaths.has(ctx.path) && publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`)) return next();
+    const key = presentedKey(ctx.request.headers);
+    if (key === undefined) throw new ApiError('AUTH_MISSING_API_KEY', 'an API key is required (X-svc-key header)');
+    if (key.length > keyLengthMax) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
+    // A key naming a known key id is checked as that API key; anything else can only be the master key.
+    // Key ids are not secret (listings show them), so taking one path or the other reveals nothing.
+    const parsed = parseApiKeyText(key);
+    const record = parsed && engine.state.apiKeys.get(parsed.apiKeyId);
+    if (!record) {
+      if (!master.matches(key)) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
+      ctx.state.principal = MASTER_PRINCIPAL;
+      return next();
+    }
+    if (record.is_revoked || !secretMatches((parsed as { secret: string }).secret, record.secret_hash)) {
+      throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
+    }
+    const now = clock.now();
+    if (record.expires_at > 0 && now >= record.expires_at) throw new ApiError('AUTH_EXPIRED_API_KEY', 'API key has expired');
+    usage.note(record.api_key_id, now);
+    ctx.state.principal = principalOf(record);
+    return next();
+  };
+}
+
+/** Throws the 403 for a principal that may not use a route with `access`; returns when it may. */
+export function authorize(principal: Principal | undefined, access: RouteAccess, params: Record<string, string>): void {
+  if (access.kind === 'public') return;
+  if (!principal) throw new ApiError('AUTH_MISSING_API_KEY', 'an API key is required (X-svc-key header)');
+  if (principal.kind === 'master') return;
+  if (access.kind === 'master') throw new ApiError('AUTH_MASTER_KEY_REQUIRED', 'this operation requires the master key');
+  const resource = access.kind === 'scope' ? access.resource : params[access.param];
+  const required = `${resource}:${access.action}`;
+  if (!isScopeResource(resource) || !anyCovers(principal.scopes, { resource, action: access.action })) {
+    throw new ApiError('AUTH_INSUFFICIENT_PERMISSIONS', `this API key lacks the scope ${required}`, { required_scope: required });
+  }
+}
+
+/**
+ * Puts an access check in front of every route layer. Layers are guarded lazily on the first request
+ * and whenever the stack has grown since, so routes registered after the app was assembled are covered.
+ */
+class RouteGuards {
+  private readonly guarded = new WeakSet<Layer>();
+  private guardedCount = 0;
+
+  constructor(private readonly router: Router, private readonly table: Readonly<Record<string, string>>) {}
+
+  ensure(): void {
+    if (this.router.stack.length === this.guardedCount) return;
+    for (const layer of this.router.stack) {
+      if (layer.methods.length === 0 || this.guarded.has(layer)) continue;
+      this.guarded.add(layer);
+      layer.stack.unshift(this.guardFor(layer));
+    }
+    this.guardedCount = this.router.stack.length;
+  }
+
+  private guardFor(layer: Layer): Koa.Middleware {
+    const byMethod = new Map<string, RouteAccess>();
+    for (const method of layer.methods) byMethod.set(method, routeAccess(method, String(layer.path), this.table));
+    return (ctx, next) => {
+      const access = byMethod.get(ctx.method) ?? { kind: 'master' };
+      authorize(ctx.state.principal as Principal | undefined, access, (ctx as unknown as { params?: Record<string, string> }).params ?? {});
+      return next();
+    };
+  }
+}

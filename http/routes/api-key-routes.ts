@@ -1,0 +1,74 @@
+// API keys: create (the key is shown in this one response), list by owner, revoke. A caller that is not
+// the master key can neither grant nor revoke scopes beyond its own.
+
+import type { Router } from '@koa/router';
+import type { Clock } from '../../engine/ports.js';
+import type { ApiKeyRecord } from '../../engine/records.js';
+import { ApiError } from '../api-error.js';
+import { apiKeyText, newApiKeySecret } from '../api-key-secret.js';
+import type { ApiKeyUsage } from '../api-key-usage.js';
+import { createApiKeySchema, listApiKeysQuerySchema } from '../access-schemas.js';
+import { apiKeyView } from '../access-views.js';
+import type { Principal } from '../auth.js';
+import type { LedgerCore } from '../ledger-core.js';
+import { accepted, respond } from '../respond.js';
+import { firstUncovered } from '../scopes.js';
+import { validate } from '../validation.js';
+
+export interface ApiKeyRouteOptions {
+  usage: ApiKeyUsage;
+  clock: Clock;
+}
+
+export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRouteOptions): void {
+  const { engine } = core;
+
+  router.post('/api-keys', async (ctx) => {
+    const body: unknown = ctx.request.body;
+    const owner = typeof body === 'object' && body !== null ? (body as { owner?: unknown }).owner : undefined;
+    if (owner === undefined || owner === null || (typeof owner === 'string' && owner.trim() === '')) {
+      throw new ApiError('APIKEY_OWNER_REQUIRED', 'owner is required');
+    }
+    const fields = validate(createApiKeySchema, body);
+    if (fields.expires_at <= options.clock.now()) {
+      throw new ApiError('GEN_VALIDATION_ERROR', 'invalid request: expires_at: must be in the future', { expires_at: 'must be in the future' });
+    }
+    refuseEscalation(ctx.state.principal as Principal, fields.scopes, 'grant');
+    const { secret, secretHash } = newApiKeySecret();
+    const { value, seq } = accepted(engine.createApiKey({
+      name: fields.name,
+      owner_id: fields.owner,
+      scopes: fields.scopes,
+      expires_at: fields.expires_at,
+      secret_hash: secretHash,
+    }));
+    await respond(ctx, core, 201, { ...apiKeyView(value), key: apiKeyText(value.api_key_id, secret) }, seq);
+  });
+
+  router.get('/api-keys', async (ctx) => {
+    const { owner } = validate(listApiKeysQuerySchema, ctx.query);
+    const keys: Record<string, unknown>[] = [];
+    for (const key of engine.state.apiKeys.values()) {
+      if (owner !== undefined && key.owner_id !== owner) continue;
+      keys.push(apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at)));
+    }
+    await respond(ctx, core, 200, keys);
+  });
+
+  router.delete('/api-keys/:id', async (ctx) => {
+    const apiKeyId = ctx.params.id as string;
+    const current: ApiKeyRecord | undefined = engine.state.apiKeys.get(apiKeyId);
+    if (current) refuseEscalation(ctx.state.principal as Principal, current.scopes, 'revoke');
+    const { seq } = accepted(engine.revokeApiKey(apiKeyId));
+    await core.durable(seq);
+    ctx.status = 204;
+  });
+}
+
+function refuseEscalation(principal: Principal, scopes: readonly string[], verb: 'grant' | 'revoke'): void {
+  if (principal.kind === 'master') return;
+  const beyond = firstUncovered(principal.scopes, scopes);
+  if (beyond !== undefined) {
+    throw new ApiError('AUTH_SCOPE_ESCALATION', `cannot ${verb} scope ${beyond}: it is broader than the caller's own scopes`, { scope: beyond });
+  }
+}

@@ -1,0 +1,220 @@
+// Hook management and delivery against a real receiver on 127.0.0.1: validation and bounds, PRE and POST
+// deliveries with their body and signed headers, retries after 500s and after timeouts with a stable
+// X-Event-ID, inactive and deleted hooks, transactions flowing while the receiver is down, and a restart
+// resending only unfinished deliveries.
+
+import fs from 'node:fs';
+import t from 'tap';
+import { accessServerFor, MASTER_KEY, startAccessServer, type AccessServer } from './helpers/access-server.js';
+import { freePort, HookReceiver, signatureValid } from './helpers/hook-receiver.js';
+import { tempDataDir } from './helpers/test-server.js';
+
+async function receiverFor(t: { teardown(fn: () => unknown): void }, receiver = new HookReceiver()): Promise<HookReceiver> {
+  await receiver.start();
+  t.teardown(() => receiver.stop());
+  return receiver;
+}
+
+async function addHook(server: AccessServer, fields: Record<string, unknown>): Promise<string> {
+  const response = await server.master('POST', '/hooks', {
+    name: 'hook', type: 'POST_TRANSACTION', active: true, timeout: 5, retry_count: 3, ...fields,
+  });
+  if (response.status !== 201) throw new Error(`hook creation failed: ${response.status} ${response.text}`);
+  return response.body.hook_id as string;
+}
+
+function transfer(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { precise_amount: 100, currency: 'USD', source: '@hook-a', destination: '@hook-b', allow_overdraft: true, skip_queue: true, ...extra };
+}
+
+t.test('hook management: validation, bounds, read, list by type, replace, delete', async (t) => {
+  const server = await accessServerFor(t);
+  const valid = { name: 'h', url: 'https://example.test/hook', type: 'PRE_TRANSACTION', active: true, timeout: 30, retry_count: 3 };
+  for (const [label, change] of [
+    ['relative url', { url: '/hook' }],
+    ['ftp url', { url: 'ftp://example.test/hook' }],
+    ['no scheme', { url: 'example.test/hook' }],
+    ['unknown type', { type: 'DURING_TRANSACTION' }],
+    ['zero timeout', { timeout: 0 }],
+    ['timeout over the bound', { timeout: 61 }],
+    ['negative retries', { retry_count: -1 }],
+    ['retries over the bound', { retry_count: 11 }],
+    ['fractional retries', { retry_count: 1.5 }],
+    ['active as text', { active: 'yes' }],
+    ['no name', { name: undefined }],
+  ] as const) {
+    const response = await server.master('POST', '/hooks', { ...valid, ...change });
+    t.equal(response.status, 400, label);
+    t.equal(response.body.error_detail.code, 'GEN_VALIDATION_ERROR', label);
+  }
+  const created = await server.master('POST', '/hooks', valid);
+  t.equal(created.status, 201);
+  t.match(created.body, { ...valid, hook_id: /^hook_/ });
+  const bounds = await server.master('POST', '/hooks', { ...valid, type: 'POST_TRANSACTION', timeout: 0.5, retry_count: 10 });
+  t.equal(bounds.status, 201, 'half a second and ten retries are within the bounds');
+  const id = created.body.hook_id as string;
+  t.same((await server.master('GET', `/hooks/${id}`)).body, created.body);
+  t.equal((await server.master('GET', '/hooks')).body.length, 2);
+  t.same((await server.master('GET', '/hooks?type=PRE_TRANSACTION')).body.map((hook: { hook_id: string }) => hook.hook_id), [id]);
+  const replaced = await server.master('PUT', `/hooks/${id}`, { ...valid, name: 'renamed', active: false });
+  t.equal(replaced.status, 200);
+  t.match(replaced.body, { hook_id: id, name: 'renamed', active: false, created_at: created.body.created_at });
+  t.equal((await server.master('PUT', `/hooks/${id}`, { ...valid, url: 'nope' })).status, 400);
+  t.equal((await server.master('DELETE', `/hooks/${id}`)).status, 204);
+  for (const [method, body] of [['GET', undefined], ['PUT', valid], ['DELETE', undefined]] as const) {
+    const response = await server.master(method, `/hooks/${id}`, body);
+    t.equal(response.status, 404, `${method} after delete`);
+    t.equal(response.body.error_detail.code, 'HOOK_NOT_FOUND');
+  }
+});
+
+t.test('PRE and POST deliveries: body, signed headers, data as GET shows it', async (t) => {
+  const server = await accessServerFor(t);
+  const receiver = await receiverFor(t);
+  const preId = await addHook(server, { url: `${receiver.url}/pre`, type: 'PRE_TRANSACTION' });
+  const postId = await addHook(server, { url: `${receiver.url}/post`, type: 'POST_TRANSACTION' });
+  const queued = await server.master('POST', '/transactions', transfer({ skip_queue: false }));
+  const sync = await server.master('POST', '/transactions', transfer({ precise_amount: '98765432109876543210987' }));
+  t.equal(queued.status, 201);
+  t.equal(sync.status, 201);
+  await receiver.waitFor((received) => received.length >= 4);
+  const find = (path: string, transactionId: string) => receiver.received.filter((delivery) =>
+    delivery.path === path && delivery.body.data.transaction_id === transactionId);
+  const queuedPre = find('/pre', queued.body.transaction_id);
+  t.equal(queuedPre.length, 1);
+  t.match(queuedPre[0]?.body, { event: 'transaction.queued', hook_type: 'PRE_TRANSACTION', data: { status: 'QUEUED', skip_queue: false } });
+  const queuedPost = find('/post', queued.body.transaction_id);
+  t.match(queuedPost[0]?.body, { event: 'transaction.applied', hook_type: 'POST_TRANSACTION', data: { status: 'APPLIED' } });
+  const syncPre = find('/pre', sync.body.transaction_id);
+  t.match(syncPre[0]?.body, { event: 'transaction.applied', hook_type: 'PRE_TRANSACTION', data: { skip_queue: true } });
+  const syncPost = find('/post', sync.body.transaction_id)[0];
+  if (!syncPost) throw new Error('no POST delivery for the synchronous transaction');
+  t.ok(syncPost.text.includes('"precise_amount":98765432109876543210987,'), 'exact amount, as digits');
+  const shown = await server.master('GET', `/transactions/${sync.body.transaction_id}`);
+  t.same(syncPost.body.data, JSON.parse(shown.text), 'data is the transaction as GET shows it');
+  for (const delivery of receiver.received) {
+    t.ok(signatureValid(MASTER_KEY, delivery), 'the signature checks out with the secret key');
+    t.notOk(signatureValid('another key', delivery), 'and not with another key');
+    t.notOk(signatureValid(MASTER_KEY, { ...delivery, text: delivery.text.replace('"USD"', '"EUR"') }), 'nor for a changed body');
+    t.equal(delivery.headers['x-hook-id'], delivery.path === '/pre' ? preId : postId);
+    t.match(delivery.headers['x-event-id'], /^evt_[0-9a-f]{32}$/);
+    t.ok(Math.abs(Number(delivery.headers['x-folio-timestamp']) - Date.now() / 1000) < 300, 'timestamp is now, in seconds');
+    t.equal(delivery.headers['content-type'], 'application/json');
+  }
+  t.equal(receiver.eventIds().size, 4, 'each delivery has its own event id');
+});
+
+t.test('retries after 500s keep the event id, up to retry_count', async (t) => {
+  const server = await accessServerFor(t);
+  const receiver = await receiverFor(t, new HookReceiver((delivery) => ({
+    status: delivery.path === '/flaky' && delivery.attempt >= 2 ? 200 : 500,
+  })));
+  await addHook(server, { url: `${receiver.url}/flaky`, retry_count: 3 });
+  await addHook(server, { url: `${receiver.url}/broken`, retry_count: 1 });
+  await server.master('POST', '/transactions', transfer());
+  await receiver.waitFor((received) => received.filter((delivery) => delivery.path === '/flaky').length >= 3);
+  const flaky = receiver.received.filter((delivery) => delivery.path === '/flaky');
+  t.same(flaky.map((delivery) => delivery.attempt), [0, 1, 2], 'failed twice, then delivered on the third attempt');
+  t.equal(new Set(flaky.map((delivery) => delivery.headers['x-event-id'])).size, 1, 'the same X-Event-ID on every attempt');
+  t.equal(new Set(flaky.map((delivery) => delivery.text)).size, 1, 'the same body every time');
+  await waitUntil(() => server.runtime.hooks.stats.failed === 1 && server.runtime.hooks.stats.delivered === 1);
+  const broken = receiver.received.filter((delivery) => delivery.path === '/broken');
+  t.equal(broken.length, 2, 'retry_count 1: one attempt and one retry, then given up');
+  t.equal(server.runtime.hooks.pending, 0);
+});
+
+t.test('an attempt that outlasts the timeout is retried', async (t) => {
+  const server = await accessServerFor(t);
+  const receiver = await receiverFor(t, new HookReceiver((delivery) => ({ status: 200, delayMs: delivery.attempt === 0 ? 3_000 : 0 })));
+  await addHook(server, { url: `${receiver.url}/slow`, timeout: 0.3, retry_count: 2 });
+  await server.master('POST', '/transactions', transfer());
+  await receiver.waitFor((received) => received.length >= 2);
+  t.same(receiver.received.map((delivery) => delivery.attempt), [0, 1]);
+  await waitUntil(() => server.runtime.hooks.stats.delivered === 1);
+  t.equal(server.runtime.hooks.stats.attempts, 2, 'the timed-out attempt counted as failed, the retry delivered');
+});
+
+t.test('inactive hooks are skipped; a hook gets only changes logged while it is active', async (t) => {
+  const server = await accessServerFor(t);
+  const receiver = await receiverFor(t);
+  const inactiveId = await addHook(server, { url: `${receiver.url}/inactive`, active: false });
+  await addHook(server, { url: `${receiver.url}/active` });
+  const first = await server.master('POST', '/transactions', transfer());
+  await receiver.waitFor((received) => received.some((delivery) => delivery.body.data.transaction_id === first.body.transaction_id));
+  await server.runtime.hooks.idle();
+  t.equal(receiver.received.filter((delivery) => delivery.path === '/inactive').length, 0, 'nothing for the inactive hook');
+  const activated = await server.master('PUT', `/hooks/${inactiveId}`, {
+    name: 'now active', url: `${receiver.url}/inactive`, type: 'POST_TRANSACTION', active: true, timeout: 5, retry_count: 0,
+  });
+  t.equal(activated.status, 200);
+  const second = await server.master('POST', '/transactions', transfer());
+  await receiver.waitFor((received) => received.filter((delivery) => delivery.path === '/inactive').length >= 1);
+  await server.runtime.hooks.idle();
+  const late = receiver.received.filter((delivery) => delivery.path === '/inactive');
+  t.same(late.map((delivery) => delivery.body.data.transaction_id), [second.body.transaction_id], 'only what came after activation');
+});
+
+t.test('deliveries of a deleted or deactivated hook are dropped', async (t) => {
+  const server = await accessServerFor(t);
+  const downUrl = `http://127.0.0.1:${await freePort()}/down`;
+  const hookId = await addHook(server, { url: downUrl, retry_count: 10 });
+  for (let index = 0; index < 5; index += 1) await server.master('POST', '/transactions', transfer());
+  await waitUntil(() => server.runtime.hooks.stats.attempts >= 5);
+  t.equal(server.runtime.hooks.pending, 5, 'waiting to retry');
+  t.equal((await server.master('DELETE', `/hooks/${hookId}`)).status, 204);
+  await waitUntil(() => server.runtime.hooks.pending === 0, 20_000);
+  t.equal(server.runtime.hooks.stats.dropped, 5);
+  t.equal(server.runtime.hooks.stats.delivered, 0);
+});
+
+t.test('transactions keep flowing while the receiver is down, in bounded memory; all arrive after', async (t) => {
+  const inMemoryMax = 20;
+  const server = await accessServerFor(t, { hookDelivery: { deliveries_in_memory_max: inMemoryMax } });
+  const port = await freePort();
+  const receiver = new HookReceiver();
+  t.teardown(() => receiver.stop());
+  await addHook(server, { url: `http://127.0.0.1:${port}/later`, retry_count: 10 });
+  const ids = new Set<string>();
+  let highest = 0;
+  for (let index = 0; index < 150; index += 1) {
+    const response = await server.master('POST', '/transactions', transfer({ reference: `down-${index}` }));
+    t.equal(response.status, 201);
+    ids.add(response.body.transaction_id);
+    highest = Math.max(highest, server.runtime.hooks.pending);
+  }
+  t.ok(highest <= inMemoryMax, `at most ${inMemoryMax} deliveries held in memory (saw ${highest})`);
+  t.equal(server.runtime.hooks.stats.delivered, 0);
+  await receiver.start(port);
+  await receiver.waitFor((received) => new Set(received.map((delivery) => delivery.body.data.transaction_id)).size >= 150, 120_000);
+  const delivered = new Set(receiver.received.map((delivery) => delivery.body.data.transaction_id as string));
+  t.same([...ids].filter((id) => !delivered.has(id)), [], 'every transaction was delivered once the receiver came back');
+});
+
+t.test('a restart resends only what was not finished', async (t) => {
+  const dataDir = tempDataDir('folio-hook-restart');
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const receiver = await receiverFor(t, new HookReceiver((delivery) => ({
+    status: delivery.body.data.reference === 'stuck' ? 500 : 200,
+  })));
+  let server = await startAccessServer({ dataDir });
+  await addHook(server, { url: `${receiver.url}/restart`, retry_count: 10 });
+  await server.master('POST', '/transactions', transfer({ reference: 'stuck' }));
+  for (let index = 0; index < 5; index += 1) await server.master('POST', '/transactions', transfer({ reference: `fine-${index}` }));
+  await waitUntil(() => server.runtime.hooks.stats.delivered === 5);
+  await server.stop();
+  const stuckBefore = receiver.received.filter((delivery) => delivery.body.data.reference === 'stuck').length;
+  server = await startAccessServer({ dataDir });
+  t.teardown(() => server.stop());
+  await receiver.waitFor((received) => received.filter((delivery) => delivery.body.data.reference === 'stuck').length > stuckBefore);
+  const fine = receiver.received.filter((delivery) => delivery.body.data.reference !== 'stuck');
+  t.equal(fine.length, 5, 'the five delivered before the restart were not sent again');
+  t.equal(server.runtime.hooks.pending, 1, 'the stuck one is pending again after the restart');
+});
+
+async function waitUntil(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

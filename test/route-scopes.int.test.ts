@@ -1,0 +1,43 @@
+// Every route the app registers has an entry in the access table, and every entry means something.
+// Runs over the real app (createApp on a temp-dir runtime), enumerating the router's layers, so a route
+// added without a declared scope fails here.
+
+import fs from 'node:fs';
+import pino from 'pino';
+import t from 'tap';
+import { LedgerRuntime } from '../bin/ledger-runtime.js';
+import { createApp } from '../http/app.js';
+import { Metrics } from '../http/metrics.js';
+import { parseRouteAccess, ROUTE_ACCESS_TABLE } from '../http/route-scopes.js';
+import { tempDataDir } from './helpers/test-server.js';
+
+t.test('every registered route declares its access', async (t) => {
+  const dataDir = tempDataDir('folio-routes');
+  const runtime = await LedgerRuntime.open({ dataDir });
+  t.teardown(async () => {
+    await runtime.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
+  const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k' });
+  let routes = 0;
+  for (const layer of app.router.stack) {
+    if (layer.methods.length === 0) continue;
+    for (const method of layer.methods) {
+      if (method === 'HEAD') continue;
+      routes += 1;
+      const entry = `${method} ${String(layer.path)}`;
+      t.ok(entry in ROUTE_ACCESS_TABLE, `${entry} has an entry in ROUTE_ACCESS_TABLE`);
+    }
+  }
+  t.ok(routes >= 20, `the router was enumerated (${routes} routes)`);
+});
+
+t.test('every table entry parses', async (t) => {
+  for (const [route, access] of Object.entries(ROUTE_ACCESS_TABLE)) {
+    t.match(route, /^(GET|POST|PUT|DELETE|PATCH) \//, `${route} is METHOD /path`);
+    t.ok(parseRouteAccess(access), `${route}: ${access}`);
+  }
+  const publicRoutes = Object.entries(ROUTE_ACCESS_TABLE).filter(([, access]) => access === 'public').map(([route]) => route);
+  t.same(publicRoutes, ['GET /health'], 'only /health is public');
+});
