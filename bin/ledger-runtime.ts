@@ -8,6 +8,7 @@ import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
 import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
+import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
 import { QueueRunner } from './queue-runner.js';
@@ -25,6 +26,11 @@ export interface RuntimeOptions {
   /** Transaction records waiting for the lookup store beyond which writes are refused (503). */
   lookupBacklogMax?: number;
   onFatal?: (error: Error) => void;
+  /** False runs without the query index (filter, search and balance history are then absent). */
+  index?: boolean;
+  indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'source'>>;
+  /** Reports projection failures; the projector retries on its own. */
+  onIndexError?: (error: Error) => void;
 }
 
 export interface StartupReport {
@@ -39,6 +45,7 @@ export class LedgerRuntime implements LedgerCore {
   private readonly timers: TimerRunner;
   private readonly unflushedEventsMax: number;
   private readonly lookupBacklogMax: number;
+  private index: SecondaryIndex | undefined;
 
   private constructor(
     readonly log: LmdbLog,
@@ -75,6 +82,15 @@ export class LedgerRuntime implements LedgerCore {
       runtime.queue.kick();
     });
     await log.durable(runtime.engine.ensureGenesis());
+    if (options.index !== false) {
+      runtime.index = await SecondaryIndex.open({
+        onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
+        ...options.indexOptions,
+        dataDir: options.dataDir,
+        source: log,
+      });
+      log.onCommit(() => runtime.index?.logDurable());
+    }
     runtime.queue.kick();
     runtime.timers.start();
     report.milliseconds = performance.now() - started;
@@ -94,6 +110,11 @@ export class LedgerRuntime implements LedgerCore {
       this.store.setMuted(false);
     }
     return count;
+  }
+
+  /** The query index (data/index.sqlite), fed from the durable log. */
+  get query(): SecondaryIndex | undefined {
+    return this.index;
   }
 
   onCommit(listener: (stats: CommitStats) => void): void {
@@ -129,6 +150,7 @@ export class LedgerRuntime implements LedgerCore {
   async close(): Promise<void> {
     this.queue.stop();
     this.timers.stop();
+    await this.index?.close();
     await this.log.close();
     await this.store.close();
   }

@@ -11,9 +11,13 @@ import type { LedgerCore } from './ledger-core.js';
 import type { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
 import { refuseWhenOverloaded } from './respond.js';
+import { balanceHistoryRoutes } from './routes/balance-history-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
+import { identityRoutes } from './routes/identity-routes.js';
 import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
+import { metadataRoutes } from './routes/metadata-routes.js';
+import { queryRoutes } from './routes/query-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
@@ -47,6 +51,13 @@ export function createApp(options: AppOptions): FolioApp {
   transactionRoutes(router, options.core);
   inflightRoutes(router, options.core);
   refundRoutes(router, options.core);
+  identityRoutes(router, options.core);
+  if (options.core.query) {
+    queryRoutes(router, options.core, options.core.query);
+    balanceHistoryRoutes(router, options.core, options.core.query);
+    options.metrics.watchIndex(options.core.query);
+  }
+  metadataRoutes(router, options.core); // last: its first path segment is a parameter
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));
