@@ -2,12 +2,16 @@
 // The `folio` command line: `folio serve` runs the ledger; other commands manage a data directory.
 
 import { ConfigError, loadConfig } from './config.js';
+import { reindexCommand } from './reindex-command.js';
 import { serve } from './serve.js';
 
 const USAGE = `usage: folio <command> [options]
 
 commands:
   serve [--config FILE]    run the ledger API (defaults: 127.0.0.1:5001, data in ./data)
+  reindex [--config FILE] [--offline]
+                           rebuild the query index from the log (asks a running server to do it,
+                           or rebuilds the file itself when none answers or with --offline)
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -24,6 +28,8 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       await serve(loadConfig(option(args, '--config')));
       return -1; // keeps running until a signal
+    case 'reindex':
+      return reindexCommand(loadConfig(option(args, '--config')), args);
     case undefined:
     case 'help':
     case '--help':

@@ -20,7 +20,11 @@ export async function serve(config: FolioConfig): Promise<void> {
     logger.flush();
     process.exit(70);
   };
-  const runtime = await LedgerRuntime.open({ dataDir: config.data_dir, onFatal: fatal });
+  const runtime = await LedgerRuntime.open({
+    dataDir: config.data_dir,
+    onFatal: fatal,
+    onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
+  });
   logger.info({ ...runtime.startup, seq: runtime.log.appendedSeq }, 'ledger ready');
   const metrics = new Metrics({
     queuedTransactions: () => runtime.engine.queuedCount,

@@ -33,8 +33,8 @@ export interface ProjectorLimits {
 }
 
 export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
-  slice_events_max: 2_000,
-  slice_rows_max: 4_000,
+  slice_events_max: 500,
+  slice_rows_max: 1_000,
   batch_rows_max: 50_000,
   balance_cache_max: 100_000,
 };
@@ -160,20 +160,25 @@ export class Projector {
     let lastAt = this.checkpointAt;
     let rows = 0;
     let eventCount = 0;
+    // Balances change with nearly every event; within a batch each is written once, at its end.
+    const balances = new Map<string, BalanceRecord>();
     await writer.run('BEGIN');
     try {
-      while (rows < this.limits.batch_rows_max) {
+      while (rows + balances.size < this.limits.batch_rows_max) {
         const slice = this.takeSlice(events);
         if (slice.length === 0) break;
         await this.loadBalances(slice);
         const changes = emptyChanges();
         for (const { event } of slice) foldEvent(event, this.balances, changes);
+        for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
+        changes.balances.clear();
         rows += await this.write(changes);
         eventCount += slice.length;
         const last = slice[slice.length - 1] as LoggedEvent;
         lastSeq = last.seq;
         lastAt = last.event.at;
       }
+      rows += await this.writeBalances(balances);
       await writer.run(`UPDATE index_state SET value = CASE key WHEN 'checkpoint' THEN ? ELSE ? END WHERE key IN ('checkpoint', 'checkpoint_at')`, [lastSeq, lastAt]);
       await writer.run('COMMIT');
     } catch (error) {
@@ -242,6 +247,21 @@ export class Projector {
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
     await Promise.all(pending);
     return changedRowCount(changes);
+  }
+
+  /** Writes the batch's balances in slice-sized statements, so no single step holds the event loop long. */
+  private async writeBalances(balances: Map<string, BalanceRecord>): Promise<number> {
+    const statement = this.statement(upsertSql(LAYOUTS.balances));
+    let rows: SqlValue[][] = [];
+    for (const balance of balances.values()) {
+      rows.push(balanceRow(balance));
+      if (rows.length >= this.limits.slice_rows_max) {
+        await statement.run([JSON.stringify(rows)]);
+        rows = [];
+      }
+    }
+    if (rows.length > 0) await statement.run([JSON.stringify(rows)]);
+    return balances.size;
   }
 
   private statement(sql: string): PreparedStatement {

@@ -5,13 +5,14 @@
 //   filter_by  clauses joined by `&&`: `field:=v`, `field:v`, `field:!=v`, `field:>v` (>=, <, <=),
 //              `field:[a..b]` (inclusive range), `field:[v1,v2]` (any of). Values may be `backquoted`.
 //              Time fields take Unix seconds, as Typesense stores them.
-//   sort_by    up to three `field:asc|desc`, plus `_text_match` for relevance (bm25).
+//   sort_by    up to three `field:asc|desc`; `_text_match` first asks for relevance (bm25), which is
+//              the default with words. Past RANK_MATCHES_MAX matches, matches come newest first.
 // Words are bound as quoted FTS5 phrases, so no client text is ever parsed as FTS5 query syntax.
 
 import { CATALOG, sortableFields, type FieldSpec } from './field-catalog.js';
 import { convertValue } from './field-values.js';
-import { joinWhere, resolveField, type Compiled } from './filter-compiler.js';
-import { ftsTable, LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
+import { resolveField, type Compiled } from './filter-compiler.js';
+import { ROW_ID, type Collection } from './index-schema.js';
 import { predicateSql, type Predicate, type SqlFragment } from './predicates.js';
 import type { SqlValue } from './sqlite-connection.js';
 
@@ -23,9 +24,24 @@ export interface SearchRequest {
   per_page: number;
 }
 
-export interface CompiledSearch {
-  select: SqlFragment;
-  count: SqlFragment;
+/**
+ * How to run a search. Without words it is a plain filtered, sorted query on the table. With words the
+ * full-text index decides which rows match; relevance ordering (bm25) is applied when asked for and the
+ * matches are few enough to rank (`RANK_MATCHES_MAX`); otherwise matches come in the field order.
+ */
+export interface SearchPlan {
+  /** FTS5 expression of `q`; undefined when `q` matches everything. */
+  match?: string;
+  /** Filter clauses joined with AND ('' when none). */
+  where: SqlFragment;
+  /** `_text_match` leads the sort: order by bm25 (`ASC` = best first) when the matches allow it. */
+  relevance?: 'ASC' | 'DESC';
+  /** ORDER BY over table columns, ending with the row id. */
+  order: string;
+  /** The order is the log order (created_at, whose ties break by row id), newest first or oldest first. */
+  logOrder?: 'ASC' | 'DESC';
+  limit: number;
+  offset: number;
 }
 
 export const SEARCH_TERMS_MAX = 32;
@@ -35,34 +51,24 @@ const TEXT_MATCH = '_text_match';
 
 const fail = <T>(message: string): Compiled<T> => ({ ok: false, message });
 
-export function compileSearch(collection: Collection, request: SearchRequest): Compiled<CompiledSearch> {
+/** Matches beyond which relevance ordering gives way to the field order (ranking them all is slow). */
+export const RANK_MATCHES_MAX = 5_000;
+
+export function compileSearch(collection: Collection, request: SearchRequest): Compiled<SearchPlan> {
   const match = matchExpression(request.q);
   if (!match.ok) return match;
   const filters = compileFilterBy(collection, request.filter_by);
   if (!filters.ok) return filters;
   const order = searchOrder(collection, request.sort_by, match.value !== undefined);
   if (!order.ok) return order;
-
-  const layout = LAYOUTS[collection];
-  const fts = ftsTable(collection);
-  const fragments = [...filters.value];
-  let from = `${layout.table} t`;
-  if (match.value !== undefined) {
-    from = `${fts} JOIN ${layout.table} t ON t.${ROW_ID} = ${fts}.rowid`;
-    fragments.unshift({ sql: `${fts} MATCH ?`, params: [match.value] });
-  }
-  const where = joinWhere(fragments, ' AND ');
-  const offset = (request.page - 1) * request.per_page;
-  return {
-    ok: true,
-    value: {
-      select: {
-        sql: `SELECT ${selectColumns(layout)} FROM ${from}${where.sql} ORDER BY ${order.value.replaceAll('{fts}', fts)} LIMIT ? OFFSET ?`,
-        params: [...where.params, request.per_page, offset],
-      },
-      count: { sql: `SELECT count(*) AS total FROM ${from}${where.sql}`, params: where.params },
-    },
-  };
+  const where = filters.value.length === 0
+    ? { sql: '', params: [] }
+    : { sql: filters.value.map((fragment) => `(${fragment.sql})`).join(' AND '), params: filters.value.flatMap((fragment) => fragment.params) };
+  const plan: SearchPlan = { where, order: order.value.order, limit: request.per_page, offset: (request.page - 1) * request.per_page };
+  if (match.value !== undefined) plan.match = match.value;
+  if (order.value.relevance) plan.relevance = order.value.relevance;
+  if (order.value.logOrder) plan.logOrder = order.value.logOrder;
+  return { ok: true, value: plan };
 }
 
 /**
@@ -245,12 +251,25 @@ function negate(fragment: SqlFragment): SqlFragment {
 
 // ---- sort_by ----
 
-function searchOrder(collection: Collection, sortBy: string, hasTerms: boolean): Compiled<string> {
-  const keys: string[] = [];
+interface SearchOrder {
+  order: string;
+  relevance?: 'ASC' | 'DESC';
+  logOrder?: 'ASC' | 'DESC';
+}
+
+/**
+ * `field:dir` entries. `_text_match` may only lead (relevance first, ties newest first). Sorting by
+ * created_at is sorting by log order: event times never decrease along the log and a record's row
+ * follows its first appearance there, so `created_at, row id` and `row id` order rows alike.
+ */
+function searchOrder(collection: Collection, sortBy: string, hasTerms: boolean): Compiled<SearchOrder> {
   const text = sortBy.trim();
   const entries = text === '' ? (hasTerms ? [`${TEXT_MATCH}:desc`, 'created_at:desc'] : ['created_at:desc']) : text.split(',');
   if (entries.length > SORT_KEYS_MAX) return fail(`sort_by takes at most ${SORT_KEYS_MAX} fields`);
-  for (const entry of entries) {
+  const result: SearchOrder = { order: '' };
+  const keys: string[] = [];
+  const fields: string[] = [];
+  for (const [position, entry] of entries.entries()) {
     const [field = '', direction = '', extra] = entry.trim().split(':');
     const order = direction.trim().toLowerCase();
     if (extra !== undefined || (order !== 'asc' && order !== 'desc')) {
@@ -258,8 +277,9 @@ function searchOrder(collection: Collection, sortBy: string, hasTerms: boolean):
     }
     const name = field.trim();
     if (name === TEXT_MATCH) {
-      // bm25 ranks better matches lower; without words every row matches equally.
-      if (hasTerms) keys.push(`{fts}.rank ${order === 'desc' ? 'ASC' : 'DESC'}`);
+      if (position !== 0) return fail(`${TEXT_MATCH} can only be the first sort_by field`);
+      // bm25 scores better matches lower.
+      if (hasTerms) result.relevance = order === 'desc' ? 'ASC' : 'DESC';
       continue;
     }
     const spec = CATALOG[collection].get(name);
@@ -267,7 +287,12 @@ function searchOrder(collection: Collection, sortBy: string, hasTerms: boolean):
       return fail(`cannot sort ${collection} by ${JSON.stringify(name)}; sortable fields: ${[...sortableFields(collection), TEXT_MATCH].join(', ')}`);
     }
     keys.push(`t.${spec.columns[0]} ${order.toUpperCase()}`);
+    fields.push(`${name}:${order}`);
   }
-  keys.push(`t.${ROW_ID} DESC`);
-  return { ok: true, value: keys.join(', ') };
+  if (fields.length === 0 || (fields.length === 1 && fields[0]?.startsWith('created_at:'))) {
+    result.logOrder = fields[0] === 'created_at:asc' ? 'ASC' : 'DESC';
+  }
+  keys.push(`t.${ROW_ID} ${result.logOrder ?? 'DESC'}`);
+  result.order = keys.join(', ');
+  return { ok: true, value: result };
 }

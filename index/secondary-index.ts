@@ -14,11 +14,12 @@ import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 import { balanceAt } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
-import { COLLECTIONS, LAYOUTS, ROW_ID, type Collection } from './index-schema.js';
+import { COLLECTIONS, type Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
 import { Projector, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
 import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
 import { compileSearch, type SearchRequest } from './search-compiler.js';
+import { runSearch } from './search-executor.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord;
@@ -199,14 +200,11 @@ export class SecondaryIndex {
     const compiled = compileSearch(collection, request);
     if (!compiled.ok) return { ok: false, code: 'SRCH_QUERY_INVALID', message: compiled.message };
     return this.query(visibleSeq, async (reader) => {
-      const { select, count } = compiled.value;
-      const rows = request.per_page > 0 ? await reader.all<SelectedRow>(select.sql, select.params) : [];
-      const found = await reader.all<{ total: number }>(count.sql, count.params);
-      const outOf = await reader.all<{ total: number }>(outOfSql(collection), []);
+      const result = await runSearch(reader, collection, compiled.value);
       return {
-        found: found[0]?.total ?? 0,
-        out_of: outOf[0]?.total ?? 0,
-        records: rows.map(fromRow[collection]),
+        found: result.found,
+        out_of: result.out_of,
+        records: result.rows.map(fromRow[collection]),
         search_time_ms: Math.round(performance.now() - started),
       };
     });
@@ -347,14 +345,6 @@ export class SecondaryIndex {
     }
     await this.store.close();
   }
-}
-
-/** `out_of`: tables that never lose rows count by their highest row id; identities can be deleted. */
-function outOfSql(collection: Collection): string {
-  const table = LAYOUTS[collection].table;
-  return collection === 'identities'
-    ? `SELECT count(*) AS total FROM ${table}`
-    : `SELECT coalesce(max(${ROW_ID}), 0) AS total FROM ${table}`;
 }
 
 export interface BuildOptions {
