@@ -58,6 +58,16 @@ function runCli(args: string[], dataDir: string, port = '1'): Promise<{ code: nu
   });
 }
 
+/** Sends a query, retrying while the index answers 503 SRCH_INDEX_BEHIND (it is still catching up). */
+async function whenCaughtUp(url: string, route: string, body: unknown): Promise<Awaited<ReturnType<typeof sendRequest>>> {
+  for (let attempt = 0; ; attempt += 1) {
+    const response = await sendRequest(url, 'POST', route, body);
+    if (response.status !== 503 || attempt >= 300) return response;
+    if (response.body?.error_detail?.code !== 'SRCH_INDEX_BEHIND') return response;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 function bulkOf(round: number, size: number): unknown {
   return {
     skip_queue: true,
@@ -93,11 +103,11 @@ t.test('the index catches up after a crash and equals a full rebuild', async (t)
   }
   t.ok(killedBehind > 0, 'the server was killed at least once while the index was behind');
 
-  // After the last restart the index catches up on its own; a filter waits for it.
-  const counted = await sendRequest(server.url, 'POST', '/transactions/filter', { filters: [{ field: 'reference', operator: 'like', value: 'crash-%' }], include_count: true });
+  // After the last restart the index catches up on its own; meanwhile queries wait, then ask to retry.
+  const counted = await whenCaughtUp(server.url, '/transactions/filter', { filters: [{ field: 'reference', operator: 'like', value: 'crash-%' }], include_count: true });
   t.equal(counted.status, 200);
   t.equal(counted.body.total_count, acknowledged, 'every acknowledged transaction is in the index');
-  const flagged = await sendRequest(server.url, 'POST', '/search/transactions', { q: 'flagged', per_page: 0 });
+  const flagged = await whenCaughtUp(server.url, '/search/transactions', { q: 'flagged', per_page: 0 });
   t.equal(flagged.body.found, 3 * Math.ceil(10_000 / 7), 'full-text search agrees');
   const caughtUp = await sendRequest(server.url, 'GET', '/search/reindex');
   t.equal(caughtUp.body.index_lag_events, 0);
@@ -127,7 +137,7 @@ t.test('a deleted index file is rebuilt from the log at start-up', async (t) => 
   for (const suffix of ['', '-wal', '-shm']) fs.rmSync(path.join(dataDir, `index.sqlite${suffix}`), { force: true });
   fs.writeFileSync(path.join(dataDir, 'index.sqlite'), 'not a database');
   server = await startChildServer(dataDir);
-  const counted = await sendRequest(server.url, 'POST', '/transactions/filter', { filters: [], include_count: true });
+  const counted = await whenCaughtUp(server.url, '/transactions/filter', { filters: [], include_count: true });
   t.equal(counted.body.total_count, 500, 'rebuilt from the log');
   // With a server answering at the configured address, the CLI has it rebuild itself and follows along.
   const online = await runCli(['reindex'], dataDir, new URL(server.url).port);
