@@ -28,7 +28,7 @@ export interface RuntimeOptions {
   onFatal?: (error: Error) => void;
   /** False runs without the query index (filter, search and balance history are then absent). */
   index?: boolean;
-  indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'source'>>;
+  indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source'>>;
   /** Reports projection failures; the projector retries on its own. */
   onIndexError?: (error: Error) => void;
 }
@@ -87,6 +87,7 @@ export class LedgerRuntime implements LedgerCore {
         onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
         ...options.indexOptions,
         dataDir: options.dataDir,
+        walDir: LmdbLog.directoryIn(options.dataDir),
         source: log,
       });
       log.onCommit(() => runtime.index?.logDurable());

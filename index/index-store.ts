@@ -54,29 +54,39 @@ export class IndexStore {
 
   private constructor(
     readonly file: string,
-    readonly writer: SqliteConnection,
+    private readonly writerConnection: SqliteConnection | undefined,
     private readonly readers: SqliteConnection[],
     private readonly queryTimeoutMs: number,
   ) {
     this.idle = [...readers];
   }
 
-  static async open(file: string, options: { readers?: number; queryTimeoutMs?: number } = {}): Promise<IndexStore> {
+  get writer(): SqliteConnection {
+    if (!this.writerConnection) throw new Error('this index store has no writer');
+    return this.writerConnection;
+  }
+
+  /** A store with only the writer: what the projector needs (it may run in its own thread). */
+  static async openWriter(file: string): Promise<IndexStore> {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const writer = await openWriter(file);
+    return new IndexStore(file, await openWriter(file), [], QUERY_TIMEOUT_MS_DEFAULT);
+  }
+
+  /** Readers only, over a file whose schema the writer has already made. */
+  static async openReaders(file: string, options: { readers?: number; queryTimeoutMs?: number } = {}): Promise<IndexStore> {
     const readers: SqliteConnection[] = [];
     for (let index = 0; index < (options.readers ?? READERS_DEFAULT); index += 1) {
       const reader = await SqliteConnection.open(file);
       await reader.exec(READER_PRAGMAS);
       readers.push(reader);
     }
-    return new IndexStore(file, writer, readers, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT);
+    return new IndexStore(file, undefined, readers, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT);
   }
 
   /** A store with only the writer, for building a replacement index off to the side. */
   static async openForBuild(file: string): Promise<IndexStore> {
     removeIndexFiles(file);
-    return new IndexStore(file, await openWriter(file), [], QUERY_TIMEOUT_MS_DEFAULT);
+    return IndexStore.openWriter(file);
   }
 
   async checkpoint(): Promise<IndexCheckpoint> {
@@ -133,7 +143,7 @@ export class IndexStore {
   async close(): Promise<void> {
     if (this.active > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     for (const reader of this.readers) await reader.close();
-    await this.writer.close();
+    await this.writerConnection?.close();
   }
 
   /**

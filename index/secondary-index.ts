@@ -17,6 +17,7 @@ import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import { COLLECTIONS, type Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
 import { Projector, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
+import { ProjectorThread } from './projector-thread.js';
 import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
 import { compileSearch, type SearchRequest } from './search-compiler.js';
 import { runSearch } from './search-executor.js';
@@ -60,6 +61,9 @@ export interface ReindexStatus {
 
 export interface SecondaryIndexOptions {
   dataDir: string;
+  /** The log's LMDB directory, opened again by the projector's thread. */
+  walDir: string;
+  /** The log as the main thread sees it: how far it is durable, and reads for balance history. */
   source: LogSource;
   /** How long a query waits for the index to reach its seq before it is refused. */
   wait_ms_max?: number;
@@ -94,9 +98,7 @@ export class SecondaryIndex {
   private readonly commitMarks: Array<{ seq: number; at: number }> = [];
   /** Settles when a swap in progress is over; queries wait on it. */
   private swapping: Promise<void> | undefined;
-  private rebuild: { projector?: Projector; promise: Promise<void> } | undefined;
-  /** Set while a rebuild has stopped the live projector to hand over to the new file. */
-  private livePaused = false;
+  private rebuild: { projector?: ProjectorThread; promise: Promise<void> } | undefined;
   private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds'> = {
     status: 'idle', processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
   };
@@ -106,7 +108,7 @@ export class SecondaryIndex {
   private constructor(
     private readonly options: SecondaryIndexOptions,
     private store: IndexStore,
-    private projector: Projector,
+    private projector: ProjectorThread,
   ) {
     this.file = indexFileIn(options.dataDir);
     this.waitMsMax = options.wait_ms_max ?? WAIT_MS_MAX_DEFAULT;
@@ -114,11 +116,10 @@ export class SecondaryIndex {
   }
 
   static async open(options: SecondaryIndexOptions): Promise<SecondaryIndex> {
-    const store = await IndexStore.open(indexFileIn(options.dataDir), { readers: options.readers, queryTimeoutMs: options.queryTimeoutMs });
-    const projector = await Projector.create(store, options.source, { limits: options.limits, onError: options.onError });
-    const index = new SecondaryIndex(options, store, projector);
-    projector.wake();
-    return index;
+    // The projector's thread opens the file first: it creates (or resets) the schema the readers need.
+    const projector = await startProjector(options, indexFileIn(options.dataDir), false);
+    const store = await IndexStore.openReaders(indexFileIn(options.dataDir), { readers: options.readers, queryTimeoutMs: options.queryTimeoutMs });
+    return new SecondaryIndex(options, store, projector);
   }
 
   // ---- keeping up with the log ----
@@ -165,7 +166,7 @@ export class SecondaryIndex {
     });
   }
 
-  private watch(projector: Projector): void {
+  private watch(projector: ProjectorThread): void {
     projector.onBatch(() => this.advanced());
   }
 
@@ -262,7 +263,7 @@ export class SecondaryIndex {
     this.reindex = {
       status: 'running', started_at: new Date().toISOString(), processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
     };
-    const rebuild: { projector?: Projector; promise: Promise<void> } = { promise: Promise.resolve() };
+    const rebuild: { projector?: ProjectorThread; promise: Promise<void> } = { promise: Promise.resolve() };
     rebuild.promise = this.runRebuild(rebuild).then(
       () => {
         const seconds = (performance.now() - this.reindexStartedMs) / 1000;
@@ -287,51 +288,47 @@ export class SecondaryIndex {
     await this.rebuild?.promise;
   }
 
-  private async runRebuild(rebuild: { projector?: Projector }): Promise<void> {
+  /**
+   * Builds a new file in its own thread while the live index keeps serving. Once the new file has caught
+   * up with the log, the live projector stops, the new one passes the live checkpoint (so no query ever
+   * sees the index step back) and closes its file, which then replaces the live one.
+   */
+  private async runRebuild(rebuild: { projector?: ProjectorThread }): Promise<void> {
     const buildFile = `${this.file}.rebuild`;
-    const built = await buildIndexFile(buildFile, this.options.source, {
-      limits: this.options.limits,
-      onProjector: (projector) => {
-        rebuild.projector = projector;
-      },
-      onBatch: (report) => {
-        this.reindex.rows_written += report.rows;
-      },
-      // Before the new file takes over it must be at least as far as the live index, so no query ever
-      // sees the index step back: pause the live projector, then let the new one pass it.
-      beforeFinish: async (projector) => {
-        this.livePaused = true;
-        await this.projector.stop();
-        while (projector.checkpoint < this.projector.checkpoint) await projector.catchUp();
-      },
-    }).catch(async (error: Error) => {
-      if (this.livePaused && !this.closed) await this.restartLiveProjector();
-      this.livePaused = false;
-      throw error;
+    const builder = await startProjector(this.options, buildFile, true);
+    rebuild.projector = builder;
+    builder.onBatch((report) => {
+      this.reindex.rows_written += report.rows;
     });
-    if (this.closed) return;
+    try {
+      await builder.reached(this.options.source.durableSeq);
+      if (this.closed) throw new Error('the index closed during the rebuild');
+      await this.projector.stop();
+      await builder.finish(this.projector.checkpoint);
+    } catch (error) {
+      await builder.stop();
+      removeIndexFiles(buildFile);
+      if (!this.closed) await this.restartLiveProjector();
+      throw error;
+    }
     let release!: () => void;
     this.swapping = new Promise((resolve) => (release = resolve));
     try {
       await this.store.close();
       removeIndexFiles(this.file);
-      fs.renameSync(built, this.file);
-      this.store = await IndexStore.open(this.file, { readers: this.options.readers, queryTimeoutMs: this.options.queryTimeoutMs });
-      this.projector = await Projector.create(this.store, this.options.source, { limits: this.options.limits, onError: this.options.onError });
-      this.watch(this.projector);
-      this.advanced();
-      this.projector.wake();
+      fs.renameSync(buildFile, this.file);
+      await this.restartLiveProjector();
+      this.store = await IndexStore.openReaders(this.file, { readers: this.options.readers, queryTimeoutMs: this.options.queryTimeoutMs });
     } finally {
-      this.livePaused = false;
       this.swapping = undefined;
       release();
     }
   }
 
   private async restartLiveProjector(): Promise<void> {
-    this.projector = await Projector.create(this.store, this.options.source, { limits: this.options.limits, onError: this.options.onError });
+    this.projector = await startProjector(this.options, this.file, false);
     this.watch(this.projector);
-    this.projector.wake();
+    this.advanced();
   }
 
   async close(): Promise<void> {
@@ -345,6 +342,17 @@ export class SecondaryIndex {
     }
     await this.store.close();
   }
+}
+
+function startProjector(options: SecondaryIndexOptions, indexFile: string, build: boolean): Promise<ProjectorThread> {
+  return ProjectorThread.start({
+    walDir: options.walDir,
+    indexFile,
+    build,
+    durableSeq: () => options.source.durableSeq,
+    limits: options.limits,
+    onError: options.onError,
+  });
 }
 
 export interface BuildOptions {
