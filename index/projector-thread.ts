@@ -28,6 +28,7 @@ export class ProjectorThread {
   private settle: { resolve: (checkpoint: number) => void; reject: (error: Error) => void } | undefined;
   private readonly batchListeners: Array<(report: BatchReport) => void> = [];
   private restartTimer: NodeJS.Timeout | undefined;
+  private exited = false;
   private readonly seqWaiters: Array<{ seq: number; resolve: () => void; reject: (error: Error) => void }> = [];
 
   private constructor(private readonly options: ProjectorThreadOptions) {}
@@ -79,13 +80,17 @@ export class ProjectorThread {
   /** Stops the worker after its current batch; its writer connection is closed when this resolves. */
   stop(): Promise<void> {
     clearTimeout(this.restartTimer);
-    if (this.ending) return Promise.resolve();
+    if (this.ending || this.exited) {
+      this.ending ??= 'stop';
+      return Promise.resolve();
+    }
     this.ending = 'stop';
     return this.ended(() => this.post({ type: 'stop' })).then(() => undefined);
   }
 
   /** Build mode: catch up to at least `minSeq`, then close the file so it can be moved. */
   finish(minSeq: number): Promise<number> {
+    if (this.exited) return Promise.reject(new Error('the index projector thread has stopped'));
     this.wake();
     this.ending = 'finish';
     return this.ended(() => this.post({ type: 'finish', minSeq }));
@@ -111,6 +116,7 @@ export class ProjectorThread {
       limits: this.options.limits,
     };
     this.postedSeq = settings.durableSeq;
+    this.exited = false;
     this.worker = new Worker(WORKER_FILE, { workerData: settings });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
@@ -150,6 +156,7 @@ export class ProjectorThread {
         else this.options.onError?.(error);
       });
       this.worker.on('exit', () => {
+        this.exited = true;
         if (!ready || this.ending) {
           this.settle?.resolve(this._checkpoint);
           return;

@@ -61,8 +61,14 @@ t.test('words, prefixes, * and relevance', async (t) => {
   t.same(byReference.body.hits.map((hit: any) => hit.document.reference), ['ref-7'], 'references are whole tokens');
   const byMeta = await search(server, 'transactions', { q: 'ord-12' });
   t.same(byMeta.body.hits.map((hit: any) => hit.document.reference), ['ref-12'], 'metadata values are searched');
+  await post(server, '/transactions', {
+    currency: 'USD', precise_amount: 6, source: '@world', destination: '@savings', allow_overdraft: true, skip_queue: true,
+    description: 'Crème Brûlée for the TEAM', reference: 'accents',
+  });
+  const folded = await search(server, 'transactions', { q: 'creme brulee team' });
+  t.same(folded.body.hits.map((hit: any) => hit.document.reference), ['accents'], 'case and diacritics are folded');
   const noise = await search(server, 'transactions', { q: '!!! ???' });
-  t.equal(noise.body.found, 31, 'words without letters or digits match everything');
+  t.equal(noise.body.found, 32, 'words without letters or digits match everything');
   const quotes = await search(server, 'transactions', { q: '"coffee" OR NEAR(rent) *' });
   t.equal(quotes.status, 200, 'FTS5 syntax in q is just text');
   const balances = await search(server, 'balances', { q: 'zanzibar' });
