@@ -8,7 +8,7 @@
 //   4. Lag under HTTP load: autocannon posts transfers to a live server while the index tails the log;
 //      the lag in seconds is sampled throughout (p50/p99/max).
 //   5. Balance history: one GET /balances/:id/at on the big log.
-// Settings: INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
+// Settings: INDEX_BENCH_REUSE=1 (with INDEX_BENCH_DIR: query an index built by an earlier run), INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
 import autocannon from 'autocannon';
@@ -105,6 +105,21 @@ async function idleEventLoopDelay(): Promise<{ p99: number; max: number }> {
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   delay.disable();
   return { p99: Number((delay.percentile(99) / 1e6).toFixed(1)), max: Number((delay.max / 1e6).toFixed(1)) };
+}
+
+/** What the queries need from a data directory seeded by an earlier run. */
+async function reuse(dataDir: string): Promise<{ balanceIds: string[]; firstAt: number; lastAt: number }> {
+  const runtime = await LedgerRuntime.open({ dataDir, index: false });
+  let firstAt = 0;
+  for (const { event } of runtime.log.read(1)) {
+    if (event.transactions?.length) {
+      firstAt = event.at;
+      break;
+    }
+  }
+  const result = { balanceIds: [...runtime.engine.state.balances.keys()], firstAt, lastAt: runtime.engine.state.lastEventAt };
+  await runtime.close();
+  return result;
 }
 
 async function measureProjection(dataDir: string): Promise<Record<string, number>> {
@@ -273,11 +288,12 @@ async function main(): Promise<void> {
   process.stdout.write(`index bench: ${TRANSACTIONS} transactions, ${BALANCES} balances, data in ${dataDir}\n`);
   process.stdout.write(`machine: ${os.cpus().length} cpus, load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}\n`);
   try {
-    process.stdout.write('seed\n');
-    const seeded = await seed(dataDir);
+    const reusing = keep && process.env.INDEX_BENCH_REUSE === '1' && fs.existsSync(indexFileIn(dataDir));
+    process.stdout.write(reusing ? 'reusing the seeded log and its index\n' : 'seed\n');
+    const seeded = reusing ? await reuse(dataDir) : await seed(dataDir);
     process.stdout.write('projection (full build with FTS)\n');
-    const projection = await measureProjection(dataDir);
-    process.stdout.write(`  ${projection.rows} rows from ${projection.events} events in ${projection.seconds} s: ${projection.rows_per_second} rows/s, `
+    const projection = reusing ? {} as Record<string, number> : await measureProjection(dataDir);
+    if (!reusing) process.stdout.write(`  ${projection.rows} rows from ${projection.events} events in ${projection.seconds} s: ${projection.rows_per_second} rows/s, `
       + `${projection.events_per_second} events/s; main event loop delay p99 ${projection.event_loop_delay_p99_ms} ms, max ${projection.event_loop_delay_max_ms} ms `
       + `(idle machine noise: p99 ${projection.idle_event_loop_delay_p99_ms} ms, max ${projection.idle_event_loop_delay_max_ms} ms); `
       + `${projection.process_cpu_seconds} CPU s; file ${projection.index_file_mb} MB\n`);

@@ -164,6 +164,9 @@ export class Projector {
     const balances = new Map<string, BalanceRecord>();
     await writer.run('BEGIN');
     try {
+      // One slice's rows are written while the next slice is read and folded: SQLite works through a
+      // statement queue in order, so at most two slices are in flight and the two threads overlap.
+      let writing: Promise<number> | undefined;
       while (rows + balances.size < this.limits.batch_rows_max) {
         const slice = this.takeSlice(events);
         if (slice.length === 0) break;
@@ -172,12 +175,15 @@ export class Projector {
         for (const { event } of slice) foldEvent(event, this.balances, changes);
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
         changes.balances.clear();
-        rows += await this.write(changes);
+        const written = this.write(changes);
+        if (writing) rows += await writing;
+        writing = written;
         eventCount += slice.length;
         const last = slice[slice.length - 1] as LoggedEvent;
         lastSeq = last.seq;
         lastAt = last.event.at;
       }
+      if (writing) rows += await writing;
       rows += await this.writeBalances(balances);
       await writer.run(`UPDATE index_state SET value = CASE key WHEN 'checkpoint' THEN ? ELSE ? END WHERE key IN ('checkpoint', 'checkpoint_at')`, [lastSeq, lastAt]);
       await writer.run('COMMIT');

@@ -4,7 +4,8 @@
 // - words, nothing else: the FTS5 table alone answers `found` and (in log order or by relevance) the
 //   page of row ids; the page's rows are then read by id;
 // - words and filters: the matching row ids become an IN-list the table's own indexes filter and sort.
-// Relevance (bm25) is computed only when the matches number at most RANK_MATCHES_MAX.
+// Relevance (bm25) is computed only when the words match at most RANK_MATCHES_MAX records; beyond that
+// matches come in the field order (newest first by default), with or without filters.
 
 import { ftsTable, LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
@@ -36,37 +37,46 @@ export async function runSearch(reader: SqliteConnection, collection: Collection
 
   const fts = ftsTable(collection);
   const matching = `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?`;
-  const candidates = filtered ? `SELECT t.${ROW_ID} FROM ${table} t WHERE ${plan.where.sql} AND t.${ROW_ID} IN (${matching})` : undefined;
-  const candidateParams = [...plan.where.params, plan.match];
-  const found = candidates
-    ? await count(reader, `SELECT count(*) AS total FROM (${candidates})`, candidateParams)
-    : await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [plan.match]);
-  if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
+  // Counting the words' matches reads only the full-text index: cheap, and it decides the plan.
+  const matchCount = await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [plan.match]);
+  const rank = plan.relevance && matchCount <= RANK_MATCHES_MAX ? plan.relevance : undefined;
 
-  if (plan.relevance && found <= RANK_MATCHES_MAX) {
-    let ranked: Array<{ rowid: number }>;
-    if (candidates) {
-      const ids = (await reader.all<{ row_id: number }>(candidates, candidateParams)).map((row) => row.row_id);
-      ranked = await reader.all(
-        `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND rowid IN (SELECT value FROM json_each(?)) ORDER BY rank ${plan.relevance}, rowid DESC LIMIT ? OFFSET ?`,
-        [plan.match, JSON.stringify(ids), plan.limit, plan.offset],
-      );
-    } else {
-      ranked = await reader.all(`${matching} ORDER BY rank ${plan.relevance}, rowid DESC LIMIT ? OFFSET ?`, [plan.match, plan.limit, plan.offset]);
+  if (!filtered) {
+    const found = matchCount;
+    if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
+    if (rank || plan.logOrder) {
+      const order = rank ? `rank ${rank}, rowid DESC` : `rowid ${plan.logOrder}`;
+      const page = await reader.all<{ rowid: number }>(`${matching} ORDER BY ${order} LIMIT ? OFFSET ?`, [plan.match, plan.limit, plan.offset]);
+      return { found, out_of: outOf, rows: await rowsById(reader, collection, page.map((row) => row.rowid)) };
     }
-    return { found, out_of: outOf, rows: await rowsById(reader, collection, ranked.map((row) => row.rowid)) };
-  }
-
-  if (!candidates && plan.logOrder) {
-    const page = await reader.all<{ rowid: number }>(`${matching} ORDER BY rowid ${plan.logOrder} LIMIT ? OFFSET ?`, [plan.match, plan.limit, plan.offset]);
+  } else if (rank) {
+    // Few matches: the filtered ones are ranked. `+rowid` and `+rank` keep SQLite from handing the
+    // id list and the ordering to FTS5, which would probe or rank every match one by one.
+    const ids = (await reader.all<{ row_id: number }>(
+      `SELECT t.${ROW_ID} FROM ${table} t WHERE ${plan.where.sql} AND t.${ROW_ID} IN (${matching})`,
+      [...plan.where.params, plan.match],
+    )).map((row) => row.row_id);
+    const found = ids.length;
+    if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
+    const page = await reader.all<{ rowid: number }>(
+      `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY +rank ${rank}, rowid DESC LIMIT ? OFFSET ?`,
+      [plan.match, JSON.stringify(ids), plan.limit, plan.offset],
+    );
     return { found, out_of: outOf, rows: await rowsById(reader, collection, page.map((row) => row.rowid)) };
   }
+
+  // The field order over the matches: the matching ids become an IN-list that the table's indexes
+  // filter and sort; the window count gives `found` in the same pass.
   const where = filtered ? `${plan.where.sql} AND ` : '';
-  const rows = await reader.all<SelectedRow>(
-    `SELECT ${columns} FROM ${table} t WHERE ${where}t.${ROW_ID} IN (${matching}) ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
-    [...plan.where.params, plan.match, plan.limit, plan.offset],
+  const rows = await reader.all<SelectedRow & { search_found: number }>(
+    `SELECT ${columns}, count(*) OVER () AS search_found FROM ${table} t WHERE ${where}t.${ROW_ID} IN (${matching}) ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
+    [...plan.where.params, plan.match, Math.max(plan.limit, 1), plan.offset],
   );
-  return { found, out_of: outOf, rows };
+  let found = rows[0]?.search_found;
+  if (found === undefined) {
+    found = plan.offset === 0 ? 0 : await count(reader, `SELECT count(*) AS total FROM ${table} t WHERE ${where}t.${ROW_ID} IN (${matching})`, [...plan.where.params, plan.match]);
+  }
+  return { found, out_of: outOf, rows: plan.limit === 0 ? [] : rows };
 }
 
 /** Rows by row id, in the order of the ids given. */
