@@ -10,7 +10,7 @@ import type { BalanceRecord } from '../engine/records.js';
 import type { LogSource } from './projector.js';
 
 /** Events folded per turn of the event loop. */
-export const HISTORY_CHUNK_EVENTS = 5_000;
+export const HISTORY_CHUNK_EVENTS = 1_000;
 
 export async function balanceAt(source: LogSource, balanceId: string, untilMs: number, toSeq: number): Promise<BalanceRecord | undefined> {
   const events = source.read(1, toSeq)[Symbol.iterator]();
