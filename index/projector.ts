@@ -9,7 +9,7 @@
 
 import type { LoggedEvent } from '../engine/events.js';
 import type { BalanceRecord } from '../engine/records.js';
-import { balancesNeeded, changedRowCount, emptyChanges, foldEvent, type RowChanges } from './event-fold.js';
+import { balancesNeeded, changedRowCount, emptyChanges, foldEvent, ProjectionError, type RowChanges } from './event-fold.js';
 import type { IndexCheckpoint, IndexStore } from './index-store.js';
 import { deleteSql, LAYOUTS, selectColumns, upsertSql, type Collection } from './index-schema.js';
 import { balanceFromRow, balanceRow, identityRow, ledgerRow, transactionRow, type SelectedRow } from './record-rows.js';
@@ -141,6 +141,11 @@ export class Projector {
       } catch (error) {
         this._failure = error as Error;
         this.onError(error as Error);
+        if (error instanceof ProjectionError) {
+          // The rows disagree with the log (an event touches a balance the index never saw): they cannot
+          // be trusted, so the index starts over from the beginning of the log.
+          await this.startOver().catch((resetError: Error) => this.onError(resetError));
+        }
         // Try again shortly: a busy disk or a transient SQLite error should not stop the index for good.
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
@@ -150,6 +155,13 @@ export class Projector {
         return;
       }
     }
+  }
+
+  private async startOver(): Promise<void> {
+    await this.store.reset();
+    this.balances.clear();
+    this.checkpointSeq = 0;
+    this.checkpointAt = 0;
   }
 
   private async batch(targetSeq: number): Promise<void> {
