@@ -95,6 +95,8 @@ export function ftsTable(collection: Collection): string {
  */
 const TOKENIZER = `unicode61 tokenchars '_-'`;
 
+const FTS_AUTOMERGE = 8;
+
 function tableSql(layout: TableLayout): string {
   const columns = layout.columns.map((column) => {
     const type = layout.integerColumns.includes(column) ? 'INTEGER' : 'TEXT';
@@ -111,6 +113,9 @@ function tableSql(layout: TableLayout): string {
     `CREATE TABLE ${name} (${ROW_ID} INTEGER PRIMARY KEY, ${columns.join(', ')})`,
     ...layout.indexes.map((index) => `CREATE INDEX ${name}_by_${index.join('_')} ON ${name}(${index.join(', ')})`),
     `CREATE VIRTUAL TABLE ${fts} USING fts5(${searchList}, content='${name}', content_rowid='${ROW_ID}', tokenize="${TOKENIZER}")`,
+    // Merge segments when 8 (not 4) of a size have piled up: about a fifth less work per inserted row,
+    // for a few more segments for each query to read.
+    `INSERT INTO ${fts}(${fts}, rank) VALUES ('automerge', ${FTS_AUTOMERGE})`,
     `CREATE TRIGGER ${name}_fts_insert AFTER INSERT ON ${name} BEGIN
        INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues}); END`,
     // Only a change to searched text touches the full-text index: balance amounts and transaction
@@ -135,7 +140,8 @@ export function schemaSql(): string {
 /**
  * The writer's upsert for a table: rows arrive as one JSON array of row arrays, unpacked inside SQLite
  * (one statement per table per slice instead of one call per row). JSONB makes each `->>` a direct
- * lookup rather than a re-parse of the row's text.
+ * lookup rather than a re-parse of the row's text. The JSON is bound as UTF-8 bytes (a Buffer) and read
+ * back as text: that copies the bytes instead of transcoding a long JavaScript string in the binding.
  */
 export function upsertSql(layout: TableLayout): string {
   const picks = layout.columns.map((_, index) => `value->>${index}`).join(', ');
@@ -143,7 +149,7 @@ export function upsertSql(layout: TableLayout): string {
     .filter((column) => column !== layout.idColumn)
     .map((column) => `${column} = excluded.${column}`)
     .join(', ');
-  return `INSERT INTO ${layout.table} (${layout.columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(?)) WHERE true
+  return `INSERT INTO ${layout.table} (${layout.columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT))) WHERE true
     ON CONFLICT(${layout.idColumn}) DO UPDATE SET ${updates}`;
 }
 

@@ -17,7 +17,7 @@ export const QUERY_TIMEOUT_MS_DEFAULT = 10_000;
 const WRITER_PRAGMAS = `
   PRAGMA journal_mode = WAL;
   PRAGMA synchronous = NORMAL;
-  PRAGMA cache_size = -65536;
+  PRAGMA cache_size = -131072;
   PRAGMA temp_store = MEMORY;
   PRAGMA wal_autocheckpoint = 4000;
 `;

@@ -250,7 +250,7 @@ export class Projector {
   private async write(changes: RowChanges): Promise<number> {
     const pending: Array<Promise<number>> = [];
     const upsert = (collection: Collection, rows: SqlValue[][]): void => {
-      if (rows.length > 0) pending.push(this.statement(upsertSql(LAYOUTS[collection])).run([JSON.stringify(rows)]));
+      if (rows.length > 0) pending.push(this.statement(upsertSql(LAYOUTS[collection])).run([jsonBytes(rows)]));
     };
     upsert('ledgers', [...changes.ledgers.values()].map(ledgerRow));
     const identities: SqlValue[][] = [];
@@ -274,11 +274,11 @@ export class Projector {
     for (const balance of balances.values()) {
       rows.push(balanceRow(balance));
       if (rows.length >= this.limits.slice_rows_max) {
-        await statement.run([JSON.stringify(rows)]);
+        await statement.run([jsonBytes(rows)]);
         rows = [];
       }
     }
-    if (rows.length > 0) await statement.run([JSON.stringify(rows)]);
+    if (rows.length > 0) await statement.run([jsonBytes(rows)]);
     return balances.size;
   }
 
@@ -301,6 +301,10 @@ export class Projector {
       this.balances.delete(balanceId);
     }
   }
+}
+
+function jsonBytes(rows: SqlValue[][]): Buffer {
+  return Buffer.from(JSON.stringify(rows), 'utf8');
 }
 
 function sameHistory(source: LogSource, checkpoint: IndexCheckpoint): boolean {

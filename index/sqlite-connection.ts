@@ -6,6 +6,8 @@
 import sqlite3 from 'sqlite3';
 
 export type SqlValue = string | number | null;
+/** Parameters may also be bytes (bound as a BLOB). */
+export type SqlParameter = SqlValue | Buffer;
 
 export class SqliteConnection {
   private constructor(private readonly db: sqlite3.Database, readonly file: string) {}
@@ -70,7 +72,7 @@ export class SqliteConnection {
 export class PreparedStatement {
   constructor(private readonly statement: sqlite3.Statement) {}
 
-  run(params: readonly SqlValue[]): Promise<number> {
+  run(params: readonly SqlParameter[]): Promise<number> {
     return new Promise((resolve, reject) => {
       this.statement.run(params, function onRun(error) {
         if (error) reject(error);
