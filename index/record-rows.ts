@@ -70,9 +70,13 @@ function readExtra(row: SelectedRow): Record<string, unknown> {
   return typeof text === 'string' ? (unpackr.unpack(Buffer.from(text, 'base64')) as Record<string, unknown>) : {};
 }
 
-/** Metadata goes through `extra` as well only when JSON text could not carry it exactly. */
+/**
+ * Metadata goes through `extra` as well only when JSON text could not carry it exactly. Without bigints
+ * the native JSON.stringify writes the same text as metaText, faster.
+ */
 function exactMeta(meta: MetaData, extra: Record<string, unknown>): string {
-  if (containsBigInt(meta)) extra.meta_data = meta;
+  if (!containsBigInt(meta)) return JSON.stringify(meta);
+  extra.meta_data = meta;
   return metaText(meta);
 }
 

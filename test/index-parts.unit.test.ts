@@ -6,7 +6,7 @@ import t from 'tap';
 import type { TransactionRecord } from '../engine/records.js';
 import { compileFilter } from '../index/filter-compiler.js';
 import { likeToGlob } from '../index/predicates.js';
-import { balanceFromRow, balanceRow, transactionFromRow, transactionRow } from '../index/record-rows.js';
+import { balanceFromRow, balanceRow, metaText, transactionFromRow, transactionRow } from '../index/record-rows.js';
 import { LAYOUTS } from '../index/index-schema.js';
 import { compileSearch } from '../index/search-compiler.js';
 import { amountFromKey, amountKey } from '../index/sortable-amount.js';
@@ -51,6 +51,15 @@ t.test('rows round-trip records exactly', async (t) => {
   t.same(balanceFromRow(balanceColumns), balance);
   t.equal(amountFromKey(balanceColumns.balance as string), 5n - 10n ** 30n, 'the derived balance column');
   t.equal(amountFromKey(balanceColumns.available_balance as string), 5n - 10n ** 30n - 3n);
+});
+
+t.test('metadata text is what JSON.stringify writes whenever there is no bigint', async (t) => {
+  const samples: unknown[] = [
+    {}, { a: 1, b: 'x', c: null, d: [1, { e: false }], f: 1.5e-7, g: -0, h: 1e21 }, { '__proto__': 1, '10': 'n', 'a"b': '\u0001\ud800' },
+    { nested: { deeper: { list: [[], {}, '', 'ünï'] } } }, { infinite: Number.POSITIVE_INFINITY, gap: [undefined, 2] },
+  ];
+  for (const sample of samples) t.equal(metaText(sample), JSON.stringify(sample), JSON.stringify(sample));
+  t.equal(metaText({ big: 12345678901234567890n }), '{"big":12345678901234567890}', 'bigints as plain digits');
 });
 
 t.test('LIKE patterns become equivalent GLOB patterns', async (t) => {
