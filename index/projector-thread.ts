@@ -164,6 +164,7 @@ export class ProjectorThread {
         this.exited = true;
         if (!ready || this.ending) {
           this.settle?.resolve(this._checkpoint);
+          this.failed(new Error('the index projector thread has stopped'));
           return;
         }
         const ended = new Error('the index projector thread stopped unexpectedly');

@@ -6,15 +6,16 @@
 // before asking. If the index cannot catch up in time the query is refused (SRCH_INDEX_BEHIND, 503,
 // retry) rather than answered from an index that may miss the client's own writes.
 //
+// The projector runs in its own thread (projector-thread.ts); this object only mirrors its checkpoint.
 // Rebuild (POST /search/reindex, `folio reindex`): a fresh index is built beside the live one from seq 1
-// while the live one keeps serving; once it has caught up, the live projector pauses, the new file
-// replaces the old, and queries resume on it. Queries arriving during the swap wait for it.
+// in a second thread while the live one keeps serving; once it has caught up, the live projector stops,
+// the new file replaces the old, and queries resume on it. Queries arriving during the swap wait for it.
 
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 import { balanceAt } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
-import { COLLECTIONS, type Collection } from './index-schema.js';
+import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
 import { Projector, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
 import { ProjectorThread } from './projector-thread.js';
@@ -300,15 +301,17 @@ export class SecondaryIndex {
     builder.onBatch((report) => {
       this.reindex.rows_written += report.rows;
     });
+    let liveStopped = false;
     try {
       await builder.reached(this.options.source.durableSeq);
       if (this.closed) throw new Error('the index closed during the rebuild');
+      liveStopped = true;
       await this.projector.stop();
       await builder.finish(this.projector.checkpoint);
     } catch (error) {
       await builder.stop();
       removeIndexFiles(buildFile);
-      if (!this.closed) await this.restartLiveProjector();
+      if (liveStopped && !this.closed) await this.restartLiveProjector();
       throw error;
     }
     let release!: () => void;
@@ -386,5 +389,4 @@ export async function buildIndexFile(file: string, source: LogSource, options: B
   return file;
 }
 
-export { COLLECTIONS };
 export type { Collection, FilterRequest, SearchRequest };

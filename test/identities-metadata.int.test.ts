@@ -7,7 +7,8 @@ import { foldBalance } from '../engine/balance-fold.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { balanceView } from '../http/views.js';
 import { toJsonText } from '../http/json-text.js';
-import { startTestServer, type TestServer } from './helpers/test-server.js';
+import { startScopedServer } from './helpers/scoped-server.js';
+import type { TestServer } from './helpers/test-server.js';
 
 const FULL_IDENTITY = {
   identity_type: 'individual', organization_name: '', first_name: 'Alice', last_name: 'Smith', other_names: 'Marie', gender: 'female',
@@ -23,8 +24,7 @@ async function post(server: TestServer, route: string, body: unknown): Promise<a
 }
 
 t.test('identities: every field, replace, list, delete', async (t) => {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   const created = await server.request('POST', '/identities', FULL_IDENTITY);
   t.equal(created.status, 201);
   const identity = created.body;
@@ -76,8 +76,7 @@ t.test('identities: every field, replace, list, delete', async (t) => {
 });
 
 t.test('identity refusals', async (t) => {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   const cases: Array<[string, string, unknown, number, string]> = [
     ['POST', '/identities', { first_name: 'No type' }, 400, 'GEN_VALIDATION_ERROR'],
     ['POST', '/identities', { identity_type: 'robot' }, 400, 'GEN_VALIDATION_ERROR'],
@@ -99,8 +98,7 @@ t.test('identity refusals', async (t) => {
 });
 
 t.test('metadata merges into every kind of record', async (t) => {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   const ledger = await post(server, '/ledgers', { name: 'books', meta_data: { keep: 1 } });
   const identity = await post(server, '/identities', { identity_type: 'individual', meta_data: { keep: 1 } });
   const balance = await post(server, '/balances', { ledger_id: ledger.ledger_id, currency: 'USD', meta_data: { keep: 1 } });
@@ -137,8 +135,7 @@ t.test('metadata merges into every kind of record', async (t) => {
 });
 
 t.test('metadata refusals and routes it must not shadow', async (t) => {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   const cases: Array<[string, unknown, number, string]> = [
     ['/txn_missing/metadata', { meta_data: { a: 1 } }, 404, 'META_ENTITY_NOT_FOUND'],
     ['/bln_missing/metadata', { meta_data: { a: 1 } }, 404, 'META_ENTITY_NOT_FOUND'],
@@ -166,8 +163,7 @@ t.test('metadata refusals and routes it must not shadow', async (t) => {
 });
 
 t.test('balance history equals the fold of the log at every moment', async (t) => {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   const balance = await post(server, '/balances', { ledger_id: 'general_ledger_id', currency: 'USD' });
   const moments: number[] = [];
   for (let index = 0; index < 12; index += 1) {

@@ -9,7 +9,8 @@ import { toJsonText } from '../http/json-text.js';
 import { balanceView, ledgerView, transactionView } from '../http/views.js';
 import { evaluateFilter, MODEL_FIELDS, MODEL_SORTABLE, type ModelCollection, type ModelCondition, type ModelRequest } from './helpers/filter-model.js';
 import { buildDataset, datasetOf, NAMES, seededRandom, TIERS, WORDS, type Dataset } from './helpers/query-dataset.js';
-import { startTestServer } from './helpers/test-server.js';
+import { startScopedServer } from './helpers/scoped-server.js';
+import type { TestServer } from './helpers/test-server.js';
 
 const SEED = Number(process.env.FOLIO_SEED ?? Date.now() % 1_000_000);
 const FILTERS = Number(process.env.FOLIO_FILTERS ?? 2_500);
@@ -27,7 +28,7 @@ const OPERATORS_BY_KIND: Record<string, string[]> = {
 };
 const META_PATHS = ['meta_data.tier', 'meta_data.score', 'meta_data.flag', 'meta_data.nested.level', 'meta_data.missing'];
 
-async function quiesce(server: Awaited<ReturnType<typeof startTestServer>>): Promise<void> {
+async function quiesce(server: TestServer): Promise<void> {
   const { runtime } = server;
   for (let attempt = 0; attempt < 200 && runtime.engine.queuedCount > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   await runtime.durable(runtime.log.appendedSeq);
@@ -122,8 +123,7 @@ function randomRequest(next: () => number, dataset: Dataset, collection: ModelCo
 }
 
 t.test(`random filters agree with the in-memory model (seed ${SEED})`, async (t) => {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   await buildDataset(server, SEED, 220);
   await quiesce(server);
   const dataset = datasetOf(server);

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 import t, { type Test } from 'tap';
-import { startTestServer, type TestServer } from './helpers/test-server.js';
+import { startScopedServer } from './helpers/scoped-server.js';
+import type { TestServer } from './helpers/test-server.js';
 
 interface Fixture {
   server: TestServer;
@@ -24,8 +25,7 @@ async function post(server: TestServer, route: string, body: unknown): Promise<a
 }
 
 async function fixture(t: Test): Promise<Fixture> {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   const ledger = (await post(server, '/ledgers', { name: 'Operations', meta_data: { region: 'eu' } })).ledger_id;
   const aliceIdentity = (await post(server, '/identities', { identity_type: 'individual', first_name: 'Alice', last_name: 'Adams', email_address: 'alice@example.com', dob: '1990-05-01T00:00:00Z' })).identity_id;
   await post(server, '/identities', { identity_type: 'organization', organization_name: 'Acme Ltd', meta_data: { tier: 'gold', employees: 40 } });

@@ -4,7 +4,7 @@
 // here so the situations arise on purpose; the writes are large so the index is surely busy.
 
 import t from 'tap';
-import { startTestServer } from './helpers/test-server.js';
+import { startScopedServer } from './helpers/scoped-server.js';
 
 function bulk(size: number, tag: string): unknown {
   return {
@@ -17,8 +17,7 @@ function bulk(size: number, tag: string): unknown {
 }
 
 t.test('a query the index cannot answer in time is refused, not answered stale', async (t) => {
-  const server = await startTestServer({ indexOptions: { wait_ms_max: 0 } });
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t, { indexOptions: { wait_ms_max: 0 } });
   let refusal: any;
   for (let attempt = 0; attempt < 5 && !refusal; attempt += 1) {
     t.equal((await server.request('POST', '/transactions/bulk', bulk(5_000, `behind${attempt}`))).status, 201);
@@ -38,8 +37,7 @@ t.test('a query the index cannot answer in time is refused, not answered stale',
 });
 
 t.test('a query past its time limit is interrupted', async (t) => {
-  const server = await startTestServer({ indexOptions: { queryTimeoutMs: 1 } });
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t, { indexOptions: { queryTimeoutMs: 1 } });
   t.equal((await server.request('POST', '/transactions/bulk', bulk(10_000, 'slow'))).status, 201);
   let timeout: any;
   for (let attempt = 0; attempt < 10 && !timeout; attempt += 1) {

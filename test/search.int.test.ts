@@ -3,8 +3,11 @@
 // &&), sort_by, paging without overlap or gap, every refusal, the empty reconciliations collection, and
 // POST/GET /search/reindex (progress, 409 while running, same answers afterwards).
 
+import fs from 'node:fs';
+import path from 'node:path';
 import t, { type Test } from 'tap';
-import { startTestServer, type TestServer } from './helpers/test-server.js';
+import { startScopedServer } from './helpers/scoped-server.js';
+import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 async function post(server: TestServer, route: string, body: unknown): Promise<any> {
   const response = await server.request('POST', route, body);
@@ -15,8 +18,7 @@ async function post(server: TestServer, route: string, body: unknown): Promise<a
 const DESCRIPTIONS = ['monthly rent payment', 'coffee with friends', 'salary for march', 'coffee beans', 'rent deposit refund'];
 
 async function seeded(t: Test, count = 30): Promise<{ server: TestServer; balance: string; started: number }> {
-  const server = await startTestServer();
-  t.teardown(() => server.stop());
+  const server = await startScopedServer(t);
   const started = Math.floor(Date.now() / 1000);
   const balance = (await post(server, '/balances', { ledger_id: 'general_ledger_id', currency: 'USD', meta_data: { owner: 'zanzibar-holdings' } })).balance_id;
   for (let index = 0; index < count; index += 1) {
@@ -188,4 +190,18 @@ t.test('reindex rebuilds the index while it keeps answering', async (t) => {
   const metrics = await server.request('GET', '/metrics');
   t.match(metrics.text, /folio_index_lag_events \d+/);
   t.match(metrics.text, /folio_index_checkpoint_seq \d+/);
+});
+
+t.test('closing the server during a rebuild stops it cleanly', async (t) => {
+  const dataDir = tempDataDir('folio-close-rebuild');
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startTestServer({ dataDir });
+  const transactions = Array.from({ length: 3_000 }, (_, index) => ({
+    precise_amount: 1 + index, currency: 'USD', source: '@world', destination: `@close-${index % 20}`, allow_overdraft: true, description: `close ${index}`,
+  }));
+  t.equal((await server.request('POST', '/transactions/bulk', { skip_queue: true, transactions })).status, 201);
+  t.equal((await server.request('POST', '/search/reindex')).status, 202);
+  await server.stop();
+  t.notOk(fs.existsSync(path.join(server.dataDir, 'index.sqlite.rebuild')), 'the half-built file is removed');
+  t.ok(fs.existsSync(path.join(server.dataDir, 'index.sqlite')), 'the live index stays');
 });
