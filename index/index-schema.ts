@@ -103,6 +103,11 @@ function tableSql(layout: TableLayout): string {
     const constraint = column === layout.idColumn ? ' NOT NULL UNIQUE' : '';
     return `${column} ${type}${constraint}`;
   });
+  return `CREATE TABLE ${layout.table} (${ROW_ID} INTEGER PRIMARY KEY, ${columns.join(', ')});`;
+}
+
+/** Secondary indexes, the full-text table and the triggers that keep it in step, for one table. */
+function searchSql(layout: TableLayout, options: { fillFromRows: boolean }): string {
   const name = layout.table;
   const fts = ftsTable(name);
   const searchList = layout.searchColumns.join(', ');
@@ -110,9 +115,16 @@ function tableSql(layout: TableLayout): string {
   const oldValues = layout.searchColumns.map((column) => `old.${column}`).join(', ');
   const changed = layout.searchColumns.map((column) => `old.${column} IS NOT new.${column}`).join(' OR ');
   const statements = [
-    `CREATE TABLE ${name} (${ROW_ID} INTEGER PRIMARY KEY, ${columns.join(', ')})`,
     ...layout.indexes.map((index) => `CREATE INDEX ${name}_by_${index.join('_')} ON ${name}(${index.join(', ')})`),
     `CREATE VIRTUAL TABLE ${fts} USING fts5(${searchList}, content='${name}', content_rowid='${ROW_ID}', tokenize="${TOKENIZER}")`,
+    ...(options.fillFromRows
+      ? [
+        // Built in one pass from rows already written: a large in-memory buffer makes few, big segments.
+        `INSERT INTO ${fts}(${fts}, rank) VALUES ('hashsize', ${FTS_BUILD_HASH_BYTES})`,
+        `INSERT INTO ${fts}(${fts}) VALUES ('rebuild')`,
+        `INSERT INTO ${fts}(${fts}, rank) VALUES ('hashsize', ${FTS_HASH_BYTES})`,
+      ]
+      : []),
     // Merge segments when 8 (not 4) of a size have piled up: about a fifth less work per inserted row,
     // for a few more segments for each query to read.
     `INSERT INTO ${fts}(${fts}, rank) VALUES ('automerge', ${FTS_AUTOMERGE})`,
@@ -129,11 +141,33 @@ function tableSql(layout: TableLayout): string {
   return statements.map((statement) => statement + ';').join('\n');
 }
 
-export function schemaSql(): string {
+/** FTS5's in-memory buffer before it writes a segment: its default, and the size used for a build. */
+const FTS_HASH_BYTES = 1024 * 1024;
+const FTS_BUILD_HASH_BYTES = 64 * 1024 * 1024;
+/** `schema_version` of a file being built whose indexes are not made yet: never taken for a live index. */
+const SCHEMA_VERSION_UNFINISHED = -1;
+
+/**
+ * The whole layout. `deferred` leaves out secondary indexes and full-text tables, for a rebuild: rows
+ * go into bare tables (the id's UNIQUE constraint stays, upserts need it) and `finishSchemaSql` then
+ * sorts each index once and builds each full-text index in one pass, which is far cheaper than keeping
+ * them up to date row by row.
+ */
+export function schemaSql(options: { deferred?: boolean } = {}): string {
+  const deferred = options.deferred === true;
   return [
     'CREATE TABLE index_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);',
-    `INSERT INTO index_state (key, value) VALUES ('schema_version', ${SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0);`,
+    `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0);`,
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
+    ...(deferred ? [] : COLLECTIONS.map((collection) => searchSql(LAYOUTS[collection], { fillFromRows: false }))),
+  ].join('\n');
+}
+
+/** Completes a file made with `schemaSql({ deferred: true })`. */
+export function finishSchemaSql(): string {
+  return [
+    ...COLLECTIONS.map((collection) => searchSql(LAYOUTS[collection], { fillFromRows: true })),
+    `UPDATE index_state SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version';`,
   ].join('\n');
 }
 

@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { COLLECTIONS, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
+import { COLLECTIONS, finishSchemaSql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
 import { isInterrupted, SqliteConnection } from './sqlite-connection.js';
 
 export const INDEX_FILE_NAME = 'index.sqlite';
@@ -86,7 +86,11 @@ export class IndexStore {
   /** A store with only the writer, for building a replacement index off to the side. */
   static async openForBuild(file: string): Promise<IndexStore> {
     removeIndexFiles(file);
-    return IndexStore.openWriter(file);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const writer = await SqliteConnection.open(file);
+    await writer.exec(WRITER_PRAGMAS);
+    await writer.exec(`BEGIN; ${schemaSql({ deferred: true })} COMMIT;`);
+    return new IndexStore(file, writer, [], QUERY_TIMEOUT_MS_DEFAULT);
   }
 
   async checkpoint(): Promise<IndexCheckpoint> {
@@ -147,10 +151,11 @@ export class IndexStore {
   }
 
   /**
-   * Closes a store built off to the side so the file stands alone (no -wal beside it): it can then be
-   * renamed over the live index.
+   * Finishes a store built off to the side (indexes sorted, full-text indexes filled) and closes it so
+   * the file stands alone (no -wal beside it): it can then be renamed over the live index.
    */
   async closeForMove(): Promise<void> {
+    await this.writer.exec(`BEGIN; ${finishSchemaSql()} COMMIT;`);
     await this.writer.exec('PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;');
     await this.writer.close();
   }
