@@ -2,6 +2,7 @@
 // The `folio` command line: `folio serve` runs the ledger; other commands manage a data directory.
 
 import { ConfigError, loadConfig } from './config.js';
+import { reindexCommand } from './reindex-command.js';
 import { serve } from './serve.js';
 import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from './snapshot-commands.js';
 
@@ -16,6 +17,9 @@ commands:
                            build a new data dir from a snapshot and the log up to seq N, then verify it
   backup --out DIR [--data DIR]
                            copy the log and the newest snapshot while the server runs
+  reindex [--config FILE] [--offline]
+                           rebuild the query index from the log (asks a running server to do it,
+                           or rebuilds the file itself when none answers or with --offline)
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -42,6 +46,8 @@ async function main(argv: string[]): Promise<number> {
       return restoreCommand((name) => option(args, name));
     case 'backup':
       return backupCommand((name) => option(args, name));
+    case 'reindex':
+      return reindexCommand(loadConfig(option(args, '--config')), args);
     case undefined:
     case 'help':
     case '--help':

@@ -9,6 +9,7 @@ import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
 import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
+import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
@@ -45,6 +46,11 @@ export interface RuntimeOptions {
   hookDelivery?: Partial<HookDeliveryLimits>;
   /** Where start-up, snapshot and hook messages go. */
   logger?: SnapshotLogger & HookDispatcherLogger;
+  /** False runs without the query index (filter, search and balance history are then absent). */
+  index?: boolean;
+  indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source'>>;
+  /** Reports projection failures; the projector retries on its own. */
+  onIndexError?: (error: Error) => void;
 }
 
 export interface StartupReport {
@@ -69,6 +75,7 @@ export class LedgerRuntime implements LedgerCore {
   private snapshotService: SnapshotService | undefined;
   /** Delivers transaction hooks from the log (set once the log is open and replayed). */
   hooks!: HookDispatcher;
+  private index: SecondaryIndex | undefined;
 
   private constructor(
     readonly log: LmdbLog,
@@ -139,6 +146,16 @@ export class LedgerRuntime implements LedgerCore {
       logger: options.logger,
     });
     log.onCommit(() => runtime.hooks.wake());
+    if (options.index !== false) {
+      runtime.index = await SecondaryIndex.open({
+        onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
+        ...options.indexOptions,
+        dataDir: options.dataDir,
+        walDir: LmdbLog.directoryIn(options.dataDir),
+        source: log,
+      });
+      log.onCommit(() => runtime.index?.logDurable());
+    }
     runtime.queue.kick();
     runtime.timers.start();
     report.milliseconds = performance.now() - started;
@@ -189,6 +206,11 @@ export class LedgerRuntime implements LedgerCore {
     return this.snapshotService.snapshotNow(this.log.durableSeq);
   }
 
+  /** The query index (data/index.sqlite), fed from the durable log. */
+  get query(): SecondaryIndex | undefined {
+    return this.index;
+  }
+
   onCommit(listener: (stats: CommitStats) => void): void {
     this.log.onCommit(listener);
   }
@@ -224,6 +246,7 @@ export class LedgerRuntime implements LedgerCore {
     this.timers.stop();
     await this.snapshotService?.stop();
     await this.hooks.close();
+    await this.index?.close();
     await this.log.close();
     await this.store.close();
   }

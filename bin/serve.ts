@@ -27,6 +27,7 @@ export async function serve(config: FolioConfig): Promise<void> {
   try {
     runtime = await LedgerRuntime.open({
       dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, secretKey: config.server.secret_key, logger,
+      onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
     });
   } catch (error) {
     // What start-up logged (snapshots skipped on the way) must reach the operator before the exit.

@@ -18,8 +18,12 @@ import { refuseWhenOverloaded } from './respond.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
 import { hookRoutes } from './routes/hook-routes.js';
+import { balanceHistoryRoutes } from './routes/balance-history-routes.js';
+import { identityRoutes } from './routes/identity-routes.js';
 import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
+import { metadataRoutes } from './routes/metadata-routes.js';
+import { queryRoutes } from './routes/query-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
 import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
@@ -69,6 +73,13 @@ export function createApp(options: AppOptions): FolioApp {
   const apiKeyUsage = new ApiKeyUsage(options.core.engine, options.apiKeyUseFlushMs);
   apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock });
   hookRoutes(router, options.core);
+  identityRoutes(router, options.core);
+  if (options.core.query) {
+    queryRoutes(router, options.core, options.core.query);
+    balanceHistoryRoutes(router, options.core, options.core.query);
+    options.metrics.watchIndex(options.core.query);
+  }
+  metadataRoutes(router, options.core); // last: its first path segment is a parameter
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));

@@ -3,6 +3,7 @@
 
 import type { LedgerEngine } from '../engine/ledger-engine.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
+import type { QueryPort } from './query-port.js';
 
 export interface LedgerCore {
   readonly engine: LedgerEngine;
@@ -16,4 +17,6 @@ export interface LedgerCore {
   balanceFromSource(balanceId: string): BalanceRecord | undefined;
   /** Why new writes should be refused right now (the log or lookups are too far behind), if they should. */
   overloaded(): string | undefined;
+  /** The query side (filter, search, balance history), when the index runs. */
+  readonly query?: QueryPort;
 }

@@ -10,6 +10,13 @@ export interface GaugeSources {
   unflushedEvents(): number;
 }
 
+/** What the query index reports about itself. */
+export interface IndexGaugeSources {
+  readonly checkpointSeq: number;
+  lagEvents(): number;
+  lagSeconds(): number;
+}
+
 export class Metrics {
   readonly registry = new client.Registry();
   private readonly requests = new RequestMetrics();
@@ -43,6 +50,26 @@ export class Metrics {
     new client.Gauge({
       name: 'folio_wal_unflushed_events', help: 'Events appended to the WAL and not yet durable',
       registers: [this.registry], collect() { this.set(sources.unflushedEvents()); },
+    });
+  }
+
+  private indexWatched = false;
+
+  /** Gauges of the query index: its checkpoint and how far it trails the durable log. */
+  watchIndex(index: IndexGaugeSources): void {
+    if (this.indexWatched) return;
+    this.indexWatched = true;
+    new client.Gauge({
+      name: 'folio_index_lag_events', help: 'Durable log events not yet in the query index',
+      registers: [this.registry], collect() { this.set(index.lagEvents()); },
+    });
+    new client.Gauge({
+      name: 'folio_index_lag_seconds', help: 'How long the oldest durable event not yet in the query index has waited',
+      registers: [this.registry], collect() { this.set(index.lagSeconds()); },
+    });
+    new client.Gauge({
+      name: 'folio_index_checkpoint_seq', help: 'Last log seq whose effects are in the query index',
+      registers: [this.registry], collect() { this.set(index.checkpointSeq); },
     });
   }
 

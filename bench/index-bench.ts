@@ -1,0 +1,314 @@
+// Bench of the query side, runnable on its own: `npm run build && node dist/bench/index-bench.js`.
+//
+//   1. Seeds a log with N transactions (default 1,000,000, one event each, as the HTTP path writes them)
+//      between a few thousand balances, with descriptions and metadata to search.
+//   2. Projection: builds the index from the whole log in the projector's thread, as a rebuild does;
+//      rows/s and events/s with FTS, and the main thread's event-loop delay meanwhile.
+//   3. Filters and searches on that index: p50/p99 per query shape, through the same code the routes call.
+//   4. Lag under HTTP load: autocannon posts transfers to a live server while the index tails the log;
+//      the lag in seconds is sampled throughout (p50/p99/max).
+//   5. Balance history: one GET /balances/:id/at on the big log.
+// Settings: INDEX_BENCH_REUSE=1 (with INDEX_BENCH_DIR: query an index built by an earlier run), INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
+// INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
+
+import autocannon from 'autocannon';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import pino from 'pino';
+import { LedgerRuntime } from '../bin/ledger-runtime.js';
+import type { CreateTransactionCommand } from '../engine/commands.js';
+import { createApp } from '../http/app.js';
+import { Metrics } from '../http/metrics.js';
+import type { FilterRequest } from '../index/filter-compiler.js';
+import { indexFileIn } from '../index/index-store.js';
+import type { SearchRequest } from '../index/search-compiler.js';
+import { ProjectorThread } from '../index/projector-thread.js';
+import { SecondaryIndex } from '../index/secondary-index.js';
+import { LmdbLog } from '../wal/lmdb-log.js';
+
+const TRANSACTIONS = Number(process.env.INDEX_BENCH_TRANSACTIONS ?? 1_000_000);
+const BALANCES = Number(process.env.INDEX_BENCH_BALANCES ?? 5_000);
+const QUERIES = Number(process.env.INDEX_BENCH_QUERIES ?? 400);
+const LOAD_SECONDS = Number(process.env.INDEX_BENCH_LOAD_SECONDS ?? 20);
+const CONNECTIONS = Number(process.env.INDEX_BENCH_CONNECTIONS ?? 32);
+const WORDS = ['rent', 'salary', 'coffee', 'invoice', 'refund', 'payout', 'fee', 'transfer', 'grocery', 'travel', 'utility', 'bonus'];
+const CHANNELS = ['web', 'mobile', 'api', 'branch', 'partner'];
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] as number;
+}
+
+function summary(samples: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const round = (value: number): number => Number(value.toFixed(2));
+  return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted[sorted.length - 1] ?? Number.NaN) };
+}
+
+/** A small seeded generator so runs compare like with like. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function transfer(next: () => number, index: number, names: string[]): CreateTransactionCommand {
+  const pick = (): string => names[Math.floor(next() * names.length)] as string;
+  const source = pick();
+  let destination = pick();
+  while (destination === source) destination = pick();
+  return {
+    source, destination, precise_amount: BigInt(1 + Math.floor(next() * 1_000_000)), precision: 100n, currency: 'USD',
+    reference: `inv-${index}`, description: `${WORDS[index % WORDS.length]} ${WORDS[(index * 7) % WORDS.length]} order ${index}`,
+    meta_data: { order_id: `ord-${index}`, channel: CHANNELS[index % CHANNELS.length] }, allow_overdraft: true, skip_queue: true,
+    inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
+  };
+}
+
+async function seed(dataDir: string): Promise<{ balanceIds: string[]; firstAt: number; lastAt: number }> {
+  const runtime = await LedgerRuntime.open({ dataDir, index: false });
+  const { engine } = runtime;
+  const next = random(42);
+  const names = Array.from({ length: BALANCES }, (_, index) => `@customer-${index}`);
+  const started = performance.now();
+  let firstAt = 0;
+  for (let index = 0; index < TRANSACTIONS; index += 1) {
+    const outcome = engine.createTransaction(transfer(next, index, names));
+    if (!outcome.ok) throw new Error(`seed transaction ${index} refused: ${outcome.rejection.message}`);
+    if (index === 0) firstAt = outcome.value.transaction.created_at;
+    if (index % 10_000 === 9_999) {
+      await runtime.durable(outcome.seq);
+      if (index % 200_000 === 199_999) process.stdout.write(`  seeded ${index + 1} transactions\n`);
+    }
+  }
+  await runtime.durable(runtime.log.appendedSeq);
+  const balanceIds = [...engine.state.balances.keys()];
+  const lastAt = engine.state.lastEventAt;
+  process.stdout.write(`  seeded ${TRANSACTIONS} transactions, ${balanceIds.length} balances in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  await runtime.close();
+  return { balanceIds, firstAt, lastAt };
+}
+
+/** The event loop's delay with nothing to do: what the machine's own load adds to every figure. */
+async function idleEventLoopDelay(): Promise<{ p99: number; max: number }> {
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  delay.disable();
+  return { p99: Number((delay.percentile(99) / 1e6).toFixed(1)), max: Number((delay.max / 1e6).toFixed(1)) };
+}
+
+/** What the queries need from a data directory seeded by an earlier run. */
+async function reuse(dataDir: string): Promise<{ balanceIds: string[]; firstAt: number; lastAt: number }> {
+  const runtime = await LedgerRuntime.open({ dataDir, index: false });
+  let firstAt = 0;
+  for (const { event } of runtime.log.read(1)) {
+    if (event.transactions?.length) {
+      firstAt = event.at;
+      break;
+    }
+  }
+  const result = { balanceIds: [...runtime.engine.state.balances.keys()], firstAt, lastAt: runtime.engine.state.lastEventAt };
+  await runtime.close();
+  return result;
+}
+
+async function measureProjection(dataDir: string): Promise<Record<string, number>> {
+  const idle = await idleEventLoopDelay();
+  const runtime = await LedgerRuntime.open({ dataDir, index: false });
+  const file = indexFileIn(dataDir);
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  let rows = 0;
+  let events = 0;
+  let batches = 0;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  delay.enable();
+  // The production path of a rebuild: the projector in its own thread, building a fresh file.
+  const thread = await ProjectorThread.start({
+    walDir: LmdbLog.directoryIn(dataDir), indexFile: `${file}.rebuild`, build: true, durableSeq: () => runtime.log.durableSeq,
+  });
+  thread.onBatch((report) => {
+    rows += report.rows;
+    events += report.events;
+    batches += 1;
+  });
+  await thread.finish(runtime.log.durableSeq);
+  const built = `${file}.rebuild`;
+  delay.disable();
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  fs.renameSync(built, file);
+  await runtime.close();
+  return {
+    seconds: Number(seconds.toFixed(1)),
+    rows,
+    events,
+    batches,
+    rows_per_second: Math.round(rows / seconds),
+    events_per_second: Math.round(events / seconds),
+    process_cpu_seconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
+    idle_event_loop_delay_p99_ms: idle.p99,
+    idle_event_loop_delay_max_ms: idle.max,
+    event_loop_delay_p99_ms: Number((delay.percentile(99) / 1e6).toFixed(1)),
+    event_loop_delay_max_ms: Number((delay.max / 1e6).toFixed(1)),
+    index_file_mb: Math.round(fs.statSync(file).size / 1e6),
+  };
+}
+
+async function timeQueries(label: string, runs: number, run: (index: number) => Promise<unknown>): Promise<Record<string, unknown>> {
+  const samples: number[] = [];
+  for (let index = 0; index < Math.min(20, runs); index += 1) await run(index); // warm the page cache
+  for (let index = 0; index < runs; index += 1) {
+    const started = performance.now();
+    await run(index);
+    samples.push(performance.now() - started);
+  }
+  const result = { query: label, runs, ...summary(samples) };
+  process.stdout.write(`  ${label.padEnd(58)} p50 ${String(result.p50).padStart(7)} ms  p99 ${String(result.p99).padStart(7)} ms\n`);
+  return result;
+}
+
+async function measureQueries(dataDir: string, balanceIds: string[], firstAt: number, lastAt: number): Promise<Record<string, unknown>[]> {
+  const runtime = await LedgerRuntime.open({ dataDir, index: false });
+  const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log });
+  await index.waitFor(runtime.log.durableSeq, 600_000);
+  const seq = runtime.log.durableSeq;
+  const next = random(7);
+  const anyBalance = (): string => balanceIds[1 + Math.floor(next() * (balanceIds.length - 1))] as string;
+  const filter = (request: Partial<FilterRequest>) => async () => {
+    const answer = await index.filter('transactions', { filters: [], limit: 20, offset: 0, ...request }, seq);
+    if (!answer.ok) throw new Error(answer.message);
+  };
+  const search = (request: Partial<SearchRequest>) => async () => {
+    const answer = await index.search('transactions', { q: '*', filter_by: '', sort_by: '', page: 1, per_page: 10, ...request }, seq);
+    if (!answer.ok) throw new Error(answer.message);
+  };
+  const span = Math.max(1, lastAt - firstAt);
+  const results = [
+    await timeQueries('filter source eq <balance>, limit 20', QUERIES, () => filter({ filters: [{ field: 'source', operator: 'eq', value: anyBalance() }] })()),
+    await timeQueries('filter balance_id eq <balance> (either side), limit 20', QUERIES, () => filter({ filters: [{ field: 'balance_id', operator: 'eq', value: anyBalance() }] })()),
+    await timeQueries('filter reference eq, limit 20', QUERIES, () => filter({ filters: [{ field: 'reference', operator: 'eq', value: `inv-${Math.floor(next() * TRANSACTIONS)}` }] })()),
+    await timeQueries('filter status eq APPLIED, sort created_at desc, limit 20', QUERIES, () => filter({ filters: [{ field: 'status', operator: 'eq', value: 'APPLIED' }] })()),
+    await timeQueries('filter precise_amount between, sort precise_amount, limit 20', QUERIES, () => filter({
+      filters: [{ field: 'precise_amount', operator: 'between', values: [500_000, 500_500] }], sort_by: 'precise_amount', sort_order: 'asc',
+    })()),
+    await timeQueries('filter created_at between (1% window), limit 20, offset 100', QUERIES, () => {
+      const from = firstAt + Math.floor(next() * span * 0.99);
+      return filter({
+        filters: [{ field: 'created_at', operator: 'between', values: [new Date(from).toISOString(), new Date(from + span / 100).toISOString()] }], offset: 100,
+      })();
+    }),
+    await timeQueries('filter meta_data.channel eq (not indexed), limit 20', QUERIES, () => filter({ filters: [{ field: 'meta_data.channel', operator: 'eq', value: 'api' }] })()),
+    await timeQueries('filter source eq <balance> with include_count', QUERIES, () => filter({ filters: [{ field: 'source', operator: 'eq', value: anyBalance() }], include_count: true })()),
+    await timeQueries('search q=<common word>, per_page 10', QUERIES, () => search({ q: WORDS[Math.floor(next() * WORDS.length)] as string })()),
+    await timeQueries('search q=<unique order id>', QUERIES, () => search({ q: `ord-${Math.floor(next() * TRANSACTIONS)}` })()),
+    await timeQueries('search q=* filter_by created_at range, sort precise_amount', QUERIES, () => {
+      const from = Math.floor((firstAt + next() * span * 0.99) / 1000);
+      return search({ filter_by: `created_at:[${from}..${from + Math.ceil(span / 100_000)}]`, sort_by: 'precise_amount:desc' })();
+    }),
+    await timeQueries('search q=<word> filter_by source:=<balance>', QUERIES, () => search({ q: 'coffee', filter_by: `source:=${anyBalance()}` })()),
+  ];
+  const target = balanceIds[1] as string;
+  const started = performance.now();
+  const balance = await index.balanceAt(target, firstAt + Math.floor(span / 2), seq);
+  results.push({ query: 'balance at the middle of the log (fold)', runs: 1, ms: Math.round(performance.now() - started), found: balance !== undefined });
+  process.stdout.write(`  balance at the middle of the log (fold)                     ${Math.round(performance.now() - started)} ms\n`);
+  await index.close();
+  await runtime.close();
+  return results;
+}
+
+async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-index-lag-'));
+  try {
+    const runtime = await LedgerRuntime.open({ dataDir });
+    const metrics = new Metrics({
+      queuedTransactions: () => runtime.engine.queuedCount,
+      lookupBacklog: () => runtime.store.backlog,
+      unflushedEvents: () => runtime.log.unflushedEvents,
+    });
+    const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'bench' });
+    const server = http.createServer(app.koa.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const query = runtime.query as SecondaryIndex;
+    const lags: number[] = [];
+    const sampler = setInterval(() => lags.push(query.lagSeconds()), 50);
+    let counter = 0;
+    const result = await autocannon({
+      url: `${url}/transactions`,
+      method: 'POST',
+      connections: CONNECTIONS,
+      duration: LOAD_SECONDS,
+      headers: { 'content-type': 'application/json' },
+      requests: [{
+        setupRequest: (request) => {
+          counter += 1;
+          return {
+            ...request,
+            body: JSON.stringify({
+              precise_amount: 100 + (counter % 1000), currency: 'USD', source: `@load-${counter % 500}`, destination: `@load-${(counter + 1) % 500}`,
+              allow_overdraft: true, skip_queue: true, description: `${WORDS[counter % WORDS.length]} load ${counter}`, meta_data: { channel: 'api' },
+            }),
+          };
+        },
+      }],
+    });
+    clearInterval(sampler);
+    const caughtUp = await query.waitFor(runtime.log.durableSeq, 60_000);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await runtime.close();
+    const lag = summary(lags.map((seconds) => seconds * 1000));
+    const figures = {
+      seconds: LOAD_SECONDS, connections: CONNECTIONS, requests_per_second: Math.round(result.requests.average),
+      non_2xx: result.non2xx, lag_p50_ms: lag.p50, lag_p99_ms: lag.p99, lag_max_ms: lag.max, caught_up_after_load: caughtUp,
+    };
+    process.stdout.write(`  ${figures.requests_per_second} transfers/s over HTTP; index lag p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms\n`);
+    return figures;
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const keep = process.env.INDEX_BENCH_DIR !== undefined;
+  const dataDir = process.env.INDEX_BENCH_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folio-index-bench-'));
+  fs.mkdirSync(dataDir, { recursive: true });
+  process.stdout.write(`index bench: ${TRANSACTIONS} transactions, ${BALANCES} balances, data in ${dataDir}\n`);
+  process.stdout.write(`machine: ${os.cpus().length} cpus, load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}\n`);
+  try {
+    const reusing = keep && process.env.INDEX_BENCH_REUSE === '1' && fs.existsSync(indexFileIn(dataDir));
+    process.stdout.write(reusing ? 'reusing the seeded log and its index\n' : 'seed\n');
+    const seeded = reusing ? await reuse(dataDir) : await seed(dataDir);
+    process.stdout.write('projection (full build with FTS)\n');
+    const projection = reusing ? {} as Record<string, number> : await measureProjection(dataDir);
+    if (!reusing) process.stdout.write(`  ${projection.rows} rows from ${projection.events} events in ${projection.seconds} s: ${projection.rows_per_second} rows/s, `
+      + `${projection.events_per_second} events/s; main event loop delay p99 ${projection.event_loop_delay_p99_ms} ms, max ${projection.event_loop_delay_max_ms} ms `
+      + `(idle machine noise: p99 ${projection.idle_event_loop_delay_p99_ms} ms, max ${projection.idle_event_loop_delay_max_ms} ms); `
+      + `${projection.process_cpu_seconds} CPU s; file ${projection.index_file_mb} MB\n`);
+    process.stdout.write(`queries (${QUERIES} runs each)\n`);
+    const queries = await measureQueries(dataDir, seeded.balanceIds, seeded.firstAt, seeded.lastAt);
+    process.stdout.write(`lag under HTTP load (${LOAD_SECONDS} s, ${CONNECTIONS} connections)\n`);
+    const lag = await measureLagUnderLoad();
+    process.stdout.write(`machine after: load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}\n`);
+    process.stdout.write(JSON.stringify({ transactions: TRANSACTIONS, balances: BALANCES, projection, queries, lag }) + '\n');
+  } finally {
+    if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`index bench failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,38 @@
+// GET /balances/:id/at?timestamp=: the balance as it stood at a moment, folded from the log. Without a
+// timestamp the whole log is folded (the balance now, rebuilt from source). A balance created after the
+// moment did not exist then: 404.
+
+import type { Router } from '@koa/router';
+import { z } from 'zod';
+import { ApiError } from '../api-error.js';
+import type { LedgerCore } from '../ledger-core.js';
+import type { QueryPort } from '../query-port.js';
+import { respond } from '../respond.js';
+import { parseTimeInput } from '../time-input.js';
+import { validate } from '../validation.js';
+import { balanceView, timeText } from '../views.js';
+
+const historyQuerySchema = z.object({
+  timestamp: z.string().max(64).optional(),
+  from_source: z.enum(['true', 'false']).optional(),
+});
+
+export function balanceHistoryRoutes(router: Router, core: LedgerCore, query: QueryPort): void {
+  router.get('/balances/:id/at', async (ctx) => {
+    const balanceId = ctx.params.id as string;
+    const params = validate(historyQuerySchema, ctx.query);
+    let untilMs = Number.MAX_SAFE_INTEGER;
+    if (params.timestamp !== undefined && params.timestamp.trim() !== '') {
+      const parsed = parseTimeInput(params.timestamp);
+      if (!parsed.ok) throw new ApiError('BAL_INVALID_TIMESTAMP', `timestamp ${parsed.message}`);
+      untilMs = parsed.epochMs;
+    }
+    if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    const seq = core.visibleSeq();
+    await core.durable(seq);
+    const balance = await query.balanceAt(balanceId, untilMs, seq);
+    if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
+    const timestamp = untilMs === Number.MAX_SAFE_INTEGER ? new Date().toISOString() : timeText(untilMs);
+    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: true }, seq);
+  });
+}

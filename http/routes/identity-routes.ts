@@ -1,0 +1,43 @@
+// Identities: create, list, read, replace, delete. An identity named by a balance cannot be deleted.
+
+import type { Router } from '@koa/router';
+import { ApiError } from '../api-error.js';
+import { pageQuerySchema } from '../common-schemas.js';
+import { identitySchema } from '../identity-schemas.js';
+import { identityView } from '../identity-view.js';
+import type { LedgerCore } from '../ledger-core.js';
+import { accepted, respond } from '../respond.js';
+import { validate } from '../validation.js';
+import { newestFirst } from './paging.js';
+
+export function identityRoutes(router: Router, core: LedgerCore): void {
+  const { engine } = core;
+
+  router.post('/identities', async (ctx) => {
+    const fields = validate(identitySchema, ctx.request.body);
+    const { value, seq } = accepted(engine.createIdentity(fields));
+    await respond(ctx, core, 201, identityView(value), seq);
+  });
+
+  router.get('/identities', async (ctx) => {
+    const page = validate(pageQuerySchema, ctx.query);
+    await respond(ctx, core, 200, newestFirst(engine.state.identities, page.offset, page.limit).map(identityView));
+  });
+
+  router.get('/identities/:id', async (ctx) => {
+    const identity = engine.state.identities.get(ctx.params.id as string);
+    if (!identity) throw new ApiError('IDT_NOT_FOUND', `identity ${ctx.params.id} not found`);
+    await respond(ctx, core, 200, identityView(identity));
+  });
+
+  router.put('/identities/:id', async (ctx) => {
+    const fields = validate(identitySchema, ctx.request.body);
+    const { value, seq } = accepted(engine.updateIdentity(ctx.params.id as string, fields));
+    await respond(ctx, core, 200, identityView(value), seq);
+  });
+
+  router.delete('/identities/:id', async (ctx) => {
+    const { seq } = accepted(engine.deleteIdentity(ctx.params.id as string));
+    await respond(ctx, core, 200, { message: 'Identity deleted successfully' }, seq);
+  });
+}

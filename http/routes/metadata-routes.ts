@@ -1,0 +1,17 @@
+// POST /:id/metadata: merges keys into the metadata of a ledger, balance, transaction or identity; the
+// id's prefix says which. Registered after every other route, because its first path segment is a
+// parameter: routes with a fixed first segment are matched before it.
+
+import type { Router } from '@koa/router';
+import { metadataUpdateSchema } from '../identity-schemas.js';
+import type { LedgerCore } from '../ledger-core.js';
+import { accepted, respond } from '../respond.js';
+import { validate } from '../validation.js';
+
+export function metadataRoutes(router: Router, core: LedgerCore): void {
+  router.post('/:id/metadata', async (ctx) => {
+    const body = validate(metadataUpdateSchema, ctx.request.body);
+    const { value, seq } = accepted(core.engine.updateMetadata(ctx.params.id as string, body.meta_data));
+    await respond(ctx, core, 201, { meta_data: value }, seq);
+  });
+}

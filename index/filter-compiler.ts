@@ -1,0 +1,149 @@
+// The filter API (POST /<collection>/filter) compiled to one parameterised SELECT and, when asked, one
+// COUNT. Unknown fields, operators and sort fields are refused with a message listing what is allowed.
+// Every sort ends with the row id in the same direction: rows with equal sort values come back in the
+// order they first appeared in the log, so paging with offset never repeats or skips a row.
+
+import { CATALOG, fieldNames, META_PREFIX, metaPath, OPERATORS, OPERATORS_BY_TYPE, sortableFields, type FieldSpec, type Operator } from './field-catalog.js';
+import { convertValue } from './field-values.js';
+import { LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
+import { asciiLower, likeToGlob, predicateSql, type Predicate, type SqlFragment } from './predicates.js';
+import type { SqlValue } from './sqlite-connection.js';
+
+export interface FilterCondition {
+  field: string;
+  operator: string;
+  value?: unknown;
+  values?: unknown[];
+}
+
+export interface FilterRequest {
+  filters: FilterCondition[];
+  logical_operator?: string;
+  sort_by?: string;
+  sort_order?: string;
+  include_count?: boolean;
+  limit: number;
+  offset: number;
+}
+
+export interface CompiledQuery {
+  select: SqlFragment;
+  count?: SqlFragment;
+}
+
+export type Compiled<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** Values of one `in`. */
+export const IN_VALUES_MAX = 1_000;
+
+const fail = <T>(message: string): Compiled<T> => ({ ok: false, message });
+
+export function compileFilter(collection: Collection, request: FilterRequest): Compiled<CompiledQuery> {
+  const logical = (request.logical_operator ?? 'and').toLowerCase();
+  if (logical !== 'and' && logical !== 'or') return fail(`logical_operator must be and or or, not ${JSON.stringify(request.logical_operator)}`);
+  const order = orderBy(collection, request.sort_by ?? 'created_at', request.sort_order ?? 'desc');
+  if (!order.ok) return order;
+
+  const fragments: SqlFragment[] = [];
+  for (const condition of request.filters) {
+    const predicate = compileCondition(collection, condition);
+    if (!predicate.ok) return predicate;
+    fragments.push(predicateSql(predicate.value));
+  }
+  const where = joinWhere(fragments, logical === 'and' ? ' AND ' : ' OR ');
+  const layout = LAYOUTS[collection];
+  const select: SqlFragment = {
+    sql: `SELECT ${selectColumns(layout)} FROM ${layout.table} t${where.sql} ORDER BY ${order.value} LIMIT ? OFFSET ?`,
+    params: [...where.params, request.limit, request.offset],
+  };
+  const compiled: CompiledQuery = { select };
+  if (request.include_count) compiled.count = { sql: `SELECT count(*) AS total FROM ${layout.table} t${where.sql}`, params: where.params };
+  return { ok: true, value: compiled };
+}
+
+export function joinWhere(fragments: SqlFragment[], joiner: string): SqlFragment {
+  if (fragments.length === 0) return { sql: '', params: [] };
+  return {
+    sql: ' WHERE ' + fragments.map((fragment) => `(${fragment.sql})`).join(joiner),
+    params: fragments.flatMap((fragment) => fragment.params),
+  };
+}
+
+/** The field a request names: a catalogue field, or a metadata path typed as `meta`. */
+export function resolveField(collection: Collection, name: string): Compiled<{ spec: FieldSpec; metaPath?: string }> {
+  if (typeof name === 'string' && name.startsWith(META_PREFIX)) {
+    const path = metaPath(name);
+    if (!path.ok) return fail(path.message);
+    return { ok: true, value: { spec: { name, type: 'meta', columns: ['meta_data'], sortable: false }, metaPath: path.path } };
+  }
+  const spec = CATALOG[collection].get(name);
+  if (!spec) {
+    return fail(`unknown field ${JSON.stringify(name)} for ${collection}; allowed fields: ${fieldNames(collection).join(', ')}`);
+  }
+  return { ok: true, value: { spec } };
+}
+
+function compileCondition(collection: Collection, condition: FilterCondition): Compiled<Predicate> {
+  const resolved = resolveField(collection, condition.field);
+  if (!resolved.ok) return resolved;
+  const { spec, metaPath: path } = resolved.value;
+  const operator = String(condition.operator).toLowerCase() as Operator;
+  if (!(OPERATORS as readonly string[]).includes(operator)) {
+    return fail(`unknown operator ${JSON.stringify(condition.operator)}; allowed operators: ${OPERATORS.join(', ')}`);
+  }
+  const allowed = OPERATORS_BY_TYPE[spec.type];
+  if (!allowed.includes(operator)) {
+    return fail(`operator ${operator} does not apply to ${spec.name}; allowed operators for it: ${allowed.join(', ')}`);
+  }
+  const operands = operandsOf(spec, operator, condition);
+  if (!operands.ok) return operands;
+  const predicate: Predicate = { field: spec, operator, values: operands.value };
+  if (path !== undefined) predicate.metaPath = path;
+  return { ok: true, value: predicate };
+}
+
+function operandsOf(spec: FieldSpec, operator: Operator, condition: FilterCondition): Compiled<SqlValue[]> {
+  const name = spec.name;
+  if (operator === 'isnull' || operator === 'isnotnull') return { ok: true, value: [] };
+  const list = condition.values ?? (Array.isArray(condition.value) ? condition.value : undefined);
+  if (operator === 'in') {
+    if (!list || list.length === 0) return fail(`${name} ${operator} needs "values": a non-empty array`);
+    if (list.length > IN_VALUES_MAX) return fail(`${name} ${operator} takes at most ${IN_VALUES_MAX} values`);
+    return convertAll(spec, list);
+  }
+  if (operator === 'between') {
+    if (!list || list.length !== 2) return fail(`${name} between needs "values": [low, high]`);
+    return convertAll(spec, list);
+  }
+  if (condition.value === undefined || condition.value === null || Array.isArray(condition.value)) {
+    return fail(`${name} ${operator} needs a single "value"`);
+  }
+  if (operator === 'like' || operator === 'ilike') {
+    if (typeof condition.value !== 'string') return fail(`${name} ${operator} takes a string pattern`);
+    const pattern = operator === 'ilike' ? asciiLower(condition.value) : condition.value;
+    return { ok: true, value: [likeToGlob(pattern)] };
+  }
+  return convertAll(spec, [condition.value]);
+}
+
+function convertAll(spec: FieldSpec, values: unknown[]): Compiled<SqlValue[]> {
+  const converted: SqlValue[] = [];
+  for (const value of values) {
+    const result = convertValue(spec, value);
+    if (!result.ok) return result;
+    converted.push(result.value);
+  }
+  return { ok: true, value: converted };
+}
+
+/** `ORDER BY` text from a sortable field and a direction; both are checked against fixed lists. */
+export function orderBy(collection: Collection, sortBy: string, sortOrder: string): Compiled<string> {
+  const direction = String(sortOrder).toLowerCase();
+  if (direction !== 'asc' && direction !== 'desc') return fail(`sort_order must be asc or desc, not ${JSON.stringify(sortOrder)}`);
+  const spec = CATALOG[collection].get(sortBy);
+  if (!spec || !spec.sortable) {
+    return fail(`cannot sort ${collection} by ${JSON.stringify(sortBy)}; sortable (indexed) fields: ${sortableFields(collection).join(', ')}`);
+  }
+  const keyword = direction.toUpperCase();
+  return { ok: true, value: `t.${spec.columns[0]} ${keyword}, t.${ROW_ID} ${keyword}` };
+}

@@ -1,0 +1,185 @@
+// The index file (data/index.sqlite) and its connections: one writer, used only by the projector, and a
+// small pool of readers for queries. In WAL mode readers never wait for the writer and see each commit
+// as a whole, checkpoint included. A file with another schema version (or not an index at all) is
+// deleted and recreated: everything in it can be rebuilt from the log.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { COLLECTIONS, finishSchemaSql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
+import { isInterrupted, SqliteConnection } from './sqlite-connection.js';
+
+export const INDEX_FILE_NAME = 'index.sqlite';
+/** Reader connections: queries beyond this many wait for a free one. */
+export const READERS_DEFAULT = 2;
+/** A query running longer than this is interrupted and answered with an error. */
+export const QUERY_TIMEOUT_MS_DEFAULT = 10_000;
+
+const WRITER_PRAGMAS = `
+  PRAGMA journal_mode = WAL;
+  PRAGMA synchronous = NORMAL;
+  PRAGMA cache_size = -131072;
+  PRAGMA temp_store = MEMORY;
+  PRAGMA wal_autocheckpoint = 4000;
+`;
+const READER_PRAGMAS = `
+  PRAGMA query_only = 1;
+  PRAGMA cache_size = -32768;
+  PRAGMA temp_store = MEMORY;
+  PRAGMA mmap_size = 268435456;
+`;
+
+export class QueryTimeoutError extends Error {
+  override readonly name = 'QueryTimeoutError';
+}
+
+export interface IndexCheckpoint {
+  seq: number;
+  /** Decided time of the event at `seq`: tells this log's history apart from another one's. */
+  at: number;
+}
+
+export function indexFileIn(dataDir: string): string {
+  return path.join(dataDir, INDEX_FILE_NAME);
+}
+
+export function removeIndexFiles(file: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+}
+
+export class IndexStore {
+  private readonly idle: SqliteConnection[];
+  private readonly waiting: Array<(reader: SqliteConnection) => void> = [];
+  private active = 0;
+  private drained: (() => void) | undefined;
+
+  private constructor(
+    readonly file: string,
+    private readonly writerConnection: SqliteConnection | undefined,
+    private readonly readers: SqliteConnection[],
+    private readonly queryTimeoutMs: number,
+  ) {
+    this.idle = [...readers];
+  }
+
+  get writer(): SqliteConnection {
+    if (!this.writerConnection) throw new Error('this index store has no writer');
+    return this.writerConnection;
+  }
+
+  /** A store with only the writer: what the projector needs (it may run in its own thread). */
+  static async openWriter(file: string): Promise<IndexStore> {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    return new IndexStore(file, await openWriter(file), [], QUERY_TIMEOUT_MS_DEFAULT);
+  }
+
+  /** Readers only, over a file whose schema the writer has already made. */
+  static async openReaders(file: string, options: { readers?: number; queryTimeoutMs?: number } = {}): Promise<IndexStore> {
+    const readers: SqliteConnection[] = [];
+    for (let index = 0; index < (options.readers ?? READERS_DEFAULT); index += 1) {
+      const reader = await SqliteConnection.open(file);
+      await reader.exec(READER_PRAGMAS);
+      readers.push(reader);
+    }
+    return new IndexStore(file, undefined, readers, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT);
+  }
+
+  /** A store with only the writer, for building a replacement index off to the side. */
+  static async openForBuild(file: string): Promise<IndexStore> {
+    removeIndexFiles(file);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const writer = await SqliteConnection.open(file);
+    await writer.exec(WRITER_PRAGMAS);
+    await writer.exec(`BEGIN; ${schemaSql({ deferred: true })} COMMIT;`);
+    return new IndexStore(file, writer, [], QUERY_TIMEOUT_MS_DEFAULT);
+  }
+
+  async checkpoint(): Promise<IndexCheckpoint> {
+    const rows = await this.writer.all<{ key: string; value: number }>(`SELECT key, value FROM index_state WHERE key IN ('checkpoint', 'checkpoint_at')`);
+    const value = (key: string): number => rows.find((row) => row.key === key)?.value ?? 0;
+    return { seq: value('checkpoint'), at: value('checkpoint_at') };
+  }
+
+  /** Empties every table (the index then rebuilds from seq 1). */
+  async reset(): Promise<void> {
+    const statements = COLLECTIONS.map((collection) => `DELETE FROM ${LAYOUTS[collection].table};`).join('\n');
+    await this.writer.exec(`BEGIN; ${statements} UPDATE index_state SET value = 0 WHERE key IN ('checkpoint', 'checkpoint_at'); COMMIT;`);
+  }
+
+  /** Runs a read on a free reader connection, interrupting it after the query timeout. */
+  async read<T>(work: (reader: SqliteConnection) => Promise<T>): Promise<T> {
+    const reader = await this.acquire();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      reader.interrupt();
+    }, this.queryTimeoutMs);
+    try {
+      return await work(reader);
+    } catch (error) {
+      if (timedOut && isInterrupted(error)) throw new QueryTimeoutError(`query ran longer than ${this.queryTimeoutMs} ms`);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.release(reader);
+    }
+  }
+
+  private acquire(): Promise<SqliteConnection> {
+    if (this.readers.length === 0) throw new Error('this index store has no readers');
+    this.active += 1;
+    const reader = this.idle.pop();
+    if (reader) return Promise.resolve(reader);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(reader: SqliteConnection): void {
+    const next = this.waiting.shift();
+    if (next) {
+      next(reader);
+      return;
+    }
+    this.active -= 1;
+    this.idle.push(reader);
+    if (this.active === 0) this.drained?.();
+  }
+
+  /** Closes every connection once running reads have finished. */
+  async close(): Promise<void> {
+    if (this.active > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    for (const reader of this.readers) await reader.close();
+    await this.writerConnection?.close();
+  }
+
+  /**
+   * Finishes a store built off to the side (indexes sorted, full-text indexes filled) and closes it so
+   * the file stands alone (no -wal beside it): it can then be renamed over the live index.
+   */
+  async closeForMove(): Promise<void> {
+    await this.writer.exec(`BEGIN; ${finishSchemaSql()} COMMIT;`);
+    await this.writer.exec('PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;');
+    await this.writer.close();
+  }
+}
+
+async function openWriter(file: string): Promise<SqliteConnection> {
+  let writer = await SqliteConnection.open(file);
+  if (!(await hasCurrentSchema(writer))) {
+    await writer.close();
+    removeIndexFiles(file);
+    writer = await SqliteConnection.open(file);
+    await writer.exec(WRITER_PRAGMAS);
+    await writer.exec(`BEGIN; ${schemaSql()} COMMIT;`);
+    return writer;
+  }
+  await writer.exec(WRITER_PRAGMAS);
+  return writer;
+}
+
+async function hasCurrentSchema(connection: SqliteConnection): Promise<boolean> {
+  try {
+    const row = await connection.get<{ value: number }>(`SELECT value FROM index_state WHERE key = 'schema_version'`);
+    return row?.value === SCHEMA_VERSION;
+  } catch {
+    return false; // no such table, or not a database at all
+  }
+}

@@ -1,0 +1,89 @@
+// The projector's own thread. Reading and decoding the log, folding events and building rows all
+// happen here, so the request path never waits behind them; only small messages cross over. It opens
+// the log's LMDB environment (lmdb-js shares one environment between the threads of a process) and the
+// index's writer connection; the main thread keeps the readers.
+//
+// From the main thread: {type:'durable', seq} (the log is durable up to seq), {type:'finish', minSeq}
+// (build mode: catch up to at least minSeq, then close the file so it can be moved), {type:'stop'}.
+// To the main thread: ready, batch reports, errors, and stopped / finished / failed at the end.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { LmdbLog } from '../wal/lmdb-log.js';
+import { IndexStore } from './index-store.js';
+import { Projector, type LogSource, type ProjectorLimits } from './projector.js';
+
+export interface ProjectorWorkerSettings {
+  walDir: string;
+  indexFile: string;
+  /** Build a fresh file from seq 1 (a rebuild) instead of tailing the live one. */
+  build: boolean;
+  durableSeq: number;
+  limits?: Partial<ProjectorLimits>;
+}
+
+export type ToWorker = { type: 'durable'; seq: number } | { type: 'finish'; minSeq: number } | { type: 'stop' };
+export type FromWorker =
+  | { type: 'ready'; checkpoint: number }
+  | { type: 'batch'; checkpoint: number; rows: number; events: number; milliseconds: number }
+  | { type: 'error'; message: string }
+  | { type: 'stopped' }
+  | { type: 'finished'; checkpoint: number }
+  | { type: 'failed'; message: string };
+
+async function main(): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error('the projector worker must run in a worker thread');
+  const settings = workerData as ProjectorWorkerSettings;
+  const send = (message: FromWorker): void => port.postMessage(message);
+  const log = LmdbLog.open({ dir: settings.walDir });
+  let durableSeq = settings.durableSeq;
+  const source: LogSource = {
+    get durableSeq() {
+      return durableSeq;
+    },
+    read: (fromSeq, toSeq) => log.read(fromSeq, toSeq),
+  };
+  const store = settings.build ? await IndexStore.openForBuild(settings.indexFile) : await IndexStore.openWriter(settings.indexFile);
+  const projector = await Projector.create(store, source, {
+    limits: settings.limits,
+    onError: (error) => send({ type: 'error', message: error.message }),
+  });
+  projector.onBatch((report) => send({ type: 'batch', ...report }));
+  port.on('message', (message: ToWorker) => {
+    switch (message.type) {
+      case 'durable':
+        durableSeq = Math.max(durableSeq, message.seq);
+        projector.wake();
+        return;
+      case 'finish':
+        void finish(message.minSeq);
+        return;
+      case 'stop':
+        void projector.stop().then(() => store.close()).then(() => {
+          send({ type: 'stopped' });
+          port.close();
+        });
+    }
+  });
+
+  async function finish(minSeq: number): Promise<void> {
+    if (!port) return;
+    try {
+      while (projector.checkpoint < minSeq) await projector.catchUp();
+      await projector.stop();
+      await store.closeForMove();
+      send({ type: 'finished', checkpoint: projector.checkpoint });
+    } catch (error) {
+      send({ type: 'failed', message: (error as Error).message });
+    }
+    port.close();
+  }
+
+  send({ type: 'ready', checkpoint: projector.checkpoint });
+  projector.wake();
+}
+
+main().catch((error: unknown) => {
+  parentPort?.postMessage({ type: 'failed', message: (error as Error).message } satisfies FromWorker);
+  parentPort?.close();
+});

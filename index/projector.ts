@@ -1,0 +1,314 @@
+// Tails the durable log into the index. Each batch is one SQLite transaction that writes the rows and
+// moves the checkpoint together, so after a crash the index is exactly as of some seq and resumes from
+// there. A batch is worked in slices: read and fold a bounded number of events on the event loop, hand
+// their rows to SQLite (one JSON-array upsert per table), await it, take the next slice. The event loop
+// is therefore never held for more than one slice, while SQLite still commits large batches.
+//
+// Batching adapts to load the way the log's group commit does: when the log moves on while a batch is
+// being written, the next batch takes everything that arrived meanwhile (up to batch_rows_max).
+
+import type { LoggedEvent } from '../engine/events.js';
+import type { BalanceRecord } from '../engine/records.js';
+import { balancesNeeded, changedRowCount, emptyChanges, foldEvent, ProjectionError, type RowChanges } from './event-fold.js';
+import type { IndexCheckpoint, IndexStore } from './index-store.js';
+import { deleteSql, LAYOUTS, selectColumns, upsertSql, type Collection } from './index-schema.js';
+import { balanceFromRow, balanceRow, identityRow, ledgerRow, transactionRow, type SelectedRow } from './record-rows.js';
+import type { PreparedStatement, SqlValue } from './sqlite-connection.js';
+
+/** What the projector reads: the log up to what is durable. LmdbLog satisfies it. */
+export interface LogSource {
+  readonly durableSeq: number;
+  read(fromSeq: number, toSeq?: number): Iterable<LoggedEvent>;
+}
+
+export interface ProjectorLimits {
+  /** Events read and folded per slice (one stretch of work on the event loop). */
+  slice_events_max: number;
+  /** Changed rows per slice. */
+  slice_rows_max: number;
+  /** Rows per SQLite transaction. */
+  batch_rows_max: number;
+  /** Balances whose current state is kept in memory between batches. */
+  balance_cache_max: number;
+}
+
+export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
+  slice_events_max: 500,
+  slice_rows_max: 1_000,
+  batch_rows_max: 50_000,
+  balance_cache_max: 100_000,
+};
+
+export interface BatchReport {
+  checkpoint: number;
+  rows: number;
+  events: number;
+  milliseconds: number;
+}
+
+const PREFETCH_IDS_MAX = 5_000;
+
+export class Projector {
+  private checkpointSeq: number;
+  private checkpointAt: number;
+  /** Current state of balances, as the rows hold them after the last commit (plus this batch's changes). */
+  private readonly balances = new Map<string, BalanceRecord>();
+  private readonly statements = new Map<string, PreparedStatement>();
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private _failure: Error | undefined;
+  private readonly limits: ProjectorLimits;
+  private readonly batchListeners: Array<(report: BatchReport) => void> = [];
+
+  private constructor(
+    private readonly store: IndexStore,
+    private readonly source: LogSource,
+    start: IndexCheckpoint,
+    limits: Partial<ProjectorLimits>,
+    private readonly onError: (error: Error) => void,
+  ) {
+    this.checkpointSeq = start.seq;
+    this.checkpointAt = start.at;
+    this.limits = { ...DEFAULT_PROJECTOR_LIMITS, ...limits };
+  }
+
+  /**
+   * A projector resuming from the store's checkpoint. A checkpoint the log does not have (past its end,
+   * or on an event with another time) belongs to another history: the store is emptied first.
+   */
+  static async create(
+    store: IndexStore,
+    source: LogSource,
+    options: { limits?: Partial<ProjectorLimits>; onError?: (error: Error) => void } = {},
+  ): Promise<Projector> {
+    let start = await store.checkpoint();
+    if (start.seq > 0 && !sameHistory(source, start)) {
+      await store.reset();
+      start = { seq: 0, at: 0 };
+    }
+    return new Projector(store, source, start, options.limits ?? {}, options.onError ?? (() => undefined));
+  }
+
+  get checkpoint(): number {
+    return this.checkpointSeq;
+  }
+
+  get failure(): Error | undefined {
+    return this._failure;
+  }
+
+  onBatch(listener: (report: BatchReport) => void): void {
+    this.batchListeners.push(listener);
+  }
+
+  /** The log moved on: project what is durable, unless a batch loop is already running. */
+  wake(): void {
+    if (this.stopped || this.loop || this.retryTimer) return;
+    if (this.checkpointSeq >= this.source.durableSeq) return;
+    this.loop = this.run().finally(() => {
+      this.loop = undefined;
+    });
+  }
+
+  /** Resolves once the projector has caught up with the durable log as it stands when called. */
+  async catchUp(): Promise<void> {
+    const target = this.source.durableSeq;
+    while (this.checkpointSeq < target) {
+      if (this.stopped) throw new Error('the projector was stopped');
+      if (this._failure) throw this._failure;
+      this.wake();
+      if (this.loop) await this.loop;
+      else if (this.retryTimer) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** Stops taking new batches and waits for the running one; statements are released. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (this.loop) await this.loop;
+    for (const statement of this.statements.values()) await statement.finalize();
+    this.statements.clear();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped && this.checkpointSeq < this.source.durableSeq) {
+      try {
+        await this.batch(this.source.durableSeq);
+        this._failure = undefined;
+      } catch (error) {
+        this._failure = error as Error;
+        this.onError(error as Error);
+        if (error instanceof ProjectionError) {
+          // The rows disagree with the log (an event touches a balance the index never saw): they cannot
+          // be trusted, so the index starts over from the beginning of the log.
+          await this.startOver().catch((resetError: Error) => this.onError(resetError));
+        }
+        // Try again shortly: a busy disk or a transient SQLite error should not stop the index for good.
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          this.wake();
+        }, 1_000);
+        this.retryTimer.unref();
+        return;
+      }
+    }
+  }
+
+  private async startOver(): Promise<void> {
+    await this.store.reset();
+    this.balances.clear();
+    this.checkpointSeq = 0;
+    this.checkpointAt = 0;
+  }
+
+  private async batch(targetSeq: number): Promise<void> {
+    const started = performance.now();
+    const writer = this.store.writer;
+    const events = this.source.read(this.checkpointSeq + 1, targetSeq)[Symbol.iterator]();
+    let lastSeq = this.checkpointSeq;
+    let lastAt = this.checkpointAt;
+    let rows = 0;
+    let eventCount = 0;
+    // Balances change with nearly every event; within a batch each is written once, at its end.
+    const balances = new Map<string, BalanceRecord>();
+    await writer.run('BEGIN');
+    try {
+      // One slice's rows are written while the next slice is read and folded: SQLite works through a
+      // statement queue in order, so at most two slices are in flight and the two threads overlap.
+      let writing: Promise<number> | undefined;
+      while (rows + balances.size < this.limits.batch_rows_max) {
+        const slice = this.takeSlice(events);
+        if (slice.length === 0) break;
+        await this.loadBalances(slice);
+        const changes = emptyChanges();
+        for (const { event } of slice) foldEvent(event, this.balances, changes);
+        for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
+        changes.balances.clear();
+        const written = this.write(changes);
+        if (writing) rows += await writing;
+        writing = written;
+        eventCount += slice.length;
+        const last = slice[slice.length - 1] as LoggedEvent;
+        lastSeq = last.seq;
+        lastAt = last.event.at;
+      }
+      if (writing) rows += await writing;
+      rows += await this.writeBalances(balances);
+      await writer.run(`UPDATE index_state SET value = CASE key WHEN 'checkpoint' THEN ? ELSE ? END WHERE key IN ('checkpoint', 'checkpoint_at')`, [lastSeq, lastAt]);
+      await writer.run('COMMIT');
+    } catch (error) {
+      await writer.run('ROLLBACK').catch(() => undefined);
+      // The cached balances may hold changes that were just rolled back.
+      this.balances.clear();
+      throw error;
+    } finally {
+      // Ends the log read (and its LMDB read snapshot) even when the batch stopped early.
+      events.return?.();
+    }
+    this.checkpointSeq = lastSeq;
+    this.checkpointAt = lastAt;
+    this.trimBalanceCache();
+    const report = { checkpoint: lastSeq, rows, events: eventCount, milliseconds: performance.now() - started };
+    for (const listener of this.batchListeners) listener(report);
+  }
+
+  private takeSlice(events: Iterator<LoggedEvent>): LoggedEvent[] {
+    const slice: LoggedEvent[] = [];
+    let rows = 0;
+    while (slice.length < this.limits.slice_events_max && rows < this.limits.slice_rows_max) {
+      const next = events.next();
+      if (next.done) break;
+      slice.push(next.value);
+      const event = next.value.event;
+      rows += 1 + (event.transactions?.length ?? 0) + (event.postings?.length ?? 0) / 2;
+    }
+    return slice;
+  }
+
+  /** Reads from the rows every balance the slice needs that is not already in memory. */
+  private async loadBalances(slice: LoggedEvent[]): Promise<void> {
+    const needed = new Set<string>();
+    for (const { event } of slice) balancesNeeded(event, needed);
+    const missing = [...needed].filter((balanceId) => !this.balances.has(balanceId));
+    const layout = LAYOUTS.balances;
+    for (let start = 0; start < missing.length; start += PREFETCH_IDS_MAX) {
+      const ids = missing.slice(start, start + PREFETCH_IDS_MAX);
+      const rows = await this.store.writer.all<SelectedRow>(
+        `SELECT ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
+        [JSON.stringify(ids)],
+      );
+      for (const row of rows) {
+        const balance = balanceFromRow(row);
+        this.balances.set(balance.balance_id, balance);
+      }
+    }
+  }
+
+  private async write(changes: RowChanges): Promise<number> {
+    const pending: Array<Promise<number>> = [];
+    const upsert = (collection: Collection, rows: SqlValue[][]): void => {
+      if (rows.length > 0) pending.push(this.statement(upsertSql(LAYOUTS[collection])).run([jsonBytes(rows)]));
+    };
+    upsert('ledgers', [...changes.ledgers.values()].map(ledgerRow));
+    const identities: SqlValue[][] = [];
+    const deleted: string[] = [];
+    for (const [identityId, identity] of changes.identities) {
+      if (identity) identities.push(identityRow(identity));
+      else deleted.push(identityId);
+    }
+    upsert('identities', identities);
+    if (deleted.length > 0) pending.push(this.statement(deleteSql(LAYOUTS.identities)).run([JSON.stringify(deleted)]));
+    upsert('balances', [...changes.balances.values()].map(balanceRow));
+    upsert('transactions', [...changes.transactions.values()].map(transactionRow));
+    await Promise.all(pending);
+    return changedRowCount(changes);
+  }
+
+  /** Writes the batch's balances in slice-sized statements, so no single step holds the event loop long. */
+  private async writeBalances(balances: Map<string, BalanceRecord>): Promise<number> {
+    const statement = this.statement(upsertSql(LAYOUTS.balances));
+    let rows: SqlValue[][] = [];
+    for (const balance of balances.values()) {
+      rows.push(balanceRow(balance));
+      if (rows.length >= this.limits.slice_rows_max) {
+        await statement.run([jsonBytes(rows)]);
+        rows = [];
+      }
+    }
+    if (rows.length > 0) await statement.run([jsonBytes(rows)]);
+    return balances.size;
+  }
+
+  private statement(sql: string): PreparedStatement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.store.writer.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Forgets the least recently loaded balances once there are too many; they are read again on need. */
+  private trimBalanceCache(): void {
+    const excess = this.balances.size - this.limits.balance_cache_max;
+    if (excess <= 0) return;
+    let toDrop = excess + Math.floor(this.limits.balance_cache_max / 4);
+    for (const balanceId of this.balances.keys()) {
+      if (toDrop-- <= 0) break;
+      this.balances.delete(balanceId);
+    }
+  }
+}
+
+function jsonBytes(rows: SqlValue[][]): Buffer {
+  return Buffer.from(JSON.stringify(rows), 'utf8');
+}
+
+function sameHistory(source: LogSource, checkpoint: IndexCheckpoint): boolean {
+  if (checkpoint.seq > source.durableSeq) return false;
+  for (const { event } of source.read(checkpoint.seq, checkpoint.seq)) return event.at === checkpoint.at;
+  return false;
+}

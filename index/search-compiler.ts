@@ -1,0 +1,298 @@
+// The search API (POST /search/<collection>) compiled to SQL over the FTS5 tables. It follows the
+// Typesense conventions Blnk clients use:
+//   q          words to find; `*` (or nothing searchable) matches everything. Each word must appear
+//              (AND); the last word also matches as a prefix, so results narrow while typing.
+//   filter_by  clauses joined by `&&`: `field:=v`, `field:v`, `field:!=v`, `field:>v` (>=, <, <=),
+//              `field:[a..b]` (inclusive range), `field:[v1,v2]` (any of). Values may be `backquoted`.
+//              Time fields take Unix seconds, as Typesense stores them.
+//   sort_by    up to three `field:asc|desc`; `_text_match` first asks for relevance (bm25), which is
+//              the default with words. Past RANK_MATCHES_MAX matches, matches come newest first.
+// Words are bound as quoted FTS5 phrases, so no client text is ever parsed as FTS5 query syntax.
+
+import { CATALOG, sortableFields, type FieldSpec } from './field-catalog.js';
+import { convertValue } from './field-values.js';
+import { resolveField, type Compiled } from './filter-compiler.js';
+import { ROW_ID, type Collection } from './index-schema.js';
+import { predicateSql, type Predicate, type SqlFragment } from './predicates.js';
+import type { SqlValue } from './sqlite-connection.js';
+
+export interface SearchRequest {
+  q: string;
+  filter_by: string;
+  sort_by: string;
+  page: number;
+  per_page: number;
+}
+
+/**
+ * How to run a search. Without words it is a plain filtered, sorted query on the table. With words the
+ * full-text index decides which rows match; relevance ordering (bm25) is applied when asked for and the
+ * matches are few enough to rank (`RANK_MATCHES_MAX`); otherwise matches come in the field order.
+ */
+export interface SearchPlan {
+  /** FTS5 expression of `q`; undefined when `q` matches everything. */
+  match?: string;
+  /** Filter clauses joined with AND ('' when none). */
+  where: SqlFragment;
+  /** `_text_match` leads the sort: order by bm25 (`ASC` = best first) when the matches allow it. */
+  relevance?: 'ASC' | 'DESC';
+  /** ORDER BY over table columns, ending with the row id. */
+  order: string;
+  /** The order is the log order (created_at, whose ties break by row id), newest first or oldest first. */
+  logOrder?: 'ASC' | 'DESC';
+  limit: number;
+  offset: number;
+}
+
+export const SEARCH_TERMS_MAX = 32;
+export const FILTER_CLAUSES_MAX = 32;
+export const SORT_KEYS_MAX = 3;
+const TEXT_MATCH = '_text_match';
+
+const fail = <T>(message: string): Compiled<T> => ({ ok: false, message });
+
+/** Matches beyond which relevance ordering gives way to the field order (ranking them all is slow). */
+export const RANK_MATCHES_MAX = 5_000;
+
+export function compileSearch(collection: Collection, request: SearchRequest): Compiled<SearchPlan> {
+  const match = matchExpression(request.q);
+  if (!match.ok) return match;
+  const filters = compileFilterBy(collection, request.filter_by);
+  if (!filters.ok) return filters;
+  const order = searchOrder(collection, request.sort_by, match.value !== undefined);
+  if (!order.ok) return order;
+  const where = filters.value.length === 0
+    ? { sql: '', params: [] }
+    : { sql: filters.value.map((fragment) => `(${fragment.sql})`).join(' AND '), params: filters.value.flatMap((fragment) => fragment.params) };
+  const plan: SearchPlan = { where, order: order.value.order, limit: request.per_page, offset: (request.page - 1) * request.per_page };
+  if (match.value !== undefined) plan.match = match.value;
+  if (order.value.relevance) plan.relevance = order.value.relevance;
+  if (order.value.logOrder) plan.logOrder = order.value.logOrder;
+  return { ok: true, value: plan };
+}
+
+/**
+ * `q` as an FTS5 expression: each whitespace-separated word becomes a quoted phrase (quotes doubled),
+ * words without a letter or digit are dropped, the last phrase gets a prefix `*`. Undefined = match all.
+ */
+export function matchExpression(q: string): Compiled<string | undefined> {
+  const words = q.trim().split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word));
+  if (words.length === 0) return { ok: true, value: undefined };
+  if (words.length > SEARCH_TERMS_MAX) return fail(`q has more than ${SEARCH_TERMS_MAX} words`);
+  const phrases = words.map((word) => '"' + word.replaceAll('"', '""') + '"');
+  phrases[phrases.length - 1] += '*';
+  return { ok: true, value: phrases.join(' AND ') };
+}
+
+// ---- filter_by ----
+
+interface Clause {
+  field: string;
+  operator: '=' | '!=' | '>' | '>=' | '<' | '<=';
+  /** One value, a list (`[a,b]`) or a range (`[a..b]`). */
+  values: string[];
+  shape: 'single' | 'list' | 'range';
+}
+
+export function compileFilterBy(collection: Collection, filterBy: string): Compiled<SqlFragment[]> {
+  if (filterBy.trim() === '') return { ok: true, value: [] };
+  const parts = splitOutsideBackticks(filterBy);
+  if (!parts.ok) return parts;
+  if (parts.value.length > FILTER_CLAUSES_MAX) return fail(`filter_by has more than ${FILTER_CLAUSES_MAX} clauses`);
+  const fragments: SqlFragment[] = [];
+  for (const text of parts.value) {
+    const clause = parseClause(text);
+    if (!clause.ok) return clause;
+    const fragment = clauseSql(collection, clause.value);
+    if (!fragment.ok) return fragment;
+    fragments.push(fragment.value);
+  }
+  return { ok: true, value: fragments };
+}
+
+/** Splits on `&&` outside backquotes; `||` is refused rather than misread. */
+function splitOutsideBackticks(text: string): Compiled<string[]> {
+  const parts: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index] as string;
+    if (char === '`') quoted = !quoted;
+    if (!quoted && char === '&' && text[index + 1] === '&') {
+      parts.push(current);
+      current = '';
+      index += 1;
+      continue;
+    }
+    if (!quoted && char === '|' && text[index + 1] === '|') return fail('filter_by supports && only, not ||');
+    current += char;
+  }
+  if (quoted) return fail('unclosed backquote in filter_by');
+  parts.push(current);
+  if (parts.some((part) => part.trim() === '')) return fail('empty clause in filter_by');
+  return { ok: true, value: parts };
+}
+
+const CLAUSE = /^\s*([A-Za-z0-9_.]+)\s*:\s*(>=|<=|!=|>|<|=)?\s*(.*?)\s*$/s;
+
+function parseClause(text: string): Compiled<Clause> {
+  const match = CLAUSE.exec(text);
+  if (!match) return fail(`cannot read filter_by clause ${JSON.stringify(text.trim())}; write field:value, field:>value or field:[a..b]`);
+  const [, field = '', operator = '=', valueText = ''] = match;
+  if (valueText === '') return fail(`filter_by clause ${JSON.stringify(text.trim())} has no value`);
+  const base = { field, operator: operator as Clause['operator'] };
+  if (!valueText.startsWith('[')) return { ok: true, value: { ...base, values: [unquote(valueText)], shape: 'single' } };
+  if (!valueText.endsWith(']')) return fail(`unclosed [ in filter_by clause ${JSON.stringify(text.trim())}`);
+  const inner = valueText.slice(1, -1);
+  const range = splitTopLevel(inner, '..');
+  if (range.length === 2) {
+    if (operator !== '=') return fail(`a range cannot follow ${operator} in ${JSON.stringify(text.trim())}`);
+    return { ok: true, value: { ...base, values: range.map((item) => unquote(item.trim())), shape: 'range' } };
+  }
+  const items = splitTopLevel(inner, ',').map((item) => unquote(item.trim()));
+  if (items.some((item) => item === '')) return fail(`empty value in list ${JSON.stringify(valueText)}`);
+  if (operator !== '=' && operator !== '!=') return fail(`a list cannot follow ${operator} in ${JSON.stringify(text.trim())}`);
+  return { ok: true, value: { ...base, values: items, shape: 'list' } };
+}
+
+function splitTopLevel(text: string, separator: string): string[] {
+  const items: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index] as string;
+    if (char === '`') quoted = !quoted;
+    if (!quoted && text.startsWith(separator, index)) {
+      items.push(current);
+      current = '';
+      index += separator.length - 1;
+      continue;
+    }
+    current += char;
+  }
+  items.push(current);
+  return items;
+}
+
+function unquote(text: string): string {
+  return text.length >= 2 && text.startsWith('`') && text.endsWith('`') ? text.slice(1, -1) : text;
+}
+
+const OPERATOR_NAMES = { '=': 'eq', '!=': 'ne', '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const;
+
+function clauseSql(collection: Collection, clause: Clause): Compiled<SqlFragment> {
+  const resolved = resolveField(collection, clause.field);
+  if (!resolved.ok) return resolved;
+  const { spec, metaPath } = resolved.value;
+  if (spec.type === 'time') return timeClauseSql(spec, clause);
+  const values: SqlValue[] = [];
+  for (const text of clause.values) {
+    const converted = convertValue(spec, searchValue(spec, text));
+    if (!converted.ok) return fail(converted.message);
+    values.push(converted.value);
+  }
+  const make = (operator: Predicate['operator'], operands: SqlValue[]): SqlFragment => {
+    const predicate: Predicate = { field: spec, operator, values: operands };
+    if (metaPath !== undefined) predicate.metaPath = metaPath;
+    return predicateSql(predicate);
+  };
+  if (clause.shape === 'range') return { ok: true, value: make('between', values) };
+  if (clause.shape === 'list') {
+    const inList = make('in', values);
+    return { ok: true, value: clause.operator === '!=' ? negate(inList) : inList };
+  }
+  const operator = OPERATOR_NAMES[clause.operator];
+  if (spec.type === 'boolean' && operator !== 'eq' && operator !== 'ne') return fail(`${spec.name} takes = or != only`);
+  return { ok: true, value: make(operator, values) };
+}
+
+/** Text in filter_by as the JSON-like value convertValue expects for the field's type. */
+function searchValue(spec: FieldSpec, text: string): unknown {
+  if (spec.type === 'meta') return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+  return text;
+}
+
+/**
+ * Time clauses in Unix seconds over millisecond columns: second `s` covers [s*1000, s*1000+999], so a
+ * record stamped 12:00:00.250 matches `created_at:=<12:00:00>` as Typesense's truncated seconds would.
+ */
+function timeClauseSql(spec: FieldSpec, clause: Clause): Compiled<SqlFragment> {
+  const seconds: number[] = [];
+  for (const text of clause.values) {
+    if (!/^-?\d{1,12}$/.test(text)) return fail(`${spec.name} takes Unix seconds in filter_by, not ${JSON.stringify(text)}`);
+    seconds.push(Number(text));
+  }
+  const column = `t.${spec.columns[0]}`;
+  const within = (from: number, to: number): SqlFragment => ({ sql: `${column} BETWEEN ? AND ?`, params: [from * 1000, to * 1000 + 999] });
+  const first = seconds[0] as number;
+  switch (clause.shape) {
+    case 'range':
+      return { ok: true, value: within(first, seconds[1] as number) };
+    case 'list': {
+      const any = seconds.map((second) => within(second, second));
+      const fragment = { sql: '(' + any.map((part) => part.sql).join(' OR ') + ')', params: any.flatMap((part) => part.params) };
+      return { ok: true, value: clause.operator === '!=' ? negate(fragment) : fragment };
+    }
+    case 'single':
+      switch (clause.operator) {
+        case '=': return { ok: true, value: within(first, first) };
+        case '!=': return { ok: true, value: negate(within(first, first)) };
+        case '>': return { ok: true, value: { sql: `${column} >= ?`, params: [(first + 1) * 1000] } };
+        case '>=': return { ok: true, value: { sql: `${column} >= ?`, params: [first * 1000] } };
+        case '<': return { ok: true, value: { sql: `${column} < ?`, params: [first * 1000] } };
+        case '<=': return { ok: true, value: { sql: `${column} < ?`, params: [(first + 1) * 1000] } };
+      }
+  }
+}
+
+function negate(fragment: SqlFragment): SqlFragment {
+  return { sql: `NOT (${fragment.sql})`, params: fragment.params };
+}
+
+// ---- sort_by ----
+
+interface SearchOrder {
+  order: string;
+  relevance?: 'ASC' | 'DESC';
+  logOrder?: 'ASC' | 'DESC';
+}
+
+/**
+ * `field:dir` entries. `_text_match` may only lead (relevance first, ties newest first). Sorting by
+ * created_at is sorting by log order: event times never decrease along the log and a record's row
+ * follows its first appearance there, so `created_at, row id` and `row id` order rows alike.
+ */
+function searchOrder(collection: Collection, sortBy: string, hasTerms: boolean): Compiled<SearchOrder> {
+  const text = sortBy.trim();
+  const entries = text === '' ? (hasTerms ? [`${TEXT_MATCH}:desc`, 'created_at:desc'] : ['created_at:desc']) : text.split(',');
+  if (entries.length > SORT_KEYS_MAX) return fail(`sort_by takes at most ${SORT_KEYS_MAX} fields`);
+  const result: SearchOrder = { order: '' };
+  const keys: string[] = [];
+  const fields: string[] = [];
+  for (const [position, entry] of entries.entries()) {
+    const [field = '', direction = '', extra] = entry.trim().split(':');
+    const order = direction.trim().toLowerCase();
+    if (extra !== undefined || (order !== 'asc' && order !== 'desc')) {
+      return fail(`sort_by entries are field:asc or field:desc, not ${JSON.stringify(entry.trim())}`);
+    }
+    const name = field.trim();
+    if (name === TEXT_MATCH) {
+      if (position !== 0) return fail(`${TEXT_MATCH} can only be the first sort_by field`);
+      // bm25 scores better matches lower.
+      if (hasTerms) result.relevance = order === 'desc' ? 'ASC' : 'DESC';
+      continue;
+    }
+    const spec = CATALOG[collection].get(name);
+    if (!spec || !spec.sortable) {
+      return fail(`cannot sort ${collection} by ${JSON.stringify(name)}; sortable fields: ${[...sortableFields(collection), TEXT_MATCH].join(', ')}`);
+    }
+    keys.push(`t.${spec.columns[0]} ${order.toUpperCase()}`);
+    fields.push(`${name}:${order}`);
+  }
+  if (fields.length === 0 || (fields.length === 1 && fields[0]?.startsWith('created_at:'))) {
+    result.logOrder = fields[0] === 'created_at:asc' ? 'ASC' : 'DESC';
+  }
+  keys.push(`t.${ROW_ID} ${result.logOrder ?? 'DESC'}`);
+  result.order = keys.join(', ');
+  return { ok: true, value: result };
+}

@@ -1,0 +1,392 @@
+// The query side as one object: it owns the index file, keeps a projector tailing the log, answers
+// filters and searches from the reader connections, rebuilds itself on request, and reports its lag.
+//
+// Read-your-writes: every query names the log seq that was visible when its request arrived and first
+// waits (at most `wait_ms_max`) for the checkpoint to reach it, so a client always finds what it wrote
+// before asking. If the index cannot catch up in time the query is refused (SRCH_INDEX_BEHIND, 503,
+// retry) rather than answered from an index that may miss the client's own writes.
+//
+// The projector runs in its own thread (projector-thread.ts); this object only mirrors its checkpoint.
+// Rebuild (POST /search/reindex, `folio reindex`): a fresh index is built beside the live one from seq 1
+// in a second thread while the live one keeps serving; once it has caught up, the live projector stops,
+// the new file replaces the old, and queries resume on it. Queries arriving during the swap wait for it.
+
+import fs from 'node:fs';
+import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
+import { balanceAt } from './balance-history.js';
+import { compileFilter, type FilterRequest } from './filter-compiler.js';
+import type { Collection } from './index-schema.js';
+import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
+import { Projector, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
+import { ProjectorThread } from './projector-thread.js';
+import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
+import { compileSearch, type SearchRequest } from './search-compiler.js';
+import { runSearch } from './search-executor.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+
+export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord;
+
+export type QueryErrorCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT';
+export type QueryAnswer<T> = { ok: true; value: T } | { ok: false; code: QueryErrorCode; message: string };
+
+export interface FilterPage {
+  records: IndexedRecord[];
+  total_count?: number;
+}
+
+export interface SearchPage {
+  found: number;
+  out_of: number;
+  records: IndexedRecord[];
+  search_time_ms: number;
+}
+
+export type ReindexState = 'idle' | 'running' | 'completed' | 'failed';
+
+export interface ReindexStatus {
+  status: ReindexState;
+  started_at?: string;
+  finished_at?: string;
+  /** Log seq the rebuilt index has reached, and the durable log's seq now. */
+  processed_seq: number;
+  target_seq: number;
+  progress: number;
+  rows_written: number;
+  rows_per_second: number;
+  error?: string;
+  /** The live index: its checkpoint and how far it is behind the durable log. */
+  index_checkpoint_seq: number;
+  index_lag_events: number;
+  index_lag_seconds: number;
+}
+
+export interface SecondaryIndexOptions {
+  dataDir: string;
+  /** The log's LMDB directory, opened again by the projector's thread. */
+  walDir: string;
+  /** The log as the main thread sees it: how far it is durable, and reads for balance history. */
+  source: LogSource;
+  /** How long a query waits for the index to reach its seq before it is refused. */
+  wait_ms_max?: number;
+  limits?: Partial<ProjectorLimits>;
+  readers?: number;
+  queryTimeoutMs?: number;
+  onError?: (error: Error) => void;
+}
+
+export const WAIT_MS_MAX_DEFAULT = 2_000;
+/** Commit times remembered for the lag in seconds; older ones are merged away. */
+const COMMIT_MARKS_MAX = 10_000;
+
+const fromRow: Record<Collection, (row: SelectedRow) => IndexedRecord> = {
+  ledgers: ledgerFromRow,
+  balances: balanceFromRow,
+  transactions: transactionFromRow,
+  identities: identityFromRow,
+};
+
+interface Waiter {
+  seq: number;
+  resolve: (reached: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class SecondaryIndex {
+  private readonly file: string;
+  private readonly waitMsMax: number;
+  private readonly waiters: Waiter[] = [];
+  /** (durable seq, when it became durable), oldest first: how long the oldest unindexed event has waited. */
+  private readonly commitMarks: Array<{ seq: number; at: number }> = [];
+  /** Settles when a swap in progress is over; queries wait on it. */
+  private swapping: Promise<void> | undefined;
+  private rebuild: { projector?: ProjectorThread; promise: Promise<void> } | undefined;
+  private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds'> = {
+    status: 'idle', processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
+  };
+  private reindexStartedMs = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly options: SecondaryIndexOptions,
+    private store: IndexStore,
+    private projector: ProjectorThread,
+  ) {
+    this.file = indexFileIn(options.dataDir);
+    this.waitMsMax = options.wait_ms_max ?? WAIT_MS_MAX_DEFAULT;
+    this.watch(projector);
+  }
+
+  static async open(options: SecondaryIndexOptions): Promise<SecondaryIndex> {
+    // The projector's thread opens the file first: it creates (or resets) the schema the readers need.
+    const projector = await startProjector(options, indexFileIn(options.dataDir), false);
+    const store = await IndexStore.openReaders(indexFileIn(options.dataDir), { readers: options.readers, queryTimeoutMs: options.queryTimeoutMs });
+    return new SecondaryIndex(options, store, projector);
+  }
+
+  // ---- keeping up with the log ----
+
+  /** The log made more events durable. */
+  logDurable(): void {
+    const seq = this.options.source.durableSeq;
+    const last = this.commitMarks[this.commitMarks.length - 1];
+    if (!last || last.seq < seq) {
+      if (this.commitMarks.length >= COMMIT_MARKS_MAX) this.commitMarks.splice(1, 1);
+      this.commitMarks.push({ seq, at: performance.now() });
+    }
+    this.projector.wake();
+    this.rebuild?.projector?.wake();
+  }
+
+  get checkpointSeq(): number {
+    return this.projector.checkpoint;
+  }
+
+  lagEvents(): number {
+    return Math.max(0, this.options.source.durableSeq - this.projector.checkpoint);
+  }
+
+  lagSeconds(): number {
+    const oldest = this.commitMarks.find((mark) => mark.seq > this.projector.checkpoint);
+    return oldest ? (performance.now() - oldest.at) / 1000 : 0;
+  }
+
+  /** Resolves true once the index holds everything up to `seq`, or false after `timeoutMs`. */
+  waitFor(seq: number, timeoutMs = this.waitMsMax): Promise<boolean> {
+    if (this.projector.checkpoint >= seq) return Promise.resolve(true);
+    this.projector.wake();
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        seq,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          resolve(false);
+        }, timeoutMs),
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private watch(projector: ProjectorThread): void {
+    projector.onBatch(() => this.advanced());
+  }
+
+  private advanced(): void {
+    const checkpoint = this.projector.checkpoint;
+    while (this.commitMarks.length > 0 && (this.commitMarks[0] as { seq: number }).seq <= checkpoint) this.commitMarks.shift();
+    for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
+      const waiter = this.waiters[index] as Waiter;
+      if (waiter.seq > checkpoint) continue;
+      clearTimeout(waiter.timer);
+      this.waiters.splice(index, 1);
+      waiter.resolve(true);
+    }
+  }
+
+  // ---- queries ----
+
+  async filter(collection: Collection, request: FilterRequest, visibleSeq: number): Promise<QueryAnswer<FilterPage>> {
+    const compiled = compileFilter(collection, request);
+    if (!compiled.ok) return { ok: false, code: 'GEN_BAD_REQUEST', message: compiled.message };
+    return this.query(visibleSeq, async (reader) => {
+      const { select, count } = compiled.value;
+      const rows = await reader.all<SelectedRow>(select.sql, select.params);
+      const page: FilterPage = { records: rows.map(fromRow[collection]) };
+      if (count) page.total_count = (await reader.all<{ total: number }>(count.sql, count.params))[0]?.total ?? 0;
+      return page;
+    });
+  }
+
+  async search(collection: Collection, request: SearchRequest, visibleSeq: number): Promise<QueryAnswer<SearchPage>> {
+    const started = performance.now();
+    const compiled = compileSearch(collection, request);
+    if (!compiled.ok) return { ok: false, code: 'SRCH_QUERY_INVALID', message: compiled.message };
+    return this.query(visibleSeq, async (reader) => {
+      const result = await runSearch(reader, collection, compiled.value);
+      return {
+        found: result.found,
+        out_of: result.out_of,
+        records: result.rows.map(fromRow[collection]),
+        search_time_ms: Math.round(performance.now() - started),
+      };
+    });
+  }
+
+  /** The balance folded from the log up to `untilMs`, reading no further than `toSeq`. */
+  balanceAt(balanceId: string, untilMs: number, toSeq: number): Promise<BalanceRecord | undefined> {
+    return balanceAt(this.options.source, balanceId, untilMs, toSeq);
+  }
+
+  /** Waits for the index to reach `visibleSeq`, then runs `work` on one reader for its whole length. */
+  private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>): Promise<QueryAnswer<T>> {
+    if (!(await this.waitFor(visibleSeq))) {
+      return {
+        ok: false,
+        code: 'SRCH_INDEX_BEHIND',
+        message: `the search index is ${this.lagEvents()} events behind the log; try again shortly`,
+      };
+    }
+    while (this.swapping) await this.swapping;
+    try {
+      return { ok: true, value: await this.store.read(work) };
+    } catch (error) {
+      if (error instanceof QueryTimeoutError) return { ok: false, code: 'SRCH_QUERY_TIMEOUT', message: error.message };
+      throw error;
+    }
+  }
+
+  // ---- rebuilding ----
+
+  reindexStatus(): ReindexStatus {
+    const target = this.options.source.durableSeq;
+    const processed = this.rebuild?.projector?.checkpoint ?? this.reindex.processed_seq;
+    const status: ReindexStatus = {
+      ...this.reindex,
+      processed_seq: processed,
+      target_seq: target,
+      progress: this.reindex.status === 'completed' ? 1 : target === 0 ? 0 : Math.min(1, processed / target),
+      index_checkpoint_seq: this.projector.checkpoint,
+      index_lag_events: this.lagEvents(),
+      index_lag_seconds: Number(this.lagSeconds().toFixed(3)),
+    };
+    if (this.reindex.status === 'running') {
+      const seconds = (performance.now() - this.reindexStartedMs) / 1000;
+      status.rows_per_second = seconds > 0 ? Math.round(this.reindex.rows_written / seconds) : 0;
+    }
+    return status;
+  }
+
+  /** Starts a rebuild in the background; refused while one runs. */
+  startReindex(): QueryAnswer<ReindexStatus> {
+    if (this.rebuild) return { ok: false, code: 'GEN_CONFLICT', message: 'a reindex is already running' };
+    if (this.closed) return { ok: false, code: 'GEN_CONFLICT', message: 'the index is closing' };
+    this.reindexStartedMs = performance.now();
+    this.reindex = {
+      status: 'running', started_at: new Date().toISOString(), processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
+    };
+    const rebuild: { projector?: ProjectorThread; promise: Promise<void> } = { promise: Promise.resolve() };
+    rebuild.promise = this.runRebuild(rebuild).then(
+      () => {
+        const seconds = (performance.now() - this.reindexStartedMs) / 1000;
+        this.reindex = {
+          ...this.reindex, status: 'completed', finished_at: new Date().toISOString(), processed_seq: this.projector.checkpoint,
+          rows_per_second: seconds > 0 ? Math.round(this.reindex.rows_written / seconds) : 0,
+        };
+      },
+      (error: Error) => {
+        this.reindex = { ...this.reindex, status: 'failed', finished_at: new Date().toISOString(), error: error.message };
+        this.options.onError?.(error);
+      },
+    ).finally(() => {
+      this.rebuild = undefined;
+    });
+    this.rebuild = rebuild;
+    return { ok: true, value: this.reindexStatus() };
+  }
+
+  /** Resolves when the running rebuild (if any) has finished. */
+  async reindexDone(): Promise<void> {
+    await this.rebuild?.promise;
+  }
+
+  /**
+   * Builds a new file in its own thread while the live index keeps serving. Once the new file has caught
+   * up with the log, the live projector stops, the new one passes the live checkpoint (so no query ever
+   * sees the index step back) and closes its file, which then replaces the live one.
+   */
+  private async runRebuild(rebuild: { projector?: ProjectorThread }): Promise<void> {
+    const buildFile = `${this.file}.rebuild`;
+    const builder = await startProjector(this.options, buildFile, true);
+    rebuild.projector = builder;
+    builder.onBatch((report) => {
+      this.reindex.rows_written += report.rows;
+    });
+    let liveStopped = false;
+    try {
+      await builder.reached(this.options.source.durableSeq);
+      if (this.closed) throw new Error('the index closed during the rebuild');
+      liveStopped = true;
+      await this.projector.stop();
+      await builder.finish(this.projector.checkpoint);
+    } catch (error) {
+      await builder.stop();
+      removeIndexFiles(buildFile);
+      if (liveStopped && !this.closed) await this.restartLiveProjector();
+      throw error;
+    }
+    let release!: () => void;
+    this.swapping = new Promise((resolve) => (release = resolve));
+    try {
+      await this.store.close();
+      removeIndexFiles(this.file);
+      fs.renameSync(buildFile, this.file);
+      await this.restartLiveProjector();
+      this.store = await IndexStore.openReaders(this.file, { readers: this.options.readers, queryTimeoutMs: this.options.queryTimeoutMs });
+    } finally {
+      this.swapping = undefined;
+      release();
+    }
+  }
+
+  private async restartLiveProjector(): Promise<void> {
+    this.projector = await startProjector(this.options, this.file, false);
+    this.watch(this.projector);
+    this.advanced();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.rebuild?.projector?.stop();
+    await this.rebuild?.promise.catch(() => undefined);
+    await this.projector.stop();
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(false);
+    }
+    await this.store.close();
+  }
+}
+
+function startProjector(options: SecondaryIndexOptions, indexFile: string, build: boolean): Promise<ProjectorThread> {
+  return ProjectorThread.start({
+    walDir: options.walDir,
+    indexFile,
+    build,
+    durableSeq: () => options.source.durableSeq,
+    limits: options.limits,
+    onError: options.onError,
+  });
+}
+
+export interface BuildOptions {
+  limits?: Partial<ProjectorLimits>;
+  onProjector?: (projector: Projector) => void;
+  onBatch?: (report: BatchReport) => void;
+  /** Runs once the new index has caught up, before it is finished off. */
+  beforeFinish?: (projector: Projector) => Promise<void>;
+}
+
+/**
+ * Builds a complete index from the whole log into `file` (replacing whatever is there) and closes it
+ * so it stands alone, ready to be renamed over the live index. Returns the file.
+ */
+export async function buildIndexFile(file: string, source: LogSource, options: BuildOptions = {}): Promise<string> {
+  const store = await IndexStore.openForBuild(file);
+  const projector = await Projector.create(store, source, { limits: options.limits });
+  options.onProjector?.(projector);
+  if (options.onBatch) projector.onBatch(options.onBatch);
+  try {
+    await projector.catchUp();
+    await options.beforeFinish?.(projector);
+    await projector.stop();
+    await store.closeForMove();
+  } catch (error) {
+    await projector.stop().catch(() => undefined);
+    await store.writer.close().catch(() => undefined);
+    removeIndexFiles(file);
+    throw error;
+  }
+  return file;
+}
+
+export type { Collection, FilterRequest, SearchRequest };

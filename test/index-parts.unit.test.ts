@@ -1,0 +1,99 @@
+// Unit tests of the index's building blocks: sortable amount keys keep numeric order at any size, rows
+// round-trip records exactly, LIKE patterns become the equivalent GLOB, and compiled SQL never contains
+// client text (field names come from the catalogue, values and metadata paths are parameters).
+
+import t from 'tap';
+import type { TransactionRecord } from '../engine/records.js';
+import { compileFilter } from '../index/filter-compiler.js';
+import { likeToGlob } from '../index/predicates.js';
+import { balanceFromRow, balanceRow, metaText, transactionFromRow, transactionRow } from '../index/record-rows.js';
+import { LAYOUTS } from '../index/index-schema.js';
+import { compileSearch } from '../index/search-compiler.js';
+import { amountFromKey, amountKey } from '../index/sortable-amount.js';
+import { seededRandom } from './helpers/query-dataset.js';
+
+const SEED = Number(process.env.FOLIO_SEED ?? Date.now() % 1_000_000);
+
+t.test(`amount keys sort as the numbers do (seed ${SEED})`, async (t) => {
+  const next = seededRandom(SEED);
+  const values: bigint[] = [0n, 1n, -1n, 9n, 10n, -9n, -10n, 10n ** 40n - 1n, -(10n ** 40n) + 1n, 10n ** 98n];
+  for (let index = 0; index < 2_000; index += 1) {
+    const digits = 1 + Math.floor(next() * 45);
+    let text = '';
+    for (let digit = 0; digit < digits; digit += 1) text += Math.floor(next() * 10);
+    values.push((next() < 0.4 ? -1n : 1n) * BigInt(text));
+  }
+  const byNumber = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const byKey = [...values].sort((a, b) => Buffer.compare(Buffer.from(amountKey(a)), Buffer.from(amountKey(b))));
+  t.same(byKey, byNumber, `key order is numeric order (seed ${SEED})`);
+  for (const value of values) if (amountFromKey(amountKey(value)) !== value) t.fail(`round trip of ${value}`);
+  t.throws(() => amountKey(10n ** 100n), RangeError);
+});
+
+t.test('rows round-trip records exactly', async (t) => {
+  const record: TransactionRecord = {
+    transaction_id: 'txn_1', parent_transaction: 'txn_0', source: 'bln_a', destination: '', reference: 'r', currency: 'USD',
+    precise_amount: 123456789012345678901234567890n, precision: 1000000000000000000n, description: 'd', status: 'INFLIGHT', hash: 'h',
+    allow_overdraft: true, inflight: true, skip_queue: false, created_at: 1700000000123, inflight_expiry_date: 0, inflight_commit_date: 5,
+    scheduled_for: 0, meta_data: { big: 99999999999999999999n, list: [1, 'a', null, { x: true }], '__proto__': 'own key' },
+    rejection: { code: 'C', reason: 'r', message: 'm' }, committed_amount: 7n, batch_id: 'bulk_1', atomic: true, legs: ['txn_2'],
+    destinations: [{ identifier: '@x', balance_id: 'bln_x', distribution: '50%', precise_amount: 5n }], action: 'commit',
+  };
+  const row = Object.fromEntries(LAYOUTS.transactions.columns.map((column, index) => [column, transactionRow(record)[index] ?? null]));
+  t.same(transactionFromRow(row), record);
+  t.equal(typeof row.meta_data, 'string');
+  t.match(row.meta_data as string, /"big":99999999999999999999/, 'json_extract sees the digits');
+  const balance = {
+    balance_id: 'bln_1', ledger_id: 'l', identity_id: '', indicator: '@x', currency: 'USD', credit_balance: 5n, debit_balance: 10n ** 30n,
+    inflight_credit_balance: 0n, inflight_debit_balance: 3n, version: 9, created_at: 1, meta_data: {},
+  };
+  const balanceColumns = Object.fromEntries(LAYOUTS.balances.columns.map((column, index) => [column, balanceRow(balance)[index] ?? null]));
+  t.same(balanceFromRow(balanceColumns), balance);
+  t.equal(amountFromKey(balanceColumns.balance as string), 5n - 10n ** 30n, 'the derived balance column');
+  t.equal(amountFromKey(balanceColumns.available_balance as string), 5n - 10n ** 30n - 3n);
+});
+
+t.test('metadata text is what JSON.stringify writes whenever there is no bigint', async (t) => {
+  const samples: unknown[] = [
+    {}, { a: 1, b: 'x', c: null, d: [1, { e: false }], f: 1.5e-7, g: -0, h: 1e21 }, { '__proto__': 1, '10': 'n', 'a"b': '\u0001\ud800' },
+    { nested: { deeper: { list: [[], {}, '', 'ünï'] } } }, { infinite: Number.POSITIVE_INFINITY, gap: [undefined, 2] },
+  ];
+  for (const sample of samples) t.equal(metaText(sample), JSON.stringify(sample), JSON.stringify(sample));
+  t.equal(metaText({ big: 12345678901234567890n }), '{"big":12345678901234567890}', 'bigints as plain digits');
+});
+
+t.test('LIKE patterns become equivalent GLOB patterns', async (t) => {
+  t.equal(likeToGlob('%abc_'), '*abc?');
+  t.equal(likeToGlob('a*b?c[d]'), 'a[*]b[?]c[[]d]');
+  t.equal(likeToGlob('100\\%\\_\\\\'), '100%_\\');
+  t.equal(likeToGlob('trailing\\'), 'trailing\\');
+});
+
+t.test('client text never reaches SQL text', async (t) => {
+  const hostile = `x'); DROP TABLE transactions; --`;
+  const compiled = compileFilter('transactions', {
+    filters: [
+      { field: `meta_data.${hostile}`, operator: 'eq', value: hostile },
+      { field: 'description', operator: 'like', value: hostile },
+      { field: 'reference', operator: 'in', values: [hostile, hostile] },
+    ],
+    logical_operator: 'or', sort_by: 'reference', sort_order: 'ASC', include_count: true, limit: 5, offset: 0,
+  });
+  t.ok(compiled.ok);
+  if (!compiled.ok) return;
+  for (const fragment of [compiled.value.select, compiled.value.count]) {
+    t.notMatch(fragment?.sql, /DROP|x'/, 'no client text in the SQL');
+    t.ok(fragment?.params.some((param) => typeof param === 'string' && param.includes('DROP')), 'it travels as a parameter');
+  }
+  const search = compileSearch('transactions', { q: `"${hostile}" OR *`, filter_by: `reference:=\`${hostile.replaceAll('`', '')}\``, sort_by: '', page: 1, per_page: 5 });
+  t.ok(search.ok);
+  if (search.ok) {
+    t.notMatch(search.value.where.sql + search.value.order, /DROP/);
+    t.match(search.value.match, /^("(?:[^"]|"")*" AND )*"(?:[^"]|"")*"\*$/, 'every word is a quoted FTS5 phrase');
+    t.match(search.value.match, /^"""x'\);" AND "DROP"/, 'quotes inside a word are doubled');
+  }
+  for (const field of [hostile, 'row_id', 'extra', 'meta_data']) {
+    const refused = compileFilter('transactions', { filters: [{ field, operator: 'eq', value: 1 }], limit: 1, offset: 0 });
+    t.notOk(refused.ok, `${field} is not a field`);
+  }
+});
