@@ -174,7 +174,6 @@ async function main(): Promise<void> {
     const buildStarted = performance.now();
     await fill(runtime, EVENTS - 1, 'u'); // plus the genesis event
     say(`built ${number(runtime.log.appendedSeq)} events, ${number(runtime.engine.state.balances.size)} balances in ${number(performance.now() - buildStarted)} ms`);
-    await runtime.snapshots?.whenReady();
     const snapshot = await runtime.snapshotNow();
     say(`snapshot write (worker): ${number(snapshot.milliseconds)} ms of which state hash ${number(snapshot.hash_milliseconds)} ms; ${(snapshot.size_bytes / 1024 / 1024).toFixed(1)} MB at seq ${number(snapshot.seq)}`);
     figures.snapshot = { write_ms: snapshot.milliseconds, hash_ms: snapshot.hash_milliseconds, bytes: snapshot.size_bytes, balances: runtime.engine.state.balances.size };

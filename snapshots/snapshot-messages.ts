@@ -10,10 +10,15 @@ export interface SnapshotSchedule {
   keep: number;
 }
 
-export interface WorkerConfig extends SnapshotSchedule {
+/** One snapshot job: build the state at `targetSeq`, write it unless a snapshot is already there, prune. */
+export interface WorkerConfig {
   dataDir: string;
-  /** The log's durable seq when the worker starts: the replica catches up to it before anything else. */
-  durableSeq: number;
+  /** A durable log seq; the snapshot is taken at the end of the last whole record up to it. */
+  targetSeq: number;
+  keep: number;
+  reason: string;
+  /** Shared with every job: crash points count across jobs (tests only; see crash-points.ts). */
+  crashCounter: SharedArrayBuffer;
 }
 
 /** A snapshot as the API and CLI report it. */
@@ -30,14 +35,7 @@ export interface SnapshotInfo {
   created: boolean;
 }
 
-export type ToWorker =
-  | { type: 'durable'; seq: number }
-  | { type: 'snapshot'; id: number; seq: number }
-  | { type: 'stop' };
-
 export type ToMain =
-  | { type: 'ready'; seq: number; snapshot: SnapshotInfo | undefined }
-  | { type: 'written'; id: number | undefined; info: SnapshotInfo; reason?: string; removed?: string[] }
-  | { type: 'failed'; id: number; message: string }
-  | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields: Record<string, unknown> }
-  | { type: 'stopped' };
+  | { type: 'written'; info: SnapshotInfo; removed?: string[] }
+  | { type: 'failed'; message: string }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields: Record<string, unknown> };

@@ -1,19 +1,22 @@
-// The server's side of snapshotting: starts the snapshot worker, tells it each time the log's durable
-// seq moves (one small message per commit), and turns on-demand requests into promises. Snapshots are
-// an accelerator for start-up, not part of the write path: if the worker fails, the server logs it and
-// keeps serving; requests for a snapshot then fail with the reason.
+// The server's side of snapshotting: decides when a snapshot is due (every N durable events, every T
+// seconds when anything changed, on request) and runs each one as a job in a short-lived worker thread
+// (snapshot-worker.ts), one job at a time. Between jobs nothing is kept: no second copy of the state,
+// no per-commit work beyond comparing two numbers. Snapshots are an accelerator for start-up, not part
+// of the write path: a failed job is logged, the server keeps serving, and the next trigger tries again.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SnapshotInfo, SnapshotSchedule, ToMain, ToWorker, WorkerConfig } from './snapshot-messages.js';
+import { newCrashCounter } from './crash-points.js';
+import { listSnapshots, snapshotDirectoryIn } from './snapshot-directory.js';
+import type { SnapshotInfo, SnapshotSchedule, ToMain, WorkerConfig } from './snapshot-messages.js';
 
 export type { SnapshotInfo, SnapshotSchedule } from './snapshot-messages.js';
 
 /**
- * Production defaults. A replay runs at several hundred thousand events a second, so a snapshot every
- * 500,000 events bounds the replay part of a restart to about a second; ten minutes covers quiet
- * periods; three snapshots leave two older fallbacks should the newest be damaged.
+ * Production defaults. A replay runs at a few hundred thousand events a second, so a snapshot every
+ * 500,000 events keeps the replay part of a restart to seconds; ten minutes covers quiet periods;
+ * three snapshots leave two older fallbacks should the newest be damaged.
  */
 export const DEFAULT_SNAPSHOT_SCHEDULE: SnapshotSchedule = { every_events: 500_000, every_seconds: 600, keep: 3 };
 
@@ -36,9 +39,10 @@ export interface SnapshotServiceOptions {
   logger?: SnapshotLogger;
 }
 
-interface Waiter {
-  resolve(info: SnapshotInfo): void;
-  reject(error: Error): void;
+interface Job {
+  targetSeq: number;
+  worker: Worker;
+  done: Promise<SnapshotInfo | undefined>;
 }
 
 export class SnapshotError extends Error {
@@ -46,119 +50,116 @@ export class SnapshotError extends Error {
 }
 
 export class SnapshotService {
-  private readonly worker: Worker;
-  private readonly waiters = new Map<number, Waiter>();
-  private nextId = 1;
-  private failure: Error | undefined;
+  private durableSeq: number;
+  /** Seq of the newest snapshot written or found; what "events since the last snapshot" counts from. */
+  private lastSeq: number;
+  private job: Job | undefined;
+  private interval: NodeJS.Timeout | undefined;
   private stopped = false;
   private _latest: SnapshotInfo | undefined;
-  private readonly ready: Promise<void>;
-  private readonly exited: Promise<void>;
+  private readonly crashCounter = newCrashCounter();
 
   private constructor(private readonly options: SnapshotServiceOptions) {
-    const config: WorkerConfig = { ...options.schedule, dataDir: options.dataDir, durableSeq: options.durableSeq };
-    this.worker = new Worker(workerFile(), { workerData: config });
-    // The worker must never keep a stopping server alive.
-    this.worker.unref();
-    let markReady!: () => void;
-    this.ready = new Promise((resolve) => (markReady = resolve));
-    this.worker.on('message', (message: ToMain) => this.onMessage(message, markReady));
-    this.worker.on('error', (error) => this.fail(error));
-    this.exited = new Promise((resolve) => {
-      this.worker.on('exit', (code) => {
-        if (!this.stopped) this.fail(new SnapshotError(`snapshot worker exited (${code})`));
-        markReady();
-        resolve();
-      });
-    });
+    this.durableSeq = options.durableSeq;
+    this.lastSeq = listSnapshots(snapshotDirectoryIn(options.dataDir))[0]?.seq ?? 0;
+    if (options.schedule.every_seconds > 0) {
+      this.interval = setInterval(() => {
+        if (this.durableSeq > this.lastSeq) void this.startJob(this.durableSeq, 'interval').catch(() => undefined);
+      }, options.schedule.every_seconds * 1000);
+      this.interval.unref();
+    }
   }
 
   static start(options: SnapshotServiceOptions): SnapshotService {
     return new SnapshotService(options);
   }
 
-  /** The newest snapshot the worker knows of. */
+  /** The newest snapshot this service wrote or found. */
   get latest(): SnapshotInfo | undefined {
     return this._latest;
   }
 
-  /** Resolves once the worker's replica has caught up with the log as it was at start. */
-  whenReady(): Promise<void> {
-    return this.ready;
-  }
-
+  /** The log made more events durable: a snapshot is due once enough accumulated since the last. */
   durable(seq: number): void {
-    if (this.failure || this.stopped) return;
-    this.post({ type: 'durable', seq });
-  }
-
-  /** Writes a snapshot of everything durable up to `seq` (or finds one already written there). */
-  snapshotNow(seq: number): Promise<SnapshotInfo> {
-    if (this.failure) return Promise.reject(new SnapshotError(`snapshots are unavailable: ${this.failure.message}`));
-    if (this.stopped) return Promise.reject(new SnapshotError('the server is shutting down'));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.waiters.set(id, { resolve, reject });
-      this.post({ type: 'snapshot', id, seq });
-    });
-  }
-
-  /** Lets a snapshot in progress finish (bounded wait), then ends the worker. */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.worker.ref();
-    this.post({ type: 'stop' });
-    const timer = setTimeout(() => void this.worker.terminate(), STOP_WAIT_MS);
-    await this.exited;
-    clearTimeout(timer);
-    for (const waiter of this.waiters.values()) waiter.reject(new SnapshotError('the server is shutting down'));
-    this.waiters.clear();
-  }
-
-  private post(message: ToWorker): void {
-    this.worker.postMessage(message);
-  }
-
-  private onMessage(message: ToMain, markReady: () => void): void {
-    const logger = this.options.logger;
-    switch (message.type) {
-      case 'ready':
-        this._latest = message.snapshot;
-        logger?.info({ seq: message.seq, snapshot_seq: message.snapshot?.seq ?? 0 }, 'snapshot worker ready');
-        markReady();
-        return;
-      case 'written': {
-        this._latest = message.info;
-        if (message.info.created) {
-          logger?.info({ ...message.info, reason: message.reason, removed: message.removed?.length ?? 0 }, 'snapshot written');
-        }
-        if (message.id !== undefined) this.settle(message.id)?.resolve(message.info);
-        return;
-      }
-      case 'failed':
-        this.settle(message.id)?.reject(new SnapshotError(message.message));
-        return;
-      case 'log':
-        logger?.[message.level](message.fields, message.msg);
-        return;
-      case 'stopped':
-        return;
+    if (seq > this.durableSeq) this.durableSeq = seq;
+    const every = this.options.schedule.every_events;
+    if (every > 0 && !this.job && !this.stopped && this.durableSeq - this.lastSeq >= every) {
+      void this.startJob(this.durableSeq, 'events').catch(() => undefined);
     }
   }
 
-  private settle(id: number): Waiter | undefined {
-    const waiter = this.waiters.get(id);
-    this.waiters.delete(id);
-    return waiter;
+  /** Writes a snapshot of everything durable up to `seq` (or finds one already written there). */
+  async snapshotNow(seq: number): Promise<SnapshotInfo> {
+    if (seq > this.durableSeq) this.durableSeq = seq;
+    while (this.job) {
+      const running = this.job;
+      const info = await running.done.catch(() => undefined);
+      if (info && info.seq >= seq) return { ...info, created: false };
+    }
+    const info = await this.startJob(seq, 'request');
+    if (!info) throw new SnapshotError('the log is empty: nothing to snapshot');
+    return info;
   }
 
-  private fail(error: Error): void {
-    if (this.failure) return;
-    this.failure = error;
-    this.options.logger?.error({ err: error.message }, 'snapshot worker failed; the server goes on without snapshots');
-    for (const waiter of this.waiters.values()) waiter.reject(new SnapshotError(`snapshots are unavailable: ${error.message}`));
-    this.waiters.clear();
+  /** Lets a job in progress finish (bounded wait), then ends it. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.interval);
+    const job = this.job;
+    if (!job) return;
+    job.worker.ref();
+    const timer = setTimeout(() => void job.worker.terminate(), STOP_WAIT_MS);
+    await job.done.catch(() => undefined);
+    clearTimeout(timer);
+  }
+
+  private startJob(targetSeq: number, reason: string): Promise<SnapshotInfo | undefined> {
+    if (this.stopped) return Promise.reject(new SnapshotError('the server is shutting down'));
+    if (this.job) return this.job.done;
+    const config: WorkerConfig = {
+      dataDir: this.options.dataDir, targetSeq, keep: this.options.schedule.keep, reason, crashCounter: this.crashCounter,
+    };
+    const worker = new Worker(workerFile(), { workerData: config });
+    // A job must never keep a stopping server alive.
+    worker.unref();
+    const done = new Promise<SnapshotInfo | undefined>((resolve, reject) => {
+      let answered = false;
+      worker.on('message', (message: ToMain) => {
+        if (message.type === 'log') {
+          this.options.logger?.[message.level](message.fields, message.msg);
+          return;
+        }
+        answered = true;
+        if (message.type === 'failed') {
+          this.options.logger?.error({ err: message.message, reason }, 'snapshot failed; the server goes on without it');
+          reject(new SnapshotError(message.message));
+          return;
+        }
+        this._latest = message.info;
+        this.lastSeq = Math.max(this.lastSeq, message.info.seq);
+        if (message.info.created) {
+          this.options.logger?.info({ ...message.info, reason, removed: message.removed?.length ?? 0 }, 'snapshot written');
+        }
+        resolve(message.info);
+      });
+      worker.on('error', (error) => {
+        answered = true;
+        this.options.logger?.error({ err: error.message, reason }, 'snapshot job failed; the server goes on without it');
+        reject(new SnapshotError(error.message));
+      });
+      worker.on('exit', (code) => {
+        if (!answered) reject(new SnapshotError(`snapshot job ended (${code}) before answering`));
+      });
+    });
+    const job: Job = { targetSeq, worker, done };
+    this.job = job;
+    void done.catch(() => undefined).finally(() => {
+      if (this.job === job) this.job = undefined;
+      // Events that arrived during the job may already make the next one due.
+      this.durable(this.durableSeq);
+    });
+    return done;
   }
 }
 

@@ -1,11 +1,10 @@
-// The snapshot worker thread. It keeps its own replica of the working state by reading the log as the
-// server reports records durable, and writes snapshots from that replica: every N events, every T
-// seconds (when anything changed), and when asked. All the heavy work (hashing the state, encoding it,
-// writing and fsyncing the file, pruning) happens here, so the server's event loop only ever posts one
-// small message per log commit.
+// One snapshot job, in a worker thread: load the newest snapshot, replay the durable log after it up to
+// the target seq with the engine's own applyEvent, write the new snapshot (hash, encode, write, fsync),
+// prune old ones, report, and exit. The state copy exists only while the job runs: between snapshots the
+// server holds the only copy of its state and pays nothing per request for snapshotting. All the heavy
+// work happens here, so the server's event loop only starts the job and reads its one answer.
 //
-// The replica only ever applies durable records, so a snapshot never holds an event a crash could take
-// back from the log.
+// The job only applies durable records, so a snapshot never holds an event a crash could take back.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,16 +12,16 @@ import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CrashPoints } from './crash-points.js';
 import { LogReader } from './log-reader.js';
-import { listSnapshots, pruneSnapshots, removeTempFiles, snapshotDirectoryIn, writeSnapshotFile } from './snapshot-directory.js';
+import { pruneSnapshots, removeTempFiles, snapshotDirectoryIn, writeSnapshotFile } from './snapshot-directory.js';
 import { BODY_OFFSET, readHeader } from './snapshot-file.js';
 import { loadNewestSnapshot } from './snapshot-loader.js';
-import type { SnapshotInfo, ToMain, ToWorker, WorkerConfig } from './snapshot-messages.js';
+import type { SnapshotInfo, ToMain, WorkerConfig } from './snapshot-messages.js';
 import { StateReplica } from './state-replica.js';
 
 const port = parentPort;
 if (!port) throw new Error('snapshot-worker runs as a worker thread');
 const config = workerData as WorkerConfig;
-const crash = CrashPoints.fromEnvironment();
+const crash = CrashPoints.fromEnvironment(config.crashCounter);
 const dir = snapshotDirectoryIn(config.dataDir);
 
 function send(message: ToMain): void {
@@ -47,105 +46,51 @@ function lowerOwnPriority(): void {
   }
 }
 
-lowerOwnPriority();
-const reader = LogReader.open(config.dataDir);
-removeTempFiles(dir);
-const loaded = loadNewestSnapshot({ dir, log: reader, logEndSeq: config.durableSeq });
-const replica = StateReplica.from(loaded);
-let lastSnapshot: SnapshotInfo | undefined = loaded ? infoOf(loaded.file, false) : undefined;
-let targetSeq = config.durableSeq;
-let catchUpScheduled = false;
-let broken = false;
-replica.catchUp(reader, targetSeq);
-send({ type: 'ready', seq: replica.appliedSeq, snapshot: lastSnapshot });
-
-const interval = config.every_seconds > 0
-  ? setInterval(() => {
-    catchUp();
-    if (!broken && replica.appliedSeq > (lastSnapshot?.seq ?? 0)) snapshot('interval');
-  }, config.every_seconds * 1000)
-  : undefined;
-
-port.on('message', (message: ToWorker) => {
-  switch (message.type) {
-    case 'durable':
-      if (message.seq > targetSeq) targetSeq = message.seq;
-      if (!catchUpScheduled) {
-        catchUpScheduled = true;
-        setImmediate(catchUpAndMaybeSnapshot);
-      }
-      return;
-    case 'snapshot':
-      onDemand(message.id, message.seq);
-      return;
-    case 'stop':
-      clearInterval(interval);
-      void reader.close().finally(() => {
-        send({ type: 'stopped' });
-        port.close();
-      });
-      return;
-  }
-});
-
-function catchUp(): void {
-  if (broken) return;
-  reader.refresh();
+function run(): void {
+  lowerOwnPriority();
+  const reader = LogReader.open(config.dataDir);
   try {
-    replica.catchUp(reader, targetSeq);
-  } catch (error) {
-    // The replica cannot follow the log any more; the server still can (it has its own checks).
-    broken = true;
-    log('error', 'snapshot replica stopped following the log; no more snapshots until restart', { err: describe(error) });
-  }
-}
-
-function catchUpAndMaybeSnapshot(): void {
-  catchUpScheduled = false;
-  catchUp();
-  if (broken || config.every_events <= 0) return;
-  if (replica.appliedSeq - (lastSnapshot?.seq ?? 0) >= config.every_events) snapshot('events');
-}
-
-function onDemand(id: number, seq: number): void {
-  if (seq > targetSeq) targetSeq = seq;
-  catchUp();
-  if (broken) {
-    send({ type: 'failed', id, message: 'the snapshot replica is not following the log (see the server log)' });
-    return;
-  }
-  if (lastSnapshot && lastSnapshot.seq === replica.appliedSeq && listSnapshots(dir).some((entry) => entry.seq === lastSnapshot?.seq)) {
-    send({ type: 'written', id, info: { ...lastSnapshot, created: false } });
-    return;
-  }
-  snapshot('request', id);
-}
-
-function snapshot(reason: string, id?: number): void {
-  if (replica.appliedSeq === 0) {
-    if (id !== undefined) send({ type: 'failed', id, message: 'the log is empty: nothing to snapshot' });
-    return;
-  }
-  try {
+    removeTempFiles(dir);
+    const loaded = loadNewestSnapshot({
+      dir,
+      log: reader,
+      logEndSeq: config.targetSeq,
+      onSkip: ({ file, reason }) => log('warn', 'snapshot skipped; trying the next older one', { file, reason }),
+    });
+    if (loaded && loaded.contents.header.seq >= config.targetSeq) {
+      send({ type: 'written', info: infoOf(loaded.file, false) });
+      return;
+    }
+    const replica = StateReplica.from(loaded);
+    replica.catchUp(reader, config.targetSeq);
+    if (replica.appliedSeq === 0 || (loaded && replica.appliedSeq <= loaded.contents.header.seq)) {
+      if (loaded) send({ type: 'written', info: infoOf(loaded.file, false) });
+      else send({ type: 'failed', message: 'the log is empty: nothing to snapshot' });
+      return;
+    }
     const started = performance.now();
     const identity = replica.identity(Date.now());
     const hashMilliseconds = performance.now() - started;
     const written = writeSnapshotFile(dir, replica.state, identity, crash);
     const removed = pruneSnapshots(dir, config.keep, crash);
-    lastSnapshot = {
-      seq: written.header.seq,
-      file: written.file,
-      size_bytes: written.size_bytes,
-      state_hash: written.header.state_hash,
-      created_at: written.header.created_at,
-      milliseconds: Math.round(performance.now() - started),
-      hash_milliseconds: Math.round(hashMilliseconds),
-      created: true,
-    };
-    send({ type: 'written', id, info: lastSnapshot, reason, removed });
+    send({
+      type: 'written',
+      removed,
+      info: {
+        seq: written.header.seq,
+        file: written.file,
+        size_bytes: written.size_bytes,
+        state_hash: written.header.state_hash,
+        created_at: written.header.created_at,
+        milliseconds: Math.round(performance.now() - started),
+        hash_milliseconds: Math.round(hashMilliseconds),
+        created: true,
+      },
+    });
   } catch (error) {
-    log('error', 'snapshot failed', { err: describe(error), reason });
-    if (id !== undefined) send({ type: 'failed', id, message: describe(error) });
+    send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+  } finally {
+    void reader.close();
   }
 }
 
@@ -163,6 +108,4 @@ function infoOf(file: string, created: boolean): SnapshotInfo {
   };
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+run();
