@@ -22,10 +22,15 @@ export function accepted<T>(outcome: Outcome<T>): { value: T; seq: number } {
   return outcome;
 }
 
+/** POST routes that only read (filter and search): they add nothing to the log, so overload does not stop them. */
+function isReadOnlyPost(path: string): boolean {
+  return path.endsWith('/filter') || (path.startsWith('/search/') && path !== '/search/reindex');
+}
+
 /** Refuses a write up front while the log or the lookups are too far behind to take more. */
 export function refuseWhenOverloaded(core: LedgerCore): Koa.Middleware {
   return async (ctx, next) => {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path)) {
       const reason = core.overloaded();
       if (reason) {
         throw new ApiError('QUEUE_BACKPRESSURE', reason, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
