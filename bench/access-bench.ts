@@ -273,6 +273,11 @@ async function main(): Promise<void> {
     process.stdout.write(`auth in process vs CPU per request of off: ${((auth.apiKey / cpuPerRequest('off')) * 100).toFixed(1)}% (API key), `
       + `${((auth.master / cpuPerRequest('off')) * 100).toFixed(1)}% (master key)\n`);
     process.stdout.write(`the slow receiver got ${receiver.received()} deliveries\n`);
+    // Last line: the figures as JSON, for `npm run bench -- access`.
+    const configs = Object.fromEntries(measured.map(({ name }) => [name, { rps: rps(name), cpu_us_per_request: cpuPerRequest(name) }]));
+    process.stdout.write(JSON.stringify({
+      settings, configs, auth_in_process_us: auth, deliveries: receiver.received(),
+    }) + '\n');
   } finally {
     for (const server of servers) await stop(server);
     await receiver.close();

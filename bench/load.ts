@@ -19,6 +19,8 @@ export interface LoadOptions {
   setupClient?: (client: autocannon.Client) => void;
   /** Called with the running instance, e.g. to follow responses as they arrive. */
   onStart?: (instance: autocannon.Instance) => void;
+  /** A sequence of requests each connection repeats (e.g. create a hold, then commit it). */
+  requests?: autocannon.Request[];
 }
 
 export interface LoadSummary {
@@ -53,6 +55,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
     connections: options.connections,
     duration: options.seconds,
     setupClient: options.setupClient,
+    requests: options.requests,
   }) as Promise<autocannon.Result> & autocannon.Instance;
   options.onStart?.(running);
   const result = await running;

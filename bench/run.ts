@@ -6,8 +6,10 @@
 import os from 'node:os';
 import { engineBench } from './engine-bench.js';
 import { httpBench } from './http-bench.js';
+import { lifecycleBench } from './lifecycle-bench.js';
 import { memoryBench } from './memory-bench.js';
 import { queuedBench } from './queued-bench.js';
+import { accessBench, indexBench, snapshotsBench } from './standalone-benches.js';
 import { formatTable, writeResult, type BenchResult } from './report.js';
 import { loadSettings, type BenchSettings } from './settings.js';
 
@@ -17,7 +19,11 @@ const BENCHES: Record<string, Bench> = {
   engine: engineBench,
   http: httpBench,
   queued: queuedBench,
+  lifecycle: lifecycleBench,
   memory: memoryBench,
+  access: accessBench,
+  index: indexBench,
+  snapshots: snapshotsBench,
 };
 
 function log(line: string): void {
