@@ -4,6 +4,7 @@
 // randomness or I/O, so the log replays to exactly the same state.
 
 import { assert } from './assert.js';
+import { BalanceTable, IndicatorIndex } from './balance-table.js';
 import type { LedgerEvent, Posting } from './events.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
@@ -20,9 +21,10 @@ import { TimerSchedule } from './timer-schedule.js';
 
 export class LedgerState {
   readonly ledgers = new Map<string, LedgerRecord>();
-  readonly balances = new Map<string, BalanceRecord>();
+  /** Every balance, hot records and (after a snapshot load) cold ones still in the snapshot's bytes. */
+  readonly balances = new BalanceTable();
   /** `indicator` + NUL + `currency` -> balance id; indicators are unique per currency. */
-  readonly balanceIdByIndicator = new Map<string, string>();
+  readonly balanceIdByIndicator = new IndicatorIndex();
   readonly mailboxes = new Mailboxes();
   /** Holds still open (status INFLIGHT), by id: plain holds, legs of split holds, and split parents. */
   readonly holds = new Map<string, TransactionRecord>();
@@ -84,15 +86,11 @@ export function applyEvent(state: LedgerState, event: LedgerEvent): void {
 }
 
 function addBalance(state: LedgerState, balance: BalanceRecord): void {
-  assert(!state.balances.has(balance.balance_id), `balance ${balance.balance_id} created twice`);
   assert(state.ledgers.has(balance.ledger_id), `balance ${balance.balance_id} in unknown ledger`);
   // The event's record stays as logged; the state gets its own copy whose amounts will change.
-  state.balances.set(balance.balance_id, { ...balance });
-  if (balance.indicator !== '') {
-    const key = indicatorKey(balance.indicator, balance.currency);
-    assert(!state.balanceIdByIndicator.has(key), `indicator ${balance.indicator} ${balance.currency} taken twice`);
-    state.balanceIdByIndicator.set(key, balance.balance_id);
-  }
+  // (add asserts the id is new, set that the indicator is.)
+  state.balances.add({ ...balance });
+  if (balance.indicator !== '') state.balanceIdByIndicator.set(indicatorKey(balance.indicator, balance.currency), balance.balance_id);
   if (balance.identity_id !== '') {
     state.balancesPerIdentity.set(balance.identity_id, (state.balancesPerIdentity.get(balance.identity_id) ?? 0) + 1);
   }

@@ -45,6 +45,12 @@ export class CanonicalHasher {
     this.pending += text + '\n';
   }
 
+  /** Adds raw bytes (after any text still pending). */
+  bytes(bytes: Uint8Array): void {
+    this.drain();
+    this.hash.update(bytes);
+  }
+
   digestHex(): string {
     this.drain();
     return this.hash.digest('hex');

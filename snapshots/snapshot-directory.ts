@@ -53,7 +53,7 @@ export interface WrittenSnapshot {
   milliseconds: number;
 }
 
-export type SnapshotIdentity = Omit<SnapshotHeader, 'format_version' | 'counts' | 'body_bytes' | 'body_sha256'>;
+export type SnapshotIdentity = Omit<SnapshotHeader, 'format_version' | 'counts' | 'balance_table' | 'body_bytes' | 'body_sha256'>;
 
 /** Writes the state as `snapshot-<seq>.fsnap` in `dir`, atomically. */
 export function writeSnapshotFile(

@@ -2,8 +2,9 @@
 //
 //   [0, 4096)      header region: "FOLIOSNP", u32 LE header length, header JSON, zero padding
 //   [4096, 4128)   SHA-256 of the header region
-//   [4128, ...)    body: chunks of u32 LE length + msgpack [section name, items]; its SHA-256 and its
-//                  length are in the header
+//   [4128, ...)    body: chunks of u32 LE length + msgpack [section name, items], then the balance
+//                  table (cold-balances.ts); the body's SHA-256 and length, and where the table
+//                  starts, are in the header
 //
 // The body is streamed to disk chunk by chunk (a million balances never sit in one buffer) and the
 // header is written last into the space kept for it, so the header can name the body's hash and
@@ -17,9 +18,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { Packr, Unpackr } from 'msgpackr';
 import type { LedgerState } from '../engine/ledger-state.js';
+import { BalanceTableError, ColdBalanceTable, writeBalanceTable } from './cold-balances.js';
 import { SCALAR_FIELDS, STORED_SECTIONS } from './state-layout.js';
 
-export const SNAPSHOT_FORMAT_VERSION = 1;
+/** 2: balances in a table of their own, loaded without decoding (1: balances as msgpack chunks). */
+export const SNAPSHOT_FORMAT_VERSION = 2;
 const MAGIC = Buffer.from('FOLIOSNP', 'ascii');
 const HEADER_REGION_BYTES = 4096;
 const CHECKSUM_BYTES = 32;
@@ -48,6 +51,8 @@ export interface SnapshotHeader {
   created_at: number;
   /** Items per stored section, for listings. */
   counts: Record<string, number>;
+  /** Where the balance table lies in the body. */
+  balance_table: { at: number; bytes: number };
   body_bytes: number;
   body_sha256: string;
 }
@@ -77,26 +82,29 @@ export interface WriteHooks {
 export function writeSnapshot(
   fd: number,
   state: LedgerState,
-  identity: Omit<SnapshotHeader, 'format_version' | 'counts' | 'body_bytes' | 'body_sha256'>,
+  identity: Omit<SnapshotHeader, 'format_version' | 'counts' | 'balance_table' | 'body_bytes' | 'body_sha256'>,
   hooks: WriteHooks = {},
 ): SnapshotHeader {
   const bodyHash = createHash('sha256');
   let position = BODY_OFFSET;
   let syncedAt = position;
   let chunkIndex = 0;
-  const writeChunk = (name: string, items: unknown): void => {
-    const payload = packr.pack([name, items]);
-    const length = Buffer.allocUnsafe(4);
-    length.writeUInt32LE(payload.length, 0);
-    bodyHash.update(length).update(payload);
-    position += writeFully(fd, length, position);
-    position += writeFully(fd, payload, position);
+  const emit = (bytes: Buffer): void => {
+    bodyHash.update(bytes);
+    position += writeFully(fd, bytes, position);
     if (position - syncedAt >= SYNC_EVERY_BYTES) {
       fs.fdatasyncSync(fd);
       syncedAt = position;
     }
     hooks.afterChunk?.(chunkIndex);
     chunkIndex += 1;
+  };
+  const writeChunk = (name: string, items: unknown): void => {
+    const payload = packr.pack([name, items]);
+    const framed = Buffer.allocUnsafe(4 + payload.length);
+    framed.writeUInt32LE(payload.length, 0);
+    payload.copy(framed, 4);
+    emit(framed);
   };
 
   const scalars: Record<string, number> = {};
@@ -117,11 +125,15 @@ export function writeSnapshot(
     if (batch.length > 0) writeChunk(section.name, batch);
     counts[section.name] = count;
   }
+  const tableAt = position - BODY_OFFSET;
+  const tableBytes = writeBalanceTable(state.balances, emit);
+  counts.balances = state.balances.size;
 
   const header: SnapshotHeader = {
     format_version: SNAPSHOT_FORMAT_VERSION,
     ...identity,
     counts,
+    balance_table: { at: tableAt, bytes: tableBytes },
     body_bytes: position - BODY_OFFSET,
     body_sha256: bodyHash.digest('hex'),
   };
@@ -226,15 +238,19 @@ export interface SnapshotChunk {
  * dropped before the next is decoded). The scalar chunk comes first.
  */
 export function* snapshotChunks(contents: SnapshotContents): Generator<SnapshotChunk> {
-  const { file, body } = contents;
+  const { file, body, header } = contents;
   const known = new Set(STORED_SECTIONS.map((section) => section.name));
+  const chunksEnd = header.balance_table.at;
+  if (!(chunksEnd >= 0 && chunksEnd + header.balance_table.bytes === body.length)) {
+    throw new SnapshotFileError(file, 'corrupt', 'the balance table is not where the header says');
+  }
   let offset = 0;
   let sawScalars = false;
-  while (offset < body.length) {
-    if (offset + 4 > body.length) throw new SnapshotFileError(file, 'corrupt', `chunk length cut off at body offset ${offset}`);
+  while (offset < chunksEnd) {
+    if (offset + 4 > chunksEnd) throw new SnapshotFileError(file, 'corrupt', `chunk length cut off at body offset ${offset}`);
     const length = body.readUInt32LE(offset);
     const end = offset + 4 + length;
-    if (end > body.length) throw new SnapshotFileError(file, 'corrupt', `chunk at body offset ${offset} runs past the end`);
+    if (end > chunksEnd) throw new SnapshotFileError(file, 'corrupt', `chunk at body offset ${offset} runs past the chunks`);
     let chunk: [string, unknown];
     try {
       chunk = unpackr.unpack(body.subarray(offset + 4, end)) as [string, unknown];
@@ -257,3 +273,14 @@ export function* snapshotChunks(contents: SnapshotContents): Generator<SnapshotC
   if (!sawScalars) throw new SnapshotFileError(file, 'corrupt', 'no scalar section');
 }
 
+
+/** The snapshot's balance table, ready to be the state's cold tier (nothing is decoded yet). */
+export function snapshotBalances(contents: SnapshotContents): ColdBalanceTable {
+  const { at, bytes } = contents.header.balance_table;
+  try {
+    return new ColdBalanceTable(contents.body.subarray(at, at + bytes));
+  } catch (error) {
+    if (error instanceof BalanceTableError) throw new SnapshotFileError(contents.file, 'corrupt', error.message);
+    throw error;
+  }
+}

@@ -3,7 +3,9 @@
 //
 //   stored   - written to the snapshot; on load it goes back into the state through the engine's own
 //              applyEvent, as one event carrying every stored record, so loading can never rebuild
-//              indexes differently from replaying the log;
+//              indexes differently from replaying the log (or, for a plain count, set directly);
+//   table    - the balances: written as the snapshot's balance table and loaded as the state's cold
+//              tier without decoding (cold-balances.ts), together with their index by indicator;
 //   derived  - rebuilt by that same applyEvent (indexes, locks, timers); not written, but hashed, so
 //              the equivalence tests prove the rebuild matches a replay;
 //   scalar   - a plain value kept in the snapshot;
@@ -27,8 +29,8 @@ export interface StoredSection {
   name: string;
   /** The items to write, in the order restoring must apply them. */
   capture(state: LedgerState): Iterable<unknown>;
-  /** Puts the items read back into the event that recreates the state. */
-  restore(event: RestoreEvent, items: unknown[]): void;
+  /** Puts the items read back into the event that recreates the state (or into the state itself). */
+  restore(event: RestoreEvent, items: unknown[], state: LedgerState): void;
   /** The section as key -> value for the state hash (hashed in key order, whatever the map order). */
   hashed(state: LedgerState): Iterable<[string, unknown]>;
 }
@@ -37,6 +39,12 @@ export interface DerivedSection {
   kind: 'derived';
   name: string;
   hashed(state: LedgerState): Iterable<[string, unknown]>;
+}
+
+/** Hashed in a form of its own (state-hash.ts), not as keyed canonical JSON. */
+export interface TableSection {
+  kind: 'table';
+  name: string;
 }
 
 export interface ScalarField {
@@ -51,7 +59,7 @@ export interface ExternalField {
   why: string;
 }
 
-type Layout = StoredSection | DerivedSection | ScalarField | ExternalField;
+type Layout = StoredSection | DerivedSection | TableSection | ScalarField | ExternalField;
 
 /** The data fields of LedgerState (its methods are not state). */
 export type StateField = {
@@ -89,15 +97,7 @@ export const STATE_LAYOUT = {
     },
     hashed: (state) => keyedBy(state.identities),
   },
-  balances: {
-    kind: 'stored',
-    name: 'balances',
-    capture: (state) => state.balances.values(),
-    restore: (event, items) => {
-      event.balances = items as NonNullable<LedgerEvent['balances']>;
-    },
-    hashed: (state) => keyedBy(state.balances),
-  },
+  balances: { kind: 'table', name: 'balances' },
   holds: {
     kind: 'stored',
     name: 'holds',
@@ -145,8 +145,17 @@ export const STATE_LAYOUT = {
     },
     hashed: (state) => keyedBy(state.hooks),
   },
-  balanceIdByIndicator: { kind: 'derived', name: 'balance_id_by_indicator', hashed: (state) => keyedBy(state.balanceIdByIndicator) },
-  balancesPerIdentity: { kind: 'derived', name: 'balances_per_identity', hashed: (state) => keyedBy(state.balancesPerIdentity) },
+  balanceIdByIndicator: { kind: 'table', name: 'balance_id_by_indicator' },
+  balancesPerIdentity: {
+    kind: 'stored',
+    name: 'balances_per_identity',
+    // Counted from the balances during a replay; the cold tier is never replayed, so the counts are kept.
+    capture: (state) => state.balancesPerIdentity.entries(),
+    restore: (_event, items, state) => {
+      for (const [identityId, count] of items as Array<[string, number]>) state.balancesPerIdentity.set(identityId, count);
+    },
+    hashed: (state) => keyedBy(state.balancesPerIdentity),
+  },
   pendingHoldActions: { kind: 'derived', name: 'pending_hold_actions', hashed: (state) => keyedBy(state.pendingHoldActions) },
   refundLocks: { kind: 'derived', name: 'refund_locks', hashed: (state) => keyedBy(state.refundLocks) },
   timers: { kind: 'derived', name: 'timers', hashed: (state) => liveTimers(state) },
@@ -157,9 +166,9 @@ const ENTRIES = Object.values(STATE_LAYOUT) as Layout[];
 
 export const STORED_SECTIONS: StoredSection[] = ENTRIES.filter((entry): entry is StoredSection => entry.kind === 'stored');
 export const SCALAR_FIELDS: ScalarField[] = ENTRIES.filter((entry): entry is ScalarField => entry.kind === 'scalar');
-/** Everything the state hash covers, stored and derived, in a fixed order. */
-export const HASHED_SECTIONS: Array<StoredSection | DerivedSection> = ENTRIES.filter(
-  (entry): entry is StoredSection | DerivedSection => entry.kind === 'stored' || entry.kind === 'derived',
+/** Everything the state hash covers, stored, table and derived, in a fixed order. */
+export const HASHED_SECTIONS: Array<StoredSection | DerivedSection | TableSection> = ENTRIES.filter(
+  (entry): entry is StoredSection | DerivedSection | TableSection => entry.kind === 'stored' || entry.kind === 'derived' || entry.kind === 'table',
 );
 
 function* queuedRecords(state: LedgerState): Iterable<TransactionRecord> {

@@ -1,13 +1,13 @@
-// Puts a snapshot's contents back into an empty LedgerState. Each chunk of stored records becomes one
-// event applied with the engine's own applyEvent, so every index, lock, mailbox and timer is rebuilt by
-// the same code that builds them during a replay of the log. Going chunk by chunk (in file order, which
-// is the layout's order) lets each chunk's decoded objects be dropped as soon as they are applied,
-// which keeps memory and garbage collection low for a million balances.
+// Puts a snapshot's contents back into an empty LedgerState. The balance table becomes the state's cold
+// tier as it is (nothing decoded: see engine/balance-table.ts). Each chunk of other stored records
+// becomes one event applied with the engine's own applyEvent, so every index, lock, mailbox and timer is
+// rebuilt by the same code that builds them during a replay of the log. Going chunk by chunk (in file
+// order, which is the layout's order) lets each chunk's decoded objects be dropped once applied.
 
 import { assert } from '../engine/assert.js';
 import type { EventType } from '../engine/events.js';
 import { applyEvent, type LedgerState } from '../engine/ledger-state.js';
-import { snapshotChunks, type SnapshotContents } from './snapshot-file.js';
+import { snapshotBalances, snapshotChunks, type SnapshotContents } from './snapshot-file.js';
 import { SCALAR_FIELDS, STORED_SECTIONS, type RestoreEvent, type StoredSection } from './state-layout.js';
 
 /** Not a logged event type: these events are built in memory at load time and never written anywhere. */
@@ -17,6 +17,9 @@ const SECTION_BY_NAME = new Map<string, StoredSection>(STORED_SECTIONS.map((sect
 
 export function restoreState(state: LedgerState, contents: SnapshotContents): void {
   assert(state.ledgers.size === 0 && state.lastEventAt === 0, 'a snapshot can only be loaded into an empty state');
+  const balances = snapshotBalances(contents);
+  state.balances.attachCold(balances);
+  state.balanceIdByIndicator.attachCold(balances);
   let scalars: Record<string, number> = {};
   const eventWithScalars = (): RestoreEvent => {
     const event: RestoreEvent = { type: RESTORE_EVENT_TYPE, at: 0, transactions: [] };
@@ -29,7 +32,7 @@ export function restoreState(state: LedgerState, contents: SnapshotContents): vo
       continue;
     }
     const event = eventWithScalars();
-    (SECTION_BY_NAME.get(chunk.name) as StoredSection).restore(event, chunk.items);
+    (SECTION_BY_NAME.get(chunk.name) as StoredSection).restore(event, chunk.items, state);
     applyEvent(state, event);
   }
   applyEvent(state, eventWithScalars()); // an empty state still gets its time

@@ -9,7 +9,6 @@ import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 import { balanceView } from '../views.js';
-import { newestFirst } from './paging.js';
 
 const balanceQuerySchema = z.object({
   from_source: z.enum(['true', 'false']).optional(),
@@ -26,7 +25,7 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
 
   router.get('/balances', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
-    const balances = newestFirst(engine.state.balances, page.offset, page.limit);
+    const balances = engine.state.balances.newestFirst(page.offset, page.limit);
     await respond(ctx, core, 200, balances.map(balanceView));
   });
 

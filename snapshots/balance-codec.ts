@@ -1,0 +1,149 @@
+// One balance record as bytes, for the snapshot's balance table (cold-balances.ts):
+//
+//   balance_id, ledger_id, identity_id, indicator, currency   u16 length + UTF-8 each (id first, so the
+//                                                             id index can compare ids in place)
+//   credit, debit, inflight_credit, inflight_debit            amount: see writeAmount
+//   version, created_at                                       f64 LE each
+//   meta_data                                                 u32 length + msgpack (0 bytes: empty)
+//
+// Everything before meta_data is a function of the record's values alone, so the state hash can take
+// those bytes as they are; meta_data is hashed as canonical JSON instead (its stored key order is the
+// order the keys were written in, which the API keeps and the hash must ignore).
+
+import { Packr, Unpackr } from 'msgpackr';
+import type { BalanceRecord, MetaData } from '../engine/records.js';
+import { ByteReader, type ByteWriter } from './byte-writer.js';
+
+const AMOUNT_ZERO = 0;
+const AMOUNT_POSITIVE_64 = 1;
+const AMOUNT_NEGATIVE_64 = 2;
+const AMOUNT_POSITIVE_BIG = 3;
+const AMOUNT_NEGATIVE_BIG = 4;
+const U64_MAX = (1n << 64n) - 1n;
+
+const metaPackr = new Packr({ useRecords: false, useBigIntExtension: true });
+const metaUnpackr = new Unpackr({ useRecords: false, useBigIntExtension: true });
+
+/** Writes the fixed part of a balance (everything but meta_data). */
+export function writeBalanceFields(out: ByteWriter, balance: BalanceRecord): void {
+  out.shortString(balance.balance_id);
+  out.shortString(balance.ledger_id);
+  out.shortString(balance.identity_id);
+  out.shortString(balance.indicator);
+  out.shortString(balance.currency);
+  writeAmount(out, balance.credit_balance);
+  writeAmount(out, balance.debit_balance);
+  writeAmount(out, balance.inflight_credit_balance);
+  writeAmount(out, balance.inflight_debit_balance);
+  out.f64(balance.version);
+  out.f64(balance.created_at);
+}
+
+export function writeBalance(out: ByteWriter, balance: BalanceRecord): void {
+  writeBalanceFields(out, balance);
+  writeMeta(out, balance.meta_data);
+}
+
+function writeMeta(out: ByteWriter, meta: MetaData): void {
+  if (isEmpty(meta)) {
+    out.u32(0);
+    return;
+  }
+  const packed = metaPackr.pack(meta);
+  out.u32(packed.length);
+  out.raw(packed);
+}
+
+/** Amounts of any size: zero in one byte, anything within 64 bits in nine, beyond that as hex digits. */
+function writeAmount(out: ByteWriter, amount: bigint): void {
+  if (amount === 0n) {
+    out.u8(AMOUNT_ZERO);
+    return;
+  }
+  const negative = amount < 0n;
+  const magnitude = negative ? -amount : amount;
+  if (magnitude <= U64_MAX) {
+    out.u8(negative ? AMOUNT_NEGATIVE_64 : AMOUNT_POSITIVE_64);
+    out.u64(magnitude);
+    return;
+  }
+  out.u8(negative ? AMOUNT_NEGATIVE_BIG : AMOUNT_POSITIVE_BIG);
+  out.shortString(magnitude.toString(16));
+}
+
+function readAmount(input: ByteReader): bigint {
+  const tag = input.u8();
+  switch (tag) {
+    case AMOUNT_ZERO:
+      return 0n;
+    case AMOUNT_POSITIVE_64:
+      return input.u64();
+    case AMOUNT_NEGATIVE_64:
+      return -input.u64();
+    case AMOUNT_POSITIVE_BIG:
+      return BigInt('0x' + input.shortString());
+    case AMOUNT_NEGATIVE_BIG:
+      return -BigInt('0x' + input.shortString());
+    default:
+      throw new Error(`unknown amount tag ${tag}`);
+  }
+}
+
+/** Decodes the record that starts at `offset`. */
+export function readBalance(bytes: Buffer, offset: number): BalanceRecord {
+  const input = new ByteReader(bytes, offset);
+  const record: BalanceRecord = {
+    balance_id: input.shortString(),
+    ledger_id: input.shortString(),
+    identity_id: input.shortString(),
+    indicator: input.shortString(),
+    currency: input.shortString(),
+    credit_balance: readAmount(input),
+    debit_balance: readAmount(input),
+    inflight_credit_balance: readAmount(input),
+    inflight_debit_balance: readAmount(input),
+    version: input.f64(),
+    created_at: input.f64(),
+    meta_data: {},
+  };
+  const metaLength = input.u32();
+  if (metaLength > 0) record.meta_data = metaUnpackr.unpack(input.bytes(metaLength)) as MetaData;
+  return record;
+}
+
+/** Where the id of the record at `offset` lies: [start, end) in `bytes`. */
+export function idRange(bytes: Buffer, offset: number): [number, number] {
+  const length = bytes.readUInt16LE(offset);
+  return [offset + 2, offset + 2 + length];
+}
+
+export function readBalanceId(bytes: Buffer, offset: number): string {
+  const [start, end] = idRange(bytes, offset);
+  return bytes.toString('utf8', start, end);
+}
+
+/**
+ * The record at `offset` split for hashing: the end of its fixed part (hashed as stored) and its
+ * meta_data (hashed as canonical JSON); `meta` is undefined when empty.
+ */
+export function fixedPartOf(bytes: Buffer, offset: number): { fixedEnd: number; meta: MetaData | undefined } {
+  const input = new ByteReader(bytes, offset);
+  for (let field = 0; field < 5; field += 1) input.position += 2 + input.u16();
+  for (let field = 0; field < 4; field += 1) skipAmount(input);
+  input.position += 16;
+  const fixedEnd = input.position;
+  const metaLength = input.u32();
+  const meta = metaLength === 0 ? undefined : (metaUnpackr.unpack(input.bytes(metaLength)) as MetaData);
+  return { fixedEnd, meta };
+}
+
+function skipAmount(input: ByteReader): void {
+  const tag = input.u8();
+  if (tag === AMOUNT_POSITIVE_64 || tag === AMOUNT_NEGATIVE_64) input.position += 8;
+  else if (tag === AMOUNT_POSITIVE_BIG || tag === AMOUNT_NEGATIVE_BIG) input.position += 2 + input.u16();
+}
+
+export function isEmpty(meta: MetaData): boolean {
+  for (const _ in meta) return false;
+  return true;
+}
