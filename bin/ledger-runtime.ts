@@ -185,7 +185,7 @@ export class LedgerRuntime implements LedgerCore {
     try {
       for (const { seq, event } of this.log.read(Math.max(1, afterSeq))) {
         if (seq <= afterSeq) continue;
-        this.engine.replay(event);
+        this.engine.replay(event, { owned: true }); // decoded just now by read()
         count += 1;
       }
     } finally {

@@ -36,7 +36,7 @@ import {
 } from './decide-registry.js';
 import { DecisionScope, newBalance } from './decision-scope.js';
 import type { EventType, LedgerEvent } from './events.js';
-import { applyEvent, LedgerState } from './ledger-state.js';
+import { applyEvent, LedgerState, type ApplyOptions } from './ledger-state.js';
 import type { Clock, EventLog, IdSource, TransactionStore } from './ports.js';
 import { processPending } from './process-pending.js';
 import {
@@ -128,9 +128,13 @@ export class LedgerEngine {
     this.state = new LedgerState(dependencies.transactions);
   }
 
-  /** Applies an event read back from the log (start-up replay); nothing is appended. */
-  replay(event: LedgerEvent): void {
-    applyEvent(this.state, event);
+  /**
+   * Applies an event read back from the log (start-up replay); nothing is appended. `owned` when the
+   * event was just decoded and nothing else holds it (see ApplyOptions); an in-memory log's events are
+   * shared and must not be.
+   */
+  replay(event: LedgerEvent, options: ApplyOptions = {}): void {
+    applyEvent(this.state, event, options);
   }
 
   /** Creates the general ledger on a fresh log, so it exists from the first request on. */

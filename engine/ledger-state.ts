@@ -63,7 +63,16 @@ export function indicatorKey(indicator: string, currency: string): string {
   return indicator + '\u0000' + currency;
 }
 
-export function applyEvent(state: LedgerState, event: LedgerEvent): void {
+export interface ApplyOptions {
+  /**
+   * The caller hands the event over (it was just decoded from the log and nothing else holds it), so
+   * the state may keep the event's balance records instead of copying them. Replays of a million new
+   * balances allocate a million records fewer.
+   */
+  owned?: boolean;
+}
+
+export function applyEvent(state: LedgerState, event: LedgerEvent, options: ApplyOptions = {}): void {
   assert(event.at >= state.lastEventAt, `event time ${event.at} before ${state.lastEventAt}`);
   state.lastEventAt = event.at;
   for (const ledger of event.ledgers ?? []) state.ledgers.set(ledger.ledger_id, ledger);
@@ -72,7 +81,7 @@ export function applyEvent(state: LedgerState, event: LedgerEvent): void {
     assert((state.balancesPerIdentity.get(identityId) ?? 0) === 0, `identity ${identityId} deleted while in use`);
     state.identities.delete(identityId);
   }
-  for (const balance of event.balances ?? []) addBalance(state, balance);
+  for (const balance of event.balances ?? []) addBalance(state, options.owned === true ? balance : { ...balance });
   for (const { balance_id, meta_data } of event.balance_meta ?? []) {
     const balance = state.balances.get(balance_id);
     assert(balance, `metadata for unknown balance ${balance_id}`);
@@ -85,11 +94,11 @@ export function applyEvent(state: LedgerState, event: LedgerEvent): void {
   for (const hookId of event.deleted_hooks ?? []) state.hooks.delete(hookId);
 }
 
+/** Adds a balance whose record becomes the state's own (applyEvent copies the event's unless it is owned). */
 function addBalance(state: LedgerState, balance: BalanceRecord): void {
   assert(state.ledgers.has(balance.ledger_id), `balance ${balance.balance_id} in unknown ledger`);
-  // The event's record stays as logged; the state gets its own copy whose amounts will change.
   // (add asserts the id is new, set that the indicator is.)
-  state.balances.add({ ...balance });
+  state.balances.add(balance);
   if (balance.indicator !== '') state.balanceIdByIndicator.set(indicatorKey(balance.indicator, balance.currency), balance.balance_id);
   if (balance.identity_id !== '') {
     state.balancesPerIdentity.set(balance.identity_id, (state.balancesPerIdentity.get(balance.identity_id) ?? 0) + 1);

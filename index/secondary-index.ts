@@ -79,11 +79,13 @@ export const WAIT_MS_MAX_DEFAULT = 2_000;
 const COMMIT_MARKS_MAX = 10_000;
 /**
  * How long newly durable events may wait before the projector is woken, when nobody is waiting to read
- * them. Every SQLite commit writes a new full-text segment that later has to be merged; batches of a
- * tenth of a second instead of one per log commit cut that work several times over, and index lag
- * stays far inside its one-second target. A filter or search that needs fresh rows wakes it at once.
+ * them. Every SQLite commit writes a new full-text segment that later has to be merged, and pays its
+ * fixed costs once: measured on the transactions table, a commit per 500 rows costs about 33 µs of CPU
+ * a row, per 2,500 rows about 25, per 10,000 about 23. A third of a second makes batches of a couple of
+ * thousand rows under load while index lag stays well inside its one-second target. A filter or search
+ * that needs fresh rows wakes the projector at once, so this never delays a reader.
  */
-export const INDEX_PACE_MS = 100;
+export const INDEX_PACE_MS = 300;
 
 const fromRow: Record<Collection, (row: SelectedRow) => IndexedRecord> = {
   ledgers: ledgerFromRow,

@@ -54,7 +54,7 @@ export class StateReplica {
       for (let index = 0; index < frame.events.length; index += 1) {
         const event = frame.events[index] as LoggedEvent['event'];
         onEvent?.({ seq: frame.first_seq + index, event });
-        applyEvent(this.state, event);
+        applyEvent(this.state, event, { owned: true });
       }
       applied += frame.events.length;
       this._appliedSeq = frame.last_seq;

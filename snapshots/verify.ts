@@ -165,7 +165,7 @@ class Verification {
       const event = frame.events[index] as LedgerEvent;
       this.checkRowHashes(frame.first_seq, seq, event);
       try {
-        applyEvent(this.state, event);
+        applyEvent(this.state, event, { owned: true });
       } catch (error) {
         if (!(error instanceof InvariantViolation)) throw error;
         this.faults.push({ kind: 'invariant', record: frame.first_seq, seq, message: `log record ${frame.first_seq}, seq ${seq}: ${error.message}` });

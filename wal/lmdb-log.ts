@@ -1,9 +1,9 @@
 // The write-ahead log in LMDB. Appends are buffered and sealed into one record per event-loop turn (or
 // sooner when a frame is full): that is the group commit. Records are keyed by the seq of their first
-// event and written through lmdb-js's writer thread. With overlappingSync the fsync of one commit runs
-// while the next commit is written, so two records are in the pipeline at once; a record counts as
-// durable only when its own `flushed` promise resolves (separateFlushed), and `durable(seq)` resolves
-// then. A failed write is fatal: memory already holds events the disk does not, so the process must
+// event and committed by lmdb-js on a libuv pool thread. With overlappingSync the fsync of one commit
+// runs while the next commit is written, so two records are in the pipeline at once (and no more:
+// events that arrive while both are busy wait for the next record); a record counts as durable only
+// when its own `flushed` promise resolves (separateFlushed), and `durable(seq)` resolves then. A failed write is fatal: memory already holds events the disk does not, so the process must
 // stop and replay.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -22,6 +22,14 @@ export interface LmdbLogOptions {
 }
 
 const FRAME_EVENTS_MAX_DEFAULT = 10_000;
+/**
+ * Records being committed at once. Each LMDB commit costs the event loop a fixed amount (lmdb-js queues
+ * every write batch as new async work), so a record per event-loop turn made many small commits under
+ * load. With two in flight (one being written while the last one's fsync finishes, as overlappingSync
+ * allows) events that arrive meanwhile wait and go out together in the next record: fewer, larger
+ * commits, and no more latency than the disk imposes anyway.
+ */
+const RECORDS_IN_FLIGHT_MAX = 2;
 /** Decoded records kept for random reads (lookups of older transactions), counted in events. */
 const FRAME_CACHE_EVENTS_MAX = 50_000;
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -150,6 +158,8 @@ export class LmdbLog implements EventLog {
 
   private seal(): void {
     if (this.pending.length === 0 || this.failure) return;
+    // Sealed again as soon as a record in flight is durable (advanceDurable), unless the frame is full.
+    if (this.inFlight.length >= RECORDS_IN_FLIGHT_MAX && this.pending.length < this.frameEventsMax) return;
     const events = this.pending;
     const firstSeq = this.sealedSeq + 1;
     const lastSeq = firstSeq + events.length - 1;
@@ -183,6 +193,7 @@ export class LmdbLog implements EventLog {
       waiter.resolve();
       for (const listener of this.commitListeners) listener(waiter.stats as CommitStats);
     }
+    if (this.pending.length > 0 && !this.sealScheduled) this.seal();
   }
 
   private failed(error: Error): void {
