@@ -1,9 +1,14 @@
 // The memory bench's worker, run with --expose-gc: opens the real LedgerRuntime on the given directory,
 // measures RSS after GC, then sends one transfer from an overdraft source to each of N distinct @names
-// (so N balances are created through the engine, each holding an amount), waits until the log and the
-// lookup store have caught up, collects garbage again and measures. Prints one JSON line.
+// (so N balances are created through the engine, each holding an amount), waits until the log, the
+// lookup store and the query index have caught up, collects garbage again and measures. Prints one
+// JSON line.
+//
+// It then writes a snapshot, so that a second run on the same directory measures a server restarted
+// from it: the balances then stay in the snapshot's bytes until touched (engine/balance-table.ts).
 //
 //   node --expose-gc dist/bench/memory-child.js <balances> <dataDir>
+//   node --expose-gc dist/bench/memory-child.js restart <dataDir>
 
 import fs from 'node:fs';
 import { LedgerRuntime } from '../bin/ledger-runtime.js';
@@ -27,6 +32,17 @@ export interface MemoryChildResult {
   loaded: MemorySnapshot;
 }
 
+export interface RestartResult {
+  balances: number;
+  startupMilliseconds: number;
+  restarted: MemorySnapshot;
+}
+
+/** Snapshots on request only: the bench writes one after creating the balances. */
+const SNAPSHOTS_ON_REQUEST = { every_events: 0, every_seconds: 0, keep: 1 };
+
+/** How long the index may take to catch up with the log after the balances are created. */
+const INDEX_CATCH_UP_MS = 10 * 60 * 1000;
 /** Transfers decided per turn before waiting for the log; one WAL record holds at most 10,000 events. */
 const CHUNK = 10_000;
 
@@ -70,11 +86,20 @@ function transferTo(destination: string): CreateTransactionCommand {
   });
 }
 
+async function restart(dataDir: string): Promise<void> {
+  const runtime = await LedgerRuntime.open({ dataDir, snapshots: SNAPSHOTS_ON_REQUEST });
+  const restarted = await snapshot();
+  const result: RestartResult = { balances: runtime.engine.state.balances.size, startupMilliseconds: runtime.startup.milliseconds, restarted };
+  await runtime.close();
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
 async function main(): Promise<void> {
   const [balancesText, dataDir] = process.argv.slice(2);
+  if (balancesText === 'restart' && dataDir) return restart(dataDir);
   const balances = Number(balancesText);
   if (!Number.isInteger(balances) || balances < 1 || !dataDir) throw new Error('usage: memory-child <balances> <dataDir>');
-  const runtime = await LedgerRuntime.open({ dataDir });
+  const runtime = await LedgerRuntime.open({ dataDir, snapshots: SNAPSHOTS_ON_REQUEST });
   const { engine } = runtime;
   // The source exists before the baseline, so the loaded state differs by the N destinations only.
   const first = engine.createTransaction(transferTo('@memory-warmup'));
@@ -93,11 +118,16 @@ async function main(): Promise<void> {
     await runtime.durable(lastSeq);
   }
   const createSeconds = (performance.now() - started) / 1000;
-  // Records waiting for the lookup store are memory a running server would have freed by now.
+  // Records waiting for the lookup store, and log records waiting for the index, are memory a running
+  // server would have freed by now: measure the server at rest.
   while (runtime.store.backlog > 0) await sleep(50);
+  if (runtime.query && !(await runtime.query.waitFor(runtime.log.durableSeq, INDEX_CATCH_UP_MS))) {
+    throw new Error(`the index did not catch up within ${INDEX_CATCH_UP_MS} ms`);
+  }
   const created = engine.state.balances.size;
   if (created < balances + 2) throw new Error(`expected at least ${balances + 2} balances, found ${created}`);
   const loaded = await snapshot();
+  await runtime.snapshotNow();
   await runtime.close();
   const result: MemoryChildResult = { balances, createSeconds, baseline, loaded };
   process.stdout.write(JSON.stringify(result) + '\n');

@@ -125,35 +125,52 @@ export class BalanceTable implements ReadonlyMap<string, BalanceRecord> {
   }
 }
 
-/** `indicator` + NUL + `currency` -> balance id, over the same two tiers. */
+/**
+ * (indicator, currency) -> balance id, over the same two tiers. Hot entries sit in one map per currency
+ * keyed by the indicator itself, so neither a lookup nor an entry needs a joined key string (a million
+ * `@name` balances held a million of them). As a map, it reads with joined keys, `indicator` + NUL +
+ * `currency` (currencies hold no NUL, so the last one splits them), which is how the state hash and the
+ * snapshot's table see it.
+ */
 export class IndicatorIndex implements ReadonlyMap<string, string> {
-  private readonly hot = new Map<string, string>();
+  private readonly hot = new Map<string, Map<string, string>>();
+  private hotCount = 0;
   private cold: ColdBalances | undefined;
 
   attachCold(cold: ColdBalances): void {
-    assert(this.hot.size === 0 && !this.cold, 'cold indicators attach to an empty index only');
+    assert(this.hotCount === 0 && !this.cold, 'cold indicators attach to an empty index only');
     this.cold = cold;
   }
 
-  get(key: string): string | undefined {
-    const hot = this.hot.get(key);
+  /** The id of the balance named `indicator` in `currency`. */
+  find(indicator: string, currency: string): string | undefined {
+    const hot = this.hot.get(currency)?.get(indicator);
     if (hot !== undefined || this.cold === undefined) return hot;
-    const position = this.cold.positionOfIndicator(key);
+    const position = this.cold.positionOfIndicator(joinedKey(indicator, currency));
     return position < 0 ? undefined : this.cold.idAt(position);
   }
 
-  has(key: string): boolean {
-    return this.hot.has(key) || (this.cold !== undefined && this.cold.positionOfIndicator(key) >= 0);
+  add(indicator: string, currency: string, balanceId: string): void {
+    let byIndicator = this.hot.get(currency);
+    if (!byIndicator) this.hot.set(currency, (byIndicator = new Map()));
+    const before = byIndicator.size;
+    byIndicator.set(indicator, balanceId);
+    const fresh = byIndicator.size === before + 1 && (this.cold === undefined || this.cold.positionOfIndicator(joinedKey(indicator, currency)) < 0);
+    assert(fresh, `indicator ${JSON.stringify(indicator)} taken twice in ${currency}`);
+    this.hotCount += 1;
   }
 
-  set(key: string, balanceId: string): void {
-    const before = this.hot.size;
-    this.hot.set(key, balanceId);
-    assert(this.hot.size === before + 1 && (this.cold === undefined || this.cold.positionOfIndicator(key) < 0), `indicator key ${JSON.stringify(key)} taken twice`);
+  get(key: string): string | undefined {
+    const [indicator, currency] = splitKey(key);
+    return this.find(indicator, currency);
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
   }
 
   get size(): number {
-    return this.hot.size + (this.cold?.indicatorCount ?? 0);
+    return this.hotCount + (this.cold?.indicatorCount ?? 0);
   }
 
   /** Every entry: the cold ones (in their table's order), then those added since. */
@@ -161,7 +178,9 @@ export class IndicatorIndex implements ReadonlyMap<string, string> {
     if (this.cold) {
       for (const [key, position] of this.cold.indicatorEntries()) yield [key, this.cold.idAt(position)];
     }
-    yield* this.hot.entries();
+    for (const [currency, byIndicator] of this.hot) {
+      for (const [indicator, balanceId] of byIndicator) yield [joinedKey(indicator, currency), balanceId];
+    }
   }
 
   *keys(): MapIterator<string> {
@@ -179,4 +198,14 @@ export class IndicatorIndex implements ReadonlyMap<string, string> {
   forEach(callback: (value: string, key: string, map: ReadonlyMap<string, string>) => void): void {
     for (const [key, value] of this.entries()) callback(value, key, this);
   }
+}
+
+/** `indicator` + NUL + `currency`: the joined form of an indicator key. */
+export function joinedKey(indicator: string, currency: string): string {
+  return indicator + '\u0000' + currency;
+}
+
+function splitKey(key: string): [string, string] {
+  const at = key.lastIndexOf('\u0000');
+  return at < 0 ? [key, ''] : [key.slice(0, at), key.slice(at + 1)];
 }

@@ -8,7 +8,7 @@ import type { LedgerEvent } from './events.js';
 import { indicatorKey, type LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
 import { PostingDraft } from './posting-draft.js';
-import { GENERAL_LEDGER_ID, type BalanceRecord, type MetaData, type TransactionRecord } from './records.js';
+import { EMPTY_META, GENERAL_LEDGER_ID, type BalanceRecord, type MetaData, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
 import { transactionHash } from './transaction-hash.js';
 
@@ -44,7 +44,7 @@ export class DecisionScope {
     }
     const existing = this.state.balanceByIndicator(name, currency) ?? this.createdByIndicator?.get(indicatorKey(name, currency));
     if (existing) return existing;
-    const balance = newBalance(this.ids.next('bln'), GENERAL_LEDGER_ID, currency, name, '', {}, this.now);
+    const balance = newBalance(this.ids.next('bln'), GENERAL_LEDGER_ID, currency, name, '', EMPTY_META, this.now);
     this.created.push(balance);
     (this.createdById ??= new Map()).set(balance.balance_id, balance);
     (this.createdByIndicator ??= new Map()).set(indicatorKey(name, currency), balance);

@@ -4,7 +4,7 @@
 // randomness or I/O, so the log replays to exactly the same state.
 
 import { assert } from './assert.js';
-import { BalanceTable, IndicatorIndex } from './balance-table.js';
+import { BalanceTable, IndicatorIndex, joinedKey } from './balance-table.js';
 import type { LedgerEvent, Posting } from './events.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
@@ -46,7 +46,7 @@ export class LedgerState {
   constructor(readonly transactions: TransactionStore) {}
 
   balanceByIndicator(indicator: string, currency: string): BalanceRecord | undefined {
-    const id = this.balanceIdByIndicator.get(indicatorKey(indicator, currency));
+    const id = this.balanceIdByIndicator.find(indicator, currency);
     return id === undefined ? undefined : this.balances.get(id);
   }
 
@@ -60,7 +60,7 @@ export class LedgerState {
 }
 
 export function indicatorKey(indicator: string, currency: string): string {
-  return indicator + '\u0000' + currency;
+  return joinedKey(indicator, currency);
 }
 
 export interface ApplyOptions {
@@ -99,7 +99,7 @@ function addBalance(state: LedgerState, balance: BalanceRecord): void {
   assert(state.ledgers.has(balance.ledger_id), `balance ${balance.balance_id} in unknown ledger`);
   // (add asserts the id is new, set that the indicator is.)
   state.balances.add(balance);
-  if (balance.indicator !== '') state.balanceIdByIndicator.set(indicatorKey(balance.indicator, balance.currency), balance.balance_id);
+  if (balance.indicator !== '') state.balanceIdByIndicator.add(balance.indicator, balance.currency, balance.balance_id);
   if (balance.identity_id !== '') {
     state.balancesPerIdentity.set(balance.identity_id, (state.balancesPerIdentity.get(balance.identity_id) ?? 0) + 1);
   }

@@ -3,6 +3,13 @@
 
 export type MetaData = Record<string, unknown>;
 
+/**
+ * The metadata of records created without any, shared by all of them. Metadata is never changed in
+ * place (an update replaces the object), and freezing makes any attempt fail loudly; sharing it spares
+ * a million auto-created balances a million empty objects.
+ */
+export const EMPTY_META: MetaData = Object.freeze({}) as MetaData;
+
 export const GENERAL_LEDGER_ID = 'general_ledger_id';
 
 export interface LedgerRecord {

@@ -6,6 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import type { BatchReport, ProjectorLimits } from './projector.js';
 import type { FromWorker, ProjectorWorkerSettings, ToWorker } from './projector-worker.js';
+import type { RecordBatch } from './pushed-records.js';
 
 /** Under the test runner the sources are TypeScript; built, they are JavaScript. */
 const WORKER_FILE = new URL(import.meta.url.endsWith('.ts') ? './projector-worker.ts' : './projector-worker.js', import.meta.url);
@@ -82,12 +83,16 @@ export class ProjectorThread {
     for (const waiter of this.seqWaiters.splice(0)) waiter.reject(error);
   }
 
-  /** The log is durable further: let the worker know (once per new seq). */
-  wake(): void {
+  /**
+   * The log is durable further: let the worker know (once per new seq), with the records that became
+   * durable if the caller has them (their buffer is transferred to the worker).
+   */
+  wake(batch?: RecordBatch): void {
     const seq = this.options.durableSeq();
     if (seq <= this.postedSeq || this.ending) return;
     this.postedSeq = seq;
-    this.post({ type: 'durable', seq });
+    if (batch) this.worker.postMessage({ type: 'durable', seq, batch } satisfies ToWorker, [batch.buffer]);
+    else this.post({ type: 'durable', seq });
   }
 
   /** Stops the worker after its current batch; its writer connection is closed when this resolves. */

@@ -3,7 +3,8 @@
 // the log's LMDB environment (lmdb-js shares one environment between the threads of a process) and the
 // index's writer connection; the main thread keeps the readers.
 //
-// From the main thread: {type:'durable', seq} (the log is durable up to seq), {type:'finish', minSeq}
+// From the main thread: {type:'durable', seq, batch?} (the log is durable up to seq; the batch carries
+// the records that became durable, see pushed-records.ts), {type:'finish', minSeq}
 // (build mode: catch up to at least minSeq, then close the file so it can be moved), {type:'stop'}.
 // To the main thread: ready, batch reports, errors, and stopped / finished / failed at the end.
 
@@ -11,6 +12,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import { IndexStore } from './index-store.js';
 import { Projector, type LogSource, type ProjectorLimits } from './projector.js';
+import { PushedRecords, type RecordBatch } from './pushed-records.js';
 
 export interface ProjectorWorkerSettings {
   walDir: string;
@@ -21,7 +23,7 @@ export interface ProjectorWorkerSettings {
   limits?: Partial<ProjectorLimits>;
 }
 
-export type ToWorker = { type: 'durable'; seq: number } | { type: 'finish'; minSeq: number } | { type: 'stop' };
+export type ToWorker = { type: 'durable'; seq: number; batch?: RecordBatch } | { type: 'finish'; minSeq: number } | { type: 'stop' };
 export type FromWorker =
   | { type: 'ready'; checkpoint: number }
   | { type: 'batch'; checkpoint: number; rows: number; events: number; milliseconds: number }
@@ -37,11 +39,12 @@ async function main(): Promise<void> {
   const send = (message: FromWorker): void => port.postMessage(message);
   const log = LmdbLog.open({ dir: settings.walDir });
   let durableSeq = settings.durableSeq;
+  const pushed = new PushedRecords();
   const source: LogSource = {
     get durableSeq() {
       return durableSeq;
     },
-    read: (fromSeq, toSeq) => log.read(fromSeq, toSeq),
+    read: (fromSeq, toSeq) => pushed.read(fromSeq, toSeq ?? durableSeq, (from, to) => log.read(from, to)),
   };
   const store = settings.build ? await IndexStore.openForBuild(settings.indexFile) : await IndexStore.openWriter(settings.indexFile);
   const projector = await Projector.create(store, source, {
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
   port.on('message', (message: ToWorker) => {
     switch (message.type) {
       case 'durable':
+        if (message.batch) pushed.push(message.batch);
         durableSeq = Math.max(durableSeq, message.seq);
         projector.wake();
         return;

@@ -36,7 +36,7 @@ export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
   slice_events_max: 500,
   slice_rows_max: 1_000,
   batch_rows_max: 50_000,
-  balance_cache_max: 100_000,
+  balance_cache_max: 50_000,
 };
 
 export interface BatchReport {

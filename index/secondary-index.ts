@@ -13,12 +13,14 @@
 
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
+import type { DurableRecord } from '../wal/lmdb-log.js';
 import { balanceAt } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
 import { Projector, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
 import { ProjectorThread } from './projector-thread.js';
+import { packRecords } from './pushed-records.js';
 import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
 import { compileSearch, type SearchRequest } from './search-compiler.js';
 import { runSearch } from './search-executor.js';
@@ -86,6 +88,8 @@ const COMMIT_MARKS_MAX = 10_000;
  * that needs fresh rows wakes the projector at once, so this never delays a reader.
  */
 export const INDEX_PACE_MS = 300;
+/** Bytes of durable records held for the projectors between wake-ups; past it they read the log. */
+const HELD_RECORD_BYTES_MAX = 32 * 1024 * 1024;
 
 const fromRow: Record<Collection, (row: SelectedRow) => IndexedRecord> = {
   ledgers: ledgerFromRow,
@@ -115,6 +119,9 @@ export class SecondaryIndex {
   private reindexStartedMs = 0;
   private closed = false;
   private paceTimer: NodeJS.Timeout | undefined;
+  /** Durable records not yet handed to the projectors (see pushed-records.ts). */
+  private heldRecords: Array<Required<DurableRecord>> = [];
+  private heldBytes = 0;
 
   private constructor(
     private readonly options: SecondaryIndexOptions,
@@ -135,8 +142,9 @@ export class SecondaryIndex {
 
   // ---- keeping up with the log ----
 
-  /** The log made more events durable. */
-  logDurable(): void {
+  /** The log made more events durable (`record`: the record that did, to hand to the projector). */
+  logDurable(record?: DurableRecord): void {
+    if (record) this.holdRecord(record);
     const seq = this.options.source.durableSeq;
     const last = this.commitMarks[this.commitMarks.length - 1];
     if (!last || last.seq < seq) {
@@ -152,11 +160,27 @@ export class SecondaryIndex {
     this.paceTimer.unref();
   }
 
+  /** Keeps a durable record until the projectors are next woken; past the cap they read the log instead. */
+  private holdRecord(record: DurableRecord): void {
+    const last = this.heldRecords[this.heldRecords.length - 1];
+    const bytes = record.bytes;
+    if (!bytes || (last && record.first_seq !== last.last_seq + 1) || this.heldBytes + bytes.length > HELD_RECORD_BYTES_MAX) {
+      this.heldRecords = [];
+      this.heldBytes = 0;
+      return;
+    }
+    this.heldRecords.push({ ...record, bytes });
+    this.heldBytes += bytes.length;
+  }
+
   private wakeProjectors(): void {
     clearTimeout(this.paceTimer);
     this.paceTimer = undefined;
-    this.projector.wake();
-    this.rebuild?.projector?.wake();
+    const records = this.heldRecords;
+    this.heldRecords = [];
+    this.heldBytes = 0;
+    this.projector.wake(records.length > 0 ? packRecords(records) : undefined);
+    this.rebuild?.projector?.wake(records.length > 0 ? packRecords(records) : undefined);
   }
 
   get checkpointSeq(): number {

@@ -36,6 +36,10 @@ const RESOLVED: Promise<void> = Promise.resolve();
 
 interface Deferred {
   lastSeq: number;
+  /** Seq of the record's first event (its key), once sealed. */
+  firstSeq?: number;
+  /** The record's bytes as written, handed to durable-record listeners (then dropped). */
+  record?: Buffer;
   /** Set when this record's own flush reported; it counts only once every earlier record has too. */
   flushed?: boolean;
   stats?: CommitStats;
@@ -53,6 +57,14 @@ function deferred(lastSeq: number): Deferred {
   });
   promise.catch(() => undefined); // failures are reported through onFatal; waiters may be gone
   return { lastSeq, promise, resolve, reject };
+}
+
+/** A log record that is on disk: its seq range and its bytes, exactly as stored under `first_seq`. */
+export interface DurableRecord {
+  first_seq: number;
+  last_seq: number;
+  /** Absent for a record sealed before any durable-record listener was registered. */
+  bytes?: Buffer;
 }
 
 export interface CommitStats {
@@ -80,6 +92,7 @@ export class LmdbLog implements EventLog {
   private readonly frameCache = new Map<number, DecodedFrame>();
   private frameCacheEvents = 0;
   private readonly sealListeners: Array<(lastSeq: number) => void> = [];
+  private readonly durableRecordListeners: Array<(record: DurableRecord) => void> = [];
 
   private constructor(options: LmdbLogOptions) {
     this.env = open({ path: options.dir, overlappingSync: true, separateFlushed: true, maxDbs: 4, mapSize: 1024 ** 3 });
@@ -151,6 +164,14 @@ export class LmdbLog implements EventLog {
     this.commitListeners.push(listener);
   }
 
+  /**
+   * Called with each record once it is durable, in log order: readers that follow the log (the index
+   * projector) can take the bytes from here instead of reading them back through LMDB's memory map.
+   */
+  onDurableRecord(listener: (record: DurableRecord) => void): void {
+    this.durableRecordListeners.push(listener);
+  }
+
   /** Called after each record is handed to LMDB with the seq of its last event. */
   onSeal(listener: (lastSeq: number) => void): void {
     this.sealListeners.push(listener);
@@ -170,6 +191,8 @@ export class LmdbLog implements EventLog {
     const record = encodeFrame({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
     this.lastChecksum = Buffer.from(record.subarray(0, 32));
     this.sealedSeq = lastSeq;
+    waiter.firstSeq = firstSeq;
+    if (this.durableRecordListeners.length > 0) waiter.record = record;
     this.inFlight.push(waiter);
     const started = performance.now();
     const written = this.records.put(firstSeq, record) as Promise<boolean> & { flushed?: Promise<unknown> };
@@ -191,6 +214,12 @@ export class LmdbLog implements EventLog {
       const waiter = this.inFlight.shift() as Deferred;
       this._durableSeq = waiter.lastSeq;
       waiter.resolve();
+      if (this.durableRecordListeners.length > 0) {
+        const durable: DurableRecord = { first_seq: waiter.firstSeq as number, last_seq: waiter.lastSeq };
+        if (waiter.record) durable.bytes = waiter.record;
+        waiter.record = undefined;
+        for (const listener of this.durableRecordListeners) listener(durable);
+      }
       for (const listener of this.commitListeners) listener(waiter.stats as CommitStats);
     }
     if (this.pending.length > 0 && !this.sealScheduled) this.seal();

@@ -1,0 +1,100 @@
+// The projector's queue of records pushed by the main thread: reading any range gives exactly the events
+// the log holds, taking them from pushed records where it can and from the log where it must (gaps,
+// records dropped past the cap, a range reaching past what was pushed), and a pushed record that does
+// not chain to the one before it is refused like a damaged log record.
+
+import t from 'tap';
+import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
+import { packRecords, PushedRecords } from '../index/pushed-records.js';
+import { CorruptRecordError, encodeFrame, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
+
+interface Record {
+  first_seq: number;
+  last_seq: number;
+  bytes: Buffer;
+}
+
+/** A log of `count` records holding 1 to 3 events each, and the events by seq. */
+function makeLog(count: number): { records: Record[]; events: LedgerEvent[] } {
+  const records: Record[] = [];
+  const events: LedgerEvent[] = [];
+  let previous = GENESIS_CHECKSUM;
+  let seq = 1;
+  for (let index = 0; index < count; index += 1) {
+    const frameEvents: LedgerEvent[] = Array.from({ length: 1 + (index % 3) }, (_, offset) => ({ type: 'ledger.created', at: 1000 + seq + offset }));
+    const bytes = encodeFrame({ first_seq: seq, prev_checksum: previous, events: frameEvents });
+    records.push({ first_seq: seq, last_seq: seq + frameEvents.length - 1, bytes });
+    events.push(...frameEvents);
+    previous = Buffer.from(bytes.subarray(0, 32));
+    seq += frameEvents.length;
+  }
+  return { records, events };
+}
+
+function fallbackFrom(events: LedgerEvent[], calls: Array<[number, number]>) {
+  return function* (fromSeq: number, toSeq: number): Generator<LoggedEvent> {
+    calls.push([fromSeq, toSeq]);
+    for (let seq = fromSeq; seq <= Math.min(toSeq, events.length); seq += 1) yield { seq, event: events[seq - 1] as LedgerEvent };
+  };
+}
+
+const ats = (logged: Iterable<LoggedEvent>): number[] => [...logged].map(({ seq, event }) => seq * 10_000 + event.at);
+const expected = (events: LedgerEvent[], from: number, to: number): number[] =>
+  events.slice(from - 1, to).map((event, index) => (from + index) * 10_000 + event.at);
+
+t.test('ranges come out whole, from pushed records and the log alike', async (t) => {
+  const { records, events } = makeLog(30);
+  const last = events.length;
+  for (const [from, to] of [[1, last], [5, 17], [2, 2], [last - 3, last + 10]] as Array<[number, number]>) {
+    const queue = new PushedRecords();
+    // Push only the middle third: the start and the end must come from the log.
+    queue.push(packRecords(records.slice(10, 20)));
+    const calls: Array<[number, number]> = [];
+    t.same(ats(queue.read(from, to, fallbackFrom(events, calls))), expected(events, from, Math.min(to, last)), `events ${from}..${to}`);
+  }
+});
+
+t.test('pushed records are used, and let go once passed', async (t) => {
+  const { records, events } = makeLog(12);
+  const queue = new PushedRecords();
+  queue.push(packRecords(records));
+  const calls: Array<[number, number]> = [];
+  t.same(ats(queue.read(1, 8, fallbackFrom(events, calls))), expected(events, 1, 8));
+  t.same(calls, [], 'nothing read from the log');
+  const before = queue.bytes;
+  t.same(ats(queue.read(9, events.length, fallbackFrom(events, calls))), expected(events, 9, events.length));
+  t.ok(queue.bytes < before, 'passed records are freed');
+  t.same(calls, [], 'still nothing from the log');
+  t.same(ats(queue.read(3, 6, fallbackFrom(events, calls))), expected(events, 3, 6), 'reading again (a rolled back batch) goes to the log');
+  t.same(calls, [[3, 6]]);
+});
+
+t.test('past the cap the oldest records are dropped and read from the log instead', async (t) => {
+  const { records, events } = makeLog(20);
+  const recordBytes = records[0]!.bytes.length;
+  const queue = new PushedRecords(recordBytes * 5);
+  queue.push(packRecords(records.slice(0, 10)));
+  queue.push(packRecords(records.slice(10)));
+  const calls: Array<[number, number]> = [];
+  t.same(ats(queue.read(1, events.length, fallbackFrom(events, calls))), expected(events, 1, events.length));
+  t.equal(calls.length, 1, 'one stretch from the log');
+  t.equal(calls[0]![0], 1, 'starting at the beginning');
+});
+
+t.test('a gap in what was pushed starts the queue over', async (t) => {
+  const { records, events } = makeLog(10);
+  const queue = new PushedRecords();
+  queue.push(packRecords(records.slice(0, 3)));
+  queue.push(packRecords(records.slice(5)));
+  const calls: Array<[number, number]> = [];
+  t.same(ats(queue.read(1, events.length, fallbackFrom(events, calls))), expected(events, 1, events.length));
+  t.same(calls, [[1, records[4]!.last_seq]], 'the part before the restart comes from the log');
+});
+
+t.test('a pushed record that does not chain to the one before it is refused', async (t) => {
+  const { records, events } = makeLog(4);
+  const queue = new PushedRecords();
+  const forged = { ...records[2]!, bytes: encodeFrame({ first_seq: records[2]!.first_seq, prev_checksum: Buffer.alloc(32, 7), events: [{ type: 'ledger.created', at: 1 }, { type: 'ledger.created', at: 2 }, { type: 'ledger.created', at: 3 }] }) };
+  queue.push(packRecords([records[0]!, records[1]!, forged, records[3]!]));
+  t.throws(() => [...queue.read(1, events.length, fallbackFrom(events, []))], CorruptRecordError);
+});
