@@ -154,7 +154,7 @@ export class LedgerRuntime implements LedgerCore {
         walDir: LmdbLog.directoryIn(options.dataDir),
         source: log,
       });
-      log.onCommit(() => runtime.index?.logDurable());
+      log.onDurableRecord((record) => runtime.index?.logDurable(record));
     }
     runtime.queue.kick();
     runtime.timers.start();
