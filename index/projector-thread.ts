@@ -4,12 +4,12 @@
 // again from its checkpoint after a pause.
 
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../wal/worker-file.js';
 import type { BatchReport, ProjectorLimits } from './projector.js';
 import type { FromWorker, ProjectorWorkerSettings, ToWorker } from './projector-worker.js';
 import type { RecordBatch } from './pushed-records.js';
 
-/** Under the test runner the sources are TypeScript; built, they are JavaScript. */
-const WORKER_FILE = new URL(import.meta.url.endsWith('.ts') ? './projector-worker.ts' : './projector-worker.js', import.meta.url);
+const WORKER = workerEntry(import.meta.url, 'projector-worker');
 const RESTART_DELAY_MS = 1_000;
 /**
  * The projector allocates a lot of short-lived objects (decoded events, rows, JSON); a larger young
@@ -135,7 +135,7 @@ export class ProjectorThread {
     };
     this.postedSeq = settings.durableSeq;
     this.exited = false;
-    this.worker = new Worker(WORKER_FILE, { workerData: settings, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: OLD_GENERATION_MB } });
+    this.worker = new Worker(WORKER.file, { workerData: settings, execArgv: WORKER.execArgv, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: OLD_GENERATION_MB } });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
       this.worker.on('message', (message: FromWorker) => {

@@ -4,14 +4,15 @@
 // no per-commit work beyond comparing two numbers. Snapshots are an accelerator for start-up, not part
 // of the write path: a failed job is logged, the server keeps serving, and the next trigger tries again.
 
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../wal/worker-file.js';
 import { newCrashCounter } from './crash-points.js';
 import { listSnapshots, snapshotDirectoryIn } from './snapshot-directory.js';
 import type { SnapshotInfo, SnapshotSchedule, ToMain, WorkerConfig } from './snapshot-messages.js';
 
 export type { SnapshotInfo, SnapshotSchedule } from './snapshot-messages.js';
+
+const WORKER = workerEntry(import.meta.url, 'snapshot-worker');
 
 /**
  * Production defaults. A replay runs at a few hundred thousand events a second, so a snapshot every
@@ -120,7 +121,7 @@ export class SnapshotService {
     const config: WorkerConfig = {
       dataDir: this.options.dataDir, targetSeq, keep: this.options.schedule.keep, reason, crashCounter: this.crashCounter,
     };
-    const worker = new Worker(workerFile(), { workerData: config });
+    const worker = new Worker(WORKER.file, { workerData: config, execArgv: WORKER.execArgv });
     // A job must never keep a stopping server alive.
     worker.unref();
     const done = new Promise<SnapshotInfo | undefined>((resolve, reject) => {
@@ -163,8 +164,3 @@ export class SnapshotService {
   }
 }
 
-/** The worker's module beside this one: .js when built, .ts when the tests run the sources. */
-function workerFile(): URL {
-  const here = fileURLToPath(import.meta.url);
-  return new URL('./snapshot-worker' + path.extname(here), import.meta.url);
-}
