@@ -20,8 +20,8 @@
 import type { BalanceTable, ColdBalances } from '../engine/balance-table.js';
 import { indicatorKey } from '../engine/ledger-state.js';
 import type { BalanceRecord } from '../engine/records.js';
-import { idRange, readBalance, readBalanceId, writeBalance } from './balance-codec.js';
-import { ByteWriter } from './byte-writer.js';
+import { idRange, readBalance, readBalanceId, writeBalance } from '../wal/balance-codec.js';
+import { ByteWriter } from '../wal/byte-writer.js';
 
 const MAGIC = Buffer.from('FBALTAB1', 'ascii');
 const TRAILER_VERSION = 1;

@@ -1,15 +1,20 @@
 // The bytes of one log record. A record (a "frame") holds the events of one group commit:
 //
-//   [ 32-byte SHA-256 of the payload ][ payload = msgpack { first_seq, prev_checksum, events } ]
+//   [ 32-byte SHA-256 of the payload ][ payload ]
+//   payload, format 2:  u8 0xF2, f64 first_seq, 32-byte prev_checksum, u32 event count, events
+//                       (event-codec.ts)
+//   payload, format 1:  msgpack { first_seq, prev_checksum, events }   (read, no longer written)
 //
 // The leading checksum lets a reader reject a damaged record on its own; `prev_checksum` (the previous
 // record's checksum, zeros for the first) chains the records so a verifier can tell that none was
-// altered, dropped or reordered. Events are self-describing msgpack with bigint support, so a record
-// decodes without any outside schema.
+// altered, dropped or reordered. A format-1 payload is a msgpack map, which never starts with the byte
+// 0xF2 (a negative integer in msgpack), so the first byte tells the formats apart.
 
 import { createHash } from 'node:crypto';
-import { Packr, Unpackr } from 'msgpackr';
+import { Unpackr } from 'msgpackr';
 import type { LedgerEvent } from '../engine/events.js';
+import { ByteReader, ByteWriter } from './byte-writer.js';
+import { readEvent, writeEvent } from './event-codec.js';
 
 export const CHECKSUM_BYTES = 32;
 export const GENESIS_CHECKSUM: Buffer = Buffer.alloc(CHECKSUM_BYTES);
@@ -33,16 +38,26 @@ export class CorruptRecordError extends Error {
   }
 }
 
-const packr = new Packr({ useRecords: true, useBigIntExtension: true });
+const FORMAT_2 = 0xf2;
+/** Format-1 records (msgpack) are still read. */
 const unpackr = new Unpackr({ useRecords: true, useBigIntExtension: true });
+const ZERO_CHECKSUM = Buffer.alloc(CHECKSUM_BYTES);
+/** Reused for every record: one growing buffer instead of one per record. */
+const writer = new ByteWriter(256 * 1024);
 
 export function encodeFrame(frame: Frame): Buffer {
-  const payload = packr.pack({ first_seq: frame.first_seq, prev_checksum: frame.prev_checksum, events: frame.events });
-  const record = Buffer.allocUnsafe(CHECKSUM_BYTES + payload.length);
-  createHash('sha256').update(payload).digest().copy(record, 0);
-  payload.copy(record, CHECKSUM_BYTES);
+  writer.reset();
+  writer.raw(ZERO_CHECKSUM); // room for the checksum, filled in below
+  writer.u8(FORMAT_2);
+  writer.f64(frame.first_seq);
+  writer.raw(frame.prev_checksum);
+  writer.u32(frame.events.length);
+  for (const event of frame.events) writeEvent(writer, event);
+  const record = Buffer.from(writer.bytes());
+  createHash('sha256').update(record.subarray(CHECKSUM_BYTES)).digest().copy(record, 0);
   return record;
 }
+
 
 /** The checksum stored at the front of an encoded record. */
 export function checksumOf(record: Uint8Array): Buffer {
@@ -58,7 +73,7 @@ export function decodeFrame(recordKey: number, record: Uint8Array): DecodedFrame
   if (!actual.equals(stored)) throw new CorruptRecordError(recordKey, 'checksum mismatch');
   let decoded: Frame;
   try {
-    decoded = unpackr.unpack(payload) as Frame;
+    decoded = payload[0] === FORMAT_2 ? readFormat2(payload) : (unpackr.unpack(payload) as Frame);
   } catch (error) {
     throw new CorruptRecordError(recordKey, `undecodable payload (${(error as Error).message})`);
   }
@@ -72,4 +87,15 @@ export function decodeFrame(recordKey: number, record: Uint8Array): DecodedFrame
     checksum: Buffer.from(stored),
     last_seq: decoded.first_seq + decoded.events.length - 1,
   };
+}
+
+function readFormat2(payload: Buffer): Frame {
+  const input = new ByteReader(payload, 1);
+  const firstSeq = input.f64();
+  const prevChecksum = input.bytes(CHECKSUM_BYTES);
+  const count = input.u32();
+  const events: LedgerEvent[] = new Array(count);
+  for (let index = 0; index < count; index += 1) events[index] = readEvent(input);
+  if (input.position !== payload.length) throw new Error(`${payload.length - input.position} bytes after the last event`);
+  return { first_seq: firstSeq, prev_checksum: prevChecksum, events };
 }

@@ -1,4 +1,5 @@
-// One balance record as bytes, for the snapshot's balance table (cold-balances.ts):
+// One balance record as bytes, for log records (event-codec.ts) and the snapshot's balance table
+// (snapshots/cold-balances.ts):
 //
 //   balance_id, ledger_id, identity_id, indicator, currency   u16 length + UTF-8 each (id first, so the
 //                                                             id index can compare ids in place)
@@ -11,7 +12,7 @@
 // order the keys were written in, which the API keeps and the hash must ignore).
 
 import { Packr, Unpackr } from 'msgpackr';
-import type { BalanceRecord, MetaData } from '../engine/records.js';
+import { EMPTY_META, type BalanceRecord, type MetaData } from '../engine/records.js';
 import { ByteReader, type ByteWriter } from './byte-writer.js';
 
 const AMOUNT_ZERO = 0;
@@ -55,7 +56,7 @@ function writeMeta(out: ByteWriter, meta: MetaData): void {
 }
 
 /** Amounts of any size: zero in one byte, anything within 64 bits in nine, beyond that as hex digits. */
-function writeAmount(out: ByteWriter, amount: bigint): void {
+export function writeAmount(out: ByteWriter, amount: bigint): void {
   if (amount === 0n) {
     out.u8(AMOUNT_ZERO);
     return;
@@ -71,7 +72,7 @@ function writeAmount(out: ByteWriter, amount: bigint): void {
   out.shortString(magnitude.toString(16));
 }
 
-function readAmount(input: ByteReader): bigint {
+export function readAmount(input: ByteReader): bigint {
   const tag = input.u8();
   switch (tag) {
     case AMOUNT_ZERO:
@@ -91,7 +92,11 @@ function readAmount(input: ByteReader): bigint {
 
 /** Decodes the record that starts at `offset`. */
 export function readBalance(bytes: Buffer, offset: number): BalanceRecord {
-  const input = new ByteReader(bytes, offset);
+  return readBalanceAt(new ByteReader(bytes, offset));
+}
+
+/** Decodes the record at the reader's position and moves past it. */
+export function readBalanceAt(input: ByteReader): BalanceRecord {
   const record: BalanceRecord = {
     balance_id: input.shortString(),
     ledger_id: input.shortString(),
@@ -104,7 +109,7 @@ export function readBalance(bytes: Buffer, offset: number): BalanceRecord {
     inflight_debit_balance: readAmount(input),
     version: input.f64(),
     created_at: input.f64(),
-    meta_data: {},
+    meta_data: EMPTY_META,
   };
   const metaLength = input.u32();
   if (metaLength > 0) record.meta_data = metaUnpackr.unpack(input.bytes(metaLength)) as MetaData;
