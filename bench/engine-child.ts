@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     harness = { engine, durable: (seq) => log.durable(seq), close: async () => undefined };
   } else {
     if (!dataDir) throw new Error('lmdb mode needs a data directory');
-    const runtime = await LedgerRuntime.open({ dataDir });
+    const runtime = await LedgerRuntime.open({ dataDir, index: false });
     runtime.onCommit((stats) => {
       if (!counting) return;
       commits += 1;

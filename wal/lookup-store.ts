@@ -44,7 +44,8 @@ interface Generation {
   /** Key of the log record these puts came from (the seq of its first event). */
   frameKey: number;
   lastSeq: number;
-  records: Map<string, TransactionRecord>;
+  /** In put order; a transaction put twice appears twice (the later put wins when written). */
+  records: TransactionRecord[];
 }
 
 interface Position {
@@ -62,7 +63,7 @@ export class LmdbTransactionStore implements TransactionStore {
   private readonly overlay = new Map<string, TransactionRecord>();
   private readonly referenceOverlay = new Map<string, string>();
   /** Puts since the log last sealed a record, then one generation per sealed record. */
-  private unsealed = new Map<string, TransactionRecord>();
+  private unsealed: TransactionRecord[] = [];
   private readonly generations: Generation[] = [];
   private sealedSeq = 0;
   private durableSeq = 0;
@@ -114,16 +115,16 @@ export class LmdbTransactionStore implements TransactionStore {
     if (this.muted) return;
     this.overlay.set(record.transaction_id, record);
     this.referenceOverlay.set(record.reference, record.transaction_id);
-    this.unsealed.set(record.transaction_id, record);
+    this.unsealed.push(record);
   }
 
   /** The log sealed a record ending at `lastSeq`: every put since the last seal came from its events. */
   sealed(lastSeq: number): void {
     const frameKey = this.sealedSeq + 1;
     this.sealedSeq = lastSeq;
-    if (this.unsealed.size === 0) return;
+    if (this.unsealed.length === 0) return;
     this.generations.push({ frameKey, lastSeq, records: this.unsealed });
-    this.unsealed = new Map();
+    this.unsealed = [];
   }
 
   /** The log is durable up to `seq`: the generations it covers may be written. */
@@ -141,25 +142,33 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 
   private writeEligible(): void {
-    const batch = new Map<string, { record: TransactionRecord; frameKey: number }>();
+    const written: Generation[] = [];
     let lastSeq = this._checkpoint;
     while (this.generations.length > 0 && (this.generations[0] as Generation).lastSeq <= this.durableSeq) {
       const generation = this.generations.shift() as Generation;
-      for (const [id, record] of generation.records) batch.set(id, { record, frameKey: generation.frameKey });
+      written.push(generation);
       lastSeq = generation.lastSeq;
     }
-    if (batch.size === 0) {
+    if (written.length === 0) {
       // Every record from events up to the durable seq is written; events without records count too.
       this.advanceCheckpoint(this.durableSeq);
       return;
     }
+    // Positions go in put order, so a transaction put more than once ends at its newest record.
     const positions: Position[] = [];
-    for (const [id, { record, frameKey }] of batch) positions.push({ transactionId: id, reference: record.reference, frameKey });
+    for (const generation of written) {
+      for (const record of generation.records) {
+        positions.push({ transactionId: record.transaction_id, reference: record.reference, frameKey: generation.frameKey });
+      }
+    }
     this.writing = this.writeBatch(positions, lastSeq).then(() => {
-      for (const [id, { record }] of batch) {
-        if (this.overlay.get(id) === record) this.overlay.delete(id);
-        if (this.referenceOverlay.get(record.reference) === id && !this.overlay.has(id)) {
-          this.referenceOverlay.delete(record.reference);
+      for (const generation of written) {
+        for (const record of generation.records) {
+          const id = record.transaction_id;
+          if (this.overlay.get(id) === record) this.overlay.delete(id);
+          if (this.referenceOverlay.get(record.reference) === id && !this.overlay.has(id)) {
+            this.referenceOverlay.delete(record.reference);
+          }
         }
       }
       this.writing = undefined;
