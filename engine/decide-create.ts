@@ -4,7 +4,7 @@
 
 import { canonicalJson } from './canonical-json.js';
 import type { CreateTransactionCommand, ShareCommand } from './commands.js';
-import { newTransaction, type DecisionScope } from './decision-scope.js';
+import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
 import { processPending } from './process-pending.js';
 import type { SplitShare, TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
@@ -51,9 +51,10 @@ export function decideCreate(scope: DecisionScope, command: CreateTransactionCom
 function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, batchId: string | undefined): TransactionRecord | Rejection {
   const sides = resolveSides(scope, command);
   if ('code' in sides) return sides;
-  const reference = command.reference !== '' ? command.reference : scope.ids.next('ref');
+  const ids = newTransactionIds(scope.ids);
+  const reference = command.reference !== '' ? command.reference : ids.reference;
   const record = newTransaction({
-    transaction_id: scope.ids.next('txn'),
+    transaction_id: ids.transaction_id,
     source: sides.source,
     destination: sides.destination,
     reference,

@@ -3,7 +3,7 @@
 // transaction in the hold's source mailbox; synchronous, it is carried out at once.
 
 import type { InflightActionCommand } from './commands.js';
-import { newTransaction, type DecisionScope } from './decision-scope.js';
+import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
 import { holdActionRefusal, processPending } from './process-pending.js';
 import { isSplit, mailboxBalanceOf, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
@@ -18,11 +18,10 @@ export function decideInflightAction(scope: DecisionScope, command: InflightActi
   const refusal = refusalFor(scope, hold, command);
   if (refusal) return rejected(refusal);
   const child = newTransaction({
-    transaction_id: scope.ids.next('txn'),
+    ...newTransactionIds(scope.ids),
     parent_transaction: hold.transaction_id,
     source: mailboxBalanceOf(hold),
     destination: hold.destination,
-    reference: scope.ids.next('ref'),
     currency: hold.currency,
     precise_amount: command.action === 'commit' ? command.precise_amount : 0n,
     precision: hold.precision,

@@ -8,7 +8,7 @@ import type { LedgerEvent } from './events.js';
 import { indicatorKey, type LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
 import { PostingDraft } from './posting-draft.js';
-import { EMPTY_META, GENERAL_LEDGER_ID, type BalanceRecord, type MetaData, type TransactionRecord } from './records.js';
+import { EMPTY_META, GENERAL_LEDGER_ID, generatedReference, type BalanceRecord, type MetaData, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
 import { transactionHash } from './transaction-hash.js';
 
@@ -125,25 +125,48 @@ export function newBalance(
   };
 }
 
-/** A new transaction record with its hash; everything not given takes its "none" value. */
+/** A new transaction id and the reference generated from it. */
+export function newTransactionIds(ids: IdSource): { transaction_id: string; reference: string } {
+  const transactionId = ids.next('txn');
+  return { transaction_id: transactionId, reference: generatedReference(transactionId) };
+}
+
+/** Optional fields of a new record, in the order they are added (the log's decoder uses the same). */
+const OPTIONAL_FIELDS = ['batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action'] as const;
+
+/**
+ * A new transaction record with its hash; everything not given takes its "none" value. Fields come in
+ * one fixed order whatever order the caller names them in, and an optional field given as undefined is
+ * left out, so a record read back from the log (wal/event-codec.ts) is the same object, key for key.
+ */
 export function newTransaction(
   fields: Pick<TransactionRecord, 'transaction_id' | 'source' | 'destination' | 'reference' | 'currency' | 'precise_amount' | 'precision'>
     & Partial<TransactionRecord>,
   now: number,
 ): TransactionRecord {
-  return {
-    parent_transaction: '',
-    description: '',
-    status: 'QUEUED',
-    allow_overdraft: false,
-    inflight: false,
-    skip_queue: false,
-    created_at: now,
-    inflight_expiry_date: 0,
-    inflight_commit_date: 0,
-    scheduled_for: 0,
-    meta_data: {},
-    ...fields,
+  const record: TransactionRecord = {
+    parent_transaction: fields.parent_transaction ?? '',
+    description: fields.description ?? '',
+    status: fields.status ?? 'QUEUED',
+    allow_overdraft: fields.allow_overdraft ?? false,
+    inflight: fields.inflight ?? false,
+    skip_queue: fields.skip_queue ?? false,
+    created_at: fields.created_at ?? now,
+    inflight_expiry_date: fields.inflight_expiry_date ?? 0,
+    inflight_commit_date: fields.inflight_commit_date ?? 0,
+    scheduled_for: fields.scheduled_for ?? 0,
+    meta_data: fields.meta_data ?? EMPTY_META,
+    transaction_id: fields.transaction_id,
+    source: fields.source,
+    destination: fields.destination,
+    reference: fields.reference,
+    currency: fields.currency,
+    precise_amount: fields.precise_amount,
+    precision: fields.precision,
     hash: transactionHash(fields),
   };
+  for (const field of OPTIONAL_FIELDS) {
+    if (fields[field] !== undefined) (record as unknown as Record<string, unknown>)[field] = fields[field];
+  }
+  return record;
 }

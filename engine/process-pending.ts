@@ -7,7 +7,7 @@
 // A refund is an ordinary transfer (or split) in the reverse direction, so it needs nothing special here.
 
 import type { DecisionScope } from './decision-scope.js';
-import { newTransaction } from './decision-scope.js';
+import { newTransaction, newTransactionIds } from './decision-scope.js';
 import { commitPostings, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
 import { heldAmount, isSplit, type RejectionInfo, type SplitShare, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
@@ -43,11 +43,10 @@ function processSplit(scope: DecisionScope, parent: TransactionRecord): Transact
   const destinations = sharesOf(parent.destinations, parent.destination, parent.precise_amount);
   const flows = pairShares(sources.map((share) => share.precise_amount), destinations.map((share) => share.precise_amount));
   const legs = flows.map((flow) => newTransaction({
-    transaction_id: scope.ids.next('txn'),
+    ...newTransactionIds(scope.ids),
     parent_transaction: parent.transaction_id,
     source: (sources[flow.sourceIndex] as SplitShare).balance_id,
     destination: (destinations[flow.destinationIndex] as SplitShare).balance_id,
-    reference: scope.ids.next('ref'),
     currency: parent.currency,
     precise_amount: flow.amount,
     precision: parent.precision,
@@ -124,12 +123,11 @@ function processSplitHoldAction(scope: DecisionScope, action: TransactionRecord,
     const leg = scope.transaction(legId);
     if (!leg || leg.status !== 'INFLIGHT') continue;
     const legAction = newTransaction({
-      transaction_id: scope.ids.next('txn'),
+      ...newTransactionIds(scope.ids),
       parent_transaction: leg.transaction_id,
       source: leg.source,
       destination: leg.destination,
-      reference: scope.ids.next('ref'),
-      currency: leg.currency,
+        currency: leg.currency,
       precise_amount: 0n,
       precision: leg.precision,
       description: leg.description,

@@ -12,6 +12,28 @@ export const EMPTY_META: MetaData = Object.freeze({}) as MetaData;
 
 export const GENERAL_LEDGER_ID = 'general_ledger_id';
 
+const TRANSACTION_ID_PREFIX = 'txn_';
+const GENERATED_REFERENCE_PREFIX = 'ref_';
+
+/**
+ * The reference Folio gives a transaction recorded without one: `ref_` and the same UUID as its id.
+ * Being derived from the id, it needs no index of its own: the lookups find it through the id (see
+ * wal/lookup-store.ts), which spares an index entry for most transactions.
+ */
+export function generatedReference(transactionId: string): string {
+  return GENERATED_REFERENCE_PREFIX + transactionId.slice(TRANSACTION_ID_PREFIX.length);
+}
+
+/** The id a reference would belong to if Folio generated it, or undefined when it cannot be one. */
+export function idOfGeneratedReference(reference: string): string | undefined {
+  return reference.startsWith(GENERATED_REFERENCE_PREFIX) ? TRANSACTION_ID_PREFIX + reference.slice(GENERATED_REFERENCE_PREFIX.length) : undefined;
+}
+
+/** Whether the record's reference is the one generated from its id. */
+export function hasGeneratedReference(record: { transaction_id: string; reference: string }): boolean {
+  return record.transaction_id.startsWith(TRANSACTION_ID_PREFIX) && record.reference === generatedReference(record.transaction_id);
+}
+
 export interface LedgerRecord {
   ledger_id: string;
   name: string;

@@ -55,6 +55,7 @@ const TRANSACTION_FIELDS = {
   allow_overdraft: 'fixed', inflight: 'fixed', skip_queue: 'fixed', created_at: 'fixed', inflight_expiry_date: 'fixed',
   inflight_commit_date: 'fixed', scheduled_for: 'fixed', meta_data: 'fixed',
   batch_id: 'slot', committed_amount: 'slot',
+  // Blob fields in the order newTransaction adds them, so decoded records keep its key order.
   rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob',
 } as const satisfies Record<keyof TransactionRecord, 'fixed' | 'slot' | 'blob'>;
 const BLOB_TRANSACTION_FIELDS = (Object.keys(TRANSACTION_FIELDS) as Array<keyof TransactionRecord>).filter((field) => TRANSACTION_FIELDS[field] === 'blob');

@@ -2,7 +2,8 @@
 //
 // The log already holds every version of every transaction record, so the lookups store positions, not
 // copies: id -> the key of the log record (frame) holding the transaction's newest version, and
-// reference -> id. Reading an older transaction decodes its frame (recently read frames are cached by
+// reference -> id for references the client chose. A reference Folio generated is derived from the id
+// (engine/records.ts: generatedReference), so it is found through the id and needs no entry of its own. Reading an older transaction decodes its frame (recently read frames are cached by
 // the log). This keeps the per-transaction cost of the lookups to two small keys.
 //
 // The log is the only thing on the acknowledgement path. Lookups are written behind it: apply puts full
@@ -15,7 +16,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { TransactionStore } from '../engine/ports.js';
-import type { TransactionRecord } from '../engine/records.js';
+import { hasGeneratedReference, idOfGeneratedReference, type TransactionRecord } from '../engine/records.js';
 import type { DecodedFrame } from './frame-codec.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
@@ -50,7 +51,8 @@ interface Generation {
 
 interface Position {
   transactionId: string;
-  reference: string;
+  /** Undefined when the reference is the one generated from the id (it has no entry of its own). */
+  reference: string | undefined;
   frameKey: number;
 }
 
@@ -107,14 +109,19 @@ export class LmdbTransactionStore implements TransactionStore {
 
   idForReference(reference: string): string | undefined {
     const fresh = this.referenceOverlay.get(reference);
-    if (fresh !== undefined || !fitsKey(reference)) return fresh;
-    return this.idByReference.get(reference);
+    if (fresh !== undefined) return fresh;
+    const generatedFor = idOfGeneratedReference(reference);
+    if (generatedFor !== undefined && this.overlay.get(generatedFor)?.reference === reference) return generatedFor;
+    if (!fitsKey(reference)) return undefined;
+    const stored = this.idByReference.get(reference);
+    if (stored !== undefined || generatedFor === undefined) return stored;
+    return this.get(generatedFor)?.reference === reference ? generatedFor : undefined;
   }
 
   put(record: TransactionRecord): void {
     if (this.muted) return;
     this.overlay.set(record.transaction_id, record);
-    this.referenceOverlay.set(record.reference, record.transaction_id);
+    if (!hasGeneratedReference(record)) this.referenceOverlay.set(record.reference, record.transaction_id);
     this.unsealed.push(record);
   }
 
@@ -158,7 +165,7 @@ export class LmdbTransactionStore implements TransactionStore {
     const positions: Position[] = [];
     for (const generation of written) {
       for (const record of generation.records) {
-        positions.push({ transactionId: record.transaction_id, reference: record.reference, frameKey: generation.frameKey });
+        positions.push({ transactionId: record.transaction_id, reference: clientReference(record), frameKey: generation.frameKey });
       }
     }
     this.writing = this.writeBatch(positions, lastSeq).then(() => {
@@ -184,7 +191,7 @@ export class LmdbTransactionStore implements TransactionStore {
   private writeBatch(positions: Iterable<Position>, lastSeq: number): Promise<void> {
     for (const position of positions) {
       void this.positions.put(position.transactionId, position.frameKey);
-      void this.idByReference.put(position.reference, position.transactionId);
+      if (position.reference !== undefined) void this.idByReference.put(position.reference, position.transactionId);
     }
     return this.meta.put(CHECKPOINT_KEY, lastSeq).then(() => this.advanceCheckpoint(lastSeq));
   }
@@ -206,7 +213,7 @@ export class LmdbTransactionStore implements TransactionStore {
       if (frame.last_seq <= this._checkpoint) continue;
       for (const event of frame.events) {
         for (const record of event.transactions ?? []) {
-          batch.push({ transactionId: record.transaction_id, reference: record.reference, frameKey: frame.first_seq });
+          batch.push({ transactionId: record.transaction_id, reference: clientReference(record), frameKey: frame.first_seq });
         }
       }
       lastSeq = frame.last_seq;
@@ -290,6 +297,11 @@ export class LmdbTransactionStore implements TransactionStore {
     }
     await this.env.close();
   }
+}
+
+/** The reference to index, unless it is the one generated from the id. */
+function clientReference(record: TransactionRecord): string | undefined {
+  return hasGeneratedReference(record) ? undefined : record.reference;
 }
 
 function fitsKey(key: string): boolean {
