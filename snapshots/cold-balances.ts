@@ -89,18 +89,11 @@ export class ColdBalanceTable implements ColdBalances {
 
   positionOf(balanceId: string): number {
     const query = Buffer.from(balanceId, 'utf8');
-    let low = 0;
-    let high = this.count - 1;
-    while (low <= high) {
-      const middle = (low + high) >>> 1;
-      const position = this.idOrderAt(middle);
-      const [start, end] = idRange(this.region, this.recordOffset(position));
-      const order = query.compare(this.region, start, end);
-      if (order === 0) return position;
-      if (order < 0) high = middle - 1;
-      else low = middle + 1;
-    }
-    return -1;
+    const index = sortedIndexOf(this.count, (at) => {
+      const [start, end] = idRange(this.region, this.recordOffset(this.idOrderAt(at)));
+      return query.compare(this.region, start, end);
+    });
+    return index < 0 ? -1 : this.idOrderAt(index);
   }
 
   /** The bytes of the i-th indicator key in key order. */
@@ -118,16 +111,8 @@ export class ColdBalanceTable implements ColdBalances {
 
   positionOfIndicator(key: string): number {
     const query = Buffer.from(key, 'utf8');
-    let low = 0;
-    let high = this.indicatorCount - 1;
-    while (low <= high) {
-      const middle = (low + high) >>> 1;
-      const order = query.compare(this.indicatorKeyBytes(middle));
-      if (order === 0) return this.indicatorPositionAt(middle);
-      if (order < 0) high = middle - 1;
-      else low = middle + 1;
-    }
-    return -1;
+    const index = sortedIndexOf(this.indicatorCount, (at) => query.compare(this.indicatorKeyBytes(at)));
+    return index < 0 ? -1 : this.indicatorPositionAt(index);
   }
 
   *indicatorEntries(): Iterable<[string, number]> {
@@ -135,6 +120,20 @@ export class ColdBalanceTable implements ColdBalances {
       yield [this.indicatorKeyBytes(index).toString('utf8'), this.indicatorPositionAt(index)];
     }
   }
+}
+
+/** Binary search over `count` sorted entries; `compareAt(i)` orders the sought key against entry i. */
+function sortedIndexOf(count: number, compareAt: (index: number) => number): number {
+  let low = 0;
+  let high = count - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const order = compareAt(middle);
+    if (order === 0) return middle;
+    if (order < 0) high = middle - 1;
+    else low = middle + 1;
+  }
+  return -1;
 }
 
 function readTrailer(region: Buffer): Trailer {
