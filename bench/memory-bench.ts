@@ -44,6 +44,7 @@ export async function memoryBench(settings: BenchSettings, log: (line: string) =
     },
     { label: 'of which anonymous (heaps, caches)', value: loaded.rssAnonBytes / MIB, unit: 'MiB' },
     { label: 'of which file-backed (mapped log and index pages)', value: loaded.rssFileBytes / MIB, unit: 'MiB' },
+    { label: 'of which the log file\'s mapped pages', value: mappedBytes(loaded.rssFileByMapping, `${path.sep}wal${path.sep}data.mdb`) / MIB, unit: 'MiB' },
     { label: 'of which JS heap (used)', value: loaded.heapUsedBytes / MIB, unit: 'MiB' },
     { label: 'RSS after a restart from a snapshot', value: restart.restarted.rssBytes / MIB, unit: 'MiB' },
     { label: 'start-up time of that restart', value: restart.startupMilliseconds, unit: 'ms' },
@@ -51,4 +52,9 @@ export async function memoryBench(settings: BenchSettings, log: (line: string) =
     { label: 'time to create the balances', value: child.createSeconds, unit: 's', digits: 1 },
   ];
   return { name: 'memory', figures, details: { ...child, restart } };
+}
+
+/** Resident bytes of the mapped files whose path ends with `suffix`. */
+function mappedBytes(mappings: Array<[string, number]>, suffix: string): number {
+  return mappings.filter(([file]) => file.endsWith(suffix)).reduce((total, [, bytes]) => total + bytes, 0);
 }

@@ -23,6 +23,8 @@ export interface MemorySnapshot {
   heapTotalBytes: number;
   externalBytes: number;
   arrayBuffersBytes: number;
+  /** Resident file-backed bytes by mapped file (data dir paths relative to it), largest first. */
+  rssFileByMapping: Array<[string, number]>;
 }
 
 export interface MemoryChildResult {
@@ -76,7 +78,24 @@ async function snapshot(): Promise<MemorySnapshot> {
     heapTotalBytes: usage.heapTotal,
     externalBytes: usage.external,
     arrayBuffersBytes: usage.arrayBuffers,
+    rssFileByMapping: residentFileMappings(),
   };
+}
+
+/** Sums `Rss` per mapped file from /proc/self/smaps: which files the file-backed part of RSS comes from. */
+function residentFileMappings(): Array<[string, number]> {
+  const totals = new Map<string, number>();
+  let file: string | undefined;
+  for (const line of fs.readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (header) {
+      file = header[1] !== '0' && header[2]?.startsWith('/') ? header[2] : undefined;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && file) totals.set(file, (totals.get(file) ?? 0) + Number(rss[1]) * 1024);
+  }
+  return [...totals].filter(([, bytes]) => bytes >= 1024 ** 2).sort((a, b) => b[1] - a[1]);
 }
 
 function transferTo(destination: string): CreateTransactionCommand {
