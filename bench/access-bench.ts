@@ -33,6 +33,7 @@ import { ApiKeyUsage } from '../http/api-key-usage.js';
 import { authenticate, authorize, type Principal } from '../http/auth.js';
 import { routeAccess } from '../http/route-scopes.js';
 import { MemoryLog } from '../wal/memory-log.js';
+import { NODE_FLAGS } from '../bin/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const MASTER_KEY = 'bench-master-key-5c1d0b7e';
@@ -64,7 +65,7 @@ function settingsFrom(argv: string[]): Settings {
 
 async function startServer(name: string, secretKey: string): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `folio-bench-${name}-`));
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, CLI, 'serve'], {
     env: { ...process.env, FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir, FOLIO_SECRET_KEY: secretKey, FOLIO_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { NODE_FLAGS } from '../bin/node-flags.js';
 
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
@@ -121,7 +122,7 @@ export function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 30_000)
  * non-zero exit or missing JSON is an error carrying the child's stderr.
  */
 export async function runJsonChild<T>(script: string, args: string[], options: { env?: NodeJS.ProcessEnv; nodeArgs?: string[]; timeoutMs: number }): Promise<T> {
-  const child = spawnChild(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { env: options.env ?? process.env });
+  const child = spawnChild(process.execPath, [...NODE_FLAGS, ...(options.nodeArgs ?? []), script, ...args], { env: options.env ?? process.env });
   child.process.stdin?.end();
   let timedOut = false;
   const timer = setTimeout(() => {

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
+import { NODE_FLAGS } from '../bin/node-flags.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FOLIO_CLI = path.resolve(HERE, '../bin/folio.js');
@@ -42,7 +43,7 @@ export function explainFailure(error: unknown, servers: Array<RunningServer | un
 
 export async function startFolio(label: string): Promise<RunningServer> {
   const dataDir = makeTempDir(label);
-  const child = spawnChild(process.execPath, [FOLIO_CLI, 'serve'], {
+  const child = spawnChild(process.execPath, [...NODE_FLAGS, FOLIO_CLI, 'serve'], {
     env: {
       ...process.env, FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir,
       FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn',
@@ -72,7 +73,7 @@ export async function startFolio(label: string): Promise<RunningServer> {
 
 /** The baseline: Koa + koa-body answering POST /transactions with `responseJson`, status 201. */
 export async function startBareKoa(responseJson: string): Promise<RunningServer> {
-  const child = spawnChild(process.execPath, [BARE_SERVER], {
+  const child = spawnChild(process.execPath, [...NODE_FLAGS, BARE_SERVER], {
     env: { ...process.env, FOLIO_BENCH_BARE_RESPONSE: responseJson },
   });
   const watch = watchExit('bare Koa', child);

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { LedgerRuntime } from '../bin/ledger-runtime.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { verifyDataDir } from '../snapshots/verify.js';
+import { NODE_FLAGS } from '../bin/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const SCHEDULE_OFF = { every_events: 0, every_seconds: 0, keep: 3 };
@@ -89,7 +90,7 @@ function windowOf(samples: Array<[number, number]>, from: number, to: number): W
 }
 
 async function startServer(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, CLI, 'serve'], {
     env: { ...process.env, FOLIO_DATA_DIR: dataDir, FOLIO_PORT: '0', FOLIO_LOG_LEVEL: 'warn', FOLIO_SNAPSHOT_EVERY_EVENTS: '0', FOLIO_SNAPSHOT_EVERY_SECONDS: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

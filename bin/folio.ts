@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // The `folio` command line: `folio serve` runs the ledger; other commands manage a data directory.
 
 import { ConfigError, loadConfig } from './config.js';
