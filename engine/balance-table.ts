@@ -11,7 +11,7 @@
 // care which tier a balance is in. Only `get` promotes: iteration and `at` hand out fresh copies of cold
 // records that are not kept, for reading (hashing, snapshots, listings), never for changing.
 
-import { assert } from './assert.js';
+import { assert, fail } from './assert.js';
 import type { BalanceRecord } from './records.js';
 
 /** Balances held as bytes (a loaded snapshot's balance table), found by id, indicator or position. */
@@ -88,7 +88,7 @@ export class BalanceTable implements ReadonlyMap<string, BalanceRecord> {
     // id was new; a failed assertion stops the process (or verify's replay), so the map is not reused.
     const before = this.hot.size;
     this.hot.set(record.balance_id, record);
-    assert(this.hot.size === before + 1 && (this.cold === undefined || this.cold.positionOf(record.balance_id) < 0), `balance ${record.balance_id} created twice`);
+    if (this.hot.size !== before + 1 || (this.cold !== undefined && this.cold.positionOf(record.balance_id) >= 0)) fail(`balance ${record.balance_id} created twice`);
     this.created.push(record);
   }
 
@@ -156,7 +156,7 @@ export class IndicatorIndex implements ReadonlyMap<string, string> {
     const before = byIndicator.size;
     byIndicator.set(indicator, balanceId);
     const fresh = byIndicator.size === before + 1 && (this.cold === undefined || this.cold.positionOfIndicator(joinedKey(indicator, currency)) < 0);
-    assert(fresh, `indicator ${JSON.stringify(indicator)} taken twice in ${currency}`);
+    if (!fresh) fail(`indicator ${JSON.stringify(indicator)} taken twice in ${currency}`);
     this.hotCount += 1;
   }
 

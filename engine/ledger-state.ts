@@ -3,7 +3,7 @@
 // mailboxes in step with transaction statuses. It checks the invariants on every event and uses no clock,
 // randomness or I/O, so the log replays to exactly the same state.
 
-import { assert } from './assert.js';
+import { assert, fail } from './assert.js';
 import { BalanceTable, IndicatorIndex, joinedKey } from './balance-table.js';
 import type { LedgerEvent, Posting } from './events.js';
 import { Mailboxes } from './mailboxes.js';
@@ -73,7 +73,7 @@ export interface ApplyOptions {
 }
 
 export function applyEvent(state: LedgerState, event: LedgerEvent, options: ApplyOptions = {}): void {
-  assert(event.at >= state.lastEventAt, `event time ${event.at} before ${state.lastEventAt}`);
+  if (event.at < state.lastEventAt) fail(`event time ${event.at} before ${state.lastEventAt}`);
   state.lastEventAt = event.at;
   for (const ledger of event.ledgers ?? []) state.ledgers.set(ledger.ledger_id, ledger);
   for (const identity of event.identities ?? []) state.identities.set(identity.identity_id, identity);
@@ -96,7 +96,7 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
 
 /** Adds a balance whose record becomes the state's own (applyEvent copies the event's unless it is owned). */
 function addBalance(state: LedgerState, balance: BalanceRecord): void {
-  assert(state.ledgers.has(balance.ledger_id), `balance ${balance.balance_id} in unknown ledger`);
+  if (!state.ledgers.has(balance.ledger_id)) fail(`balance ${balance.balance_id} in unknown ledger`);
   // (add asserts the id is new, set that the indicator is.)
   state.balances.add(balance);
   if (balance.indicator !== '') state.balanceIdByIndicator.add(balance.indicator, balance.currency, balance.balance_id);
@@ -115,7 +115,7 @@ function applyPostings(state: LedgerState, postings: Posting[]): void {
   const touched = new Set<BalanceRecord>();
   for (const posting of postings) {
     const balance = state.balances.get(posting.balance_id);
-    assert(balance, `posting to unknown balance ${posting.balance_id}`);
+    if (!balance) fail(`posting to unknown balance ${posting.balance_id}`);
     let net = netByCurrency.get(balance.currency);
     if (!net) netByCurrency.set(balance.currency, (net = { settled: 0n, inflight: 0n }));
     applyPosting(balance, posting);
@@ -126,7 +126,7 @@ function applyPostings(state: LedgerState, postings: Posting[]): void {
     touched.add(balance);
   }
   for (const [currency, net] of netByCurrency) {
-    assert(net.settled === 0n && net.inflight === 0n, `postings in ${currency} do not balance`);
+    if (net.settled !== 0n || net.inflight !== 0n) fail(`postings in ${currency} do not balance`);
   }
   for (const balance of touched) balance.version += 1;
 }
@@ -144,11 +144,11 @@ export function applyPosting(balance: BalanceRecord, posting: Posting): void {
       return;
     case 'inflight_credit':
       balance.inflight_credit_balance += posting.amount;
-      assert(balance.inflight_credit_balance >= 0n, `inflight credit of ${balance.balance_id} below zero`);
+      if (balance.inflight_credit_balance < 0n) fail(`inflight credit of ${balance.balance_id} below zero`);
       return;
     case 'inflight_debit':
       balance.inflight_debit_balance += posting.amount;
-      assert(balance.inflight_debit_balance >= 0n, `inflight debit of ${balance.balance_id} below zero`);
+      if (balance.inflight_debit_balance < 0n) fail(`inflight debit of ${balance.balance_id} below zero`);
       return;
   }
 }

@@ -6,7 +6,7 @@
 // serves pending work in exactly the order the original would have. Mailboxes exist only while
 // non-empty, which keeps a million idle balances cheap.
 
-import { assert } from './assert.js';
+import { assert, fail } from './assert.js';
 import type { TransactionRecord } from './records.js';
 
 /** A FIFO with O(1) push and shift (arrays shift in O(n) once they grow). */
@@ -78,7 +78,7 @@ export class Mailboxes {
   }
 
   enqueue(balanceId: string, record: TransactionRecord): void {
-    assert(!this.queuedById.has(record.transaction_id), `transaction ${record.transaction_id} queued twice`);
+    if (this.queuedById.has(record.transaction_id)) fail(`transaction ${record.transaction_id} queued twice`);
     let box = this.boxes.get(balanceId);
     if (!box) {
       box = new Fifo();
@@ -93,7 +93,7 @@ export class Mailboxes {
   update(balanceId: string, record: TransactionRecord): void {
     const box = this.boxes.get(balanceId);
     const replaced = box?.replace((queued) => queued.transaction_id === record.transaction_id, record) ?? false;
-    assert(replaced, `transaction ${record.transaction_id} is not queued on ${balanceId}`);
+    if (!replaced) fail(`transaction ${record.transaction_id} is not queued on ${balanceId}`);
     this.queuedById.set(record.transaction_id, record);
   }
 
