@@ -21,6 +21,19 @@ const WRITER_PRAGMAS = `
   PRAGMA temp_store = MEMORY;
   PRAGMA wal_autocheckpoint = 4000;
 `;
+/**
+ * A file being built off to the side is thrown away if anything goes wrong before it is finished, so
+ * it needs neither the WAL (which writes every page twice: into the -wal file, then into the database
+ * at each checkpoint) nor syncs. The rollback journal stays, in memory, so a failed batch can still be
+ * rolled back; appended pages have no old content to journal. The finished file is synced once before
+ * it may be renamed over the live index (closeForMove).
+ */
+const BUILD_PRAGMAS = `
+  PRAGMA journal_mode = MEMORY;
+  PRAGMA synchronous = OFF;
+  PRAGMA cache_size = -131072;
+  PRAGMA temp_store = MEMORY;
+`;
 const READER_PRAGMAS = `
   PRAGMA query_only = 1;
   PRAGMA cache_size = -32768;
@@ -88,7 +101,7 @@ export class IndexStore {
     removeIndexFiles(file);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const writer = await SqliteConnection.open(file);
-    await writer.exec(WRITER_PRAGMAS);
+    await writer.exec(BUILD_PRAGMAS);
     await writer.exec(`BEGIN; ${schemaSql({ deferred: true })} COMMIT;`);
     return new IndexStore(file, writer, [], QUERY_TIMEOUT_MS_DEFAULT);
   }
@@ -156,8 +169,15 @@ export class IndexStore {
    */
   async closeForMove(): Promise<void> {
     await this.writer.exec(`BEGIN; ${finishSchemaSql()} COMMIT;`);
-    await this.writer.exec('PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;');
+    await this.writer.exec('PRAGMA journal_mode = DELETE;');
     await this.writer.close();
+    // Written without syncs (BUILD_PRAGMAS): on disk as a whole before anything renames it into place.
+    const descriptor = fs.openSync(this.file, 'r+');
+    try {
+      fs.fsyncSync(descriptor);
+    } finally {
+      fs.closeSync(descriptor);
+    }
   }
 }
 
