@@ -23,7 +23,7 @@ export interface MemorySnapshot {
   heapTotalBytes: number;
   externalBytes: number;
   arrayBuffersBytes: number;
-  /** Resident file-backed bytes by mapped file (data dir paths relative to it), largest first. */
+  /** Resident file-backed bytes per mapped file (absolute paths, 1 MiB or more), largest first. */
   rssFileByMapping: Array<[string, number]>;
 }
 

@@ -178,6 +178,7 @@ export class Projector {
     try {
       // One slice's rows are written while the next slice is read and folded: SQLite works through a
       // statement queue in order, so at most two slices are in flight and the two threads overlap.
+      // (Queues of 4 or 8 slices measured the same: both sides are busy.)
       let writing: Promise<number> | undefined;
       while (rows + balances.size < this.limits.batch_rows_max) {
         const slice = this.takeSlice(events);
@@ -188,6 +189,8 @@ export class Projector {
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
         changes.balances.clear();
         const written = this.write(changes);
+        // Awaited on the next turn; a failure meanwhile must not count as unhandled (that ends the thread).
+        written.catch(() => undefined);
         if (writing) rows += await writing;
         writing = written;
         eventCount += slice.length;
