@@ -45,7 +45,8 @@ export function writeBalance(out: ByteWriter, balance: BalanceRecord): void {
   writeMeta(out, balance.meta_data);
 }
 
-function writeMeta(out: ByteWriter, meta: MetaData): void {
+/** Metadata as u32 length + msgpack, 0 bytes when empty (balances and transactions alike). */
+export function writeMeta(out: ByteWriter, meta: MetaData): void {
   if (isEmpty(meta)) {
     out.u32(0);
     return;
@@ -109,11 +110,15 @@ export function readBalanceAt(input: ByteReader): BalanceRecord {
     inflight_debit_balance: readAmount(input),
     version: input.f64(),
     created_at: input.f64(),
-    meta_data: EMPTY_META,
+    meta_data: readMeta(input), // properties are read in the order written, as the record lies
   };
-  const metaLength = input.u32();
-  if (metaLength > 0) record.meta_data = metaUnpackr.unpack(input.bytes(metaLength)) as MetaData;
   return record;
+}
+
+/** Reads what writeMeta wrote; empty metadata is the shared EMPTY_META. */
+export function readMeta(input: ByteReader): MetaData {
+  const length = input.u32();
+  return length === 0 ? EMPTY_META : (metaUnpackr.unpack(input.bytes(length)) as MetaData);
 }
 
 /** Where the id of the record at `offset` lies: [start, end) in `bytes`. */
@@ -137,9 +142,8 @@ export function fixedPartOf(bytes: Buffer, offset: number): { fixedEnd: number; 
   for (let field = 0; field < 4; field += 1) skipAmount(input);
   input.position += 16;
   const fixedEnd = input.position;
-  const metaLength = input.u32();
-  const meta = metaLength === 0 ? undefined : (metaUnpackr.unpack(input.bytes(metaLength)) as MetaData);
-  return { fixedEnd, meta };
+  const meta = readMeta(input);
+  return { fixedEnd, meta: meta === EMPTY_META ? undefined : meta };
 }
 
 function skipAmount(input: ByteReader): void {

@@ -19,8 +19,8 @@
 
 import { Packr, Unpackr } from 'msgpackr';
 import type { EventType, LedgerEvent, Posting, PostingField } from '../engine/events.js';
-import { EMPTY_META, type MetaData, type TransactionRecord, type TransactionStatus } from '../engine/records.js';
-import { readAmount, readBalanceAt, writeAmount, writeBalance } from './balance-codec.js';
+import type { TransactionRecord, TransactionStatus } from '../engine/records.js';
+import { readAmount, readBalanceAt, readMeta, writeAmount, writeBalance, writeMeta } from './balance-codec.js';
 import { ByteReader, ByteWriter } from './byte-writer.js';
 
 const blobPackr = new Packr({ useRecords: false, useBigIntExtension: true });
@@ -155,19 +155,6 @@ export function writeTransaction(out: ByteWriter, record: TransactionRecord): vo
   if (blob) writeBlob(out, blob);
 }
 
-function writeMeta(out: ByteWriter, meta: MetaData): void {
-  for (const _ in meta) {
-    writeBlob(out, meta);
-    return;
-  }
-  out.u32(0);
-}
-
-function readMeta(input: ByteReader): MetaData {
-  const length = input.u32();
-  if (length === 0) return EMPTY_META;
-  return blobUnpackr.unpack(input.bytes(length)) as MetaData;
-}
 
 export function readTransaction(input: ByteReader): TransactionRecord {
   const transactionId = input.shortString();
