@@ -146,7 +146,7 @@ export class IndicatorIndex implements ReadonlyMap<string, string> {
   find(indicator: string, currency: string): string | undefined {
     const hot = this.hot.get(currency)?.get(indicator);
     if (hot !== undefined || this.cold === undefined) return hot;
-    const position = this.cold.positionOfIndicator(joinedKey(indicator, currency));
+    const position = this.cold.positionOfIndicator(indicatorKey(indicator, currency));
     return position < 0 ? undefined : this.cold.idAt(position);
   }
 
@@ -155,7 +155,7 @@ export class IndicatorIndex implements ReadonlyMap<string, string> {
     if (!byIndicator) this.hot.set(currency, (byIndicator = new Map()));
     const before = byIndicator.size;
     byIndicator.set(indicator, balanceId);
-    const fresh = byIndicator.size === before + 1 && (this.cold === undefined || this.cold.positionOfIndicator(joinedKey(indicator, currency)) < 0);
+    const fresh = byIndicator.size === before + 1 && (this.cold === undefined || this.cold.positionOfIndicator(indicatorKey(indicator, currency)) < 0);
     if (!fresh) fail(`indicator ${JSON.stringify(indicator)} taken twice in ${currency}`);
     this.hotCount += 1;
   }
@@ -179,7 +179,7 @@ export class IndicatorIndex implements ReadonlyMap<string, string> {
       for (const [key, position] of this.cold.indicatorEntries()) yield [key, this.cold.idAt(position)];
     }
     for (const [currency, byIndicator] of this.hot) {
-      for (const [indicator, balanceId] of byIndicator) yield [joinedKey(indicator, currency), balanceId];
+      for (const [indicator, balanceId] of byIndicator) yield [indicatorKey(indicator, currency), balanceId];
     }
   }
 
@@ -201,7 +201,7 @@ export class IndicatorIndex implements ReadonlyMap<string, string> {
 }
 
 /** `indicator` + NUL + `currency`: the joined form of an indicator key. */
-export function joinedKey(indicator: string, currency: string): string {
+export function indicatorKey(indicator: string, currency: string): string {
   return indicator + '\u0000' + currency;
 }
 

@@ -4,8 +4,9 @@
 // being touched, and lets all-or-nothing groups roll back. Turning a scope into an event is the only
 // way its contents reach the state.
 
+import { indicatorKey } from './balance-table.js';
 import type { LedgerEvent } from './events.js';
-import { indicatorKey, type LedgerState } from './ledger-state.js';
+import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
 import { PostingDraft } from './posting-draft.js';
 import { EMPTY_META, GENERAL_LEDGER_ID, generatedReference, type BalanceRecord, type MetaData, type TransactionRecord } from './records.js';

@@ -4,7 +4,7 @@
 // randomness or I/O, so the log replays to exactly the same state.
 
 import { assert, fail } from './assert.js';
-import { BalanceTable, IndicatorIndex, joinedKey } from './balance-table.js';
+import { BalanceTable, IndicatorIndex } from './balance-table.js';
 import type { LedgerEvent, Posting } from './events.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
@@ -57,10 +57,6 @@ export class LedgerState {
       ?? this.scheduled.get(transactionId)
       ?? this.transactions.get(transactionId);
   }
-}
-
-export function indicatorKey(indicator: string, currency: string): string {
-  return joinedKey(indicator, currency);
 }
 
 export interface ApplyOptions {

@@ -17,8 +17,7 @@
 // still cold) with the sorted ids and keys of balances created since, so a snapshot of a large ledger
 // that changed a little sorts only the little.
 
-import type { BalanceTable, ColdBalances } from '../engine/balance-table.js';
-import { indicatorKey } from '../engine/ledger-state.js';
+import { indicatorKey, type BalanceTable, type ColdBalances } from '../engine/balance-table.js';
 import type { BalanceRecord } from '../engine/records.js';
 import { idRange, readBalance, readBalanceId, writeBalance } from '../wal/balance-codec.js';
 import { ByteWriter } from '../wal/byte-writer.js';

@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import { BalanceTable } from '../engine/balance-table.js';
-import { indicatorKey } from '../engine/ledger-state.js';
+import { indicatorKey } from '../engine/balance-table.js';
 import type { BalanceRecord } from '../engine/records.js';
 import { BalanceTableError, ColdBalanceTable, sortedByUtf8, writeBalanceTable } from '../snapshots/cold-balances.js';
 
