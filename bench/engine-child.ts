@@ -2,8 +2,9 @@
 // JIT state: `memory` runs LedgerEngine on the in-memory log and transaction store (no WAL at all);
 // `lmdb` runs the real LedgerRuntime (LMDB log with group commit, lookup store) on the given directory,
 // without the query index: the engine and its log alone. The index has a bench of its own, and the
-// http bench measures the whole server, index included. Many concurrent in-process clients each loop: decide a transfer, wait until it is durable, repeat; so
-// every commit of the log carries the transfers of all the clients waiting on it. Prints one JSON line.
+// http bench measures the whole server, index included. Many concurrent in-process clients each loop:
+// decide a transfer, wait until it is durable, repeat; so every commit of the log carries the transfers
+// of all the clients waiting on it. Prints one JSON line.
 //
 //   node dist/bench/engine-child.js <memory|lmdb> <seconds> <clients> [dataDir]
 

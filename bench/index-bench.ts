@@ -8,7 +8,8 @@
 //   4. Lag under HTTP load: autocannon posts transfers to a live server while the index tails the log;
 //      the lag in seconds is sampled throughout (p50/p99/max).
 //   5. Balance history: one GET /balances/:id/at on the big log.
-// Settings: INDEX_BENCH_REUSE=1 (with INDEX_BENCH_DIR: query an index built by an earlier run), INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
+// Settings: INDEX_BENCH_REUSE=1 (with INDEX_BENCH_DIR: query an index built by an earlier run),
+// INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
 import autocannon from 'autocannon';

@@ -179,6 +179,7 @@ export class SecondaryIndex {
     const records = this.heldRecords;
     this.heldRecords = [];
     this.heldBytes = 0;
+    // Each projector gets a batch of its own: waking one transfers (detaches) its buffer.
     this.projector.wake(records.length > 0 ? packRecords(records) : undefined);
     this.rebuild?.projector?.wake(records.length > 0 ? packRecords(records) : undefined);
   }

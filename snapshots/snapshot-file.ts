@@ -273,7 +273,6 @@ export function* snapshotChunks(contents: SnapshotContents): Generator<SnapshotC
   if (!sawScalars) throw new SnapshotFileError(file, 'corrupt', 'no scalar section');
 }
 
-
 /** The snapshot's balance table, ready to be the state's cold tier (nothing is decoded yet). */
 export function snapshotBalances(contents: SnapshotContents): ColdBalanceTable {
   const { at, bytes } = contents.header.balance_table;

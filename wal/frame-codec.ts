@@ -58,7 +58,6 @@ export function encodeFrame(frame: Frame): Buffer {
   return record;
 }
 
-
 /** The checksum stored at the front of an encoded record. */
 export function checksumOf(record: Uint8Array): Buffer {
   return Buffer.from(record.buffer, record.byteOffset, CHECKSUM_BYTES);

@@ -3,8 +3,8 @@
 // event and committed by lmdb-js on a libuv pool thread. With overlappingSync the fsync of one commit
 // runs while the next commit is written, so two records are in the pipeline at once (and no more:
 // events that arrive while both are busy wait for the next record); a record counts as durable only
-// when its own `flushed` promise resolves (separateFlushed), and `durable(seq)` resolves then. A failed write is fatal: memory already holds events the disk does not, so the process must
-// stop and replay.
+// when its own `flushed` promise resolves (separateFlushed), and `durable(seq)` resolves then. A failed
+// write is fatal: memory already holds events the disk does not, so the process must stop and replay.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';

@@ -3,8 +3,9 @@
 // The log already holds every version of every transaction record, so the lookups store positions, not
 // copies: id -> the key of the log record (frame) holding the transaction's newest version, and
 // reference -> id for references the client chose. A reference Folio generated is derived from the id
-// (engine/records.ts: generatedReference), so it is found through the id and needs no entry of its own. Reading an older transaction decodes its frame (recently read frames are cached by
-// the log). This keeps the per-transaction cost of the lookups to two small keys.
+// (engine/records.ts: generatedReference), so it is found through the id and needs no entry of its
+// own. Reading an older transaction decodes its frame (recently read frames are cached by the log).
+// This keeps the per-transaction cost of the lookups to one or two small keys.
 //
 // The log is the only thing on the acknowledgement path. Lookups are written behind it: apply puts full
 // records into an in-memory overlay that reads see at once; each sealed log record becomes a generation,
