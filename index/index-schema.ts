@@ -110,25 +110,30 @@ function tableSql(layout: TableLayout): string {
   return `CREATE TABLE ${layout.table} (${ROW_ID} INTEGER PRIMARY KEY, ${columns.join(', ')});`;
 }
 
-/** Secondary indexes, the full-text table and the triggers that keep it in step, for one table. */
-function searchSql(layout: TableLayout, options: { fillFromRows: boolean }): string {
+/** The FTS5 options every full-text table shares, whoever builds it: built segments must read alike. */
+function ftsDefinition(layout: TableLayout, content: string): string {
+  return `fts5(${layout.searchColumns.join(', ')}, ${content}, tokenize="${TOKENIZER}")`;
+}
+
+function secondaryIndexesSql(layout: TableLayout): string[] {
+  const name = layout.table;
+  return layout.indexes.map((index) => `CREATE INDEX ${name}_by_${index.join('_')} ON ${name}(${index.join(', ')})`);
+}
+
+/**
+ * The full-text table over the collection's rows (external content: the words are indexed, the text
+ * stays in the row) and the triggers that keep it in step.
+ */
+function fullTextSql(layout: TableLayout, fill: string[]): string[] {
   const name = layout.table;
   const fts = ftsTable(name);
   const searchList = layout.searchColumns.join(', ');
   const newValues = layout.searchColumns.map((column) => `new.${column}`).join(', ');
   const oldValues = layout.searchColumns.map((column) => `old.${column}`).join(', ');
   const changed = layout.searchColumns.map((column) => `old.${column} IS NOT new.${column}`).join(' OR ');
-  const statements = [
-    ...layout.indexes.map((index) => `CREATE INDEX ${name}_by_${index.join('_')} ON ${name}(${index.join(', ')})`),
-    `CREATE VIRTUAL TABLE ${fts} USING fts5(${searchList}, content='${name}', content_rowid='${ROW_ID}', tokenize="${TOKENIZER}")`,
-    ...(options.fillFromRows
-      ? [
-        // Built in one pass from rows already written: a large in-memory buffer makes few, big segments.
-        `INSERT INTO ${fts}(${fts}, rank) VALUES ('hashsize', ${FTS_BUILD_HASH_BYTES})`,
-        `INSERT INTO ${fts}(${fts}) VALUES ('rebuild')`,
-        `INSERT INTO ${fts}(${fts}, rank) VALUES ('hashsize', ${FTS_HASH_BYTES})`,
-      ]
-      : []),
+  return [
+    `CREATE VIRTUAL TABLE ${fts} USING ${ftsDefinition(layout, `content='${name}', content_rowid='${ROW_ID}'`)}`,
+    ...fill,
     // Merge segments when 8 (not 4) of a size have piled up: about a fifth less work per inserted row,
     // for a few more segments for each query to read.
     `INSERT INTO ${fts}(${fts}, rank) VALUES ('automerge', ${FTS_AUTOMERGE})`,
@@ -142,20 +147,31 @@ function searchSql(layout: TableLayout, options: { fillFromRows: boolean }): str
     `CREATE TRIGGER ${name}_fts_delete AFTER DELETE ON ${name} BEGIN
        INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues}); END`,
   ];
+}
+
+/**
+ * The tables in which FTS5 keeps an index's segments, averages and per-row token counts. A contentless
+ * table and an external-content one with the same columns and tokenizer store these alike; only the
+ * text's whereabouts differ, and neither keeps the text in a shadow table.
+ */
+function ftsShadowTables(collection: Collection): string[] {
+  const fts = ftsTable(collection);
+  return [`${fts}_data`, `${fts}_idx`, `${fts}_docsize`];
+}
+
+function script(statements: string[]): string {
   return statements.map((statement) => statement + ';').join('\n');
 }
 
-/** FTS5's in-memory buffer before it writes a segment: its default, and the size used for a build. */
-const FTS_HASH_BYTES = 1024 * 1024;
+/** FTS5's in-memory buffer before it writes a segment, for a build (the default is 1 MiB). */
 const FTS_BUILD_HASH_BYTES = 64 * 1024 * 1024;
 /** `schema_version` of a file being built whose indexes are not made yet: never taken for a live index. */
 const SCHEMA_VERSION_UNFINISHED = -1;
 
 /**
  * The whole layout. `deferred` leaves out secondary indexes and full-text tables, for a rebuild: rows
- * go into bare tables (the id's UNIQUE constraint stays, upserts need it) and `finishSchemaSql` then
- * sorts each index once and builds each full-text index in one pass, which is far cheaper than keeping
- * them up to date row by row.
+ * go into bare tables (the id's UNIQUE constraint stays, upserts need it), then each index is sorted
+ * once and each full-text index built in one pass, far cheaper than keeping them up to date row by row.
  */
 export function schemaSql(options: { deferred?: boolean } = {}): string {
   const deferred = options.deferred === true;
@@ -163,16 +179,47 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
     'CREATE TABLE index_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);',
     `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0);`,
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
-    ...(deferred ? [] : COLLECTIONS.map((collection) => searchSql(LAYOUTS[collection], { fillFromRows: false }))),
+    ...(deferred ? [] : COLLECTIONS.map((collection) => script([...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], [])]))),
   ].join('\n');
 }
 
-/** Completes a file made with `schemaSql({ deferred: true })`. */
-export function finishSchemaSql(): string {
-  return [
-    ...COLLECTIONS.map((collection) => searchSql(LAYOUTS[collection], { fillFromRows: true })),
-    `UPDATE index_state SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version';`,
-  ].join('\n');
+/** Step one of finishing a deferred file: sorts every secondary index. */
+export function deferredIndexesSql(): string {
+  return script(COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])));
+}
+
+/**
+ * Builds, in the database it runs in, a contentless full-text table per collection from the rows of a
+ * deferred file attached as `source`. Done by a second process while the first sorts the secondary
+ * indexes (full-text-build.ts), then moved over by `fullTextFromCopySql`.
+ */
+export function contentlessFullTextSql(source: string): string {
+  return script(COLLECTIONS.flatMap((collection) => {
+    const layout = LAYOUTS[collection];
+    const fts = ftsTable(collection);
+    const searchList = layout.searchColumns.join(', ');
+    return [
+      `CREATE VIRTUAL TABLE ${fts} USING ${ftsDefinition(layout, `content=''`)}`,
+      // A large in-memory buffer makes few, big segments.
+      `INSERT INTO ${fts}(${fts}, rank) VALUES ('hashsize', ${FTS_BUILD_HASH_BYTES})`,
+      `INSERT INTO ${fts}(rowid, ${searchList}) SELECT ${ROW_ID}, ${searchList} FROM ${source}.${collection} ORDER BY ${ROW_ID}`,
+    ];
+  }));
+}
+
+/**
+ * Step two of finishing a deferred file: creates the full-text tables and triggers and takes the
+ * segments built from these same rows out of the database attached as `built`, then marks the file
+ * finished.
+ */
+export function fullTextFromCopySql(built: string): string {
+  return script([
+    ...COLLECTIONS.flatMap((collection) => fullTextSql(LAYOUTS[collection], ftsShadowTables(collection).flatMap((shadow) => [
+      `DELETE FROM ${shadow}`,
+      `INSERT INTO ${shadow} SELECT * FROM ${built}.${shadow}`,
+    ]))),
+    `UPDATE index_state SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version'`,
+  ]);
 }
 
 /**

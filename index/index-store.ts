@@ -5,7 +5,8 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { COLLECTIONS, finishSchemaSql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
+import { buildFullTextInChild } from './full-text-build.js';
+import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
 import { isInterrupted, SqliteConnection } from './sqlite-connection.js';
 
 export const INDEX_FILE_NAME = 'index.sqlite';
@@ -21,6 +22,13 @@ const WRITER_PRAGMAS = `
   PRAGMA temp_store = MEMORY;
   PRAGMA wal_autocheckpoint = 4000;
 `;
+/**
+ * Finishing a rebuilt file reads its biggest table once per secondary index: through a map instead of
+ * the page cache that took about a third less time (no copy of every page per read). The mapped pages
+ * count in the process's resident memory until the connection closes, so the map is set up only for
+ * the finish (filling the tables measured the same with it or without).
+ */
+const BUILD_MMAP_BYTES = 2 ** 31;
 /**
  * A file being built off to the side is thrown away if anything goes wrong before it is finished, so
  * it needs neither the WAL (which writes every page twice: into the -wal file, then into the database
@@ -164,13 +172,30 @@ export class IndexStore {
   }
 
   /**
-   * Finishes a store built off to the side (indexes sorted, full-text indexes filled) and closes it so
-   * the file stands alone (no -wal beside it): it can then be renamed over the live index.
+   * Finishes a store built off to the side and closes it so the file stands alone (no -wal beside it):
+   * it can then be renamed over the live index. The secondary indexes are sorted here while a child
+   * process builds the full-text indexes from the same rows (full-text-build.ts); for that the file
+   * goes over to WAL mode, so the child reads the rows as committed while this connection writes.
    */
   async closeForMove(): Promise<void> {
-    await this.writer.exec(`BEGIN; ${finishSchemaSql()} COMMIT;`);
-    await this.writer.exec('PRAGMA journal_mode = DELETE;');
-    await this.writer.close();
+    const writer = this.writer;
+    const fullTextFile = `${this.file}.fulltext`;
+    await writer.exec(`PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; PRAGMA mmap_size = ${BUILD_MMAP_BYTES};`);
+    const fullText = buildFullTextInChild(this.file, fullTextFile);
+    try {
+      await writer.exec(`BEGIN; ${deferredIndexesSql()} COMMIT;`);
+      await fullText.done;
+      await writer.run('ATTACH ? AS built', [fullTextFile]);
+      await writer.exec(`BEGIN; ${fullTextFromCopySql('built')} COMMIT; DETACH built;`);
+      await writer.exec('PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;');
+    } catch (error) {
+      fullText.cancel();
+      await fullText.done.catch(() => undefined);
+      throw error;
+    } finally {
+      fs.rmSync(fullTextFile, { force: true });
+    }
+    await writer.close();
     // Written without syncs (BUILD_PRAGMAS): on disk as a whole before anything renames it into place.
     const descriptor = fs.openSync(this.file, 'r+');
     try {

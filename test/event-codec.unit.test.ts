@@ -3,14 +3,15 @@
 // with the same content (canonical JSON: a field set to undefined and an absent one are the same, as
 // they are to every reader), as do records with every optional field and amounts of any size; records
 // written by the earlier msgpack format still read; and a freshly recorded transaction keeps its key
-// order through the log, so replayed records render like live ones.
+// order through the log, so replayed records render like live ones. An opened record decodes its
+// events one at a time, as they are read, with the same result and the same refusals.
 
 import { Packr } from 'msgpackr';
 import t from 'tap';
 import { canonicalJson } from '../engine/canonical-json.js';
 import type { LedgerEvent } from '../engine/events.js';
 import type { TransactionRecord } from '../engine/records.js';
-import { decodeFrame, encodeFrame, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeFrame, encodeFrame, GENESIS_CHECKSUM, openFrame } from '../wal/frame-codec.js';
 import { randomHistory } from './helpers/random-history.js';
 
 function roundTrip(events: LedgerEvent[]): LedgerEvent[] {
@@ -90,4 +91,28 @@ t.test('a record cut short or with bytes past its events is refused', async (t) 
   const reseal = (payload: Buffer): Buffer => Buffer.concat([createHash('sha256').update(payload).digest(), payload]);
   t.throws(() => decodeFrame(1, reseal(record.subarray(32, record.length - 3))), /corrupt/, 'cut short (checksum resealed)');
   t.throws(() => decodeFrame(1, reseal(Buffer.concat([record.subarray(32), Buffer.from([0])]))), /corrupt/, 'trailing bytes (checksum resealed)');
+});
+
+t.test('an opened record gives the same events one at a time, and refuses the same damage', async (t) => {
+  const events = randomHistory(6, 200).log.events;
+  const record = encodeFrame({ first_seq: 11, prev_checksum: GENESIS_CHECKSUM, events });
+  const opened = openFrame(11, record);
+  t.equal(opened.last_seq, 11 + events.length - 1, 'the header is read without decoding the events');
+  t.ok(opened.checksum.equals(decodeFrame(11, record).checksum));
+  const iterator = opened.events();
+  const first = iterator.next();
+  t.equal(canonicalJson(first.value), canonicalJson(events[0]), 'the first event comes before the rest are decoded');
+  t.equal(canonicalJson([first.value, ...iterator]), canonicalJson(events), 'all of them, in order');
+  t.equal(canonicalJson([...opened.events()]), canonicalJson(events), 'and again from the start');
+
+  const { createHash } = await import('node:crypto');
+  const reseal = (payload: Buffer): Buffer => Buffer.concat([createHash('sha256').update(payload).digest(), payload]);
+  const cut = openFrame(11, reseal(record.subarray(32, record.length - 3)));
+  const read: unknown[] = [];
+  t.throws(() => {
+    for (const event of cut.events()) read.push(event);
+  }, CorruptRecordError, 'a record cut short fails when its broken event is reached');
+  t.equal(read.length, events.length - 1, 'the events before it were whole');
+  t.throws(() => openFrame(11, Buffer.concat([record.subarray(0, 40), Buffer.from([1])])), /checksum mismatch/, 'damage is still caught before any event');
+  t.throws(() => openFrame(12, record), /header does not match/, 'a record under another key');
 });

@@ -29,14 +29,18 @@ function query<T>(file: string, sql: string): Promise<T[]> {
   });
 }
 
-/** Every row of every table (without the internal row id), the checkpoint, and an FTS integrity check. */
+/**
+ * Every row of every table (without the internal row id), the checkpoint, and an FTS integrity check
+ * against the rows (a rebuild builds its full-text indexes in another process and copies them in).
+ */
 async function dumpIndex(file: string): Promise<Record<string, unknown>> {
   const dump: Record<string, unknown> = {};
   for (const [table, idColumn] of TABLES) {
     const rows = await query<Record<string, unknown>>(file, `SELECT * FROM ${table} ORDER BY ${idColumn}`);
     dump[table] = rows.map(({ row_id: _rowId, ...rest }) => rest);
     dump[`${table}_count`] = rows.length;
-    await query(file, `INSERT INTO ${table}_fts(${table}_fts) VALUES('integrity-check')`);
+    // With rank 1 the check also compares the full-text index with the rows' own text.
+    await query(file, `INSERT INTO ${table}_fts(${table}_fts, rank) VALUES('integrity-check', 1)`);
     dump[`${table}_fts_count`] = (await query<{ n: number }>(file, `SELECT count(*) AS n FROM ${table}_fts`))[0]?.n;
   }
   dump.checkpoint = (await query<{ value: number }>(file, `SELECT value FROM index_state WHERE key = 'checkpoint'`))[0]?.value;

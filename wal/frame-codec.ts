@@ -63,38 +63,79 @@ export function checksumOf(record: Uint8Array): Buffer {
   return Buffer.from(record.buffer, record.byteOffset, CHECKSUM_BYTES);
 }
 
-export function decodeFrame(recordKey: number, record: Uint8Array): DecodedFrame {
+/**
+ * A record whose checksum has been verified and whose header has been read; its events are decoded
+ * one at a time as they are iterated. A reader going through a large record (a bulk request, or a
+ * group commit of thousands of events) then holds one event at a time instead of all of them, which
+ * keeps them short-lived for the garbage collector.
+ */
+export interface OpenedFrame {
+  first_seq: number;
+  prev_checksum: Buffer;
+  checksum: Buffer;
+  last_seq: number;
+  events(): Generator<LedgerEvent>;
+}
+
+export function openFrame(recordKey: number, record: Uint8Array): OpenedFrame {
   if (record.length <= CHECKSUM_BYTES) throw new CorruptRecordError(recordKey, `only ${record.length} bytes`);
   const bytes = Buffer.from(record.buffer, record.byteOffset, record.length);
   const stored = bytes.subarray(0, CHECKSUM_BYTES);
   const payload = bytes.subarray(CHECKSUM_BYTES);
   const actual = createHash('sha256').update(payload).digest();
   if (!actual.equals(stored)) throw new CorruptRecordError(recordKey, 'checksum mismatch');
-  let decoded: Frame;
+  const undecodable = (error: unknown): CorruptRecordError =>
+    new CorruptRecordError(recordKey, `undecodable payload (${(error as Error).message})`);
+  let header: { first_seq: number; prev_checksum: Uint8Array; count: number };
+  let events: () => Generator<LedgerEvent>;
   try {
-    decoded = payload[0] === FORMAT_2 ? readFormat2(payload) : (unpackr.unpack(payload) as Frame);
+    if (payload[0] === FORMAT_2) {
+      const head = new ByteReader(payload, 1);
+      header = { first_seq: head.f64(), prev_checksum: head.bytes(CHECKSUM_BYTES), count: head.u32() };
+      const count = header.count;
+      events = function* format2Events(): Generator<LedgerEvent> {
+        const input = new ByteReader(payload, FORMAT_2_EVENTS_AT);
+        for (let index = 0; index < count; index += 1) {
+          let event: LedgerEvent;
+          try {
+            event = readEvent(input);
+          } catch (error) {
+            throw undecodable(error);
+          }
+          yield event;
+        }
+        if (input.position !== payload.length) throw undecodable(new Error(`${payload.length - input.position} bytes after the last event`));
+      };
+    } else {
+      const decoded = unpackr.unpack(payload) as Frame;
+      const list = Array.isArray(decoded.events) ? decoded.events : [];
+      header = { first_seq: decoded.first_seq, prev_checksum: decoded.prev_checksum, count: list.length };
+      events = function* format1Events(): Generator<LedgerEvent> {
+        yield* list;
+      };
+    }
   } catch (error) {
-    throw new CorruptRecordError(recordKey, `undecodable payload (${(error as Error).message})`);
+    throw undecodable(error);
   }
-  if (decoded.first_seq !== recordKey || !Array.isArray(decoded.events) || decoded.events.length === 0) {
-    throw new CorruptRecordError(recordKey, 'header does not match its key');
-  }
+  if (header.first_seq !== recordKey || header.count === 0) throw new CorruptRecordError(recordKey, 'header does not match its key');
   return {
-    first_seq: decoded.first_seq,
-    prev_checksum: Buffer.from(decoded.prev_checksum),
-    events: decoded.events,
+    first_seq: header.first_seq,
+    prev_checksum: Buffer.from(header.prev_checksum),
     checksum: Buffer.from(stored),
-    last_seq: decoded.first_seq + decoded.events.length - 1,
+    last_seq: header.first_seq + header.count - 1,
+    events,
   };
 }
 
-function readFormat2(payload: Buffer): Frame {
-  const input = new ByteReader(payload, 1);
-  const firstSeq = input.f64();
-  const prevChecksum = input.bytes(CHECKSUM_BYTES);
-  const count = input.u32();
-  const events: LedgerEvent[] = new Array(count);
-  for (let index = 0; index < count; index += 1) events[index] = readEvent(input);
-  if (input.position !== payload.length) throw new Error(`${payload.length - input.position} bytes after the last event`);
-  return { first_seq: firstSeq, prev_checksum: prevChecksum, events };
+/** A record decoded whole. */
+export function decodeFrame(recordKey: number, record: Uint8Array): DecodedFrame {
+  return decodeOpened(openFrame(recordKey, record));
 }
+
+export function decodeOpened(frame: OpenedFrame): DecodedFrame {
+  const { first_seq, prev_checksum, checksum, last_seq } = frame;
+  return { first_seq, prev_checksum, checksum, last_seq, events: [...frame.events()] };
+}
+
+/** Where a format-2 payload's events start: format byte, first seq, previous checksum, count. */
+const FORMAT_2_EVENTS_AT = 1 + 8 + CHECKSUM_BYTES + 4;

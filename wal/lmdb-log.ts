@@ -10,7 +10,16 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { EventLog } from '../engine/ports.js';
-import { CorruptRecordError, decodeFrame, encodeFrame, GENESIS_CHECKSUM, type DecodedFrame } from './frame-codec.js';
+import {
+  CorruptRecordError,
+  decodeFrame,
+  decodeOpened,
+  encodeFrame,
+  GENESIS_CHECKSUM,
+  openFrame,
+  type DecodedFrame,
+  type OpenedFrame,
+} from './frame-codec.js';
 
 export interface LmdbLogOptions {
   /** Directory of the LMDB environment (data/wal). */
@@ -244,13 +253,13 @@ export class LmdbLog implements EventLog {
    * between the records read. Throws CorruptRecordError naming the first bad record.
    */
   *read(fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER): Generator<LoggedEvent> {
-    for (const frame of this.frames(this.startKeyFor(fromSeq))) {
+    for (const frame of this.openedFrames(this.startKeyFor(fromSeq))) {
       if (frame.first_seq > toSeq) return;
-      for (let index = 0; index < frame.events.length; index += 1) {
-        const seq = frame.first_seq + index;
-        if (seq < fromSeq) continue;
+      let seq = frame.first_seq;
+      for (const event of frame.events()) {
         if (seq > toSeq) return;
-        yield { seq, event: frame.events[index] as LedgerEvent };
+        if (seq >= fromSeq) yield { seq, event };
+        seq += 1;
       }
     }
   }
@@ -283,9 +292,14 @@ export class LmdbLog implements EventLog {
 
   /** Decoded records from `fromKey` on, verifying checksums and the chain between consecutive records. */
   *frames(fromKey = 1): Generator<DecodedFrame> {
-    let previous: DecodedFrame | undefined;
+    for (const frame of this.openedFrames(fromKey)) yield decodeOpened(frame);
+  }
+
+  /** As `frames`, with each record's events decoded only as they are iterated. */
+  private *openedFrames(fromKey: number): Generator<OpenedFrame> {
+    let previous: OpenedFrame | undefined;
     for (const { key, value } of this.records.getRange({ start: fromKey })) {
-      const frame = decodeFrame(key, value);
+      const frame = openFrame(key, value);
       if (previous) {
         if (frame.first_seq !== previous.last_seq + 1) {
           throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
@@ -301,8 +315,8 @@ export class LmdbLog implements EventLog {
     }
   }
 
-  private lastFrame(): DecodedFrame | undefined {
-    for (const { key, value } of this.records.getRange({ reverse: true, limit: 1 })) return decodeFrame(key, value);
+  private lastFrame(): OpenedFrame | undefined {
+    for (const { key, value } of this.records.getRange({ reverse: true, limit: 1 })) return openFrame(key, value);
     return undefined;
   }
 

@@ -1,6 +1,6 @@
-// Where a worker thread's entry module is. Built, it is the .js file beside its caller. When the test
-// runner runs the TypeScript sources, a worker started on a .ts file compiles its whole module graph
-// again in its own isolate, about two seconds per worker; the tests start hundreds of them (every
+// Where a worker thread's (or a child process's) entry module is. Built, it is the .js file beside its
+// caller. When the test runner runs the TypeScript sources, a worker started on a .ts file compiles its
+// whole module graph again in its own isolate, about two seconds per worker; the tests start hundreds of them (every
 // server has an index projector, every snapshot is a job). So under the sources, the compiled file in
 // dist/ is used when it is at least as new as every source file (`npm test` builds first), and the
 // TypeScript source otherwise; a compiled worker also drops the runner's TypeScript loader from its
