@@ -11,7 +11,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import { IndexStore } from './index-store.js';
-import { Projector, type LogSource, type ProjectorLimits } from './projector.js';
+import { Projector, REBUILD_PROJECTOR_LIMITS, type LogSource, type ProjectorLimits } from './projector.js';
 import { PushedRecords, type RecordBatch } from './pushed-records.js';
 
 export interface ProjectorWorkerSettings {
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   };
   const store = settings.build ? await IndexStore.openForBuild(settings.indexFile) : await IndexStore.openWriter(settings.indexFile);
   const projector = await Projector.create(store, source, {
-    limits: settings.limits,
+    limits: settings.build ? { ...REBUILD_PROJECTOR_LIMITS, ...settings.limits } : settings.limits,
     onError: (error) => send({ type: 'error', message: error.message }),
   });
   projector.onBatch((report) => send({ type: 'batch', ...report }));

@@ -18,7 +18,7 @@ import { balanceAt } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
-import { Projector, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
+import { Projector, REBUILD_PROJECTOR_LIMITS, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
 import { ProjectorThread } from './projector-thread.js';
 import { packRecords } from './pushed-records.js';
 import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
@@ -420,7 +420,7 @@ export interface BuildOptions {
  */
 export async function buildIndexFile(file: string, source: LogSource, options: BuildOptions = {}): Promise<string> {
   const store = await IndexStore.openForBuild(file);
-  const projector = await Projector.create(store, source, { limits: options.limits });
+  const projector = await Projector.create(store, source, { limits: { ...REBUILD_PROJECTOR_LIMITS, ...options.limits } });
   options.onProjector?.(projector);
   if (options.onBatch) projector.onBatch(options.onBatch);
   try {
