@@ -20,6 +20,11 @@ const SOURCE_MMAP_BYTES = 2 ** 31;
 /** The child's page cache for its own file; FTS5 builds its segments in its own buffer. */
 const CACHE_KIB = 65_536;
 
+/** The child's output file beside an index file being rebuilt. */
+export function fullTextFileFor(indexFile: string): string {
+  return `${indexFile}.fulltext`;
+}
+
 /** The child's work: full-text tables for the rows of `indexFile`, written into `outputFile`. */
 export async function buildFullTextFile(indexFile: string, outputFile: string): Promise<void> {
   fs.rmSync(outputFile, { force: true });
@@ -61,5 +66,7 @@ export function buildFullTextInChild(indexFile: string, outputFile: string): Ful
       else reject(new Error(`full-text build failed (${signal ?? `exit ${code}`}): ${errors.trim() || 'no message'}`));
     });
   });
+  // The parent awaits this only after sorting its indexes; a failure before then is not unhandled.
+  done.catch(() => undefined);
   return { done, cancel: () => child.kill('SIGKILL') };
 }

@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { buildFullTextInChild } from './full-text-build.js';
+import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
 import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
 import { isInterrupted, SqliteConnection } from './sqlite-connection.js';
 
@@ -75,6 +75,7 @@ export function indexFileIn(dataDir: string): string {
 
 export function removeIndexFiles(file: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+  fs.rmSync(fullTextFileFor(file), { force: true });
 }
 
 export class IndexStore {
@@ -189,7 +190,7 @@ export class IndexStore {
    */
   async closeForMove(): Promise<void> {
     const writer = this.writer;
-    const fullTextFile = `${this.file}.fulltext`;
+    const fullTextFile = fullTextFileFor(this.file);
     await writer.exec(`PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; ${FINISH_PRAGMAS}`);
     const fullText = buildFullTextInChild(this.file, fullTextFile);
     try {
