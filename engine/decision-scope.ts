@@ -9,7 +9,15 @@ import type { LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
 import { PostingDraft } from './posting-draft.js';
-import { EMPTY_META, GENERAL_LEDGER_ID, generatedReference, type BalanceRecord, type MetaData, type TransactionRecord } from './records.js';
+import {
+  EMPTY_META,
+  GENERAL_LEDGER_ID,
+  generatedReference,
+  OPTIONAL_TRANSACTION_FIELDS,
+  type BalanceRecord,
+  type MetaData,
+  type TransactionRecord,
+} from './records.js';
 import { reject, type Rejection } from './rejections.js';
 import { transactionHash } from './transaction-hash.js';
 
@@ -132,9 +140,6 @@ export function newTransactionIds(ids: IdSource): { transaction_id: string; refe
   return { transaction_id: transactionId, reference: generatedReference(transactionId) };
 }
 
-/** Optional fields of a new record, in the order they are added (the log's decoder uses the same). */
-const OPTIONAL_FIELDS = ['batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action'] as const;
-
 /**
  * A new transaction record with its hash; everything not given takes its "none" value. Fields come in
  * one fixed order whatever order the caller names them in, and an optional field given as undefined is
@@ -166,7 +171,7 @@ export function newTransaction(
     precision: fields.precision,
     hash: transactionHash(fields),
   };
-  for (const field of OPTIONAL_FIELDS) {
+  for (const field of OPTIONAL_TRANSACTION_FIELDS) {
     if (fields[field] !== undefined) (record as unknown as Record<string, unknown>)[field] = fields[field];
   }
   return record;

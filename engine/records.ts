@@ -81,6 +81,15 @@ export interface RejectionInfo {
   message: string;
 }
 
+/**
+ * The optional fields of a transaction record, in the order a new record gets them (newTransaction).
+ * The log's decoder adds them back in the same order, so a record read from the log has the same keys
+ * in the same order as the one recorded.
+ */
+export const OPTIONAL_TRANSACTION_FIELDS = [
+  'batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action',
+] as const satisfies ReadonlyArray<keyof TransactionRecord>;
+
 export interface TransactionRecord {
   transaction_id: string;
   parent_transaction: string;

@@ -1,22 +1,21 @@
 // Builds the full-text indexes of a file being rebuilt, in a child process, while the rebuilding
 // thread sorts the secondary indexes of the same file. Both jobs are long, single-threaded SQLite work;
-// run as two connections of one process they took twice the CPU each (SQLite's process-wide allocator
-// statistics sit behind one mutex), so the second job gets a process of its own. The child reads the
-// filled tables through WAL (it sees the rows as committed before it started, whatever the parent
-// writes meanwhile) and writes contentless full-text tables into a file of its own; the parent then
-// copies their segments into the real full-text tables (index-schema.ts, fullTextFromCopySql).
+// run as two connections of one process they took twice the CPU each, while as two processes they did
+// not slow each other (likely SQLite's process-wide allocator statistics, kept behind one mutex in this
+// build), so the second job gets a process of its own. The child reads the filled tables through WAL
+// (it sees the rows as committed before it started, whatever the parent writes meanwhile) and writes
+// contentless full-text tables into a file of its own; the parent then copies their segments into the
+// real full-text tables (index-schema.ts, fullTextFromCopySql).
 
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { workerEntry } from '../wal/worker-file.js';
 import { contentlessFullTextSql } from './index-schema.js';
-import { SqliteConnection } from './sqlite-connection.js';
+import { MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 
 const CHILD = workerEntry(import.meta.url, 'full-text-build-child');
 
-/** Where the child reads the source file: through a map, as the parent does (index-store.ts). */
-const SOURCE_MMAP_BYTES = 2 ** 31;
 /** The child's page cache for its own file; FTS5 builds its segments in its own buffer. */
 const CACHE_KIB = 65_536;
 
@@ -33,7 +32,8 @@ export async function buildFullTextFile(indexFile: string, outputFile: string): 
     // Nothing here needs a journal or syncs: a failed build is thrown away whole.
     await connection.exec(`PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -${CACHE_KIB}; PRAGMA temp_store = MEMORY;`);
     await connection.run('ATTACH ? AS source', [indexFile]);
-    await connection.exec(`PRAGMA source.mmap_size = ${SOURCE_MMAP_BYTES};`);
+    // The source is read through a map, as the parent reads it while sorting (index-store.ts).
+    await connection.exec(`PRAGMA source.mmap_size = ${MMAP_BYTES_MAX};`);
     await connection.exec(`BEGIN; ${contentlessFullTextSql('source')} COMMIT;`);
     await connection.exec('DETACH source;');
   } finally {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
 import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
-import { isInterrupted, SqliteConnection } from './sqlite-connection.js';
+import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 
 export const INDEX_FILE_NAME = 'index.sqlite';
 /** Reader connections: queries beyond this many wait for a free one. */
@@ -33,9 +33,8 @@ const WRITER_PRAGMAS = `
  * transaction indexes from 7.1 s to 5.4 s. (Sorting with a helper thread was faster on its own, but
  * slower beside the child process building the full-text indexes.)
  */
-const BUILD_MMAP_BYTES = 2 ** 31;
 const FINISH_PRAGMAS = `
-  PRAGMA mmap_size = ${BUILD_MMAP_BYTES};
+  PRAGMA mmap_size = ${MMAP_BYTES_MAX};
   PRAGMA temp_store = FILE;
   PRAGMA cache_size = -4096;
 `;

@@ -6,6 +6,9 @@
 import sqlite3 from 'sqlite3';
 
 export type SqlValue = string | number | null;
+
+/** The largest `PRAGMA mmap_size` worth asking for: SQLite's default build caps it just under 2 GiB. */
+export const MMAP_BYTES_MAX = 2 ** 31;
 /** Parameters may also be bytes (bound as a BLOB). */
 export type SqlParameter = SqlValue | Buffer;
 

@@ -19,7 +19,7 @@
 
 import { Packr, Unpackr } from 'msgpackr';
 import type { EventType, LedgerEvent, Posting, PostingField } from '../engine/events.js';
-import type { TransactionRecord, TransactionStatus } from '../engine/records.js';
+import { OPTIONAL_TRANSACTION_FIELDS, type TransactionRecord, type TransactionStatus } from '../engine/records.js';
 import { readAmount, readBalanceAt, readMeta, writeAmount, writeBalance, writeMeta } from './balance-codec.js';
 import { ByteReader, ByteWriter } from './byte-writer.js';
 
@@ -55,10 +55,11 @@ const TRANSACTION_FIELDS = {
   allow_overdraft: 'fixed', inflight: 'fixed', skip_queue: 'fixed', created_at: 'fixed', inflight_expiry_date: 'fixed',
   inflight_commit_date: 'fixed', scheduled_for: 'fixed', meta_data: 'fixed',
   batch_id: 'slot', committed_amount: 'slot',
-  // Blob fields in the order newTransaction adds them, so decoded records keep its key order.
   rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob',
 } as const satisfies Record<keyof TransactionRecord, 'fixed' | 'slot' | 'blob'>;
-const BLOB_TRANSACTION_FIELDS = (Object.keys(TRANSACTION_FIELDS) as Array<keyof TransactionRecord>).filter((field) => TRANSACTION_FIELDS[field] === 'blob');
+// Read back in the order a new record gets them (the slots come first in that order too), so decoded
+// records keep their key order.
+const BLOB_TRANSACTION_FIELDS = OPTIONAL_TRANSACTION_FIELDS.filter((field) => TRANSACTION_FIELDS[field] === 'blob');
 
 const PART_BALANCES = 1;
 const PART_TRANSACTIONS = 2;
@@ -154,7 +155,6 @@ export function writeTransaction(out: ByteWriter, record: TransactionRecord): vo
   if (record.committed_amount !== undefined) writeAmount(out, record.committed_amount);
   if (blob) writeBlob(out, blob);
 }
-
 
 export function readTransaction(input: ByteReader): TransactionRecord {
   const transactionId = input.shortString();
