@@ -1,84 +1,31 @@
 #!/usr/bin/env -S node --max-semi-space-size=64
-// The `folio` command line: `folio serve` runs the ledger; other commands manage a data directory.
+// The `folio` command's entry point. Folio runs on Node 24 LTS, which `npm ci` installs into
+// node_modules (the `node` package in dependencies), so every npm script already runs on it. Started
+// any other way by an older Node (a shell whose `node` is the machine's own), this re-runs the same
+// command on the bundled Node instead of failing later in some less obvious way. It imports nothing
+// heavy before that decision, so the older Node never loads the rest of Folio.
 
-import { ConfigError, loadConfig } from './config.js';
-import { reindexCommand } from './reindex-command.js';
-import { serve } from './serve.js';
-import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from './snapshot-commands.js';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NODE_FLAGS } from './node-flags.js';
 
-const USAGE = `usage: folio <command> [options]
+/** The oldest major version of Node that Folio runs on (package.json engines says the same). */
+export const NODE_MAJOR_MIN = 24;
 
-commands:
-  serve [--config FILE]    run the ledger API (defaults: 127.0.0.1:5001, data in ./data)
-  verify [--data DIR]      replay the log from genesis and check chain, row hashes, snapshots, zero-sum
-  snapshot [--url URL]     ask the running server to write a snapshot now
-  snapshots [--data DIR]   list snapshots: seq, time, size, state hash, status
-  restore --snapshot FILE --data DIR [--to-seq N] [--log DIR]
-                           build a new data dir from a snapshot and the log up to seq N, then verify it
-  backup --out DIR [--data DIR]
-                           copy the log and the newest snapshot while the server runs
-  reindex [--config FILE] [--offline]
-                           rebuild the query index from the log (asks a running server to do it,
-                           or rebuilds the file itself when none answers or with --offline)
-`;
+const major = Number(process.versions.node.split('.')[0]);
+if (major >= NODE_MAJOR_MIN) await import('./folio-commands.js');
+else relaunch();
 
-function option(args: string[], name: string): string | undefined {
-  const index = args.indexOf(name);
-  if (index === -1) return undefined;
-  const value = args[index + 1];
-  if (value === undefined || value.startsWith('--')) throw new ConfigError(`${name} needs a value`);
-  return value;
-}
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
-  switch (command) {
-    case 'serve':
-      await serve(loadConfig(option(args, '--config')));
-      return -1; // keeps running until a signal
-    case 'verify':
-      return verifyCommand((name) => option(args, name));
-    case 'snapshot':
-      return snapshotCommand((name) => option(args, name));
-    case 'snapshots':
-      return snapshotsCommand((name) => option(args, name));
-    case 'restore':
-      return restoreCommand((name) => option(args, name));
-    case 'backup':
-      return backupCommand((name) => option(args, name));
-    case 'reindex':
-      return reindexCommand(loadConfig(option(args, '--config')), args);
-    case undefined:
-    case 'help':
-    case '--help':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`unknown command ${command}\n${USAGE}`);
-      return 2;
-  }
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exit(code);
-  },
-  (error: unknown) => {
-    const message = error instanceof ConfigError || isOperatorError(error)
-      ? operatorMessage(error as Error, process.argv[2])
-      : (error as Error).stack ?? String(error);
-    process.stderr.write(`folio: ${message}\n`);
+function relaunch(): void {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const bundled = path.join(root, 'node_modules', 'node', 'bin', 'node');
+  if (!existsSync(bundled)) {
+    process.stderr.write(`folio: needs Node ${NODE_MAJOR_MIN} or newer (this is ${process.version}); run "npm ci" in ${root} to install it\n`);
     process.exit(1);
-  },
-);
-
-/** Failures an operator acts on: a damaged log or snapshot, a refused restore or backup. No stack trace. */
-function isOperatorError(error: unknown): boolean {
-  const name = (error as Error | undefined)?.name;
-  return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError';
-}
-
-function operatorMessage(error: Error, command: string | undefined): string {
-  if (error.name !== 'CorruptRecordError' || command !== 'serve') return error.message;
-  return `start-up stopped: ${error.message}. Nothing after it is replayed or skipped; run "folio verify" for a full report and restore from a backup ("folio restore")`;
+  }
+  const child = spawn(bundled, [...NODE_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
 }

@@ -1,0 +1,84 @@
+// The `folio` commands: `folio serve` runs the ledger; the others manage a data directory. Loaded by
+// bin/folio.ts once it knows the runtime is the one Folio supports.
+
+import { ConfigError, loadConfig } from './config.js';
+import { reindexCommand } from './reindex-command.js';
+import { serve } from './serve.js';
+import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from './snapshot-commands.js';
+
+const USAGE = `usage: folio <command> [options]
+
+commands:
+  serve [--config FILE]    run the ledger API (defaults: 127.0.0.1:5001, data in ./data)
+  verify [--data DIR]      replay the log from genesis and check chain, row hashes, snapshots, zero-sum
+  snapshot [--url URL]     ask the running server to write a snapshot now
+  snapshots [--data DIR]   list snapshots: seq, time, size, state hash, status
+  restore --snapshot FILE --data DIR [--to-seq N] [--log DIR]
+                           build a new data dir from a snapshot and the log up to seq N, then verify it
+  backup --out DIR [--data DIR]
+                           copy the log and the newest snapshot while the server runs
+  reindex [--config FILE] [--offline]
+                           rebuild the query index from the log (asks a running server to do it,
+                           or rebuilds the file itself when none answers or with --offline)
+`;
+
+function option(args: string[], name: string): string | undefined {
+  const index = args.indexOf(name);
+  if (index === -1) return undefined;
+  const value = args[index + 1];
+  if (value === undefined || value.startsWith('--')) throw new ConfigError(`${name} needs a value`);
+  return value;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'serve':
+      await serve(loadConfig(option(args, '--config')));
+      return -1; // keeps running until a signal
+    case 'verify':
+      return verifyCommand((name) => option(args, name));
+    case 'snapshot':
+      return snapshotCommand((name) => option(args, name));
+    case 'snapshots':
+      return snapshotsCommand((name) => option(args, name));
+    case 'restore':
+      return restoreCommand((name) => option(args, name));
+    case 'backup':
+      return backupCommand((name) => option(args, name));
+    case 'reindex':
+      return reindexCommand(loadConfig(option(args, '--config')), args);
+    case undefined:
+    case 'help':
+    case '--help':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`unknown command ${command}\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    const message = error instanceof ConfigError || isOperatorError(error)
+      ? operatorMessage(error as Error, process.argv[2])
+      : (error as Error).stack ?? String(error);
+    process.stderr.write(`folio: ${message}\n`);
+    process.exit(1);
+  },
+);
+
+/** Failures an operator acts on: a damaged log or snapshot, a refused restore or backup. No stack trace. */
+function isOperatorError(error: unknown): boolean {
+  const name = (error as Error | undefined)?.name;
+  return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError';
+}
+
+function operatorMessage(error: Error, command: string | undefined): string {
+  if (error.name !== 'CorruptRecordError' || command !== 'serve') return error.message;
+  return `start-up stopped: ${error.message}. Nothing after it is replayed or skipped; run "folio verify" for a full report and restore from a backup ("folio restore")`;
+}
