@@ -267,8 +267,10 @@ export const bulkCommitSchema = z.object({
     amount: decimalInput.optional(),
     precise_amount: wholeNumberInput.optional(),
   })).min(1).max(BULK_INFLIGHT_MAX),
+  dry_run: z.boolean().optional(),
 });
 
 export const bulkVoidSchema = z.object({
   transaction_ids: z.array(identifierSchema).min(1).max(BULK_INFLIGHT_MAX),
+  dry_run: z.boolean().optional(),
 });
