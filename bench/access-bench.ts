@@ -189,7 +189,7 @@ function authMicroseconds(): { apiKey: number; master: number } {
   });
   const { secret, secretHash } = newApiKeySecret();
   const created = engine.createApiKey({
-    name: 'bench', owner_id: 'bench', scopes: ['transactions:write'], expires_at: Date.now() + 3_600_000, secret_hash: secretHash,
+    name: 'bench', owner_id: 'bench', scopes: ['transactions:write'], expires_at: Date.now() + 3_600_000, secret_hash: secretHash, created_by: '',
   });
   if (!created.ok) throw new Error('cannot create a key');
   const router = new Router();
