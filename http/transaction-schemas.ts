@@ -75,12 +75,19 @@ const shareSchema = z.object({
 
 const PERCENT = /^([0-9]+)(?:\.([0-9]{1,18}))?%$/;
 
-/** A share request from its wire form, or a message saying what is wrong with it. */
-function shareRequest(share: z.infer<typeof shareSchema>, precision: bigint): ShareCommand | string {
+/**
+ * A share request from its wire form, or a message saying what is wrong with it. The share may be raw
+ * input whose shape failed (finishTransaction runs on it too), so no field's type is taken for granted.
+ */
+function shareRequest(share: Record<string, unknown>, precision: bigint): ShareCommand | string {
+  const identifier = typeof share.identifier === 'string' ? share.identifier : '';
   if (share.precise_distribution !== undefined) {
     const exact = parsePreciseAmount(share.precise_distribution);
     if (!exact.ok) return `precise_distribution ${exact.message}`;
-    return { identifier: share.identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } };
+    return { identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } };
+  }
+  if (share.distribution !== undefined && typeof share.distribution !== 'string') {
+    return 'distribution must be a string: an amount, a percentage like 25% or "left"';
   }
   const text = (share.distribution ?? '').trim();
   if (text === '') return 'distribution is required';
@@ -95,7 +102,7 @@ function shareRequest(share: z.infer<typeof shareSchema>, precision: bigint): Sh
     if (!fixed.ok) return `distribution must be an amount, a percentage like 25% or "left" (${fixed.message})`;
     request = { kind: 'fixed', amount: fixed.value };
   }
-  return { identifier: share.identifier, distribution: text, request };
+  return { identifier, distribution: text, request };
 }
 
 /** Shapes only: conversions and cross-field checks happen in `finishTransaction`, outside zod. */
@@ -168,7 +175,7 @@ function finishTransaction(parsed: TransactionInput | undefined, raw: unknown, r
       const commands: ShareCommand[] = [];
       for (const [index, share] of list.entries()) {
         if (typeof share !== 'object' || share === null) continue;
-        const request = shareRequest(share as z.infer<typeof shareSchema>, amount.precision);
+        const request = shareRequest(share as Record<string, unknown>, amount.precision);
         if (typeof request === 'string') fail(request, side, index, 'distribution');
         else commands.push(request);
       }
