@@ -22,6 +22,18 @@ import { validateThen, type ReportIssue } from './validation.js';
 export const SPLIT_SHARES_MAX = 100;
 /** Transactions per bulk request. */
 export const BULK_TRANSACTIONS_MAX = 10_000;
+/**
+ * Legs one request may ask for, all items of a bulk together. A transaction's legs are the child
+ * transactions it can produce: one for a plain transfer, at most sources + destinations - 1 for a split
+ * (its shares are paired in one walk). Without this bound, 600 splits of 100 x 100 shares (5 MB of JSON)
+ * became one event of 120,000 records that held the event loop for seconds.
+ */
+export const REQUEST_LEGS_MAX = 10_000;
+
+/** The most legs a transaction can produce (see REQUEST_LEGS_MAX). */
+export function legCount(command: CreateTransactionCommand): number {
+  return (command.sources?.length ?? 1) + (command.destinations?.length ?? 1) - 1;
+}
 
 const wholeNumberInput = z.union([z.number(), z.string(), z.bigint()]);
 const decimalInput = z.union([z.number(), z.string(), z.bigint(), z.instanceof(DecimalLiteral)]);
@@ -238,6 +250,11 @@ export function validateBulk(input: unknown): ValidatedBulk {
       if (command) transactions.push(command);
     }
     if (!parsed || transactions.length !== items.length) return undefined;
+    const legs = transactions.reduce((total, command) => total + legCount(command), 0);
+    if (legs > REQUEST_LEGS_MAX) {
+      report(['transactions'], `the batch asks for ${legs} legs; at most ${REQUEST_LEGS_MAX} in one request (a split counts sources + destinations - 1)`);
+      return undefined;
+    }
     return {
       command: {
         transactions,

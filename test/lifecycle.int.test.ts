@@ -700,6 +700,22 @@ t.test('bulk', async (t) => {
     });
     checkError(t, await api.post('/transactions/bulk', { transactions: [] }), 400, 'GEN_VALIDATION_ERROR', 'an empty batch');
   });
+
+  t.test('limits: at most 10,000 legs in one request, splits counting sources + destinations - 1', async (t) => {
+    const tag = fresh('legs');
+    const shares = (side: string) => Array.from({ length: 100 }, (_, index) => ({ identifier: `${tag}-${side}-${index}`, distribution: '1%' }));
+    const split = (index: number) => ({
+      precise_amount: 10_000, currency: 'USD', reference: `${tag}-${index}`, allow_overdraft: true, sources: shares('s'), destinations: shares('d'),
+    });
+    await writesNothing(t, 'a batch over the leg limit', async () => {
+      const over = await api.post('/transactions/bulk', { transactions: Array.from({ length: 51 }, (_, index) => split(index)), atomic: true });
+      checkError(t, over, 400, 'GEN_VALIDATION_ERROR', '51 splits of 199 legs');
+      t.match(over.body.error_detail.details.transactions, /10149 legs/);
+    });
+    const within = await api.post('/transactions/bulk', { transactions: Array.from({ length: 50 }, (_, index) => split(index)), atomic: true });
+    t.equal(within.status, 201, '50 splits of 199 legs (9,950) are accepted');
+    t.equal((await api.get(`/transactions/reference/${tag}-49`)).body.status, 'APPLIED');
+  });
 });
 
 t.test('bulk inflight commit and void', async (t) => {
