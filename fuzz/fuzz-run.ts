@@ -18,13 +18,15 @@ import { makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } fro
 import { NODE_FLAGS } from '../bin/node-flags.js';
 import { createSender } from './fuzz-request.js';
 import { FuzzSession } from './fuzz-session.js';
-import { isHealthy, lostWrites, zeroSumViolations } from './ledger-checks.js';
+import { indexCatchUpProblem, isHealthy, lostWrites, zeroSumViolations } from './ledger-checks.js';
 import { setUpLedger } from './ledger-setup.js';
 import { FUZZ_ROUTES } from './route-table.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const LISTENING = /listening on (http:\/\/[0-9.]+:\d+)/;
 const PROGRESS_EVERY_MS = 5_000;
+/** SRCH_INDEX_BEHIND during the run is allowed; an index still behind this long after it is not. */
+const INDEX_CATCH_UP_MS = 120_000;
 
 interface RunArguments {
   requests: number;
@@ -144,6 +146,8 @@ async function main(options: RunArguments): Promise<number> {
 
   if (!(await isHealthy(session.sender))) problems.push('GET /health did not answer 200 after the run');
   problems.push(...(await zeroSumViolations(session.sender)).map((line) => `zero sum after the run: ${line}`));
+  const indexProblem = await indexCatchUpProblem(session.sender, INDEX_CATCH_UP_MS);
+  if (indexProblem) problems.push(indexProblem);
   server.stopping = true;
   const exit = await server.child.stop(60_000);
   if (exit !== 0) problems.push(`SIGTERM: the server exited with ${exit}, not 0`);
@@ -169,7 +173,7 @@ function finish(session: FuzzSession, options: RunArguments, problems: string[],
     '',
     `seed ${options.seed}: ${session.casesRun} requests, ${seconds.toFixed(1)} s in all, concurrency ${options.concurrency}`,
     `answers by status and code:\n  ${session.statusLines().join('\n  ')}`,
-    `interrupted by the SIGKILL: ${session.interrupted}; 503 QUEUE_BACKPRESSURE: ${session.backpressured}; refused by Node's HTTP parser: ${session.parserRefused}`,
+    `interrupted by the SIGKILL: ${session.interrupted}; 503 retry later (QUEUE_BACKPRESSURE, SRCH_INDEX_BEHIND): ${session.retryLater}; refused by Node's HTTP parser: ${session.parserRefused}`,
     `acknowledged writes: ${session.writes.size} (transactions ${session.writes.transactions.size}, bulk items ${session.writes.bulkReferences.size})`,
     `failures: ${session.failureCount} in ${session.failures.size} groups`,
   ];

@@ -8,7 +8,7 @@
 // counted as interrupted, not as failures.
 
 import { AcknowledgedWrites, learnFromAnswer } from './acknowledged-writes.js';
-import { checkAnswer, envelopeCode, isBackpressure, isParserRefused, type Failure } from './answer-oracle.js';
+import { checkAnswer, envelopeCode, isRetryLater, isParserRefused, type Failure } from './answer-oracle.js';
 import { CaseSequence, caseRequest, type FuzzCase, type SentCase } from './fuzz-case.js';
 import type { FuzzAnswer, Sender } from './fuzz-request.js';
 import { IdPools } from './id-pools.js';
@@ -74,7 +74,8 @@ export class FuzzSession {
   sender: Sender;
   casesRun = 0;
   interrupted = 0;
-  backpressured = 0;
+  /** 503 answers with a retry-later code (QUEUE_BACKPRESSURE, SRCH_INDEX_BEHIND). */
+  retryLater = 0;
   parserRefused = 0;
   private readonly sequence: CaseSequence;
   private gate: Promise<void> | undefined;
@@ -177,7 +178,7 @@ export class FuzzSession {
     else {
       const code = answer.status >= 400 ? envelopeCode(answer.text) : undefined;
       key = code ? `${answer.status} ${code}` : String(answer.status);
-      if (isBackpressure(answer)) this.backpressured += 1;
+      if (isRetryLater(answer)) this.retryLater += 1;
     }
     this.statuses.set(key, (this.statuses.get(key) ?? 0) + 1);
   }

@@ -78,6 +78,24 @@ function sumViolations(balances: Json[]): string[] {
   return violations;
 }
 
+/**
+ * The query index catches up with the log within `boundMs` and reports no poison event: SRCH_INDEX_BEHIND
+ * answers during a run are fine, an index that stays behind is not. Returns the problem, if any.
+ */
+export async function indexCatchUpProblem(sender: Sender, boundMs: number): Promise<string | undefined> {
+  const deadline = Date.now() + boundMs;
+  let status: Json | undefined;
+  for (;;) {
+    const answer = await getJson(sender, '/search/reindex');
+    status = answer.body as Json | undefined;
+    if (answer.status !== 200) return `GET /search/reindex answered ${answer.status}`;
+    if (status?.index_poison) return `the index reports a poison event: ${JSON.stringify(status.index_poison)}`;
+    if (status?.status !== 'running' && status?.index_lag_events === 0) return undefined;
+    if (Date.now() > deadline) return `the index did not catch up within ${boundMs} ms: ${JSON.stringify(status)}`;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /** One look-up per acknowledged write; returns a line for each write that is missing or changed. */
 export async function lostWrites(sender: Sender, writes: AcknowledgedWrites): Promise<string[]> {
   const checks: Array<() => Promise<string | undefined>> = [];

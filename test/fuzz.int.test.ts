@@ -18,7 +18,7 @@ import { Metrics } from '../http/metrics.js';
 import { createSender } from '../fuzz/fuzz-request.js';
 import { FuzzSession } from '../fuzz/fuzz-session.js';
 import { setUpLedger } from '../fuzz/ledger-setup.js';
-import { isHealthy, lostWrites, zeroSumViolations } from '../fuzz/ledger-checks.js';
+import { indexCatchUpProblem, isHealthy, lostWrites, zeroSumViolations } from '../fuzz/ledger-checks.js';
 import { FUZZ_ROUTES, routeKey } from '../fuzz/route-table.js';
 import { checkZeroSum } from './helpers/http-fixture.js';
 import { startTestServer, tempDataDir } from './helpers/test-server.js';
@@ -27,6 +27,23 @@ const CASES_DEFAULT = 3_000;
 const CONCURRENCY = 4;
 /** A request this slow is a hang (the biggest bodies take well under a second here). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** SRCH_INDEX_BEHIND during the run is allowed; an index still behind this long after it is not. */
+const INDEX_CATCH_UP_MS = 60_000;
+
+/** Stopping a server takes well under a second; past this it is stuck (reported, instead of a test left unfinished). */
+const STOP_MS_MAX = 60_000;
+
+async function stopWithin(server: { stop(): Promise<void> }, label: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${label}: the server did not stop within ${STOP_MS_MAX} ms (LedgerRuntime.close never resolved)`)), STOP_MS_MAX);
+  });
+  try {
+    await Promise.race([server.stop(), stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 function envNumber(name: string): number | undefined {
   const text = process.env[name];
@@ -42,7 +59,7 @@ t.test('every route the router registers is in the fuzz table, and every table e
   });
   const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
   // Every optional part on, so every route is registered.
-  const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k', snapshots: snapshotAdmin(runtime, dataDir) });
+  const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32), snapshots: snapshotAdmin(runtime, dataDir) });
   const registered = new Set<string>();
   for (const layer of app.router.stack) {
     for (const method of layer.methods) if (method !== 'HEAD') registered.add(`${method} ${String(layer.path)}`);
@@ -77,11 +94,12 @@ t.test('seeded fuzz run: no 5xx, hang, stack trace or inexact amount; ledger who
       t.fail(`${group.signature} (${group.count}x); replay with FOLIO_FUZZ_SEED=${seed} FOLIO_FUZZ_CASE=${group.example.caseIndex}`, { diagnostic: false });
     }
     t.ok(await isHealthy(sender), 'the server is still healthy');
+    t.equal(await indexCatchUpProblem(sender, INDEX_CATCH_UP_MS), undefined, 'the query index catches up with the log, no poison event');
     t.same(await zeroSumViolations(sender), [], 'every currency sums to zero (over HTTP)');
     checkZeroSum(t, server, 'in the engine state');
   } finally {
     sender.close();
-    await server.stop();
+    await stopWithin(server, 'after the run');
   }
 
   const restarted = await startTestServer({ dataDir });
@@ -91,7 +109,7 @@ t.test('seeded fuzz run: no 5xx, hang, stack trace or inexact amount; ledger who
     t.same(await zeroSumViolations(again), [], 'every currency sums to zero after the restart');
   } finally {
     again.close();
-    await restarted.stop();
+    await stopWithin(restarted, 'after the restart');
   }
   if (!t.passing()) t.comment(`fuzz failed with seed ${seed}; replay with FOLIO_FUZZ_SEED=${seed}`);
 });

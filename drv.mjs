@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import pino from 'pino';
+import http from 'node:http';
+import { LedgerRuntime } from './dist/bin/ledger-runtime.js';
+import { createApp } from './dist/http/app.js';
+import { Metrics } from './dist/http/metrics.js';
+import { FuzzSession } from './dist/fuzz/fuzz-session.js';
+import { createSender } from './dist/fuzz/fuzz-request.js';
+import { setUpLedger } from './dist/fuzz/ledger-setup.js';
+import { FUZZ_ROUTES } from './dist/fuzz/route-table.js';
+const [seed, from, to] = process.argv.slice(2).map(Number);
+const dataDir = fs.mkdtempSync('/tmp/fz-');
+const runtime = await LedgerRuntime.open({ dataDir });
+const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
+const app = createApp({ core: runtime, logger: pino({ level: 'warn' }), metrics, version: 't' });
+const server = http.createServer(app.koa.callback());
+await new Promise(r => server.listen(0, '127.0.0.1', r));
+const url = `http://127.0.0.1:${server.address().port}`;
+const session = new FuzzSession({ seed, routes: FUZZ_ROUTES, concurrency: 4, sender: createSender(url, { timeoutMs: 30000, connections: 4 }) });
+await setUpLedger(session);
+const status = async () => (await (await fetch(url + '/search/reindex')).text()).slice(0, 600);
+for (let i = from; i < to; i += 100) { await session.run(i, Math.min(to, i + 100)); const st = await status(); if (!st.includes('"index_lag_events":0')) console.log(i, st); }
+console.log('final', await status());
+console.log(session.failureReport().slice(0, 3000));
+server.closeAllConnections(); await new Promise(r => server.close(r));
+const t0 = Date.now();
+const timer = setInterval(() => console.log('still closing', Date.now() - t0), 2000);
+runtime.queue.stop(); runtime.timers.stop(); console.log('a');
+await runtime.snapshotService?.stop(); console.log('snap');
+await runtime.hooks.close(); console.log('hooks');
+{ const ix = runtime.index; ix.closed = true; clearTimeout(ix.paceTimer);
+ console.log('rebuild?', !!ix.rebuild, !!ix.rebuild?.projector, 'reindex', ix.reindex?.status, 'poison', JSON.stringify(ix._poison));
+ const b = ix.rebuild?.projector; if (b) console.log('builder', JSON.stringify({cp: b._checkpoint, posted: b.postedSeq, exited: b.exited, ending: b.ending, waiters: b.seqWaiters.map(w=>w.seq), durable: runtime.log.durableSeq, liveEnding: ix.projector.ending, liveCp: ix.projector._checkpoint, reindex: ix.reindex}));
+ await ix.rebuild?.projector?.stop(); console.log('i1');
+ if (b) setTimeout(() => console.log('builder after stop', JSON.stringify({cp: b._checkpoint, exited: b.exited, ending: b.ending, waiters: b.seqWaiters.length})), 3000);
+ await ix.rebuild?.promise.catch(() => undefined); console.log('i2');
+ await ix.projector.stop(); console.log('i3');
+ for (const w of ix.waiters.splice(0)) { clearTimeout(w.timer); w.resolve(false); }
+ await ix.store.close(); console.log('index'); }
+await runtime.log.close(); console.log('log');
+await runtime.store.close(); console.log('store');
+clearInterval(timer);
+console.log('closed in', Date.now() - t0);
