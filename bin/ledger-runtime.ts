@@ -4,11 +4,11 @@
 // worker). This is the LedgerCore the HTTP layer serves.
 
 import fs from 'node:fs';
-import { foldBalance } from '../engine/balance-fold.js';
 import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
 import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
+import { BalanceFolds, type FoldAnswer } from '../index/balance-history.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
@@ -76,6 +76,8 @@ export class LedgerRuntime implements LedgerCore {
   /** Delivers transaction hooks from the log (set once the log is open and replayed). */
   hooks!: HookDispatcher;
   private index: SecondaryIndex | undefined;
+  /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
+  private readonly folds: BalanceFolds;
 
   private constructor(
     readonly log: LmdbLog,
@@ -92,6 +94,7 @@ export class LedgerRuntime implements LedgerCore {
       limits: options.limits,
     });
     this.queue = new QueueRunner(this.engine);
+    this.folds = new BalanceFolds(log);
     this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
@@ -227,11 +230,8 @@ export class LedgerRuntime implements LedgerCore {
     return this.store.list(offset, limit);
   }
 
-  balanceFromSource(balanceId: string): BalanceRecord | undefined {
-    const events = (function* (log: LmdbLog) {
-      for (const { event } of log.read(1)) yield event;
-    })(this.log);
-    return foldBalance(balanceId, events);
+  balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer> {
+    return this.folds.at(balanceId, untilMs, toSeq);
   }
 
   overloaded(): string | undefined {
