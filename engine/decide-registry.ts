@@ -119,10 +119,11 @@ export function decideApiKeysUsed(state: LedgerState, usedAt: Map<string, number
   return keys.length > 0 ? { type: 'api_key.used', at: now, api_keys: keys } : undefined;
 }
 
-export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at'>;
+/** What a client sets on a hook; the signing secret is the server's to make and rotate. */
+export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at' | 'signing_secret_sealed'>;
 
-export function decideCreateHook(fields: HookFields, now: number, ids: IdSource): RegistryDecision<HookRecord> {
-  const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now };
+export function decideCreateHook(fields: HookFields, signingSecretSealed: string, now: number, ids: IdSource): RegistryDecision<HookRecord> {
+  const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now, signing_secret_sealed: signingSecretSealed };
   return { ok: true, value: hook, event: { type: 'hook.created', at: now, hooks: [hook] } };
 }
 
@@ -130,6 +131,15 @@ export function decideUpdateHook(state: LedgerState, hookId: string, fields: Hoo
   const current = state.hooks.get(hookId);
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
   const hook: HookRecord = { ...fields, hook_id: hookId, created_at: current.created_at };
+  if (current.signing_secret_sealed !== undefined) hook.signing_secret_sealed = current.signing_secret_sealed;
+  return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
+}
+
+/** Replaces a hook's signing secret (the old one stops being used at once). */
+export function decideRotateHookSecret(state: LedgerState, hookId: string, signingSecretSealed: string, now: number): RegistryDecision<HookRecord> {
+  const current = state.hooks.get(hookId);
+  if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
+  const hook: HookRecord = { ...current, signing_secret_sealed: signingSecretSealed };
   return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
 }
 

@@ -25,6 +25,7 @@ import {
   decideCreateHook,
   decideCreateIdentity,
   decideDeleteHook,
+  decideRotateHookSecret,
   decideDeleteIdentity,
   decideMetadata,
   decideRevokeApiKey,
@@ -219,8 +220,12 @@ export class LedgerEngine {
     return event ? this.commit(event) : undefined;
   }
 
-  createHook(fields: HookFields): Outcome<HookRecord> {
-    return this.registry(decideCreateHook(fields, this.now(), this.ids));
+  createHook(fields: HookFields, signingSecretSealed: string): Outcome<HookRecord> {
+    return this.registry(decideCreateHook(fields, signingSecretSealed, this.now(), this.ids));
+  }
+
+  rotateHookSecret(hookId: string, signingSecretSealed: string): Outcome<HookRecord> {
+    return this.registry(decideRotateHookSecret(this.state, hookId, signingSecretSealed, this.now()));
   }
 
   updateHook(hookId: string, fields: HookFields): Outcome<HookRecord> {

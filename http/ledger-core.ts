@@ -22,6 +22,15 @@ export interface LedgerCore {
   balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer>;
   /** Why new writes should be refused right now (the log or lookups are too far behind), if they should. */
   overloaded(): string | undefined;
+  /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
+  readonly hookAdmin: HookAdmin;
   /** The query side (filter, search, balance history), when the index runs. */
   readonly query?: QueryPort;
+}
+
+export interface HookAdmin {
+  /** A new signing secret: the text to show the client once, and its sealed form for the log. */
+  newSigningSecret(): { secret: string; sealed: string };
+  /** Why a hook may not deliver to this URL, if it may not (checked again at every delivery). */
+  targetRefusal(url: string): string | undefined;
 }
