@@ -99,6 +99,7 @@ export class LedgerRuntime implements LedgerCore {
       limits: options.limits,
     });
     this.queue = new QueueRunner(this.engine);
+    this.queue.stop(); // until startWork(): a follower must not carry out queued work of its own
     this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;

@@ -19,8 +19,12 @@ export class LogFollower {
   private stopped = false;
   private _failure: Error | undefined;
   private readonly reachedWaiters = new Set<() => void>();
+  /** The seq this ledger stood at after the last record copied: anything else means it appended on its own. */
+  private copiedSeq: number;
 
-  private constructor(private readonly runtime: LedgerRuntime, private readonly reader: LogReader) {}
+  private constructor(private readonly runtime: LedgerRuntime, private readonly reader: LogReader) {
+    this.copiedSeq = runtime.log.appendedSeq;
+  }
 
   /** Starts following the log in `<leaderDataDir>/wal` from this ledger's own last record on. */
   static start(runtime: LedgerRuntime, leaderDataDir: string): LogFollower {
@@ -85,6 +89,9 @@ export class LogFollower {
 
   private copyRecords(): number {
     const { log, engine } = this.runtime;
+    if (log.appendedSeq !== this.copiedSeq) {
+      throw new Error(`this ledger appended events of its own (seq ${this.copiedSeq} -> ${log.appendedSeq}); it can no longer follow`);
+    }
     this.reader.refresh();
     let copied = 0;
     while (copied < FOLLOW_RECORDS_PER_TURN_MAX) {
@@ -98,6 +105,7 @@ export class LogFollower {
       }
       for (const event of frame.events) engine.replay(event, { owned: true });
       log.appendRecord(frame, record);
+      this.copiedSeq = frame.last_seq;
       copied += 1;
     }
     return copied;
