@@ -25,6 +25,8 @@ export interface CutoverReport {
   state_hash: string;
   /** From closing the write gate to opening it on the new core. */
   write_pause_ms: number;
+  /** Where the pause went: writes in flight finishing, fence, hashes compared, promotion, checks and switch. */
+  pause_phases_ms: Record<'drain' | 'fence' | 'verify' | 'promote' | 'switch', number>;
   /** From the upgrade request to the switch (copy, follower start, catch-up, cutover). */
   total_ms: number;
 }

@@ -51,6 +51,26 @@ export type UpgradeStart =
   | { kind: 'skipped'; record: DeploymentRecord; version: string }
   | { kind: 'not_active'; record: DeploymentRecord };
 
+function round(milliseconds: number): number {
+  return Math.round(milliseconds * 10) / 10;
+}
+
+/** Time between marks, by phase. */
+class PhaseTimer {
+  private last = performance.now();
+  private readonly phases: Record<string, number> = {};
+
+  mark(phase: 'drain' | 'fence' | 'verify' | 'promote' | 'switch'): void {
+    const now = performance.now();
+    this.phases[phase] = round(now - this.last);
+    this.last = now;
+  }
+
+  report(): Record<'drain' | 'fence' | 'verify' | 'promote' | 'switch', number> {
+    return this.phases as Record<'drain' | 'fence' | 'verify' | 'promote' | 'switch', number>;
+  }
+}
+
 class CutoverAbandoned extends Error {
   override readonly name = 'CutoverAbandoned';
 }
@@ -101,15 +121,20 @@ export class Upgrades {
       await this.step('caught_up', { newCorePid: follower.pid, oldCorePid: old.core.pid });
 
       const pauseStarted = performance.now();
+      const phases = new PhaseTimer();
       old.gate.close();
       if (!(await old.gate.drained(DRAIN_TIMEOUT_MS))) throw new CutoverAbandoned(`writes in flight did not finish within ${DRAIN_TIMEOUT_MS} ms`);
+      phases.mark('drain');
       fenced = true;
       const position = await old.core.client().fence();
+      phases.mark('fence');
       await this.step('fenced', { newCorePid: follower.pid, oldCorePid: old.core.pid });
       const stateHash = await this.verify(old.core, follower, position);
+      phases.mark('verify');
       await this.step('verified', { newCorePid: follower.pid, oldCorePid: old.core.pid });
       await follower.client().promote(position);
       follower.promoted();
+      phases.mark('promote');
       await this.step('promoted', { newCorePid: follower.pid, oldCorePid: old.core.pid });
       const health = await follower.client(CLOUD_LIMITS.health_timeout_ms).health();
       const oldNow = await old.core.client().status();
@@ -117,18 +142,19 @@ export class Upgrades {
       if (this.stopping) throw new CutoverAbandoned('the control plane is stopping');
 
       const successor: LiveInstance = { deploymentId: newRecord.deployment_id, instanceId: newRecord.instance_id, core: follower, gate: new WriteGate() };
-      const writePauseMs = performance.now() - pauseStarted;
-      await this.deployments.save([
-        this.deployments.changed(newRecord, {
-          status: 'ACTIVE', version: health.version,
-          cutover: { ...position, state_hash: stateHash, write_pause_ms: Math.round(writePauseMs * 10) / 10, total_ms: Date.now() - startedAt },
-        }),
-        this.deployments.changed(oldRecord, { status: 'RETIRED', replaced_by: newRecord.deployment_id }),
-      ]);
+      const newActive = this.deployments.changed(newRecord, { status: 'ACTIVE', version: health.version });
+      await this.deployments.save([newActive, this.deployments.changed(oldRecord, { status: 'RETIRED', replaced_by: newRecord.deployment_id })]);
       this.deployments.expose(successor);
       this.deployments.withdraw(old.instanceId);
       old.successor = successor;
       old.gate.open();
+      phases.mark('switch');
+      const writePauseMs = performance.now() - pauseStarted;
+      // Recorded after the switch so that writing it is not part of the pause it measures.
+      await this.deployments.save([{
+        ...newActive,
+        cutover: { ...position, state_hash: stateHash, write_pause_ms: round(writePauseMs), pause_phases_ms: phases.report(), total_ms: Date.now() - startedAt },
+      }]).catch((error: Error) => this.logger.warn({ err: error.message }, 'cannot record the cutover figures'));
       await this.step('switched', { newCorePid: follower.pid, oldCorePid: old.core.pid });
       this.logger.warn({ deployment: oldRecord.deployment_id, to: newRecord.deployment_id, seq: position.seq, write_pause_ms: writePauseMs }, 'upgrade switched over');
       await old.core.stop();

@@ -92,7 +92,7 @@ t.test('uploads stream through: a bulk of 5,000 transfers sent in chunks', async
     method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-key': CLOUD_API_KEY }, body, duplex: 'half',
   } as RequestInit);
   t.equal(response.status, 201, `bulk of ${text.length} bytes, chunked`);
-  t.equal((await response.json()).transaction_count, 5_000);
+  t.equal(((await response.json()) as { transaction_count: number }).transaction_count, 5_000);
   const one = await rig.operator('GET', `/proxy/transactions/reference/bulk-4999?${instance}`);
   t.equal(one.body.precise_amount, 5000);
 });

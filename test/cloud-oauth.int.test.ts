@@ -77,12 +77,13 @@ t.test('clients: secret shown once, listed without it, validated', async (t) => 
 
 t.test('authorize: pages, never redirects, for an unknown client or an unregistered redirect_uri', async (t) => {
   const client = await createClient(rig, ['*'], [REDIRECT]);
-  for (const params of [
+  const cases: Array<Record<string, string>> = [
     { response_type: 'code', client_id: 'cli_unknown', redirect_uri: REDIRECT },
     { response_type: 'code', client_id: client.client_id, redirect_uri: 'http://127.0.0.1:9/other' },
     { response_type: 'code', client_id: client.client_id, redirect_uri: `${REDIRECT}/` },
     { response_type: 'code', client_id: client.client_id },
-  ]) {
+  ];
+  for (const params of cases) {
     const page = await openSignIn(rig, params);
     t.equal(page.status, 400, JSON.stringify(params));
     t.equal(page.location, null, 'no redirect');

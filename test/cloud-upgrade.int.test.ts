@@ -112,7 +112,11 @@ t.test('upgrade under load: every acknowledged write is on the new deployment, o
     const details = (await rig.operator('GET', `/deployments/${newId}`)).body;
     return details.status === 'ACTIVE' ? details.instance_id : undefined;
   };
-  const upgraded = await waitForStatus(rig, newId, 'ACTIVE');
+  let upgraded = await waitForStatus(rig, newId, 'ACTIVE');
+  await waitUntil(async () => {
+    upgraded = (await rig.operator('GET', `/deployments/${newId}`)).body;
+    return upgraded.cutover !== null; // written just after the switch
+  }, 30_000, 'the cutover figures');
   const countAtSwitch = acknowledged.length;
   await waitUntil(() => acknowledged.length >= countAtSwitch + 200, 60_000, 'writes after the upgrade');
   stop = true;
