@@ -7,7 +7,7 @@
 // leader's hook delivery progress and starts working as a leader.
 
 import fs from 'node:fs';
-import type { CutoverPort, CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
+import type { CutoverAnswer, CutoverPort, CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
 import { CutoverRefusal } from '../http/routes/cutover-routes.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { stateHash } from '../snapshots/state-hash.js';
@@ -27,7 +27,7 @@ export class CutoverControl implements CutoverPort {
   private _fenced: boolean;
   private writesInFlight = 0;
   private readonly writers: HeldWriter[] = [];
-  private fencing: Promise<CutoverPosition> | undefined;
+  private fencing: Promise<CutoverAnswer> | undefined;
 
   private constructor(
     private readonly runtime: LedgerRuntime,
@@ -63,7 +63,7 @@ export class CutoverControl implements CutoverPort {
     if (this._fenced) writer.hold();
   }
 
-  fence(): Promise<CutoverPosition> {
+  fence(): Promise<CutoverAnswer> {
     if (this.follower) return Promise.reject(new CutoverRefusal('a follower is fenced already'));
     this.fencing ??= this.fenceNow().finally(() => {
       this.fencing = undefined;
@@ -71,7 +71,8 @@ export class CutoverControl implements CutoverPort {
     return this.fencing;
   }
 
-  private async fenceNow(): Promise<CutoverPosition> {
+  private async fenceNow(): Promise<CutoverAnswer> {
+    const timings = new Timings();
     this._fenced = true;
     for (const writer of this.writers) writer.hold();
     const deadline = Date.now() + FENCE_WRITES_WAIT_MS_MAX;
@@ -82,12 +83,15 @@ export class CutoverControl implements CutoverPort {
       }
       await new Promise((resolve) => setTimeout(resolve, FENCE_POLL_MS));
     }
+    timings.mark('writes');
     await this.runtime.pauseWork();
+    timings.mark('pause_work');
     await this.runtime.log.flush();
-    return this.position();
+    timings.mark('flush');
+    return { ...this.position(), timings_ms: timings.report() };
   }
 
-  async unfence(): Promise<CutoverPosition> {
+  async unfence(): Promise<CutoverAnswer> {
     if (this.follower) throw new CutoverRefusal('a follower is unfenced only by promotion');
     await this.fencing?.catch(() => undefined);
     this._fenced = false;
@@ -97,6 +101,7 @@ export class CutoverControl implements CutoverPort {
   }
 
   async status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverStatus> {
+    const timings = new Timings();
     if (options.atSeq !== undefined && this.follower) {
       const reached = await this.follower.reached(options.atSeq, options.waitMs);
       if (!reached) throw new CutoverRefusal(`the follower did not reach seq ${options.atSeq}: ${this.follower.failure?.message ?? 'timed out'}`);
@@ -117,7 +122,12 @@ export class CutoverControl implements CutoverPort {
       status.leader_seq = this.follower.leaderSeq();
       if (this.follower.failure) status.follow_error = this.follower.failure.message;
     }
-    if (options.stateHash) status.state_hash = stateHash(this.runtime.engine.state);
+    timings.mark('reach');
+    if (options.stateHash) {
+      status.state_hash = stateHash(this.runtime.engine.state);
+      timings.mark('state_hash');
+    }
+    status.timings_ms = timings.report();
     return status;
   }
 
@@ -129,14 +139,18 @@ export class CutoverControl implements CutoverPort {
     if (!reached || here.seq !== expected.seq || here.log_checksum !== expected.log_checksum) {
       throw new CutoverRefusal(`this follower stands at seq ${here.seq} (${here.log_checksum}), not at seq ${expected.seq} (${expected.log_checksum})`);
     }
+    const timings = new Timings();
     await follower.stop();
     this.follower = undefined;
     await this.runtime.log.flush();
+    timings.mark('stop_following');
     await copyHookProgress(this.leaderDataDir, this.runtime.dataDir);
+    timings.mark('hook_progress');
     this._fenced = false;
     for (const writer of this.writers) writer.release();
     await this.runtime.startWork();
-    return this.status({ waitMs: 0, stateHash: false });
+    timings.mark('start_work');
+    return { ...(await this.status({ waitMs: 0, stateHash: false })), timings_ms: timings.report() };
   }
 
   /** Stops following (at shutdown). */
@@ -148,6 +162,22 @@ export class CutoverControl implements CutoverPort {
   private position(): CutoverPosition {
     const { log } = this.runtime;
     return { seq: log.appendedSeq, log_checksum: log.lastRecordChecksum.toString('hex') };
+  }
+}
+
+/** Milliseconds between marks, by name. */
+class Timings {
+  private last = performance.now();
+  private readonly marks: Record<string, number> = {};
+
+  mark(name: string): void {
+    const now = performance.now();
+    this.marks[name] = Math.round((now - this.last) * 10) / 10;
+    this.last = now;
+  }
+
+  report(): Record<string, number> {
+    return this.marks;
   }
 }
 

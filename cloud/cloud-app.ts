@@ -1,9 +1,12 @@
-// The control plane's Koa application and the parts behind it. Middleware, in order:
-//   request log -> error envelope -> loopback Host check -> caller identification -> proxy (streams, so
-//   it reads no body) -> JSON body reader -> routes
-// The error envelope, the JSON body reader and the request log are the core's own (http/).
+// The control plane's HTTP handling. Requests for /proxy/ go to the proxy (proxy.ts), which runs on the
+// raw request for speed; everything else goes through the Koa application, whose middleware is, in order:
+//   request log -> error envelope -> loopback Host check and shutdown guard -> caller identification
+//   -> JSON body reader (not for the two form routes) -> routes
+// Both paths share the same Host check, shutdown guard and caller identification, and answer errors
+// in the core's error envelope (http/error-envelope.ts).
 
 import { Router } from '@koa/router';
+import type http from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { FOLIO_VERSION } from '../bin/version.js';
@@ -15,7 +18,7 @@ import { deploymentRoutes } from './deployment-routes.js';
 import type { Deployments } from './deployments.js';
 import type { ClientRegistry } from './oauth-clients.js';
 import { oauthRoutes } from './oauth-routes.js';
-import { proxyMiddleware } from './proxy.js';
+import { isProxyTarget, Proxy } from './proxy.js';
 import type { TokenService } from './token-service.js';
 import type { Upgrades } from './upgrade.js';
 import type { UserDirectory } from './users.js';
@@ -38,11 +41,23 @@ const CLOUD_BODY_BYTES_MAX = 64 * 1024;
 const FORM_PATHS = new Set(['/oauth/authorize', '/oauth/token']);
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d+)?$/i;
 
-export function createCloudApp(parts: CloudParts): { koa: Koa; beginShutdown(): void } {
+export interface CloudApp {
+  handle(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** Makes every new request answer 503 while the control plane stops. */
+  beginShutdown(): void;
+  close(): void;
+}
+
+export function createCloudApp(parts: CloudParts): CloudApp {
   const koa = new Koa();
   koa.proxy = false;
   koa.silent = true;
   let shuttingDown = false;
+  const admit = (req: http.IncomingMessage): void => {
+    // DNS rebinding: a page on another site could reach a loopback server under its own host name.
+    if (parts.loopbackOnly && !LOOPBACK_HOST.test(req.headers.host ?? '')) throw new ApiError('GEN_FORBIDDEN_HOST', 'this server answers loopback host names only');
+    if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'the control plane is shutting down', undefined, { Connection: 'close' });
+  };
   const router = new Router();
   router.get('/health', (ctx) => {
     ctx.body = { status: 'UP', version: FOLIO_VERSION };
@@ -57,25 +72,28 @@ export function createCloudApp(parts: CloudParts): { koa: Koa; beginShutdown(): 
   });
   koa.use(errorEnvelope(parts.logger));
   koa.use((ctx, next) => {
-    // DNS rebinding: a page on another site could reach a loopback server under its own host name.
-    if (parts.loopbackOnly && !LOOPBACK_HOST.test(ctx.get('host'))) throw new ApiError('GEN_FORBIDDEN_HOST', 'this server answers loopback host names only');
-    if (shuttingDown) {
-      ctx.set('Connection', 'close');
-      throw new ApiError('GEN_SHUTTING_DOWN', 'the control plane is shutting down');
-    }
+    admit(ctx.req);
     return next();
   });
   koa.use(identifyCaller(parts.apiKeyHash, parts.tokens));
-  koa.use(proxyMiddleware(parts.deployments));
   const readJson = jsonBody(CLOUD_BODY_BYTES_MAX);
   // The two form routes read their own bodies (form-body.ts); curl's default form type is JSON elsewhere.
   koa.use((ctx, next) => (FORM_PATHS.has(ctx.path) ? next() : readJson(ctx, next)));
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));
+
+  const koaHandler = koa.callback();
+  const proxy = new Proxy({ deployments: parts.deployments, tokens: parts.tokens, apiKeyHash: parts.apiKeyHash, admit });
   return {
-    koa,
+    handle(req, res) {
+      if (isProxyTarget(req.url ?? '')) void proxy.handle(req, res);
+      else void koaHandler(req, res);
+    },
     beginShutdown() {
       shuttingDown = true;
+    },
+    close() {
+      proxy.close();
     },
   };
 }

@@ -16,24 +16,31 @@ export type CloudPrincipal = { kind: 'operator' } | { kind: 'token'; holder: Tok
 /** Longer credentials are refused unread: nothing this service issues is that long. */
 const CREDENTIAL_LENGTH_MAX = 512;
 
+/** The caller a request's headers identify; undefined when it presents nothing; throws for a bad credential. */
+export function callerOf(headers: Koa.Request['headers'], apiKeyHash: string, tokens: TokenService): CloudPrincipal | undefined {
+  const presented = presentedKey(headers);
+  if (presented === undefined) return undefined;
+  if (presented.length > CREDENTIAL_LENGTH_MAX) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key or access token');
+  if (matchesHash(presented, apiKeyHash)) return OPERATOR;
+  const holder = tokens.holderOf(presented);
+  if (!holder) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key or access token (revoked or expired tokens are refused)');
+  return { kind: 'token', holder };
+}
+
+const OPERATOR: CloudPrincipal = { kind: 'operator' };
+
 export function identifyCaller(apiKeyHash: string, tokens: TokenService): Koa.Middleware {
   return (ctx, next) => {
-    const presented = presentedKey(ctx.request.headers);
-    if (presented === undefined) return next();
-    if (presented.length > CREDENTIAL_LENGTH_MAX) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key or access token');
-    if (matchesHash(presented, apiKeyHash)) {
-      ctx.state.principal = { kind: 'operator' } satisfies CloudPrincipal;
-      return next();
-    }
-    const holder = tokens.holderOf(presented);
-    if (!holder) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key or access token (revoked or expired tokens are refused)');
-    ctx.state.principal = { kind: 'token', holder } satisfies CloudPrincipal;
+    ctx.state.principal = callerOf(ctx.request.headers, apiKeyHash, tokens);
     return next();
   };
 }
 
 function principalOf(ctx: Koa.Context): CloudPrincipal {
-  const principal = ctx.state.principal as CloudPrincipal | undefined;
+  return present(ctx.state.principal as CloudPrincipal | undefined);
+}
+
+function present(principal: CloudPrincipal | undefined): CloudPrincipal {
   if (!principal) throw new ApiError('AUTH_MISSING_API_KEY', 'a cloud API key or access token is required (X-svc-key header)');
   return principal;
 }
@@ -45,9 +52,13 @@ export function requireOperator(ctx: Koa.Context): void {
 
 /** The cloud API key, or a token with one of `scopes`; returns the caller. */
 export function requireScopes(ctx: Koa.Context, scopes: readonly CloudScope[]): CloudPrincipal {
-  const principal = principalOf(ctx);
-  if (principal.kind === 'token' && !scopesCover(principal.holder.scopes, scopes)) {
+  return requireScopesOf(ctx.state.principal as CloudPrincipal | undefined, scopes);
+}
+
+export function requireScopesOf(principal: CloudPrincipal | undefined, scopes: readonly CloudScope[]): CloudPrincipal {
+  const caller = present(principal);
+  if (caller.kind === 'token' && !scopesCover(caller.holder.scopes, scopes)) {
     throw new ApiError('AUTH_INSUFFICIENT_PERMISSIONS', `this access token lacks the scope ${scopes.join(' or ')}`, { required_scope: scopes.join(' ') });
   }
-  return principal;
+  return caller;
 }

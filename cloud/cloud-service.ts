@@ -69,7 +69,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
 
   const loopbackOnly = ['127.0.0.1', 'localhost', '::1'].includes(config.host);
   const app = createCloudApp({ apiKeyHash, users, clients, tokens, deployments, upgrades, logger, now, loopbackOnly });
-  const server = http.createServer(app.koa.callback());
+  const server = http.createServer((req, res) => app.handle(req, res));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -94,6 +94,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
         await closed;
         clearTimeout(forced);
         tokens.stopPruning();
+        app.close();
         await store.close();
         logger.flush?.();
       })();

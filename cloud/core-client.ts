@@ -2,7 +2,7 @@
 // cutover routes (http/routes/cutover-routes.ts). Each call is bounded by a timeout; a non-2xx answer
 // becomes a CoreCallError carrying the core's error code.
 
-import type { CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
+import type { CutoverAnswer, CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
 
 export class CoreCallError extends Error {
   override readonly name = 'CoreCallError';
@@ -18,11 +18,11 @@ export class CoreClient {
     return this.call('GET', '/health', undefined, timeoutMs);
   }
 
-  fence(): Promise<CutoverPosition> {
+  fence(): Promise<CutoverAnswer> {
     return this.call('POST', '/admin/cutover/fence');
   }
 
-  unfence(): Promise<CutoverPosition> {
+  unfence(): Promise<CutoverAnswer> {
     return this.call('POST', '/admin/cutover/unfence');
   }
 

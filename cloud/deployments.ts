@@ -29,6 +29,8 @@ export interface CutoverReport {
   pause_phases_ms: Record<'drain' | 'fence' | 'verify' | 'promote' | 'switch', number>;
   /** From the upgrade request to the switch (copy, follower start, catch-up, cutover). */
   total_ms: number;
+  /** Where the cores' time went inside the pause (fence, the two hashes, promotion). */
+  core_timings_ms: Record<string, Record<string, number>>;
 }
 
 export interface DeploymentRecord {

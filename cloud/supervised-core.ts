@@ -15,7 +15,7 @@ const HEALTH_FAILURES_MAX = 3;
 export type CoreState = 'starting' | 'running' | 'restarting' | 'failed' | 'stopped';
 
 export class SupervisedCore {
-  readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
+  readonly agent = new http.Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 128, scheduling: 'lifo' });
   private process: CoreProcess | undefined;
   private _state: CoreState = 'starting';
   private healthTimer: NodeJS.Timeout | undefined;
@@ -25,6 +25,7 @@ export class SupervisedCore {
   private restartAllowed: boolean;
   private _version = '';
   private lastProblem = '';
+  private parsedAddress: { hostname: string; port: number; host: string } | undefined;
 
   constructor(private launch: CoreLaunch, readonly label: string, private readonly logger: CoreLogger, private readonly onChange: (core: SupervisedCore) => void = () => undefined) {
     this.restartAllowed = launch.followDataDir === undefined;
@@ -34,9 +35,14 @@ export class SupervisedCore {
     return this._state;
   }
 
-  /** The address while the core runs, for the proxy. */
+  /** The address while the core runs. */
   get url(): string | undefined {
     return this._state === 'running' ? this.process?.url : undefined;
+  }
+
+  /** The address in the pieces the proxy's requests need, while the core runs. */
+  get address(): { hostname: string; port: number; host: string } | undefined {
+    return this._state === 'running' ? this.parsedAddress : undefined;
   }
 
   get pid(): number | undefined {
@@ -74,6 +80,8 @@ export class SupervisedCore {
       await started.kill();
       throw error;
     }
+    const { hostname, port, host } = new URL(started.url);
+    this.parsedAddress = { hostname, port: Number(port), host };
     void started.exited.then((how) => this.exitedOnItsOwn(started, how));
     this._state = 'running';
     this.healthFailures = 0;

@@ -126,18 +126,18 @@ export class Upgrades {
       if (!(await old.gate.drained(DRAIN_TIMEOUT_MS))) throw new CutoverAbandoned(`writes in flight did not finish within ${DRAIN_TIMEOUT_MS} ms`);
       phases.mark('drain');
       fenced = true;
-      const position = await old.core.client().fence();
+      const fenceAnswer = await old.core.client().fence();
+      const position: CutoverPosition = { seq: fenceAnswer.seq, log_checksum: fenceAnswer.log_checksum };
       phases.mark('fence');
       await this.step('fenced', { newCorePid: follower.pid, oldCorePid: old.core.pid });
-      const stateHash = await this.verify(old.core, follower, position);
+      const verified = await this.verify(old.core, follower, position);
       phases.mark('verify');
       await this.step('verified', { newCorePid: follower.pid, oldCorePid: old.core.pid });
-      await follower.client().promote(position);
+      const promoted = await follower.client().promote(position);
       follower.promoted();
       phases.mark('promote');
       await this.step('promoted', { newCorePid: follower.pid, oldCorePid: old.core.pid });
-      const health = await follower.client(CLOUD_LIMITS.health_timeout_ms).health();
-      const oldNow = await old.core.client().status();
+      const [health, oldNow] = await Promise.all([follower.client(CLOUD_LIMITS.health_timeout_ms).health(), old.core.client().status()]);
       if (oldNow.appended_seq !== position.seq) throw new CutoverAbandoned(`the old core moved past seq ${position.seq} while fenced (now ${oldNow.appended_seq})`);
       if (this.stopping) throw new CutoverAbandoned('the control plane is stopping');
 
@@ -153,7 +153,10 @@ export class Upgrades {
       // Recorded after the switch so that writing it is not part of the pause it measures.
       await this.deployments.save([{
         ...newActive,
-        cutover: { ...position, state_hash: stateHash, write_pause_ms: round(writePauseMs), pause_phases_ms: phases.report(), total_ms: Date.now() - startedAt },
+        cutover: {
+          ...position, state_hash: verified.stateHash, write_pause_ms: round(writePauseMs), pause_phases_ms: phases.report(), total_ms: Date.now() - startedAt,
+          core_timings_ms: { fence: fenceAnswer.timings_ms ?? {}, verify_old: verified.oldTimings, verify_new: verified.newTimings, promote: promoted.timings_ms ?? {} },
+        },
       }]).catch((error: Error) => this.logger.warn({ err: error.message }, 'cannot record the cutover figures'));
       await this.step('switched', { newCorePid: follower.pid, oldCorePid: old.core.pid });
       this.logger.warn({ deployment: oldRecord.deployment_id, to: newRecord.deployment_id, seq: position.seq, write_pause_ms: writePauseMs }, 'upgrade switched over');
@@ -203,8 +206,8 @@ export class Upgrades {
     await Promise.all([old.client().status({ stateHash: true }), follower.client().status({ stateHash: true })]);
   }
 
-  /** Both at N with the same log checksum and state hash; returns the hash. */
-  private async verify(old: SupervisedCore, follower: SupervisedCore, position: CutoverPosition): Promise<string> {
+  /** Both at N with the same log checksum and state hash; returns the hash and where each side's time went. */
+  private async verify(old: SupervisedCore, follower: SupervisedCore, position: CutoverPosition): Promise<{ stateHash: string; oldTimings: Record<string, number>; newTimings: Record<string, number> }> {
     const [leader, copy]: [CutoverStatus, CutoverStatus] = await Promise.all([
       old.client().status({ atSeq: position.seq, stateHash: true }),
       follower.client().status({ atSeq: position.seq, stateHash: true }),
@@ -215,7 +218,7 @@ export class Upgrades {
     if (!leader.state_hash || leader.state_hash !== copy.state_hash) {
       throw new CutoverAbandoned(`state hashes at seq ${position.seq} differ: old ${leader.state_hash}, new ${copy.state_hash}`);
     }
-    return leader.state_hash;
+    return { stateHash: leader.state_hash, oldTimings: leader.timings_ms ?? {}, newTimings: copy.timings_ms ?? {} };
   }
 
   private async abandon(oldRecord: DeploymentRecord, newRecord: DeploymentRecord, old: LiveInstance, follower: SupervisedCore | undefined, fenced: boolean, error: Error): Promise<void> {

@@ -19,6 +19,13 @@ export class WriteGate {
     return this.closed;
   }
 
+  /** Admits a write now if the gate is open (the common case, without a promise). */
+  tryAdmit(): boolean {
+    if (this.closed) return false;
+    this.inFlight += 1;
+    return true;
+  }
+
   async admit(): Promise<Admission> {
     if (this.closed) {
       if (this.waiting.size >= CLOUD_LIMITS.cutover_held_writes_max) return 'full';

@@ -27,6 +27,11 @@ export interface CutoverPosition {
   log_checksum: string;
 }
 
+/** A position as an answer, with where the time of the request went (for the control plane's report). */
+export interface CutoverAnswer extends CutoverPosition {
+  timings_ms?: Record<string, number>;
+}
+
 export interface CutoverStatus extends CutoverPosition {
   role: 'leader' | 'follower';
   fenced: boolean;
@@ -39,6 +44,7 @@ export interface CutoverStatus extends CutoverPosition {
   /** The query index's checkpoint (it may be rebuilt on a new process). */
   index_seq?: number;
   state_hash?: string;
+  timings_ms?: Record<string, number>;
 }
 
 /** Raised by the control for a request that cannot be carried out in the ledger's present role or state. */
@@ -53,8 +59,8 @@ export interface CutoverPort {
   writeEnded(): void;
   /** Something that appends on its own schedule (API key last-use stamps) and must wait while fenced. */
   holdWhileFenced(writer: { hold(): void; release(): void }): void;
-  fence(): Promise<CutoverPosition>;
-  unfence(): Promise<CutoverPosition>;
+  fence(): Promise<CutoverAnswer>;
+  unfence(): Promise<CutoverAnswer>;
   status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverStatus>;
   promote(expected: CutoverPosition): Promise<CutoverStatus>;
 }
