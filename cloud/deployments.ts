@@ -23,7 +23,8 @@ export interface CutoverReport {
   seq: number;
   log_checksum: string;
   state_hash: string;
-  /** From closing the write gate to opening it on the new core. */
+  /** When the write gate closed (epoch ms), and for how long: until it opened on the new core. */
+  paused_at: number;
   write_pause_ms: number;
   /** Where the pause went: writes in flight finishing, fence, hashes compared, promotion, checks and switch. */
   pause_phases_ms: Record<'drain' | 'fence' | 'verify' | 'promote' | 'switch', number>;

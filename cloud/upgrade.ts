@@ -121,6 +121,7 @@ export class Upgrades {
       await this.step('caught_up', { newCorePid: follower.pid, oldCorePid: old.core.pid });
 
       const pauseStarted = performance.now();
+      const pausedAt = Date.now();
       const phases = new PhaseTimer();
       old.gate.close();
       if (!(await old.gate.drained(DRAIN_TIMEOUT_MS))) throw new CutoverAbandoned(`writes in flight did not finish within ${DRAIN_TIMEOUT_MS} ms`);
@@ -154,7 +155,7 @@ export class Upgrades {
       await this.deployments.save([{
         ...newActive,
         cutover: {
-          ...position, state_hash: verified.stateHash, write_pause_ms: round(writePauseMs), pause_phases_ms: phases.report(), total_ms: Date.now() - startedAt,
+          ...position, state_hash: verified.stateHash, paused_at: pausedAt, write_pause_ms: round(writePauseMs), pause_phases_ms: phases.report(), total_ms: Date.now() - startedAt,
           core_timings_ms: { fence: fenceAnswer.timings_ms ?? {}, verify_old: verified.oldTimings, verify_new: verified.newTimings, promote: promoted.timings_ms ?? {} },
         },
       }]).catch((error: Error) => this.logger.warn({ err: error.message }, 'cannot record the cutover figures'));
