@@ -13,6 +13,7 @@ import { FOLIO_VERSION } from '../bin/version.js';
 import { ApiError } from '../http/api-error.js';
 import { errorEnvelope } from '../http/error-envelope.js';
 import { jsonBody } from '../http/json-body.js';
+import { refuseNonLoopbackHost } from '../http/loopback-host.js';
 import { identifyCaller } from './cloud-auth.js';
 import { deploymentRoutes } from './deployment-routes.js';
 import type { Deployments } from './deployments.js';
@@ -39,7 +40,6 @@ export interface CloudParts {
 /** Bodies of the control plane's own JSON routes are small. */
 const CLOUD_BODY_BYTES_MAX = 64 * 1024;
 const FORM_PATHS = new Set(['/oauth/authorize', '/oauth/token']);
-const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d+)?$/i;
 
 export interface CloudApp {
   handle(req: http.IncomingMessage, res: http.ServerResponse): void;
@@ -55,7 +55,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   let shuttingDown = false;
   const admit = (req: http.IncomingMessage): void => {
     // DNS rebinding: a page on another site could reach a loopback server under its own host name.
-    if (parts.loopbackOnly && !LOOPBACK_HOST.test(req.headers.host ?? '')) throw new ApiError('GEN_FORBIDDEN_HOST', 'this server answers loopback host names only');
+    if (parts.loopbackOnly) refuseNonLoopbackHost(req.headers.host);
     if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'the control plane is shutting down', undefined, { Connection: 'close' });
   };
   const router = new Router();
@@ -76,7 +76,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
     return next();
   });
   koa.use(identifyCaller(parts.apiKeyHash, parts.tokens));
-  const readJson = jsonBody(CLOUD_BODY_BYTES_MAX);
+  const readJson = jsonBody({ bodyBytesMax: CLOUD_BODY_BYTES_MAX });
   // The two form routes read their own bodies (form-body.ts); curl's default form type is JSON elsewhere.
   koa.use((ctx, next) => (FORM_PATHS.has(ctx.path) ? next() : readJson(ctx, next)));
   koa.use(router.routes());

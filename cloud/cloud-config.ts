@@ -4,6 +4,7 @@
 // services and tests share them.
 
 import { ConfigError } from '../bin/config.js';
+import { masterKeyRefusal } from '../http/app.js';
 
 export interface CloudConfig {
   host: string;
@@ -59,6 +60,7 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`FOLIO_CLOUD_PORT must be 0-65535, not ${env.FOLIO_CLOUD_PORT}`);
     config.port = port;
   }
-  if (config.api_key !== '' && config.api_key.length < 16) throw new ConfigError('FOLIO_CLOUD_API_KEY must be at least 16 characters');
+  const refusal = masterKeyRefusal(config.api_key);
+  if (refusal) throw new ConfigError(refusal.replace('server.secret_key', 'FOLIO_CLOUD_API_KEY'));
   return config;
 }

@@ -7,7 +7,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
+import { masterKeyRefusal } from '../http/app.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
+import { isLoopback } from '../http/loopback-host.js';
 import { createCloudApp } from './cloud-app.js';
 import type { CloudConfig } from './cloud-config.js';
 import { CloudStore } from './cloud-store.js';
@@ -43,6 +45,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const { config } = options;
+  const refusal = masterKeyRefusal(config.api_key);
+  if (refusal) throw new Error(refusal.replace('server.secret_key', 'the cloud API key'));
   const logger = options.logger ?? pino({ level: config.log_level, base: { service: 'folio-cloud' }, redact: REDACTED_LOG_PATHS }, pino.destination({ dest: 2, sync: false }));
   const now = options.now ?? Date.now;
   const dataDir = path.resolve(config.data_dir);
@@ -67,7 +71,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const upgrades = new Upgrades(deployments, logger, options.upgradeHooks);
   await deployments.boot();
 
-  const loopbackOnly = ['127.0.0.1', 'localhost', '::1'].includes(config.host);
+  const loopbackOnly = isLoopback(config.host);
   const app = createCloudApp({ apiKeyHash, users, clients, tokens, deployments, upgrades, logger, now, loopbackOnly });
   const server = http.createServer((req, res) => app.handle(req, res));
   server.keepAliveTimeout = 65_000;

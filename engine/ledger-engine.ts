@@ -25,11 +25,13 @@ import {
   decideCreateHook,
   decideCreateIdentity,
   decideDeleteHook,
+  decideRotateHookSecret,
   decideDeleteIdentity,
   decideMetadata,
   decideRevokeApiKey,
   decideUpdateHook,
   decideUpdateIdentity,
+  metadataSizeRefusal,
   type HookFields,
   type NewApiKey,
   type RegistryDecision,
@@ -37,6 +39,7 @@ import {
 import { DecisionScope, newBalance } from './decision-scope.js';
 import type { EventType, LedgerEvent } from './events.js';
 import { applyEvent, LedgerState, type ApplyOptions } from './ledger-state.js';
+import { mergeMetaData } from './metadata.js';
 import type { Clock, EventLog, IdSource, TransactionStore } from './ports.js';
 import { processPending } from './process-pending.js';
 import {
@@ -156,12 +159,15 @@ export class LedgerEngine {
   updateLedger(command: UpdateLedgerCommand): Outcome<LedgerRecord> {
     const current = this.state.ledgers.get(command.ledger_id);
     if (!current) return refused(reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`));
-    const ledger: LedgerRecord = {
-      ...current,
-      name: command.name ?? current.name,
-      meta_data: command.meta_data ? { ...current.meta_data, ...command.meta_data } : current.meta_data,
-    };
-    return this.accepted(ledger, { type: 'ledger.updated', at: this.now(), ledgers: [ledger] });
+    const renamed: LedgerRecord = { ...current, name: command.name ?? current.name };
+    const event: LedgerEvent = { type: 'ledger.updated', at: this.now(), ledgers: [renamed] };
+    if (!command.meta_data) return this.accepted(renamed, event);
+    // The name goes in the record, the metadata as a patch (metadata.ts: the log keeps patches).
+    const ledger = { ...renamed, meta_data: mergeMetaData(current.meta_data, command.meta_data) };
+    const refusal = metadataSizeRefusal(ledger.meta_data);
+    if (refusal) return refused(refusal);
+    event.metadata_patches = [{ entity_id: ledger.ledger_id, meta_data: command.meta_data }];
+    return this.accepted(ledger, event);
   }
 
   createBalance(command: CreateBalanceCommand): Outcome<BalanceRecord> {
@@ -214,8 +220,12 @@ export class LedgerEngine {
     return event ? this.commit(event) : undefined;
   }
 
-  createHook(fields: HookFields): Outcome<HookRecord> {
-    return this.registry(decideCreateHook(fields, this.now(), this.ids));
+  createHook(fields: HookFields, signingSecretSealed: string): Outcome<HookRecord> {
+    return this.registry(decideCreateHook(fields, signingSecretSealed, this.now(), this.ids));
+  }
+
+  rotateHookSecret(hookId: string, signingSecretSealed: string): Outcome<HookRecord> {
+    return this.registry(decideRotateHookSecret(this.state, hookId, signingSecretSealed, this.now()));
   }
 
   updateHook(hookId: string, fields: HookFields): Outcome<HookRecord> {
@@ -304,6 +314,33 @@ export class LedgerEngine {
       transaction: outcome.transaction,
       balances: projectBalances(scope, involvedIn(scope, [outcome.hold])),
     };
+  }
+
+  /**
+   * Dry run of several actions on holds, as a bulk commit or void would carry them out: one after the
+   * other in one scope, so a later item sees what the earlier ones would have done (a hold committed
+   * by item 1 is already committed for item 2). Each projection's `current` amounts are those after the
+   * items before it, its `resulting` ones after it. Nothing is committed.
+   */
+  projectInflightActions(commands: InflightActionCommand[]): Projection[] {
+    const scope = this.scope();
+    return commands.map((command) => {
+      const postingsBefore = scope.draft.postings.length;
+      const hold = scope.transaction(command.transaction_id);
+      const outcome = decideInflightAction(scope, { ...command, skip_queue: true });
+      const base = { operation: command.action } as const;
+      if (outcome.kind === 'rejected') {
+        const balances = hold ? projectBalances(scope, involvedIn(scope, [hold]), postingsBefore) : [];
+        return { ...base, would_apply: false, rejection: outcome.rejection, transaction: hold, balances };
+      }
+      return {
+        ...base,
+        would_apply: true,
+        status: outcome.transaction.status,
+        transaction: outcome.transaction,
+        balances: projectBalances(scope, involvedIn(scope, [outcome.hold]), postingsBefore),
+      };
+    });
   }
 
   refund(command: RefundCommand): Outcome<RefundResult> {

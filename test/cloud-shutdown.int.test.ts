@@ -139,7 +139,7 @@ t.test('SIGTERM stops every core and leaves no process or listening port', async
 t.test('a cloud killed outright still leaves no core running', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-cloud-cli-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const key = 'cloud-cli-key-0123456789abcdef';
+  const key = 'cloud-cli-key-0123456789abcdef-0123456789';
   const cloud = await startCloudChild(dataDir, { FOLIO_CLOUD_API_KEY: key });
   t.notMatch(cloud.stdout(), /cloud API key/, 'a configured key is not printed');
   await twoDeployments(cloud, key);

@@ -25,6 +25,8 @@ const steps: Array<{ step: CutoverStep; detail: { newCorePid?: number; error?: s
 let onStep: ((step: CutoverStep, detail: { newCorePid?: number }) => void | Promise<void>) | undefined;
 
 t.before(async () => {
+  // The hook test's receiver is on loopback; the cores inherit FOLIO_* settings from the control plane.
+  process.env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS = 'true';
   rig = await startCloudRig({
     upgradeHooks: {
       onStep: async (step, detail) => {

@@ -13,7 +13,7 @@ import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bin/folio.js');
-const KEY = 'cutover-test-master-key';
+const KEY = 'cutover-test-master-key-0123456789abcdef';
 const auth = { 'x-svc-key': KEY };
 
 function transfer(reference: string, skipQueue = true): Record<string, unknown> {

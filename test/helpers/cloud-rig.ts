@@ -12,7 +12,7 @@ import { startCloud, type RunningCloud } from '../../cloud/cloud-service.js';
 import type { UpgradeHooks } from '../../cloud/upgrade.js';
 import { sendRequest, type TestResponse } from './test-server.js';
 
-export const CLOUD_API_KEY = 'cloud-test-key-0123456789abcdef';
+export const CLOUD_API_KEY = 'cloud-test-key-0123456789abcdef-0123456789';
 
 export interface CloudRig {
   url: string;
