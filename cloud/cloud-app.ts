@@ -16,6 +16,7 @@ import { jsonBody } from '../http/json-body.js';
 import { refuseNonLoopbackHost } from '../http/loopback-host.js';
 import { identifyCaller } from './cloud-auth.js';
 import { deploymentRoutes } from './deployment-routes.js';
+import { userRoutes } from './user-routes.js';
 import type { Deployments } from './deployments.js';
 import type { ClientRegistry } from './oauth-clients.js';
 import { oauthRoutes } from './oauth-routes.js';
@@ -62,6 +63,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   router.get('/health', (ctx) => {
     ctx.body = { status: 'UP', version: FOLIO_VERSION };
   });
+  userRoutes(router, parts);
   oauthRoutes(router, parts);
   deploymentRoutes(router, parts);
 

@@ -1,5 +1,4 @@
-// Users and deployments:
-//   POST /users {email, password}                 cloud API key; 201 {user_id, email, created_at}
+// Deployments:
 //   POST /deployments {name, region?, tier?, user_id?}   cloud API key; 201, PENDING until its core answers
 //   GET  /deployments, GET /deployments/:id       cloud API key, or a token with deployments:read (its
 //                                                 user's deployments only)
@@ -15,14 +14,8 @@ import { toJsonText } from '../http/json-text.js';
 import { validate } from '../http/validation.js';
 import { requireOperator, requireScopes, type CloudPrincipal } from './cloud-auth.js';
 import { deploymentView, type DeploymentRecord, type Deployments } from './deployments.js';
-import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from './secrets.js';
 import type { Upgrades } from './upgrade.js';
-import { userView, type UserDirectory } from './users.js';
-
-const newUserSchema = z.object({
-  email: z.email().max(320),
-  password: z.string().min(PASSWORD_LENGTH_MIN).max(PASSWORD_LENGTH_MAX),
-}).strict();
+import type { UserDirectory } from './users.js';
 
 const labelSchema = z.string().trim().min(1).max(128).regex(/^[A-Za-z0-9 _.:-]+$/, 'letters, digits, spaces and _ . : -');
 
@@ -35,7 +28,7 @@ const newDeploymentSchema = z.object({
 
 const upgradeSchema = z.object({ force: z.boolean().optional() }).strict();
 
-function sendJson(ctx: Koa.Context, status: number, value: unknown): void {
+export function sendJson(ctx: Koa.Context, status: number, value: unknown): void {
   ctx.status = status;
   ctx.type = 'application/json';
   ctx.body = toJsonText(value);
@@ -45,16 +38,8 @@ function visibleTo(principal: CloudPrincipal, record: DeploymentRecord): boolean
   return principal.kind === 'operator' || record.user_id === principal.holder.user_id;
 }
 
-export function deploymentRoutes(router: Router, parts: { users: UserDirectory; deployments: Deployments; upgrades: Upgrades; now: () => number }): void {
+export function deploymentRoutes(router: Router, parts: { users: UserDirectory; deployments: Deployments; upgrades: Upgrades }): void {
   const { users, deployments, upgrades } = parts;
-
-  router.post('/users', async (ctx) => {
-    requireOperator(ctx);
-    const body = validate(newUserSchema, ctx.request.body);
-    const created = await users.create(body.email, body.password, parts.now());
-    if (!created.ok) throw new ApiError('USER_EMAIL_TAKEN', `a user with e-mail ${body.email} exists already`);
-    sendJson(ctx, 201, userView(created.user));
-  });
 
   router.post('/deployments', async (ctx) => {
     requireOperator(ctx);
