@@ -78,25 +78,36 @@ class CutoverAbandoned extends Error {
 export class Upgrades {
   private readonly running = new Set<Promise<void>>();
   private readonly children = new Set<ReturnType<typeof spawn>>();
+  /** Deployments whose upgrade has been accepted, from before their UPGRADING status is written. */
+  private readonly upgrading = new Set<string>();
   private stopping = false;
 
   constructor(private readonly deployments: Deployments, private readonly logger: CoreLogger, private readonly hooks: UpgradeHooks = {}) {}
 
   /** Starts an upgrade (the caller answers 202), or says why not. */
   async start(record: DeploymentRecord, force: boolean): Promise<UpgradeStart> {
-    if (record.status !== 'ACTIVE') return { kind: 'not_active', record };
+    if (record.status !== 'ACTIVE' || this.upgrading.has(record.deployment_id)) return { kind: 'not_active', record };
     if (record.version === FOLIO_VERSION && !force) return { kind: 'skipped', record, version: FOLIO_VERSION };
     const old = this.deployments.instance(record.instance_id);
     if (!old || !old.core.url) return { kind: 'not_active', record };
+    this.upgrading.add(record.deployment_id); // before the await: a second request in the meantime is refused
     const now = Date.now();
     const newRecord = this.deployments.newRecord({
       name: record.name, region: record.region, tier: record.tier, user_id: record.user_id, secret_id: record.secret_id, replaces: record.deployment_id,
     }, now);
     const oldRecord = this.deployments.changed(record, { status: 'UPGRADING' });
-    await this.deployments.save([oldRecord, newRecord]);
+    try {
+      await this.deployments.save([oldRecord, newRecord]);
+    } catch (error) {
+      this.upgrading.delete(record.deployment_id);
+      throw error;
+    }
     const done = this.run(oldRecord, newRecord, old, now);
     this.running.add(done);
-    void done.finally(() => this.running.delete(done));
+    void done.finally(() => {
+      this.running.delete(done);
+      this.upgrading.delete(record.deployment_id);
+    });
     return { kind: 'started', oldRecord, newRecord, previousVersion: record.version, done };
   }
 

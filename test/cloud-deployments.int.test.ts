@@ -1,8 +1,8 @@
 // Deployments as real core processes and the proxy in front of them: every field of a deployment, the
 // proxy forwarding method, path, query, body and status with the deployment's own key (a caller's
 // credentials never reach the core), streamed uploads, path escapes refused, unknown instances 404 in
-// the error envelope, a core that dies restarted with its data, and a restarted control plane that
-// brings its deployments, users and tokens back from its own store.
+// the error envelope, a core that dies or hangs restarted with its data, and a restarted control plane
+// that brings its deployments, users and tokens back from its own store.
 
 import net from 'node:net';
 import t from 'tap';
@@ -155,6 +155,22 @@ t.test('a core that dies is restarted with its data', async (t) => {
   t.equal(balance.status, 200, 'the proxy reaches the new process');
   t.equal(balance.body.balance, 1500, 'with the data the old one had');
   t.equal((await rig.operator('GET', `/deployments/${deployment.deployment_id}`)).body.status, 'ACTIVE');
+});
+
+t.test('a core that stops answering is killed after three failed health checks and restarted', async (t) => {
+  const before = rig.cloud.deployments.instance(deployment.instance_id)?.core.pid;
+  process.kill(before!, 'SIGSTOP'); // alive, listening, answering nothing
+  const started = Date.now();
+  const hung = await rig.operator('GET', `/proxy/ledgers?${instance}`);
+  t.equal(hung.status, 502, 'a request to the hung core is answered once the core is killed, not left hanging');
+  t.equal(hung.body.error_detail.code, 'PROXY_UPSTREAM_FAILED');
+  await waitUntil(async () => {
+    const core = rig.cloud.deployments.instance(deployment.instance_id)?.core;
+    return core?.state === 'running' && core.pid !== before;
+  }, 60_000, 'the hung core to be replaced');
+  t.comment(`replaced after ${Date.now() - started} ms`);
+  const balance = await rig.operator('GET', `/proxy/balances/indicator/@alice/currency/USD?${instance}`);
+  t.equal(balance.body.balance, 1500, 'the new process has the data');
 });
 
 t.test('a restarted control plane brings back its deployments, users, clients and tokens', async (t) => {
