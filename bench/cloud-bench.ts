@@ -279,7 +279,11 @@ async function cutoverPause(cloud: Cloud, settings: BenchSettings, log: (line: s
   const cutover = upgraded.cutover;
   log(`cloud: cutover ${JSON.stringify(cutover)}; ${acknowledged} writes acknowledged, ${retried} retried`);
   const pauseEnd = cutover.paused_at + cutover.write_pause_ms;
-  const overlapping = spans.filter(([sent, acked]) => sent <= pauseEnd && acked >= cutover.paused_at).map(([sent, acked]) => acked - sent);
+  const overlappingSpans = spans.filter(([sent, acked]) => sent <= pauseEnd && acked >= cutover.paused_at);
+  const overlapping = overlappingSpans.map(([sent, acked]) => acked - sent);
+  const slowest = [...overlappingSpans].sort((a, b) => (b[1] - b[0]) - (a[1] - a[0])).slice(0, 5)
+    .map(([sent, acked]) => ({ sent_ms_from_pause: sent - cutover.paused_at, acked_ms_from_pause: acked - cutover.paused_at }));
+  log(`cloud: slowest writes overlapping the pause: ${JSON.stringify(slowest)}`);
   const preparing = spans.filter(([sent, acked]) => sent >= upgradeAt && acked < cutover.paused_at).map(([sent, acked]) => acked - sent).sort((a, b) => a - b);
   const before = spans.filter(([, acked]) => acked < upgradeAt).map(([sent, acked]) => acked - sent).sort((a, b) => a - b);
   return {
@@ -290,7 +294,7 @@ async function cutoverPause(cloud: Cloud, settings: BenchSettings, log: (line: s
       { label: 'write p99 while the new core was prepared', value: percentileOfSorted(preparing, 99), unit: 'ms' },
       { label: 'upgrade from request to switch', value: cutover.total_ms, unit: 'ms' },
     ],
-    details: { cutover, acknowledged, retried, writes_overlapping_pause: overlapping.length },
+    details: { cutover, acknowledged, retried, writes_overlapping_pause: overlapping.length, slowest_overlapping_writes: slowest },
   };
 }
 

@@ -10,7 +10,6 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { FOLIO_VERSION } from '../bin/version.js';
 import type { CloudStore, StoreChange } from './cloud-store.js';
 import type { CoreLogger } from './core-process.js';
 import { newId, newSecret } from './secrets.js';
@@ -282,5 +281,3 @@ export function deploymentView(record: DeploymentRecord): Record<string, unknown
     cutover: record.cutover,
   };
 }
-
-export { FOLIO_VERSION };

@@ -213,7 +213,10 @@ export class Proxy {
         }
         response.on('error', (error) => res.destroy(error));
       });
-      req.on('aborted', () => upstream.destroy());
+      // The caller went away before the answer was written: let go of the core's connection too.
+      res.once('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
       if (body !== undefined) upstream.end(body);
       else if (small) upstream.end();
       else req.pipe(upstream);
