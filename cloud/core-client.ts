@@ -18,6 +18,11 @@ export class CoreClient {
     return this.call('GET', '/health', undefined, timeoutMs);
   }
 
+  /** Asks the core to write a snapshot of everything logged so far, and waits for it. */
+  snapshotNow(): Promise<{ seq: number }> {
+    return this.call('POST', '/admin/snapshots');
+  }
+
   fence(): Promise<CutoverAnswer> {
     return this.call('POST', '/admin/cutover/fence');
   }

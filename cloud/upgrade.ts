@@ -4,7 +4,9 @@
 // runs in the background, in two phases (docs/decisions-cloud.md has the reasoning and the figures):
 //
 // Preparation, while the old core keeps serving:
-//   1. `folio backup` copies the old core's newest snapshot and its log into the new directory;
+//   1. the old core writes a snapshot now, and `folio backup` copies it and the log into the new
+//      directory (so the new core replays only a short tail, and has no snapshot due right after it
+//      takes over);
 //   2. the new core starts there as a follower of the old one's log (bin/log-follower.ts), copying each
 //      record byte for byte as it becomes durable, and rebuilding its lookups and query index;
 //   3. we wait until it is close behind, its index too, and warm both state hashes.
@@ -38,6 +40,8 @@ const FOLLOW_LAG_EVENTS_MAX = 2_000;
 /** How long preparation may take (copy, follower start, catch-up, index rebuild) before giving up. */
 const PREPARE_TIMEOUT_MS = 30 * 60 * 1000;
 const CATCH_UP_POLL_MS = 50;
+/** How long the old core may take to write the snapshot the copy starts from. */
+const SNAPSHOT_TIMEOUT_MS = 10 * 60 * 1000;
 /** How long the writes in flight get to finish once the gate is closed. */
 const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -160,6 +164,9 @@ export class Upgrades {
     let fenced = false;
     let priorities = new Map<number, number>();
     try {
+      await old.core.client(SNAPSHOT_TIMEOUT_MS).snapshotNow().catch((error: Error) => {
+        this.logger.warn({ deployment: oldRecord.deployment_id, err: error.message }, 'no fresh snapshot before the copy; the new core replays a longer tail');
+      });
       await this.copy(this.deployments.absoluteDataDir(oldRecord), newDir);
       await this.step('copied', { oldCorePid: old.core.pid });
       follower = this.deployments.coreFor(newRecord, this.deployments.absoluteDataDir(oldRecord));
