@@ -9,7 +9,8 @@
 //     INSTANCE_NOT_FOUND; a core that is restarting: 503 DEPLOYMENT_UNAVAILABLE with Retry-After.
 // Scopes: GET/HEAD need proxy:read or proxy:write, other methods proxy:write (`*` covers both). Writes
 // pass the deployment's write gate (write-gate.ts), which holds them during a cutover. A core that does
-// not answer within proxy_timeout_ms gives 504 PROXY_TIMEOUT; one that fails, 502 PROXY_UPSTREAM_FAILED.
+// not start its answer within proxy_timeout_ms gives 504 PROXY_TIMEOUT (an answer being streamed is not
+// cut off); one that fails, 502 PROXY_UPSTREAM_FAILED.
 //
 // It runs on the raw Node request, ahead of Koa (cloud-service.ts routes /proxy there), because it is
 // the busiest path and a second HTTP hop already costs as much CPU as the core's own handling. Bodies
@@ -190,6 +191,7 @@ export class Proxy {
       });
       upstream.on('response', (response) => {
         answered = true;
+        this.inFlight.delete(entry); // the timeout bounds the wait for an answer, not its length
         const out: string[] = [];
         const raw = response.rawHeaders;
         for (let index = 0; index < raw.length; index += 2) {
@@ -223,7 +225,7 @@ export class Proxy {
     });
   }
 
-  /** Ends requests the core has not answered within proxy_timeout_ms. */
+  /** Ends requests the core has not started to answer within proxy_timeout_ms. */
   private expire(): void {
     const oldest = Date.now() - CLOUD_LIMITS.proxy_timeout_ms;
     for (const entry of this.inFlight) {
