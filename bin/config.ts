@@ -1,7 +1,11 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
-// data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep. FOLIO_PORT=0 asks the OS
-// for a free port.
+// data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
+// hooks.allow_private_networks. FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
+// control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
+// as a follower of the one in that directory (see bin/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
+// stops it when its standard input ends, which is when the parent holding the other end of the pipe
+// has gone, however it went.
 
 import fs from 'node:fs';
 import { z } from 'zod';
@@ -13,6 +17,11 @@ export interface FolioConfig {
   data_dir: string;
   log_level: string;
   snapshots: SnapshotSchedule;
+  /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
+  hooks: { allow_private_networks: boolean };
+  /** The data directory of the leader this ledger follows; empty for an ordinary ledger. */
+  follow_data_dir: string;
+  stop_on_stdin_end: boolean;
 }
 
 export const DEFAULT_CONFIG: FolioConfig = {
@@ -20,6 +29,9 @@ export const DEFAULT_CONFIG: FolioConfig = {
   data_dir: './data',
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
+  hooks: { allow_private_networks: false },
+  follow_data_dir: '',
+  stop_on_stdin_end: false,
 };
 
 const fileSchema = z.object({
@@ -35,6 +47,7 @@ const fileSchema = z.object({
     every_seconds: z.number().min(0).optional(),
     keep: z.number().int().min(1).optional(),
   }).optional(),
+  hooks: z.object({ allow_private_networks: z.boolean().optional() }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -50,9 +63,12 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SECRET_KEY !== undefined) config.server.secret_key = env.FOLIO_SECRET_KEY;
   if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
   if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
+  if (env.FOLIO_FOLLOW_DATA_DIR) config.follow_data_dir = env.FOLIO_FOLLOW_DATA_DIR;
+  if (env.FOLIO_STOP_ON_STDIN_END === '1') config.stop_on_stdin_end = true;
   if (env.FOLIO_SNAPSHOT_EVERY_EVENTS) config.snapshots.every_events = parseCount('FOLIO_SNAPSHOT_EVERY_EVENTS', env.FOLIO_SNAPSHOT_EVERY_EVENTS, 0);
   if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
   if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
+  if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
   const refusal = masterKeyRefusal(config.server.secret_key);
   if (refusal) throw new ConfigError(refusal);
   return config;
@@ -74,6 +90,7 @@ function mergeFile(config: FolioConfig, file: string): void {
   if (values.data_dir) config.data_dir = values.data_dir;
   if (values.log_level) config.log_level = values.log_level;
   Object.assign(config.snapshots, values.snapshots ?? {});
+  Object.assign(config.hooks, values.hooks ?? {});
 }
 
 function parsePort(text: string): number {
@@ -86,4 +103,10 @@ function parseCount(name: string, text: string, min: number): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, not ${text}`);
   return value;
+}
+
+function parseFlag(name: string, text: string): boolean {
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new ConfigError(`${name} must be true or false, not ${text}`);
 }

@@ -4,11 +4,11 @@
 // worker). This is the LedgerCore the HTTP layer serves.
 
 import fs from 'node:fs';
-import { foldBalance } from '../engine/balance-fold.js';
 import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
 import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
+import { BalanceFolds, type FoldAnswer } from '../index/balance-history.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
@@ -24,6 +24,9 @@ import {
 import { restoreState } from '../snapshots/state-restore.js';
 import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
+import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
+import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import type { HookAdmin } from '../http/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -41,8 +44,10 @@ export interface RuntimeOptions {
   onFatal?: (error: Error) => void;
   /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
   snapshots?: SnapshotSchedule;
-  /** Signs hook deliveries (server.secret_key); empty sends them unsigned. */
+  /** Signs deliveries of hooks registered before hooks had secrets of their own; empty sends those unsigned. */
   secretKey?: string;
+  /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
+  hookTargets?: TargetPolicy;
   hookDelivery?: Partial<HookDeliveryLimits>;
   /** Where start-up, snapshot and hook messages go. */
   logger?: SnapshotLogger & HookDispatcherLogger;
@@ -51,6 +56,11 @@ export interface RuntimeOptions {
   indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source'>>;
   /** Reports projection failures; the projector retries on its own. */
   onIndexError?: (error: Error) => void;
+  /**
+   * Opens the ledger as a follower of another one's log (bin/log-follower.ts): it appends no events of
+   * its own, so the queue runner, timers, hook delivery and snapshots wait for `startWork()`.
+   */
+  follower?: boolean;
 }
 
 export interface StartupReport {
@@ -73,9 +83,15 @@ export class LedgerRuntime implements LedgerCore {
   private readonly unflushedEventsMax: number;
   private readonly lookupBacklogMax: number;
   private snapshotService: SnapshotService | undefined;
-  /** Delivers transaction hooks from the log (set once the log is open and replayed). */
+  /** Delivers transaction hooks from the log (set once the log is open and replayed, and work started). */
   hooks!: HookDispatcher;
   private index: SecondaryIndex | undefined;
+  /** Whether the queue runner, timers and hook delivery run (see pauseWork). */
+  private working = false;
+  /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
+  private readonly folds: BalanceFolds;
+  readonly hookAdmin: HookAdmin;
+  private readonly hookSealer: HookSecretSealer;
 
   private constructor(
     readonly log: LmdbLog,
@@ -92,6 +108,12 @@ export class LedgerRuntime implements LedgerCore {
       limits: options.limits,
     });
     this.queue = new QueueRunner(this.engine);
+    this.queue.stop(); // until startWork(): a follower must not carry out queued work of its own
+    this.folds = new BalanceFolds(log);
+    const sealer = HookSecretSealer.openIn(options.dataDir);
+    const targets = options.hookTargets ?? { allowPrivateNetworks: false };
+    this.hookAdmin = { newSigningSecret: () => sealer.newSecret(), targetRefusal: (url) => urlRefusal(url, targets) };
+    this.hookSealer = sealer;
     this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
@@ -128,24 +150,10 @@ export class LedgerRuntime implements LedgerCore {
       runtime.queue.kick();
       runtime.snapshotService?.durable(log.durableSeq);
     });
-    await log.durable(runtime.engine.ensureGenesis());
-    if (options.snapshots) {
-      runtime.snapshotService = SnapshotService.start({
-        dataDir: options.dataDir,
-        schedule: options.snapshots,
-        durableSeq: log.durableSeq,
-        logger: options.logger,
-      });
-    }
-    runtime.hooks = await HookDispatcher.start({
-      source: log,
-      currentHooks: () => runtime.engine.state.hooks,
-      store: HookOutboxStore.open(HookOutboxStore.directoryIn(options.dataDir)),
-      secretKey: options.secretKey ?? '',
-      limits: options.hookDelivery,
-      logger: options.logger,
+    if (!options.follower) await log.durable(runtime.engine.ensureGenesis());
+    log.onCommit(() => {
+      if (runtime.working) runtime.hooks.wake();
     });
-    log.onCommit(() => runtime.hooks.wake());
     if (options.index !== false) {
       runtime.index = await SecondaryIndex.open({
         onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
@@ -156,10 +164,51 @@ export class LedgerRuntime implements LedgerCore {
       });
       log.onDurableRecord((record) => runtime.index?.logDurable(record));
     }
-    runtime.queue.kick();
-    runtime.timers.start();
+    if (!options.follower) await runtime.startWork();
     report.milliseconds = performance.now() - started;
     return runtime;
+  }
+
+  /**
+   * Starts what appends events or acts on them on its own: the queue runner, timers and hook delivery
+   * (from the progress saved in data/hooks), and the snapshot worker the first time. A follower calls
+   * this once it is promoted; a fenced leader when it is unfenced.
+   */
+  async startWork(): Promise<void> {
+    if (this.working) return;
+    if (this.options.snapshots && !this.snapshotService) {
+      this.snapshotService = SnapshotService.start({
+        dataDir: this.options.dataDir,
+        schedule: this.options.snapshots,
+        durableSeq: this.log.durableSeq,
+        logger: this.options.logger,
+      });
+    }
+    this.hooks = await HookDispatcher.start({
+      source: this.log,
+      currentHooks: () => this.engine.state.hooks,
+      store: HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir)),
+      secretKey: this.options.secretKey ?? '',
+      sealer: this.hookSealer,
+      targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
+      limits: this.options.hookDelivery,
+      logger: this.options.logger,
+    });
+    this.working = true;
+    this.queue.resume();
+    this.timers.start();
+  }
+
+  /**
+   * Stops the queue runner and timers, so nothing but requests appends to the log, and stops hook
+   * delivery with its progress saved (data/hooks is then closed and can be copied). For a fence.
+   */
+  async pauseWork(): Promise<void> {
+    if (!this.working) return;
+    this.working = false;
+    this.queue.stop();
+    this.timers.stop();
+    await this.hooks.close();
   }
 
   /** Puts a snapshot's state into the (still empty) engine; the lookups already hold its records. */
@@ -192,6 +241,10 @@ export class LedgerRuntime implements LedgerCore {
       this.store.setMuted(false);
     }
     return count;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
   }
 
   /** The snapshot worker, when periodic snapshots are on. */
@@ -227,11 +280,8 @@ export class LedgerRuntime implements LedgerCore {
     return this.store.list(offset, limit);
   }
 
-  balanceFromSource(balanceId: string): BalanceRecord | undefined {
-    const events = (function* (log: LmdbLog) {
-      for (const { event } of log.read(1)) yield event;
-    })(this.log);
-    return foldBalance(balanceId, events);
+  balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer> {
+    return this.folds.at(balanceId, untilMs, toSeq);
   }
 
   overloaded(): string | undefined {
@@ -242,10 +292,8 @@ export class LedgerRuntime implements LedgerCore {
 
   /** Stops queue work, makes everything appended durable and closes the stores. */
   async close(): Promise<void> {
-    this.queue.stop();
-    this.timers.stop();
+    await this.pauseWork();
     await this.snapshotService?.stop();
-    await this.hooks.close();
     await this.index?.close();
     await this.log.close();
     await this.store.close();

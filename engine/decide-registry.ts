@@ -12,22 +12,27 @@ import type {
   IdentityRecord,
   MetaData,
 } from './records.js';
+import { mergeMetaData, metaDataBytes, METADATA_BYTES_MAX, metadataTarget, type MetadataTarget } from './metadata.js';
 import { reject, type Rejection } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 
-export type RegistryDecision<T> = { ok: true; value: T; event: LedgerEvent } | { ok: false; rejection: Rejection };
+/** A decision on a registry record: the record as it will be, and the event that makes it so. */
+export type RegistryDecision<T> = Decided<{ record: T; event: LedgerEvent }>;
 
-const refuse = <T>(rejection: Rejection): RegistryDecision<T> => ({ ok: false, rejection });
+function decided<T>(record: T, event: LedgerEvent): RegistryDecision<T> {
+  return accept({ record, event });
+}
 
 export function decideCreateIdentity(fields: IdentityFields, now: number, ids: IdSource): RegistryDecision<IdentityRecord> {
   const identity: IdentityRecord = { ...fields, identity_id: ids.next('idt'), created_at: now };
-  return { ok: true, value: identity, event: { type: 'identity.created', at: now, identities: [identity] } };
+  return decided(identity, { type: 'identity.created', at: now, identities: [identity] });
 }
 
 export function decideUpdateIdentity(state: LedgerState, identityId: string, fields: IdentityFields, now: number): RegistryDecision<IdentityRecord> {
   const current = state.identities.get(identityId);
   if (!current) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
   const identity: IdentityRecord = { ...fields, identity_id: identityId, created_at: current.created_at };
-  return { ok: true, value: identity, event: { type: 'identity.updated', at: now, identities: [identity] } };
+  return decided(identity, { type: 'identity.updated', at: now, identities: [identity] });
 }
 
 export function decideDeleteIdentity(state: LedgerState, identityId: string, now: number): RegistryDecision<IdentityRecord> {
@@ -35,45 +40,42 @@ export function decideDeleteIdentity(state: LedgerState, identityId: string, now
   if (!current) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
   const inUse = state.balancesPerIdentity.get(identityId) ?? 0;
   if (inUse > 0) return refuse(reject('GEN_CONFLICT', `identity ${identityId} is named by ${inUse} balance(s)`));
-  return { ok: true, value: current, event: { type: 'identity.deleted', at: now, deleted_identities: [identityId] } };
+  return decided(current, { type: 'identity.deleted', at: now, deleted_identities: [identityId] });
 }
 
 /**
  * Merges keys into the metadata of a ledger, balance, transaction or identity, chosen by the id's
- * prefix. Transactions stay otherwise unchanged: a new version of the record with merged metadata.
+ * prefix. The event carries the patch; the merged object must stay within METADATA_BYTES_MAX.
  */
 export function decideMetadata(state: LedgerState, entityId: string, metaData: MetaData, now: number): RegistryDecision<MetaData> {
-  const prefix = entityId.slice(0, entityId.indexOf('_') + 1);
-  const notFound = (): RegistryDecision<MetaData> => refuse(reject('META_ENTITY_NOT_FOUND', `no record with id ${entityId}`));
-  switch (prefix) {
-    case 'ldg_':
-    case 'general_': {
-      const ledger = state.ledgers.get(entityId);
-      if (!ledger) return notFound();
-      const merged = { ...ledger.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, ledgers: [{ ...ledger, meta_data: merged }] } };
-    }
-    case 'bln_': {
-      const balance = state.balances.get(entityId);
-      if (!balance) return notFound();
-      const merged = { ...balance.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, balance_meta: [{ balance_id: entityId, meta_data: merged }] } };
-    }
-    case 'txn_': {
-      const transaction = state.transaction(entityId);
-      if (!transaction) return notFound();
-      const merged = { ...transaction.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, transactions: [{ ...transaction, meta_data: merged }] } };
-    }
-    case 'idt_': {
-      const identity = state.identities.get(entityId);
-      if (!identity) return notFound();
-      const merged = { ...identity.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, identities: [{ ...identity, meta_data: merged }] } };
-    }
-    default:
-      return refuse(reject('META_UNSUPPORTED_ENTITY', `ids starting ${JSON.stringify(prefix || entityId)} do not carry metadata`));
+  const target = metadataTarget(entityId);
+  if (!target) {
+    const prefix = entityId.slice(0, entityId.indexOf('_') + 1);
+    return refuse(reject('META_UNSUPPORTED_ENTITY', `ids starting ${JSON.stringify(prefix || entityId)} do not carry metadata`));
   }
+  const current = currentMetaData(state, target, entityId);
+  if (!current) return refuse(reject('META_ENTITY_NOT_FOUND', `no record with id ${entityId}`));
+  const merged = mergeMetaData(current, metaData);
+  const refusal = metadataSizeRefusal(merged);
+  if (refusal) return refuse(refusal);
+  return decided(merged, { type: 'metadata.updated', at: now, metadata_patches: [{ entity_id: entityId, meta_data: metaData }] });
+}
+
+/** The metadata a record holds now, or undefined when there is no such record. */
+export function currentMetaData(state: LedgerState, target: MetadataTarget, entityId: string): MetaData | undefined {
+  switch (target) {
+    case 'ledger': return state.ledgers.get(entityId)?.meta_data;
+    case 'balance': return state.balances.get(entityId)?.meta_data;
+    case 'transaction': return state.transaction(entityId)?.meta_data;
+    case 'identity': return state.identities.get(entityId)?.meta_data;
+  }
+}
+
+/** META_TOO_LARGE when merged metadata would exceed its bound. */
+export function metadataSizeRefusal(merged: MetaData): Rejection | undefined {
+  const bytes = metaDataBytes(merged);
+  if (bytes <= METADATA_BYTES_MAX) return undefined;
+  return reject('META_TOO_LARGE', `metadata would be ${bytes} bytes once merged; at most ${METADATA_BYTES_MAX}`);
 }
 
 export interface NewApiKey {
@@ -88,7 +90,7 @@ export interface NewApiKey {
 
 export function decideCreateApiKey(fields: NewApiKey, apiKeyId: string, now: number): RegistryDecision<ApiKeyRecord> {
   const key: ApiKeyRecord = { ...fields, api_key_id: apiKeyId, created_at: now, last_used_at: 0, is_revoked: false };
-  return { ok: true, value: key, event: { type: 'api_key.created', at: now, api_keys: [key] } };
+  return decided(key, { type: 'api_key.created', at: now, api_keys: [key] });
 }
 
 /**
@@ -108,7 +110,7 @@ export function decideRevokeApiKey(state: LedgerState, apiKeyId: string, now: nu
     const key = state.apiKeys.get(id) as ApiKeyRecord;
     if (!key.is_revoked || id === apiKeyId) keys.push({ ...key, is_revoked: true });
   }
-  return { ok: true, value: keys[0] as ApiKeyRecord, event: { type: 'api_key.revoked', at: now, api_keys: keys } };
+  return decided(keys[0] as ApiKeyRecord, { type: 'api_key.revoked', at: now, api_keys: keys });
 }
 
 /** Last-use times gathered over a while, written as one event rather than one per request. */
@@ -121,22 +123,32 @@ export function decideApiKeysUsed(state: LedgerState, usedAt: Map<string, number
   return keys.length > 0 ? { type: 'api_key.used', at: now, api_keys: keys } : undefined;
 }
 
-export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at'>;
+/** What a client sets on a hook; the signing secret is the server's to make and rotate. */
+export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at' | 'signing_secret_sealed'>;
 
-export function decideCreateHook(fields: HookFields, now: number, ids: IdSource): RegistryDecision<HookRecord> {
-  const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now };
-  return { ok: true, value: hook, event: { type: 'hook.created', at: now, hooks: [hook] } };
+export function decideCreateHook(fields: HookFields, signingSecretSealed: string, now: number, ids: IdSource): RegistryDecision<HookRecord> {
+  const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now, signing_secret_sealed: signingSecretSealed };
+  return decided(hook, { type: 'hook.created', at: now, hooks: [hook] });
 }
 
 export function decideUpdateHook(state: LedgerState, hookId: string, fields: HookFields, now: number): RegistryDecision<HookRecord> {
   const current = state.hooks.get(hookId);
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
   const hook: HookRecord = { ...fields, hook_id: hookId, created_at: current.created_at };
-  return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
+  if (current.signing_secret_sealed !== undefined) hook.signing_secret_sealed = current.signing_secret_sealed;
+  return decided(hook, { type: 'hook.updated', at: now, hooks: [hook] });
+}
+
+/** Replaces a hook's signing secret (the old one stops being used at once). */
+export function decideRotateHookSecret(state: LedgerState, hookId: string, signingSecretSealed: string, now: number): RegistryDecision<HookRecord> {
+  const current = state.hooks.get(hookId);
+  if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
+  const hook: HookRecord = { ...current, signing_secret_sealed: signingSecretSealed };
+  return decided(hook, { type: 'hook.updated', at: now, hooks: [hook] });
 }
 
 export function decideDeleteHook(state: LedgerState, hookId: string, now: number): RegistryDecision<HookRecord> {
   const current = state.hooks.get(hookId);
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
-  return { ok: true, value: current, event: { type: 'hook.deleted', at: now, deleted_hooks: [hookId] } };
+  return decided(current, { type: 'hook.deleted', at: now, deleted_hooks: [hookId] });
 }

@@ -92,6 +92,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /hooks/:id': 'master',
   'PUT /hooks/:id': 'master',
   'DELETE /hooks/:id': 'master',
+  'POST /hooks/:id/rotate-secret': 'master',
 
   // API keys
   'POST /api-keys': 'api-keys:write',
@@ -101,6 +102,10 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   // operations
   'POST /admin/snapshots': 'master',
   'GET /admin/snapshots': 'master',
+  'POST /admin/cutover/fence': 'master',
+  'POST /admin/cutover/unfence': 'master',
+  'GET /admin/cutover/status': 'master',
+  'POST /admin/cutover/promote': 'master',
 };
 
 const MASTER: RouteAccess = { kind: 'master' };
