@@ -96,8 +96,11 @@ const filterValue = weighted(
 );
 
 const hookUrl = weighted(
-  [4, fc.constantFrom<FuzzJson>('http://127.0.0.1:9/hook', 'https://hooks.example.invalid/folio', 'http://localhost:9/x')],
-  [1, fc.constantFrom<FuzzJson>('http://169.254.169.254/latest/meta-data/', 'http://[::1]:9/', 'http://10.0.0.1/', 'ftp://example.com/', 'http://', '/relative', 'http://a b/')],
+  [4, fc.constantFrom<FuzzJson>('https://hooks.example.invalid/folio', 'http://receiver.example.invalid:9/x')],
+  [1, fc.constantFrom<FuzzJson>(
+    'http://127.0.0.1:9/hook', 'http://localhost:9/x', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]:9/', 'http://10.0.0.1/',
+    'http://[::ffff:169.254.169.254]/', 'http://0x7f000001/', 'http://2130706433/', 'http://metadata.google.internal/', 'ftp://example.com/', 'http://', '/relative', 'http://a b/',
+  )],
   [1, fc.webUrl()],
 );
 

@@ -45,7 +45,7 @@ export async function setUpLedger(session: FuzzSession): Promise<void> {
       precise_amount: 1_000 + index, currency: source.currency, source: source.id, destination: `@fuzz-${index}`, inflight: true, skip_queue: true,
     });
   }
-  await post(session, 'POST /hooks', '/hooks', { name: 'fuzz hook', url: 'http://127.0.0.1:9/hook', type: 'POST_TRANSACTION', active: false, timeout: 1, retry_count: 0 });
+  await post(session, 'POST /hooks', '/hooks', { name: 'fuzz hook', url: 'https://hooks.example.invalid/folio', type: 'POST_TRANSACTION', active: false, timeout: 1, retry_count: 0 });
   const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
   for (const owner of ['owner-a', 'owner-b']) {
     await post(session, 'POST /api-keys', '/api-keys', { name: `fuzz key of ${owner}`, owner, scopes: ['transactions:*', 'balances:read'], expires_at: expiresAt });

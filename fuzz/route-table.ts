@@ -167,6 +167,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/hooks/:id', params: { id: hookId }, weight: 3 },
   { method: 'PUT', path: '/hooks/:id', params: { id: hookId }, body: hookSchema, schemaSource: exported, weight: 5 },
   { method: 'DELETE', path: '/hooks/:id', params: { id: hookId }, weight: 5 },
+  { method: 'POST', path: '/hooks/:id/rotate-secret', params: { id: hookId }, weight: 3 },
 
   { method: 'POST', path: '/api-keys', body: createApiKeySchema, schemaSource: exported, weight: 10 },
   { method: 'GET', path: '/api-keys', query: listApiKeysQuerySchema, schemaSource: exported, weight: 3 },
