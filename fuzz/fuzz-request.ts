@@ -21,24 +21,35 @@ export type FuzzAnswer =
   | { kind: 'answer'; status: number; headers: http.IncomingHttpHeaders; text: string; ms: number }
   | { kind: 'no-answer'; error: string; timedOut: boolean; ms: number };
 
-/** Answer text kept for the oracles; the rest is read and dropped (a long list needs no more to judge). */
-const ANSWER_TEXT_CHARS_MAX = 4 * 1024 * 1024;
+/**
+ * Answer bytes kept by default; the rest is read and dropped. Whole pages must fit: 100 records with
+ * 64 KiB of metadata each are over 6 MB.
+ */
+const ANSWER_BYTES_KEPT_DEFAULT = 64 * 1024 * 1024;
 
 export interface Sender {
   send(request: FuzzRequest): Promise<FuzzAnswer>;
   close(): void;
 }
 
-export function createSender(baseUrl: string, options: { timeoutMs: number; connections: number }): Sender {
+export interface SenderOptions {
+  timeoutMs: number;
+  connections: number;
+  /** Answer bytes kept (the checks after a run read whole pages of records with large metadata). */
+  answerBytesKept?: number;
+}
+
+export function createSender(baseUrl: string, options: SenderOptions): Sender {
   const url = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const kept = options.answerBytesKept ?? ANSWER_BYTES_KEPT_DEFAULT;
   return {
-    send: (request) => sendOne(url, request.ownConnection ? false : agent, request, options.timeoutMs),
+    send: (request) => sendOne(url, request.ownConnection ? false : agent, request, options.timeoutMs, kept),
     close: () => agent.destroy(),
   };
 }
 
-function sendOne(url: URL, agent: http.Agent | false, request: FuzzRequest, timeoutMs: number): Promise<FuzzAnswer> {
+function sendOne(url: URL, agent: http.Agent | false, request: FuzzRequest, timeoutMs: number, bytesKept: number): Promise<FuzzAnswer> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   return new Promise((resolve) => {
@@ -68,7 +79,7 @@ function sendOne(url: URL, agent: http.Agent | false, request: FuzzRequest, time
       const chunks: Buffer[] = [];
       let kept = 0;
       response.on('data', (chunk: Buffer) => {
-        if (kept < ANSWER_TEXT_CHARS_MAX) chunks.push(chunk);
+        if (kept < bytesKept) chunks.push(chunk);
         kept += chunk.length;
       });
       response.on('end', () => finish({ kind: 'answer', status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8'), ms: elapsed() }));

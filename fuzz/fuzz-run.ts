@@ -12,6 +12,8 @@
 // --keep-data (leave the data directory), --no-kill (skip the SIGKILL).
 
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from '../bench/resources.js';
@@ -89,7 +91,8 @@ function verify(dataDir: string): { ok: boolean; output: string } {
 }
 
 async function main(options: RunArguments): Promise<number> {
-  const dataDir = makeTempDir('fuzz');
+  // A kept directory is made outside the bench's registry, which removes its directories at exit.
+  const dataDir = options.keepData ? fs.mkdtempSync(path.join(os.tmpdir(), 'folio-fuzz-')) : makeTempDir('fuzz');
   const problems: string[] = [];
   let server = await startServer(dataDir);
   let crashed: string | undefined;
@@ -147,7 +150,7 @@ async function main(options: RunArguments): Promise<number> {
   if (!(await isHealthy(session.sender))) problems.push('GET /health did not answer 200 after the run');
   problems.push(...(await zeroSumViolations(session.sender)).map((line) => `zero sum after the run: ${line}`));
   const indexProblem = await indexCatchUpProblem(session.sender, INDEX_CATCH_UP_MS);
-  if (indexProblem) problems.push(indexProblem);
+  if (indexProblem) problems.push(`${indexProblem}\nthe server's log ends:\n${server.child.stderr().slice(-3_000)}`);
   server.stopping = true;
   const exit = await server.child.stop(60_000);
   if (exit !== 0) problems.push(`SIGTERM: the server exited with ${exit}, not 0`);
@@ -186,6 +189,16 @@ function finish(session: FuzzSession, options: RunArguments, problems: string[],
   return failed ? 1 : 0;
 }
 
+/**
+ * The server must run on this very Node: on an older one `folio` re-runs itself on the bundled Node 24 as
+ * a grandchild, and a SIGKILL to the child would leave that grandchild serving the same directory.
+ */
+function checkNode(): void {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 24) throw new Error(`Node ${process.versions.node}: run the fuzzer through \`npm run fuzz\`, which uses the bundled Node 24`);
+}
+
+checkNode();
 main(parseArguments(process.argv.slice(2))).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -185,7 +185,9 @@ export class FuzzSession {
 
   private recordFailure(index: number, caseKind: string, sent: SentCase, answer: FuzzAnswer, failure: Failure): void {
     const status = answer.kind === 'answer' ? `${answer.status}` : answer.timedOut ? 'timeout' : 'no answer';
-    const signature = `${failure.kind} | ${sent.request.method} ${sent.routeKey.slice(sent.routeKey.indexOf(' ') + 1)} | ${status} | ${caseKind}`;
+    // Raw cases fail for reasons of transport, not of the route they happen to aim at: one group per raw kind.
+    const where = caseKind.startsWith('raw') ? 'any route' : `${sent.request.method} ${sent.routeKey.slice(sent.routeKey.indexOf(' ') + 1)}`;
+    const signature = `${failure.kind} | ${where} | ${status} | ${caseKind}`;
     const example: FailureExample = {
       seed: this.options.seed, caseIndex: index, request: describeSent(sent), answer: describeAnswer(answer), detail: failure.detail, size: requestSize(sent),
     };

@@ -39,7 +39,7 @@ async function listBalances(sender: Sender): Promise<Json[]> {
   const balances: Json[] = [];
   for (let offset = 0; ; offset += PAGE_LIMIT) {
     const page = await getJson(sender, `/balances?limit=${PAGE_LIMIT}&offset=${offset}`);
-    if (page.status !== 200 || !Array.isArray(page.body)) throw new Error(`GET /balances answered ${page.status}`);
+    if (page.status !== 200 || !Array.isArray(page.body)) throw new Error(`GET /balances answered ${page.status}: ${String(page.body).slice(0, 200)}`);
     balances.push(...(page.body as Json[]));
     if (page.body.length < PAGE_LIMIT) return balances;
   }
@@ -138,7 +138,9 @@ async function checkTransaction(sender: Sender, id: string, precise: string, ref
   // A rejected refund leaves its reference (`<id>_refund`) to the next try, by design (engine/decide-refund.ts).
   const takenOver = byId.body?.status === 'REJECTED' && byReference.body?.reference === reference;
   if (byReference.body?.transaction_id !== id && !takenOver) {
-    return `transaction ${id}: its reference ${JSON.stringify(reference)} finds ${byReference.body?.transaction_id}`;
+    const other = byReference.body as Json | undefined;
+    return `transaction ${id} (${byId.body?.status}, parent ${byId.body?.parent_transaction || 'none'}): its reference ${JSON.stringify(reference)} `
+      + `finds ${other?.transaction_id} (${other?.status}, parent ${other?.parent_transaction || 'none'})`;
   }
   return undefined;
 }
