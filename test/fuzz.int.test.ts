@@ -23,7 +23,7 @@ import { FUZZ_ROUTES, routeKey } from '../fuzz/route-table.js';
 import { checkZeroSum } from './helpers/http-fixture.js';
 import { startTestServer, tempDataDir } from './helpers/test-server.js';
 
-const CASES_DEFAULT = 3_000;
+const CASES_DEFAULT = 4_000;
 const CONCURRENCY = 4;
 /** A request this slow is a hang (the biggest bodies take well under a second here). */
 const REQUEST_TIMEOUT_MS = 30_000;
