@@ -19,7 +19,7 @@ export interface FuzzRequest {
 
 export type FuzzAnswer =
   | { kind: 'answer'; status: number; headers: http.IncomingHttpHeaders; text: string; ms: number }
-  | { kind: 'no-answer'; error: string; timedOut: boolean; ms: number };
+  | { kind: 'no-answer'; error: string; timedOut: boolean; ms: number; staleConnection?: boolean };
 
 /**
  * Answer bytes kept by default; the rest is read and dropped. Whole pages must fit: 100 records with
@@ -44,7 +44,13 @@ export function createSender(baseUrl: string, options: SenderOptions): Sender {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const kept = options.answerBytesKept ?? ANSWER_BYTES_KEPT_DEFAULT;
   return {
-    send: (request) => sendOne(url, request.ownConnection ? false : agent, request, options.timeoutMs, kept),
+    send: async (request) => {
+      const answer = await sendOne(url, request.ownConnection ? false : agent, request, options.timeoutMs, kept);
+      // A kept-alive connection the server closed as idle just as this request went out: the request never
+      // reached it (Node's documented race, see request.reusedSocket). Sent again on a new connection.
+      if (answer.kind === 'no-answer' && answer.staleConnection) return sendOne(url, false, request, options.timeoutMs, kept);
+      return answer;
+    },
     close: () => agent.destroy(),
   };
 }
@@ -74,8 +80,14 @@ function sendOne(url: URL, agent: http.Agent | false, request: FuzzRequest, time
       outgoing.destroy();
       finish({ kind: 'no-answer', error: `no answer within ${timeoutMs} ms`, timedOut: true, ms: elapsed() });
     }, timeoutMs);
-    outgoing.on('error', (error) => finish({ kind: 'no-answer', error: `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim(), timedOut: false, ms: elapsed() }));
+    let answered = false;
+    outgoing.on('error', (error) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      const staleConnection = outgoing.reusedSocket && !answered && code === 'ECONNRESET';
+      finish({ kind: 'no-answer', error: `${code ?? ''} ${error.message}`.trim(), timedOut: false, ms: elapsed(), staleConnection });
+    });
     outgoing.on('response', (response) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let kept = 0;
       response.on('data', (chunk: Buffer) => {
