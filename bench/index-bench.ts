@@ -12,7 +12,8 @@
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
-import { BalanceFolds } from '../index/balance-history.js';
+import { INDEX_PROJECTOR_WORKER } from '../app/index-workers.js';
+import { BalanceFolds } from '../app/balance-folds.js';
 import autocannon from 'autocannon';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -21,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
-import { LedgerRuntime } from '../bin/ledger-runtime.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
@@ -137,6 +138,7 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   delay.enable();
   // The production path of a rebuild: the projector in its own thread, building a fresh file.
   const thread = await ProjectorThread.start({
+    worker: INDEX_PROJECTOR_WORKER,
     walDir: LmdbLog.directoryIn(dataDir), indexFile: `${file}.rebuild`, build: true, durableSeq: () => runtime.log.durableSeq,
   });
   thread.onBatch((report) => {
@@ -182,7 +184,7 @@ async function timeQueries(label: string, runs: number, run: (index: number) => 
 
 async function measureQueries(dataDir: string, balanceIds: string[], firstAt: number, lastAt: number): Promise<Record<string, unknown>[]> {
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
-  const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log });
+  const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log, projectorWorker: INDEX_PROJECTOR_WORKER });
   await index.waitFor(runtime.log.durableSeq, 600_000);
   const seq = runtime.log.durableSeq;
   const next = random(7);

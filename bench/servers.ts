@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
-import { NODE_FLAGS } from '../bin/node-flags.js';
+import { NODE_FLAGS } from '../app/node-flags.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FOLIO_CLI = path.resolve(HERE, '../bin/folio.js');

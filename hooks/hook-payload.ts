@@ -7,8 +7,8 @@
 
 import { createHmac } from 'node:crypto';
 import type { HookType, TransactionRecord } from '../engine/records.js';
-import { toJsonText } from '../http/json-text.js';
-import { transactionView } from '../http/views.js';
+import { toJsonText } from '../wire/json-text.js';
+import { transactionView } from '../wire/views.js';
 import { hookEventName } from './hook-deliveries.js';
 
 export function hookBody(record: TransactionRecord, type: HookType): string {

@@ -1,7 +1,7 @@
 // Field schemas shared by several resources, each with an explicit bound.
 
 import { z } from 'zod';
-import { DecimalLiteral } from './amounts.js';
+import { DecimalLiteral } from '../wire/amounts.js';
 import { metaDataBytes, METADATA_BYTES_MAX, prototypeKeyIn } from '../engine/metadata.js';
 
 export const NAME_LENGTH_MAX = 256;

@@ -4,7 +4,7 @@
 
 import type Koa from 'koa';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, fromRejection } from './api-error.js';
-import { toJsonText } from './json-text.js';
+import { toJsonText } from '../wire/json-text.js';
 import type { LedgerCore } from './ledger-core.js';
 import type { Outcome } from '../engine/ledger-engine.js';
 

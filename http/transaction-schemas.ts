@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { BulkCommand, CreateTransactionCommand, ShareCommand } from '../engine/commands.js';
 import type { ShareRequest } from '../engine/split-distribution.js';
-import { amountToPrecise, DecimalLiteral, parsePreciseAmount, parsePrecision } from './amounts.js';
+import { amountToPrecise, DecimalLiteral, parsePreciseAmount, parsePrecision } from '../wire/amounts.js';
 import {
   currencySchema,
   DESCRIPTION_LENGTH_MAX,

@@ -7,7 +7,10 @@
 // a log restored from elsewhere, or rewritten, cannot be paired with a stale snapshot by accident.
 // A corrupt log record met while checking is not a snapshot problem: it propagates, and start-up stops.
 
-import type { FrameSource } from './log-reader.js';
+/** The log records a snapshot is checked against (wal/log-reader.ts and the server's log satisfy it). */
+export interface FrameSource {
+  frames(fromKey?: number): Generator<{ first_seq: number; last_seq: number; checksum: Buffer }>;
+}
 import { readHeader, readSnapshot, SnapshotFileError, type SnapshotHeader, type SnapshotContents } from './snapshot-file.js';
 import { listSnapshots } from './snapshot-directory.js';
 

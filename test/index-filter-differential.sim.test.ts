@@ -5,8 +5,8 @@
 
 import t from 'tap';
 import { identityView } from '../http/identity-view.js';
-import { toJsonText } from '../http/json-text.js';
-import { balanceView, ledgerView, transactionView } from '../http/views.js';
+import { toJsonText } from '../wire/json-text.js';
+import { balanceView, ledgerView, transactionView } from '../wire/views.js';
 import { evaluateFilter, MODEL_FIELDS, MODEL_SORTABLE, type ModelCollection, type ModelCondition, type ModelRequest } from './helpers/filter-model.js';
 import { buildDataset, datasetOf, NAMES, seededRandom, TIERS, WORDS, type Dataset } from './helpers/query-dataset.js';
 import { startScopedServer } from './helpers/scoped-server.js';

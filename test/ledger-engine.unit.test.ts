@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import { LedgerEngine, type Outcome } from '../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import { GENERAL_LEDGER_ID, type TransactionRecord } from '../engine/records.js';
 import { REJECTION_REASONS, type RejectionCode } from '../engine/rejections.js';
 import { transactionHash } from '../engine/transaction-hash.js';

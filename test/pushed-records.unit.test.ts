@@ -6,7 +6,9 @@
 import t from 'tap';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { packRecords, PushedRecords } from '../index/pushed-records.js';
-import { CorruptRecordError, encodeFrame, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeFrame, encodeFrame, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
+
+const CODEC = { decode: decodeFrame, corrupt: (key: number, detail: string) => new CorruptRecordError(key, detail) };
 
 interface Record {
   first_seq: number;
@@ -46,7 +48,7 @@ t.test('ranges come out whole, from pushed records and the log alike', async (t)
   const { records, events } = makeLog(30);
   const last = events.length;
   for (const [from, to] of [[1, last], [5, 17], [2, 2], [last - 3, last + 10]] as Array<[number, number]>) {
-    const queue = new PushedRecords();
+    const queue = new PushedRecords(CODEC);
     // Push only the middle third: the start and the end must come from the log.
     queue.push(packRecords(records.slice(10, 20)));
     const calls: Array<[number, number]> = [];
@@ -56,7 +58,7 @@ t.test('ranges come out whole, from pushed records and the log alike', async (t)
 
 t.test('pushed records are used, and let go once passed', async (t) => {
   const { records, events } = makeLog(12);
-  const queue = new PushedRecords();
+  const queue = new PushedRecords(CODEC);
   queue.push(packRecords(records));
   const calls: Array<[number, number]> = [];
   t.same(ats(queue.read(1, 8, fallbackFrom(events, calls))), expected(events, 1, 8));
@@ -72,7 +74,7 @@ t.test('pushed records are used, and let go once passed', async (t) => {
 t.test('past the cap the oldest records are dropped and read from the log instead', async (t) => {
   const { records, events } = makeLog(20);
   const recordBytes = records[0]!.bytes.length;
-  const queue = new PushedRecords(recordBytes * 5);
+  const queue = new PushedRecords(CODEC, recordBytes * 5);
   queue.push(packRecords(records.slice(0, 10)));
   queue.push(packRecords(records.slice(10)));
   const calls: Array<[number, number]> = [];
@@ -83,7 +85,7 @@ t.test('past the cap the oldest records are dropped and read from the log instea
 
 t.test('a gap in what was pushed starts the queue over', async (t) => {
   const { records, events } = makeLog(10);
-  const queue = new PushedRecords();
+  const queue = new PushedRecords(CODEC);
   queue.push(packRecords(records.slice(0, 3)));
   queue.push(packRecords(records.slice(5)));
   const calls: Array<[number, number]> = [];
@@ -93,7 +95,7 @@ t.test('a gap in what was pushed starts the queue over', async (t) => {
 
 t.test('a pushed record that does not chain to the one before it is refused', async (t) => {
   const { records, events } = makeLog(4);
-  const queue = new PushedRecords();
+  const queue = new PushedRecords(CODEC);
   const forged = { ...records[2]!, bytes: encodeFrame({ first_seq: records[2]!.first_seq, prev_checksum: Buffer.alloc(32, 7), events: [{ type: 'ledger.created', at: 1 }, { type: 'ledger.created', at: 2 }, { type: 'ledger.created', at: 3 }] }) };
   queue.push(packRecords([records[0]!, records[1]!, forged, records[3]!]));
   t.throws(() => [...queue.read(1, events.length, fallbackFrom(events, []))], CorruptRecordError);

@@ -9,7 +9,7 @@ import t from 'tap';
 import { canonicalJson } from '../engine/canonical-json.js';
 import { LedgerState } from '../engine/ledger-state.js';
 import { CanonicalHasher } from '../snapshots/canonical-writer.js';
-import { NullTransactionStore } from '../snapshots/null-transaction-store.js';
+import { NullTransactionStore } from '../lookups/null-transaction-store.js';
 import { listSnapshots, pruneSnapshots, snapshotFileName, writeSnapshotFile } from '../snapshots/snapshot-directory.js';
 import { BODY_OFFSET, readHeader, readSnapshot, SnapshotFileError } from '../snapshots/snapshot-file.js';
 import { stateHash } from '../snapshots/state-hash.js';

@@ -8,9 +8,9 @@ import path from 'node:path';
 import t from 'tap';
 import { foldBalance } from '../engine/balance-fold.js';
 import type { LedgerEvent } from '../engine/events.js';
-import { LogReader } from '../snapshots/log-reader.js';
-import { restoreDataDir, RestoreError } from '../snapshots/restore.js';
-import type { SnapshotInfo } from '../snapshots/snapshot-service.js';
+import { LogReader } from '../wal/log-reader.js';
+import { restoreDataDir, RestoreError } from '../ops/restore.js';
+import type { SnapshotInfo } from '../app/snapshot-service.js';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 const SCHEDULE = { every_events: 0, every_seconds: 0, keep: 5 };

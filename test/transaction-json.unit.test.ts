@@ -4,9 +4,9 @@
 
 import t from 'tap';
 import type { TransactionRecord } from '../engine/records.js';
-import { toJsonText } from '../http/json-text.js';
-import { transactionJsonText, transactionListJson } from '../http/transaction-json.js';
-import { transactionView } from '../http/views.js';
+import { toJsonText } from '../wire/json-text.js';
+import { transactionJsonText, transactionListJson } from '../wire/transaction-json.js';
+import { transactionView } from '../wire/views.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
 function baseRecord(): TransactionRecord {

@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import t from 'tap';
 import type { LedgerEvent } from '../engine/events.js';
-import { LogReader } from '../snapshots/log-reader.js';
+import { LogReader } from '../wal/log-reader.js';
 import { snapshotDirectoryIn, writeSnapshotFile } from '../snapshots/snapshot-directory.js';
-import { StateReplica } from '../snapshots/state-replica.js';
-import { verifyDataDir } from '../snapshots/verify.js';
+import { StateReplica } from '../app/state-replica.js';
+import { verifyDataDir } from '../ops/verify.js';
 import { decodeFrame, encodeFrame } from '../wal/frame-codec.js';
 import { readRecord, recordKeys, writeRecord } from './helpers/log-surgery.js';
 import { startTestServer, tempDataDir } from './helpers/test-server.js';

@@ -13,8 +13,8 @@
 import { createHash } from 'node:crypto';
 import { Unpackr } from 'msgpackr';
 import type { LedgerEvent } from '../engine/events.js';
-import { ByteReader, ByteWriter } from './byte-writer.js';
-import { readEvent, writeEvent } from './event-codec.js';
+import { ByteReader, ByteWriter } from '../codec/byte-writer.js';
+import { readEvent, writeEvent } from '../codec/event-codec.js';
 
 export const CHECKSUM_BYTES = 32;
 export const GENESIS_CHECKSUM: Buffer = Buffer.alloc(CHECKSUM_BYTES);

@@ -10,8 +10,8 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema, resolveAmount } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionJson } from '../transaction-json.js';
-import { transactionView } from '../views.js';
+import { transactionJson } from '../../wire/transaction-json.js';
+import { transactionView } from '../../wire/views.js';
 
 type AmountInput = { amount?: unknown; precise_amount?: unknown };
 

@@ -11,7 +11,7 @@ import { filterSchema, validateSearch } from '../query-schemas.js';
 import type { FilterCollection, QueryPort, QueryRecord, QueryResult } from '../query-port.js';
 import { respond } from '../respond.js';
 import { validate } from '../validation.js';
-import { balanceView, ledgerView, transactionView } from '../views.js';
+import { balanceView, ledgerView, transactionView } from '../../wire/views.js';
 
 const FILTER_COLLECTIONS: readonly FilterCollection[] = ['ledgers', 'balances', 'transactions', 'identities'];
 /** Searchable collections; reconciliations answer empty until reconciliation records exist. */

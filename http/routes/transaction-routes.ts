@@ -10,7 +10,7 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { validateBulk, validateTransaction } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionJson, transactionListJson } from '../transaction-json.js';
+import { transactionJson, transactionListJson } from '../../wire/transaction-json.js';
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;

@@ -5,7 +5,7 @@
 import type { CreateTransactionCommand } from '../../engine/commands.js';
 import { LedgerEngine, type EngineLimits } from '../../engine/ledger-engine.js';
 import type { LedgerState } from '../../engine/ledger-state.js';
-import { MemoryTransactionStore } from '../../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../../lookups/memory-transaction-store.js';
 import type { Clock, IdPrefix, IdSource } from '../../engine/ports.js';
 import { MemoryLog } from '../../wal/memory-log.js';
 

@@ -5,7 +5,7 @@
 import type { Test } from 'tap';
 import type { CreateTransactionCommand, ShareCommand } from '../../engine/commands.js';
 import { LedgerEngine, type EngineLimits, type Outcome } from '../../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../../lookups/memory-transaction-store.js';
 import type { Clock, IdPrefix, IdSource } from '../../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../../engine/records.js';
 import type { Rejection } from '../../engine/rejections.js';

@@ -4,7 +4,7 @@
 // voids, expiries and auto-commits, refunds, bulk, metadata, API keys, hooks) with amounts of any size.
 // The same seed always gives the same events.
 
-import { MemoryTransactionStore } from '../../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../../lookups/memory-transaction-store.js';
 import { LedgerEngine } from '../../engine/ledger-engine.js';
 import type { CreateTransactionCommand } from '../../engine/commands.js';
 import type { Clock, IdPrefix, IdSource } from '../../engine/ports.js';

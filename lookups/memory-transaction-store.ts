@@ -1,10 +1,10 @@
 // A TransactionStore held entirely in memory: for unit tests, simulations and offline replays (verify,
 // restore) where the whole history fits in memory and nothing needs to outlive the process.
 
-import { assert } from './assert.js';
-import { mergeMetaData } from './metadata.js';
-import type { TransactionStore } from './ports.js';
-import type { MetaData, TransactionRecord } from './records.js';
+import { assert } from '../engine/assert.js';
+import { mergeMetaData } from '../engine/metadata.js';
+import type { TransactionStore } from '../engine/ports.js';
+import type { MetaData, TransactionRecord } from '../engine/records.js';
 
 export class MemoryTransactionStore implements TransactionStore {
   readonly byId = new Map<string, TransactionRecord>();

@@ -9,7 +9,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LoggedEvent } from '../engine/events.js';
-import { CorruptRecordError, decodeFrame, GENESIS_CHECKSUM, type DecodedFrame } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeFrame, GENESIS_CHECKSUM, type DecodedFrame } from './frame-codec.js';
 
 /** Anything that yields decoded, chain-checked log records from a key on (the server's LmdbLog too). */
 export interface FrameSource {

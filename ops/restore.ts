@@ -11,12 +11,12 @@ import path from 'node:path';
 import { open } from 'lmdb';
 import { encodeFrame } from '../wal/frame-codec.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
-import { LmdbTransactionStore } from '../wal/lookup-store.js';
-import { LogReader } from './log-reader.js';
+import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
+import { LogReader } from '../wal/log-reader.js';
 import { copySecrets } from './backup.js';
-import { copySnapshotFile, snapshotDirectoryIn } from './snapshot-directory.js';
-import { readSnapshot, type SnapshotHeader } from './snapshot-file.js';
-import { logMismatch } from './snapshot-loader.js';
+import { copySnapshotFile, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
+import { readSnapshot, type SnapshotHeader } from '../snapshots/snapshot-file.js';
+import { logMismatch } from '../snapshots/snapshot-loader.js';
 import { verifyDataDir, type VerifyReport } from './verify.js';
 
 export class RestoreError extends Error {

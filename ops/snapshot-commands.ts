@@ -4,13 +4,13 @@
 // on a terminal and as plain lines otherwise.
 
 import path from 'node:path';
-import { backupDataDir } from '../snapshots/backup.js';
-import { Progress } from '../snapshots/progress.js';
-import { restoreDataDir } from '../snapshots/restore.js';
+import { backupDataDir } from './backup.js';
+import { Progress } from './progress.js';
+import { restoreDataDir } from './restore.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { BODY_OFFSET, readHeader, readSnapshot, SnapshotFileError } from '../snapshots/snapshot-file.js';
-import { verifyDataDir, type VerifyReport } from '../snapshots/verify.js';
-import { ConfigError, loadConfig } from './config.js';
+import { verifyDataDir, type VerifyReport } from './verify.js';
+import { ConfigError, loadConfig } from '../app/config.js';
 
 /** Reads `--name value` from the arguments. */
 export type OptionReader = (name: string) => string | undefined;

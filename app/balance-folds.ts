@@ -10,6 +10,7 @@ import PQueue from 'p-queue';
 import { foldBalance } from '../engine/balance-fold.js';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { BalanceRecord } from '../engine/records.js';
+import type { FoldAnswer } from '../http/ledger-core.js';
 
 /** The log as a fold reads it. */
 export interface HistorySource {
@@ -27,9 +28,6 @@ export interface BalanceFoldLimits {
 
 export const DEFAULT_BALANCE_FOLD_LIMITS: BalanceFoldLimits = { concurrent_max: 2, waiting_max: 16, chunk_events: 1_000 };
 
-export type FoldAnswer =
-  | { ok: true; balance: BalanceRecord | undefined }
-  | { ok: false; code: 'QUEUE_BACKPRESSURE'; message: string };
 
 export class BalanceFolds {
   private readonly limits: BalanceFoldLimits;

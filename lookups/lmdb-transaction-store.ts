@@ -23,9 +23,9 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { TransactionStore } from '../engine/ports.js';
 import { hasGeneratedReference, idOfGeneratedReference, type MetaData, type TransactionRecord } from '../engine/records.js';
-import { ByteReader, ByteWriter } from './byte-writer.js';
-import { readTransaction, writeTransaction } from './event-codec.js';
-import type { DecodedFrame } from './frame-codec.js';
+import { ByteReader, ByteWriter } from '../codec/byte-writer.js';
+import { readTransaction, writeTransaction } from '../codec/event-codec.js';
+import type { LedgerEvent } from '../engine/events.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
@@ -46,10 +46,17 @@ const LOOKUP_KEY_LENGTH_MAX = 500;
 /** The position of a transaction whose newest version is kept whole in the `patched` table. */
 const PATCHED = -1;
 
+/** A log record as the store reads it (wal/frame-codec.ts DecodedFrame satisfies it). */
+export interface LogFrame {
+  first_seq: number;
+  last_seq: number;
+  events: LedgerEvent[];
+}
+
 /** How the store reads the log: one record (frame) by key, and all records from the one holding a seq. */
 export interface LogReader {
-  frameAt(key: number): DecodedFrame | undefined;
-  framesFrom(seq: number): Iterable<DecodedFrame>;
+  frameAt(key: number): LogFrame | undefined;
+  framesFrom(seq: number): Iterable<LogFrame>;
 }
 
 interface Generation {

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { masterKeyRefusal } from '../http/app.js';
-import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from '../snapshots/snapshot-service.js';
+import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from './snapshot-service.js';
 
 export interface FolioConfig {
   server: { host: string; port: number; secret_key: string };

@@ -8,10 +8,11 @@ import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
 import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
-import { BalanceFolds, type FoldAnswer } from '../index/balance-history.js';
+import { BalanceFolds } from './balance-folds.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
+import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
-import { LmdbTransactionStore } from '../wal/lookup-store.js';
+import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { loadNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
 import {
@@ -20,13 +21,13 @@ import {
   type SnapshotInfo,
   type SnapshotLogger,
   type SnapshotSchedule,
-} from '../snapshots/snapshot-service.js';
+} from './snapshot-service.js';
 import { restoreState } from '../snapshots/state-restore.js';
 import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
-import type { HookAdmin } from '../http/ledger-core.js';
+import type { FoldAnswer, HookAdmin } from '../http/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -53,7 +54,7 @@ export interface RuntimeOptions {
   logger?: SnapshotLogger & HookDispatcherLogger;
   /** False runs without the query index (filter, search and balance history are then absent). */
   index?: boolean;
-  indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source'>>;
+  indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source' | 'projectorWorker'>>;
   /** Reports projection failures; the projector retries on its own. */
   onIndexError?: (error: Error) => void;
   /**
@@ -156,6 +157,7 @@ export class LedgerRuntime implements LedgerCore {
     });
     if (options.index !== false) {
       runtime.index = await SecondaryIndex.open({
+        projectorWorker: INDEX_PROJECTOR_WORKER,
         onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
         ...options.indexOptions,
         dataDir: options.dataDir,

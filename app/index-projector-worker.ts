@@ -1,4 +1,5 @@
-// The projector's own thread. Reading and decoding the log, folding events and building rows all
+// The projector's own thread (index/projector-thread.ts starts it; it lives here because it joins two
+// adapters, the index and the log). Reading and decoding the log, folding events and building rows all
 // happen here, so the request path never waits behind them; only small messages cross over. It opens
 // the log's LMDB environment (lmdb-js shares one environment between the threads of a process) and the
 // index's writer connection; the main thread keeps the readers.
@@ -11,28 +12,11 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { LmdbLog } from '../wal/lmdb-log.js';
-import { IndexStore } from './index-store.js';
-import { Projector, REBUILD_PROJECTOR_LIMITS, type LogSource, type PoisonReport, type ProjectorLimits } from './projector.js';
-import { PushedRecords, type RecordBatch } from './pushed-records.js';
-
-export interface ProjectorWorkerSettings {
-  walDir: string;
-  indexFile: string;
-  /** Build a fresh file from seq 1 (a rebuild) instead of tailing the live one. */
-  build: boolean;
-  durableSeq: number;
-  limits?: Partial<ProjectorLimits>;
-}
-
-export type ToWorker = { type: 'durable'; seq: number; batch?: RecordBatch } | { type: 'finish'; minSeq: number } | { type: 'stop' };
-export type FromWorker =
-  | { type: 'ready'; checkpoint: number }
-  | { type: 'batch'; checkpoint: number; rows: number; events: number; milliseconds: number }
-  | { type: 'error'; message: string }
-  | { type: 'poison'; poison: PoisonReport | undefined }
-  | { type: 'stopped' }
-  | { type: 'finished'; checkpoint: number }
-  | { type: 'failed'; message: string };
+import { IndexStore } from '../index/index-store.js';
+import { Projector, REBUILD_PROJECTOR_LIMITS, type LogSource } from '../index/projector.js';
+import type { FromWorker, ProjectorWorkerSettings, ToWorker } from '../index/projector-messages.js';
+import { PushedRecords } from '../index/pushed-records.js';
+import { CorruptRecordError, decodeFrame } from '../wal/frame-codec.js';
 
 async function main(): Promise<void> {
   const port = parentPort;
@@ -41,7 +25,7 @@ async function main(): Promise<void> {
   const send = (message: FromWorker): void => port.postMessage(message);
   const log = LmdbLog.open({ dir: settings.walDir });
   let durableSeq = settings.durableSeq;
-  const pushed = new PushedRecords();
+  const pushed = new PushedRecords({ decode: decodeFrame, corrupt: (key, detail) => new CorruptRecordError(key, detail) });
   const source: LogSource = {
     get durableSeq() {
       return durableSeq;

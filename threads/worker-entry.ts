@@ -4,21 +4,20 @@
 // server has an index projector, every snapshot is a job). So under the sources, the compiled file in
 // dist/ is used when it is at least as new as every source file (`npm test` builds first), and the
 // TypeScript source otherwise; a compiled worker also drops the runner's TypeScript loader from its
-// options (workers inherit them, and loading the compiler alone takes over a second). Lives in wal/
-// because both the index and the snapshots use it.
+// options (workers inherit them, and loading the compiler alone takes over a second). The source folders
+// are the ones tsconfig.build.json compiles, read from there so the two lists cannot drift apart.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const SOURCE_DIRECTORIES = ['engine', 'wal', 'index', 'snapshots', 'hooks', 'http', 'bin'];
 
 let newestSourceMs: number | undefined;
 
 function newestSource(root: string): number {
   if (newestSourceMs !== undefined) return newestSourceMs;
   let newest = 0;
-  for (const directory of SOURCE_DIRECTORIES) {
+  const { include } = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+  for (const directory of include) {
     let names: string[];
     try {
       names = fs.readdirSync(path.join(root, directory));

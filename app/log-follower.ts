@@ -8,7 +8,7 @@
 // fails its checksum or does not chain on stops following with the reason kept for the status route.
 
 import { CorruptRecordError, decodeFrame } from '../wal/frame-codec.js';
-import { LogReader } from '../snapshots/log-reader.js';
+import { LogReader } from '../wal/log-reader.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
 export const FOLLOW_POLL_MS = 2;

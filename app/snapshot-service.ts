@@ -5,9 +5,9 @@
 // of the write path: a failed job is logged, the server keeps serving, and the next trigger tries again.
 
 import { Worker } from 'node:worker_threads';
-import { workerEntry } from '../wal/worker-file.js';
-import { newCrashCounter } from './crash-points.js';
-import { listSnapshots, snapshotDirectoryIn } from './snapshot-directory.js';
+import { workerEntry } from '../threads/worker-entry.js';
+import { newCrashCounter } from '../snapshots/crash-points.js';
+import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import type { SnapshotInfo, SnapshotSchedule, ToMain, WorkerConfig } from './snapshot-messages.js';
 
 export type { SnapshotInfo, SnapshotSchedule } from './snapshot-messages.js';

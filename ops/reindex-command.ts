@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { buildIndexFile } from '../index/secondary-index.js';
 import { indexFileIn, removeIndexFiles } from '../index/index-store.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
-import type { FolioConfig } from './config.js';
+import type { FolioConfig } from '../app/config.js';
 
 const POLL_INTERVAL_MS = 250;
 const HEALTH_TIMEOUT_MS = 1_000;

@@ -6,12 +6,12 @@
 import type { LoggedEvent } from '../engine/events.js';
 import { applyEvent, LedgerState } from '../engine/ledger-state.js';
 import { CorruptRecordError, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
-import type { FrameSource } from './log-reader.js';
-import type { LoadedSnapshot } from './snapshot-loader.js';
-import type { SnapshotIdentity } from './snapshot-directory.js';
-import { NullTransactionStore } from './null-transaction-store.js';
-import { stateHash } from './state-hash.js';
-import { restoreState } from './state-restore.js';
+import type { FrameSource } from '../wal/log-reader.js';
+import type { LoadedSnapshot } from '../snapshots/snapshot-loader.js';
+import type { SnapshotIdentity } from '../snapshots/snapshot-directory.js';
+import { NullTransactionStore } from '../lookups/null-transaction-store.js';
+import { stateHash } from '../snapshots/state-hash.js';
+import { restoreState } from '../snapshots/state-restore.js';
 
 export class StateReplica {
   readonly state = new LedgerState(new NullTransactionStore());

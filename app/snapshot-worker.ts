@@ -10,11 +10,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { CrashPoints } from './crash-points.js';
-import { LogReader } from './log-reader.js';
-import { pruneSnapshots, removeTempFiles, snapshotDirectoryIn, writeSnapshotFile } from './snapshot-directory.js';
-import { BODY_OFFSET, readHeader } from './snapshot-file.js';
-import { loadNewestSnapshot } from './snapshot-loader.js';
+import { CrashPoints } from '../snapshots/crash-points.js';
+import { LogReader } from '../wal/log-reader.js';
+import { pruneSnapshots, removeTempFiles, snapshotDirectoryIn, writeSnapshotFile } from '../snapshots/snapshot-directory.js';
+import { BODY_OFFSET, readHeader } from '../snapshots/snapshot-file.js';
+import { loadNewestSnapshot } from '../snapshots/snapshot-loader.js';
 import type { SnapshotInfo, ToMain, WorkerConfig } from './snapshot-messages.js';
 import { StateReplica } from './state-replica.js';
 

@@ -13,12 +13,12 @@ import type { LedgerEvent } from '../engine/events.js';
 import { applyEvent, LedgerState } from '../engine/ledger-state.js';
 import { transactionHash } from '../engine/transaction-hash.js';
 import { CorruptRecordError, type DecodedFrame } from '../wal/frame-codec.js';
-import { LogReader } from './log-reader.js';
-import { NullTransactionStore } from './null-transaction-store.js';
-import { listSnapshots, snapshotDirectoryIn } from './snapshot-directory.js';
-import { readHeader, readSnapshot, SnapshotFileError, type SnapshotHeader } from './snapshot-file.js';
-import { stateHash } from './state-hash.js';
-import { restoreState } from './state-restore.js';
+import { LogReader } from '../wal/log-reader.js';
+import { NullTransactionStore } from '../lookups/null-transaction-store.js';
+import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
+import { readHeader, readSnapshot, SnapshotFileError, type SnapshotHeader } from '../snapshots/snapshot-file.js';
+import { stateHash } from '../snapshots/state-hash.js';
+import { restoreState } from '../snapshots/state-restore.js';
 
 export type FaultKind = 'log' | 'row-hash' | 'invariant' | 'snapshot' | 'zero-sum';
 

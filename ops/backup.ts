@@ -8,11 +8,11 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { LogReader } from './log-reader.js';
+import { LogReader } from '../wal/log-reader.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
-import { copySnapshotFile, listSnapshots, snapshotDirectoryIn } from './snapshot-directory.js';
-import { readSnapshot, SnapshotFileError, type SnapshotHeader } from './snapshot-file.js';
-import { logMismatch } from './snapshot-loader.js';
+import { copySnapshotFile, listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
+import { readSnapshot, SnapshotFileError, type SnapshotHeader } from '../snapshots/snapshot-file.js';
+import { logMismatch } from '../snapshots/snapshot-loader.js';
 
 export class BackupError extends Error {
   override readonly name = 'BackupError';
