@@ -8,6 +8,7 @@ import { engineBench } from './engine-bench.js';
 import { httpBench } from './http-bench.js';
 import { lifecycleBench } from './lifecycle-bench.js';
 import { memoryBench } from './memory-bench.js';
+import { peersBench } from './peers-bench.js';
 import { queuedBench } from './queued-bench.js';
 import { accessBench, indexBench, snapshotsBench } from './standalone-benches.js';
 import { formatTable, writeResult, type BenchResult } from './report.js';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, Bench> = {
   access: accessBench,
   index: indexBench,
   snapshots: snapshotsBench,
+  peers: peersBench,
 };
 
 function log(line: string): void {
