@@ -36,7 +36,7 @@ import { MemoryLog } from '../wal/memory-log.js';
 import { NODE_FLAGS } from '../bin/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
-const MASTER_KEY = 'bench-master-key-5c1d0b7e';
+const MASTER_KEY = 'bench-master-key-5c1d0b7e-0123456789abcdef';
 const RECEIVER_DELAY_MS = 1_000;
 
 interface Settings {
@@ -189,7 +189,7 @@ function authMicroseconds(): { apiKey: number; master: number } {
   });
   const { secret, secretHash } = newApiKeySecret();
   const created = engine.createApiKey({
-    name: 'bench', owner_id: 'bench', scopes: ['transactions:write'], expires_at: Date.now() + 3_600_000, secret_hash: secretHash,
+    name: 'bench', owner_id: 'bench', scopes: ['transactions:write'], expires_at: Date.now() + 3_600_000, secret_hash: secretHash, created_by: '',
   });
   if (!created.ok) throw new Error('cannot create a key');
   const router = new Router();

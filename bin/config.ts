@@ -5,6 +5,7 @@
 
 import fs from 'node:fs';
 import { z } from 'zod';
+import { masterKeyRefusal } from '../http/app.js';
 import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from '../snapshots/snapshot-service.js';
 
 export interface FolioConfig {
@@ -52,6 +53,8 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SNAPSHOT_EVERY_EVENTS) config.snapshots.every_events = parseCount('FOLIO_SNAPSHOT_EVERY_EVENTS', env.FOLIO_SNAPSHOT_EVERY_EVENTS, 0);
   if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
   if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
+  const refusal = masterKeyRefusal(config.server.secret_key);
+  if (refusal) throw new ConfigError(refusal);
   return config;
 }
 

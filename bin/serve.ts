@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
+import { isLoopback } from '../http/loopback-host.js';
 import { Metrics } from '../http/metrics.js';
 import type { FolioConfig } from './config.js';
 import { LedgerRuntime } from './ledger-runtime.js';
@@ -14,6 +15,12 @@ import { FOLIO_VERSION } from './version.js';
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
+
+/** The warning for a server anyone on the network can reach and that asks for no key, if it is one. */
+export function exposureWarning(host: string, secretKey: string): string | undefined {
+  if (isLoopback(host) || secretKey !== '') return undefined;
+  return `listening on ${host}, beyond loopback, with no secret key: anyone who can reach this address can move money; set server.secret_key (FOLIO_SECRET_KEY)`;
+}
 
 export async function serve(config: FolioConfig): Promise<void> {
   const destination = pino.destination({ dest: 2, sync: false });
@@ -43,8 +50,10 @@ export async function serve(config: FolioConfig): Promise<void> {
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
   const app = createApp({
     core: runtime, logger, metrics, version: FOLIO_VERSION,
-    snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key,
+    snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host,
   });
+  const warning = exposureWarning(config.server.host, config.server.secret_key);
+  if (warning) logger.warn({ host: config.server.host }, warning);
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

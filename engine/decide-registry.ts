@@ -82,6 +82,8 @@ export interface NewApiKey {
   scopes: string[];
   expires_at: number;
   secret_hash: string;
+  /** The creating key's id, '' for the master key. */
+  created_by: string;
 }
 
 export function decideCreateApiKey(fields: NewApiKey, apiKeyId: string, now: number): RegistryDecision<ApiKeyRecord> {
@@ -89,11 +91,24 @@ export function decideCreateApiKey(fields: NewApiKey, apiKeyId: string, now: num
   return { ok: true, value: key, event: { type: 'api_key.created', at: now, api_keys: [key] } };
 }
 
+/**
+ * Revokes a key and every key created from it, down the line, in one event: a key made by a key never
+ * outlives its creator's revocation. Returns the key itself as it is after revocation.
+ */
 export function decideRevokeApiKey(state: LedgerState, apiKeyId: string, now: number): RegistryDecision<ApiKeyRecord> {
   const current = state.apiKeys.get(apiKeyId);
   if (!current) return refuse(reject('APIKEY_NOT_FOUND', `API key ${apiKeyId} not found`));
-  const key: ApiKeyRecord = { ...current, is_revoked: true };
-  return { ok: true, value: key, event: { type: 'api_key.revoked', at: now, api_keys: [key] } };
+  const revoked = new Set([apiKeyId]);
+  // Keys are created after their creator, so one pass in creation order finds every descendant.
+  for (const key of state.apiKeys.values()) {
+    if (key.created_by && revoked.has(key.created_by)) revoked.add(key.api_key_id);
+  }
+  const keys: ApiKeyRecord[] = [];
+  for (const id of revoked) {
+    const key = state.apiKeys.get(id) as ApiKeyRecord;
+    if (!key.is_revoked || id === apiKeyId) keys.push({ ...key, is_revoked: true });
+  }
+  return { ok: true, value: keys[0] as ApiKeyRecord, event: { type: 'api_key.revoked', at: now, api_keys: keys } };
 }
 
 /** Last-use times gathered over a while, written as one event rather than one per request. */

@@ -306,6 +306,33 @@ export class LedgerEngine {
     };
   }
 
+  /**
+   * Dry run of several actions on holds, as a bulk commit or void would carry them out: one after the
+   * other in one scope, so a later item sees what the earlier ones would have done (a hold committed
+   * by item 1 is already committed for item 2). Each projection's `current` amounts are those after the
+   * items before it, its `resulting` ones after it. Nothing is committed.
+   */
+  projectInflightActions(commands: InflightActionCommand[]): Projection[] {
+    const scope = this.scope();
+    return commands.map((command) => {
+      const postingsBefore = scope.draft.postings.length;
+      const hold = scope.transaction(command.transaction_id);
+      const outcome = decideInflightAction(scope, { ...command, skip_queue: true });
+      const base = { operation: command.action } as const;
+      if (outcome.kind === 'rejected') {
+        const balances = hold ? projectBalances(scope, involvedIn(scope, [hold]), postingsBefore) : [];
+        return { ...base, would_apply: false, rejection: outcome.rejection, transaction: hold, balances };
+      }
+      return {
+        ...base,
+        would_apply: true,
+        status: outcome.transaction.status,
+        transaction: outcome.transaction,
+        balances: projectBalances(scope, involvedIn(scope, [outcome.hold]), postingsBefore),
+      };
+    });
+  }
+
   refund(command: RefundCommand): Outcome<RefundResult> {
     const original = this.state.transaction(command.transaction_id);
     if (original && command.skip_queue && !this.state.refundLocks.has(original.transaction_id)) {

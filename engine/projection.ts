@@ -58,26 +58,34 @@ export interface InvolvedBalance {
   created: boolean;
 }
 
-/** Current and resulting amounts for each involved balance under the scope's drafted postings. */
-export function projectBalances(scope: DecisionScope, involved: InvolvedBalance[]): BalanceProjection[] {
-  const byBalance = new Map<string, Posting[]>();
-  for (const posting of scope.draft.postings) {
+/**
+ * Current and resulting amounts for each involved balance under the scope's drafted postings. The
+ * postings before `currentFrom` count as already done (a step of a multi-step dry run shows the state
+ * the steps before it left); by default every drafted posting is this operation's.
+ */
+export function projectBalances(scope: DecisionScope, involved: InvolvedBalance[], currentFrom = 0): BalanceProjection[] {
+  const byBalance = new Map<string, Array<{ posting: Posting; earlier: boolean }>>();
+  scope.draft.postings.forEach((posting, index) => {
     let list = byBalance.get(posting.balance_id);
     if (!list) byBalance.set(posting.balance_id, (list = []));
-    list.push(posting);
-  }
+    list.push({ posting, earlier: index < currentFrom });
+  });
   const seen = new Set<string>();
   const projections: BalanceProjection[] = [];
   for (const { balance, role, created } of involved) {
     if (seen.has(balance.balance_id)) continue;
     seen.add(balance.balance_id);
+    const before: BalanceRecord = { ...balance };
     const after: BalanceRecord = { ...balance };
-    for (const posting of byBalance.get(balance.balance_id) ?? []) applyPosting(after, posting);
+    for (const { posting, earlier } of byBalance.get(balance.balance_id) ?? []) {
+      if (earlier) applyPosting(before, posting);
+      applyPosting(after, posting);
+    }
     projections.push({
       balance_id: created ? balance.indicator : balance.balance_id,
       role,
       currency: balance.currency,
-      current: amountsOf(balance),
+      current: amountsOf(before),
       resulting: amountsOf(after),
     });
   }

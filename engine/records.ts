@@ -197,6 +197,11 @@ export interface ApiKeyRecord {
   is_revoked: boolean;
   /** SHA-256 (hex) of the key's secret part; the secret itself is never stored. */
   secret_hash: string;
+  /**
+   * The key that created this one, '' when the master key did (and on records from before keys were
+   * tied to their creator). Revoking a key revokes every key it created, down the line.
+   */
+  created_by?: string;
 }
 
 export type HookType = 'PRE_TRANSACTION' | 'POST_TRANSACTION';

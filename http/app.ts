@@ -1,6 +1,7 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
-//   request log + metrics -> error envelope -> shutdown guard -> authentication -> body reader
-//   -> write backpressure -> routes (each behind its access check, see auth.ts)
+//   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
+//   loopback only) -> authentication -> body reader -> write backpressure -> routes (each behind its
+//   access check, see auth.ts)
 
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -10,7 +11,8 @@ import { ApiError } from './api-error.js';
 import { ApiKeyUsage } from './api-key-usage.js';
 import { authenticate } from './auth.js';
 import { errorEnvelope } from './error-envelope.js';
-import { BODY_BYTES_MAX, jsonBody } from './json-body.js';
+import { jsonBody } from './json-body.js';
+import { isLoopback, loopbackHostOnly } from './loopback-host.js';
 import type { LedgerCore } from './ledger-core.js';
 import type { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
@@ -39,6 +41,11 @@ export interface AppOptions {
   snapshots?: SnapshotAdmin;
   /** The master key (server.secret_key); empty or absent leaves authentication off. */
   secretKey?: string;
+  /**
+   * The address the server listens on. A loopback address turns on the Host check against DNS
+   * rebinding (loopback-host.ts); absent, the check is on.
+   */
+  listenHost?: string;
   /** Time for API key expiry and last use; the system clock unless a test injects one. */
   clock?: Clock;
   /** How often noted API key uses are written to the log. */
@@ -54,7 +61,18 @@ export interface FolioApp {
   apiKeyUsage: ApiKeyUsage;
 }
 
+/** The shortest master key accepted: a short one can be guessed, and it can do everything. */
+export const MASTER_KEY_LENGTH_MIN = 32;
+
+/** Why a master key cannot be used, if it cannot; empty means authentication off. */
+export function masterKeyRefusal(secretKey: string): string | undefined {
+  if (secretKey === '' || secretKey.length >= MASTER_KEY_LENGTH_MIN) return undefined;
+  return `server.secret_key must be at least ${MASTER_KEY_LENGTH_MIN} characters (it has ${secretKey.length}); for example: openssl rand -hex 32`;
+}
+
 export function createApp(options: AppOptions): FolioApp {
+  const refusal = masterKeyRefusal(options.secretKey ?? '');
+  if (refusal) throw new Error(refusal);
   const koa = new Koa();
   koa.proxy = false;
   // Errors are logged by the envelope; Koa's own printer would duplicate them without context.
@@ -91,8 +109,9 @@ export function createApp(options: AppOptions): FolioApp {
     }
     return next();
   });
+  if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
   koa.use(authenticate({ secretKey: options.secretKey ?? '', engine: options.core.engine, clock, usage: apiKeyUsage, router }));
-  koa.use(jsonBody(options.bodyBytesMax ?? BODY_BYTES_MAX));
+  koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax }));
   koa.use(refuseWhenOverloaded(options.core));
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));

@@ -13,6 +13,8 @@ export interface GaugeSources {
 /** What the query index reports about itself. */
 export interface IndexGaugeSources {
   readonly checkpointSeq: number;
+  /** The log seq of an event the index keeps failing on, 0 when none. */
+  readonly poisonSeq: number;
   lagEvents(): number;
   lagSeconds(): number;
 }
@@ -70,6 +72,10 @@ export class Metrics {
     new client.Gauge({
       name: 'folio_index_checkpoint_seq', help: 'Last log seq whose effects are in the query index',
       registers: [this.registry], collect() { this.set(index.checkpointSeq); },
+    });
+    new client.Gauge({
+      name: 'folio_index_poison_seq', help: 'Log seq of an event the query index keeps failing on (a poison event), 0 when none',
+      registers: [this.registry], collect() { this.set(index.poisonSeq); },
     });
   }
 

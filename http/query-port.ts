@@ -44,6 +44,7 @@ export interface QueryPort {
   reindexStatus(): object;
   startReindex(): QueryResult<object>;
   checkpointSeq: number;
+  poisonSeq: number;
   lagEvents(): number;
   lagSeconds(): number;
 }

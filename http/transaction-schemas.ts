@@ -22,6 +22,18 @@ import { validateThen, type ReportIssue } from './validation.js';
 export const SPLIT_SHARES_MAX = 100;
 /** Transactions per bulk request. */
 export const BULK_TRANSACTIONS_MAX = 10_000;
+/**
+ * Legs one request may ask for, all items of a bulk together. A transaction's legs are the child
+ * transactions it can produce: one for a plain transfer, at most sources + destinations - 1 for a split
+ * (its shares are paired in one walk). Without this bound, 600 splits of 100 x 100 shares (5 MB of JSON)
+ * became one event of 120,000 records that held the event loop for seconds.
+ */
+export const REQUEST_LEGS_MAX = 10_000;
+
+/** The most legs a transaction can produce (see REQUEST_LEGS_MAX). */
+export function legCount(command: CreateTransactionCommand): number {
+  return (command.sources?.length ?? 1) + (command.destinations?.length ?? 1) - 1;
+}
 
 const wholeNumberInput = z.union([z.number(), z.string(), z.bigint()]);
 const decimalInput = z.union([z.number(), z.string(), z.bigint(), z.instanceof(DecimalLiteral)]);
@@ -75,12 +87,19 @@ const shareSchema = z.object({
 
 const PERCENT = /^([0-9]+)(?:\.([0-9]{1,18}))?%$/;
 
-/** A share request from its wire form, or a message saying what is wrong with it. */
-function shareRequest(share: z.infer<typeof shareSchema>, precision: bigint): ShareCommand | string {
+/**
+ * A share request from its wire form, or a message saying what is wrong with it. The share may be raw
+ * input whose shape failed (finishTransaction runs on it too), so no field's type is taken for granted.
+ */
+function shareRequest(share: Record<string, unknown>, precision: bigint): ShareCommand | string {
+  const identifier = typeof share.identifier === 'string' ? share.identifier : '';
   if (share.precise_distribution !== undefined) {
     const exact = parsePreciseAmount(share.precise_distribution);
     if (!exact.ok) return `precise_distribution ${exact.message}`;
-    return { identifier: share.identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } };
+    return { identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } };
+  }
+  if (share.distribution !== undefined && typeof share.distribution !== 'string') {
+    return 'distribution must be a string: an amount, a percentage like 25% or "left"';
   }
   const text = (share.distribution ?? '').trim();
   if (text === '') return 'distribution is required';
@@ -95,7 +114,7 @@ function shareRequest(share: z.infer<typeof shareSchema>, precision: bigint): Sh
     if (!fixed.ok) return `distribution must be an amount, a percentage like 25% or "left" (${fixed.message})`;
     request = { kind: 'fixed', amount: fixed.value };
   }
-  return { identifier: share.identifier, distribution: text, request };
+  return { identifier, distribution: text, request };
 }
 
 /** Shapes only: conversions and cross-field checks happen in `finishTransaction`, outside zod. */
@@ -168,7 +187,7 @@ function finishTransaction(parsed: TransactionInput | undefined, raw: unknown, r
       const commands: ShareCommand[] = [];
       for (const [index, share] of list.entries()) {
         if (typeof share !== 'object' || share === null) continue;
-        const request = shareRequest(share as z.infer<typeof shareSchema>, amount.precision);
+        const request = shareRequest(share as Record<string, unknown>, amount.precision);
         if (typeof request === 'string') fail(request, side, index, 'distribution');
         else commands.push(request);
       }
@@ -231,6 +250,11 @@ export function validateBulk(input: unknown): ValidatedBulk {
       if (command) transactions.push(command);
     }
     if (!parsed || transactions.length !== items.length) return undefined;
+    const legs = transactions.reduce((total, command) => total + legCount(command), 0);
+    if (legs > REQUEST_LEGS_MAX) {
+      report(['transactions'], `the batch asks for ${legs} legs; at most ${REQUEST_LEGS_MAX} in one request (a split counts sources + destinations - 1)`);
+      return undefined;
+    }
     return {
       command: {
         transactions,
@@ -267,8 +291,10 @@ export const bulkCommitSchema = z.object({
     amount: decimalInput.optional(),
     precise_amount: wholeNumberInput.optional(),
   })).min(1).max(BULK_INFLIGHT_MAX),
+  dry_run: z.boolean().optional(),
 });
 
 export const bulkVoidSchema = z.object({
   transaction_ids: z.array(identifierSchema).min(1).max(BULK_INFLIGHT_MAX),
+  dry_run: z.boolean().optional(),
 });

@@ -36,10 +36,18 @@ export class ProjectionError extends Error {
 }
 
 /**
- * Applies one event. `balances` holds the current state of every balance the event touches (the fold
- * updates those objects in place); a missing one means the index and the log disagree.
+ * Applies one event, or one part of an event too large for a slice (see splitEvent). `balances` holds
+ * the current state of every balance the event touches (the fold updates those objects in place); a
+ * missing one means the index and the log disagree. `touched` collects the balances the event has moved
+ * so far: the parts of one event share it, so a balance's version rises once per event however the
+ * event was cut.
  */
-export function foldEvent(event: LedgerEvent, balances: Map<string, BalanceRecord>, changes: RowChanges): void {
+export function foldEvent(
+  event: LedgerEvent,
+  balances: Map<string, BalanceRecord>,
+  changes: RowChanges,
+  touched: Set<string> = new Set(),
+): void {
   for (const ledger of event.ledgers ?? []) changes.ledgers.set(ledger.ledger_id, ledger);
   for (const identity of event.identities ?? []) changes.identities.set(identity.identity_id, identity);
   for (const identityId of event.deleted_identities ?? []) changes.identities.set(identityId, null);
@@ -53,19 +61,61 @@ export function foldEvent(event: LedgerEvent, balances: Map<string, BalanceRecor
     balance.meta_data = meta_data;
     changes.balances.set(balance_id, balance);
   }
-  if (event.postings && event.postings.length > 0) {
-    const touched = new Set<BalanceRecord>();
-    for (const posting of event.postings) {
-      const balance = current(balances, posting.balance_id);
-      applyPosting(balance, posting);
-      touched.add(balance);
-    }
-    for (const balance of touched) {
+  for (const posting of event.postings ?? []) {
+    const balance = current(balances, posting.balance_id);
+    applyPosting(balance, posting);
+    if (!touched.has(balance.balance_id)) {
+      touched.add(balance.balance_id);
       balance.version += 1;
-      changes.balances.set(balance.balance_id, balance);
     }
+    changes.balances.set(balance.balance_id, balance);
   }
   for (const record of event.transactions ?? []) changes.transactions.set(record.transaction_id, record);
+}
+
+/** The rows an event changes, counted as a slice counts them. */
+export function eventRows(event: LedgerEvent): number {
+  return 1 + (event.transactions?.length ?? 0) + (event.postings?.length ?? 0) / 2;
+}
+
+/**
+ * What splitEvent does with each field of an event: every part carries the header; the folded lists
+ * are cut, in the order foldEvent applies them; the rest the index does not fold. A field added to
+ * LedgerEvent is a compile error here until it is placed.
+ */
+const EVENT_PARTS = {
+  type: 'header', at: 'header',
+  ledgers: 1, identities: 2, deleted_identities: 3, balances: 4, balance_meta: 5, postings: 6, transactions: 7,
+  api_keys: 'unfolded', hooks: 'unfolded', deleted_hooks: 'unfolded',
+} as const satisfies Record<keyof LedgerEvent, 'header' | 'unfolded' | number>;
+const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
+  .filter((field) => typeof EVENT_PARTS[field] === 'number')
+  .sort((a, b) => (EVENT_PARTS[a] as number) - (EVENT_PARTS[b] as number));
+
+/**
+ * Cuts an event into parts of at most `rowsMax` items each, in fold order, so a projector folds and
+ * writes a huge event a slice at a time instead of holding all its rows at once. Folding the parts in
+ * order with one shared `touched` set gives the same rows as folding the whole event.
+ */
+export function splitEvent(event: LedgerEvent, rowsMax: number): LedgerEvent[] {
+  const parts: LedgerEvent[] = [];
+  let part: LedgerEvent = { type: event.type, at: event.at };
+  let items = 0;
+  for (const field of PART_FIELDS) {
+    const list = event[field] as unknown[] | undefined;
+    for (const item of list ?? []) {
+      if (items === rowsMax) {
+        parts.push(part);
+        part = { type: event.type, at: event.at };
+        items = 0;
+      }
+      const lists = part as unknown as Record<string, unknown[] | undefined>;
+      (lists[field] ??= []).push(item);
+      items += 1;
+    }
+  }
+  parts.push(part);
+  return parts;
 }
 
 function current(balances: Map<string, BalanceRecord>, balanceId: string): BalanceRecord {

@@ -1,16 +1,19 @@
 // The main thread's handle on a projector running in its own worker thread (projector-worker.ts): it
 // passes on how far the log is durable, mirrors the checkpoint from the worker's batch reports, and
 // stops or finishes the worker. A worker that dies unexpectedly is reported as an error and started
-// again from its checkpoint after a pause.
+// again from its checkpoint after a pause. A worker that keeps dying at the same checkpoint (an event
+// too large for its heap, say) is restarted with growing pauses, taking one event per batch, and after
+// POISON_ATTEMPTS deaths the event after its checkpoint is reported as poison: no crash loop.
 
 import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../wal/worker-file.js';
-import type { BatchReport, ProjectorLimits } from './projector.js';
+import { POISON_ATTEMPTS, type BatchReport, type PoisonReport, type ProjectorLimits } from './projector.js';
 import type { FromWorker, ProjectorWorkerSettings, ToWorker } from './projector-worker.js';
 import type { RecordBatch } from './pushed-records.js';
 
 const WORKER = workerEntry(import.meta.url, 'projector-worker');
 const RESTART_DELAY_MS = 1_000;
+const RESTART_DELAY_MS_MAX = 60_000;
 /**
  * The projector allocates a lot of short-lived objects (decoded events, rows, JSON); a larger young
  * generation than the default lets more of them die young instead of being promoted. 64 MB cut its GC
@@ -32,6 +35,8 @@ export interface ProjectorThreadOptions {
   durableSeq: () => number;
   limits?: Partial<ProjectorLimits>;
   onError?: (error: Error) => void;
+  /** A poison event found by the worker or by its deaths, or (undefined) got past. */
+  onPoison?: (poison: PoisonReport | undefined) => void;
 }
 
 export class ProjectorThread {
@@ -44,6 +49,11 @@ export class ProjectorThread {
   private restartTimer: NodeJS.Timeout | undefined;
   private exited = false;
   private readonly seqWaiters: Array<{ seq: number; resolve: () => void; reject: (error: Error) => void }> = [];
+  /** Unexpected deaths in a row without the checkpoint moving, and the checkpoint they happened at. */
+  private deaths = { count: 0, checkpoint: -1, since: 0 };
+  private deathPoison = false;
+  /** Set once the first worker was ready: later deaths, even before ready, are restarted. */
+  private everReady = false;
 
   private constructor(private readonly options: ProjectorThreadOptions) {}
 
@@ -71,6 +81,11 @@ export class ProjectorThread {
 
   private advanced(checkpoint: number): void {
     this._checkpoint = checkpoint;
+    if (this.deaths.count > 0 && checkpoint > this.deaths.checkpoint) {
+      this.deaths = { count: 0, checkpoint: -1, since: 0 };
+      if (this.deathPoison) this.options.onPoison?.(undefined);
+      this.deathPoison = false;
+    }
     for (let index = this.seqWaiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.seqWaiters[index] as (typeof this.seqWaiters)[number];
       if (waiter.seq > checkpoint) continue;
@@ -125,13 +140,30 @@ export class ProjectorThread {
     this.worker.postMessage(message);
   }
 
+  /** Counts a death at the current checkpoint, reports poison when they repeat; returns the restart pause. */
+  private noteDeath(): number {
+    const same = this.deaths.checkpoint === this._checkpoint;
+    this.deaths = same ? { ...this.deaths, count: this.deaths.count + 1 } : { count: 1, checkpoint: this._checkpoint, since: Date.now() };
+    if (this.deaths.count >= POISON_ATTEMPTS) {
+      this.deathPoison = true;
+      this.options.onPoison?.({
+        seq: this._checkpoint + 1,
+        message: `the index projector thread ended ${this.deaths.count} times in a row on this event (out of memory?)`,
+        attempts: this.deaths.count,
+        since: this.deaths.since,
+      });
+    }
+    return Math.min(RESTART_DELAY_MS_MAX, RESTART_DELAY_MS * 2 ** (this.deaths.count - 1));
+  }
+
   private spawn(build: boolean): Promise<void> {
     const settings: ProjectorWorkerSettings = {
       walDir: this.options.walDir,
       indexFile: this.options.indexFile,
       build,
       durableSeq: this.options.durableSeq(),
-      limits: this.options.limits,
+      // After a second death at one checkpoint, one event per batch: the next death names the event.
+      limits: this.deaths.count >= 2 ? { ...this.options.limits, isolate: true } : this.options.limits,
     };
     this.postedSeq = settings.durableSeq;
     this.exited = false;
@@ -142,6 +174,7 @@ export class ProjectorThread {
         switch (message.type) {
           case 'ready':
             ready = true;
+            this.everReady = true;
             this._checkpoint = message.checkpoint;
             resolve();
             this.wake();
@@ -152,6 +185,9 @@ export class ProjectorThread {
             return;
           case 'error':
             this.options.onError?.(new Error(message.message));
+            return;
+          case 'poison':
+            this.options.onPoison?.(message.poison);
             return;
           case 'stopped':
             this.settle?.resolve(this._checkpoint);
@@ -175,7 +211,9 @@ export class ProjectorThread {
       });
       this.worker.on('exit', () => {
         this.exited = true;
-        if (!ready || this.ending) {
+        // Before its first start the thread's failure is the caller's (start() rejects); a restarted thread
+        // that ends before it is ready is one more death, restarted like the others.
+        if ((!ready && !this.everReady) || this.ending) {
           this.settle?.resolve(this._checkpoint);
           this.failed(new Error('the index projector thread has stopped'));
           return;
@@ -186,9 +224,9 @@ export class ProjectorThread {
           this.options.onError?.(ended);
           return;
         }
-        // The live index starts again from its checkpoint.
+        // The live index starts again from its checkpoint, after a pause that grows while it keeps dying there.
         this.options.onError?.(new Error('the index projector thread stopped unexpectedly; restarting it'));
-        this.restartTimer = setTimeout(() => void this.spawn(false).catch((error: Error) => this.options.onError?.(error)), RESTART_DELAY_MS);
+        this.restartTimer = setTimeout(() => void this.spawn(false).catch((error: Error) => this.options.onError?.(error)), this.noteDeath());
         this.restartTimer.unref();
       });
     });

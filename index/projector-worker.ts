@@ -6,12 +6,13 @@
 // From the main thread: {type:'durable', seq, batch?} (the log is durable up to seq; the batch carries
 // the records that became durable, see pushed-records.ts), {type:'finish', minSeq}
 // (build mode: catch up to at least minSeq, then close the file so it can be moved), {type:'stop'}.
-// To the main thread: ready, batch reports, errors, and stopped / finished / failed at the end.
+// To the main thread: ready, batch reports, errors, poison reports, and stopped / finished / failed at
+// the end.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import { IndexStore } from './index-store.js';
-import { Projector, REBUILD_PROJECTOR_LIMITS, type LogSource, type ProjectorLimits } from './projector.js';
+import { Projector, REBUILD_PROJECTOR_LIMITS, type LogSource, type PoisonReport, type ProjectorLimits } from './projector.js';
 import { PushedRecords, type RecordBatch } from './pushed-records.js';
 
 export interface ProjectorWorkerSettings {
@@ -28,6 +29,7 @@ export type FromWorker =
   | { type: 'ready'; checkpoint: number }
   | { type: 'batch'; checkpoint: number; rows: number; events: number; milliseconds: number }
   | { type: 'error'; message: string }
+  | { type: 'poison'; poison: PoisonReport | undefined }
   | { type: 'stopped' }
   | { type: 'finished'; checkpoint: number }
   | { type: 'failed'; message: string };
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
   const projector = await Projector.create(store, source, {
     limits: settings.build ? { ...REBUILD_PROJECTOR_LIMITS, ...settings.limits } : settings.limits,
     onError: (error) => send({ type: 'error', message: error.message }),
+    onPoison: (poison) => send({ type: 'poison', poison }),
   });
   projector.onBatch((report) => send({ type: 'batch', ...report }));
   port.on('message', (message: ToWorker) => {

@@ -6,10 +6,19 @@
 //
 // Batching adapts to load the way the log's group commit does: when the log moves on while a batch is
 // being written, the next batch takes everything that arrived meanwhile (up to batch_rows_max).
+//
+// The projector survives any event the engine accepts. An event with more rows than a slice is cut
+// into parts (event-fold.ts splitEvent) that are folded and written a slice at a time, and a batch never
+// ends between the parts of one event, so the checkpoint only ever names whole events. An event that
+// keeps failing is a poison event: after POISON_ATTEMPTS failures at the same seq the projector reports
+// it (onPoison: a log line, a metric, GET /search/reindex) and keeps retrying with a backoff growing to
+// a minute, instead of starting over or retrying every second forever. Its checkpoint stays before the
+// poison event: skipping it would leave an index that disagrees with the log.
 
 import type { LoggedEvent } from '../engine/events.js';
 import type { BalanceRecord } from '../engine/records.js';
-import { balancesNeeded, changedRowCount, emptyChanges, foldEvent, ProjectionError, type RowChanges } from './event-fold.js';
+import type { LedgerEvent } from '../engine/events.js';
+import { balancesNeeded, changedRowCount, emptyChanges, eventRows, foldEvent, ProjectionError, splitEvent, type RowChanges } from './event-fold.js';
 import type { IndexCheckpoint, IndexStore } from './index-store.js';
 import { deleteSql, LAYOUTS, selectColumns, upsertSql, type Collection } from './index-schema.js';
 import { balanceFromRow, balanceRow, identityRow, ledgerRow, transactionRow, type SelectedRow } from './record-rows.js';
@@ -30,6 +39,11 @@ export interface ProjectorLimits {
   batch_rows_max: number;
   /** Balances whose current state is kept in memory between batches. */
   balance_cache_max: number;
+  /** Wait after the first failure of a batch; it doubles with each failure in a row, up to retry_max_ms. */
+  retry_first_ms: number;
+  retry_max_ms: number;
+  /** One event per batch: set after a failure the projector cannot place, to find the event at fault. */
+  isolate: boolean;
 }
 
 export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
@@ -37,7 +51,38 @@ export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
   slice_rows_max: 1_000,
   batch_rows_max: 50_000,
   balance_cache_max: 50_000,
+  retry_first_ms: 1_000,
+  retry_max_ms: 60_000,
+  isolate: false,
 };
+
+/** Failures in a row at one log seq after which its event is reported as a poison event. */
+export const POISON_ATTEMPTS = 3;
+
+/** An event the projector keeps failing on. */
+export interface PoisonReport {
+  seq: number;
+  message: string;
+  attempts: number;
+  /** Epoch ms of the first failure at this seq. */
+  since: number;
+}
+
+/** An event, or one part of an event cut to slice size; the parts of one event share `touched`. */
+interface SliceItem {
+  seq: number;
+  event: LedgerEvent;
+  touched: Set<string>;
+  /** The last (or only) part of its event: the batch may end after it. */
+  whole: boolean;
+}
+
+/** A batch failure, with the seq of the event being folded when one is known. */
+class BatchFailure extends Error {
+  constructor(readonly error: Error, readonly seq: number | undefined) {
+    super(error.message);
+  }
+}
 
 /**
  * A file being rebuilt is thrown away whole if the build fails, so its batches only pace the progress
@@ -66,6 +111,15 @@ export class Projector {
   private _failure: Error | undefined;
   private readonly limits: ProjectorLimits;
   private readonly batchListeners: Array<(report: BatchReport) => void> = [];
+  /** Parts of an event cut to slice size that the next slices take first. */
+  private pendingParts: SliceItem[] = [];
+  /** Failures in a row, and where: the seq of the event at fault once known. */
+  private failures: { count: number; seq: number | undefined; since: number } | undefined;
+  /** One event per batch until the checkpoint passes this seq (set when a failure has no known seq). */
+  private isolateUntil = 0;
+  /** The seq a ProjectionError last made the index start over for: a second time there is poison. */
+  private startedOverAt: number | undefined;
+  private _poison: PoisonReport | undefined;
 
   private constructor(
     private readonly store: IndexStore,
@@ -73,10 +127,12 @@ export class Projector {
     start: IndexCheckpoint,
     limits: Partial<ProjectorLimits>,
     private readonly onError: (error: Error) => void,
+    private readonly onPoison: (poison: PoisonReport | undefined) => void,
   ) {
     this.checkpointSeq = start.seq;
     this.checkpointAt = start.at;
     this.limits = { ...DEFAULT_PROJECTOR_LIMITS, ...limits };
+    if (this.limits.isolate) this.isolateUntil = Number.MAX_SAFE_INTEGER;
   }
 
   /**
@@ -86,14 +142,19 @@ export class Projector {
   static async create(
     store: IndexStore,
     source: LogSource,
-    options: { limits?: Partial<ProjectorLimits>; onError?: (error: Error) => void } = {},
+    options: {
+      limits?: Partial<ProjectorLimits>;
+      onError?: (error: Error) => void;
+      /** A poison event found (or, undefined, gone: the projector got past it). */
+      onPoison?: (poison: PoisonReport | undefined) => void;
+    } = {},
   ): Promise<Projector> {
     let start = await store.checkpoint();
     if (start.seq > 0 && !sameHistory(source, start)) {
       await store.reset();
       start = { seq: 0, at: 0 };
     }
-    return new Projector(store, source, start, options.limits ?? {}, options.onError ?? (() => undefined));
+    return new Projector(store, source, start, options.limits ?? {}, options.onError ?? (() => undefined), options.onPoison ?? (() => undefined));
   }
 
   get checkpoint(): number {
@@ -102,6 +163,11 @@ export class Projector {
 
   get failure(): Error | undefined {
     return this._failure;
+  }
+
+  /** The event the projector keeps failing on, if any. */
+  get poison(): PoisonReport | undefined {
+    return this._poison;
   }
 
   onBatch(listener: (report: BatchReport) => void): void {
@@ -141,31 +207,80 @@ export class Projector {
 
   private async run(): Promise<void> {
     while (!this.stopped && this.checkpointSeq < this.source.durableSeq) {
+      const target = this.source.durableSeq;
+      const batchTarget = this.nextBatchTarget(target);
+      // A batch of one event names that event when it fails.
+      const isolated = batchTarget === this.checkpointSeq + 1;
       try {
-        await this.batch(this.source.durableSeq);
-        this._failure = undefined;
+        await this.batch(batchTarget);
+        this.recovered();
       } catch (error) {
-        this._failure = error as Error;
-        this.onError(error as Error);
-        if (error instanceof ProjectionError) {
-          // The rows disagree with the log (an event touches a balance the index never saw): they cannot
-          // be trusted, so the index starts over from the beginning of the log.
-          await this.startOver().catch((resetError: Error) => this.onError(resetError));
-        }
-        // Try again shortly: a busy disk or a transient SQLite error should not stop the index for good.
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = undefined;
-          this.wake();
-        }, 1_000);
-        this.retryTimer.unref();
+        const failure = error instanceof BatchFailure ? error : new BatchFailure(error as Error, isolated ? this.checkpointSeq + 1 : undefined);
+        await this.failed(failure, target);
         return;
       }
     }
   }
 
+  /**
+   * Where the next batch ends. After a failure at a known event, the events before it are committed on
+   * their own and the failing one is retried alone, so its failures are counted and the good rows kept;
+   * after a failure at an unknown event, batches take one event each until past the failed batch.
+   */
+  private nextBatchTarget(target: number): number {
+    const failingSeq = this.failures?.seq;
+    if (failingSeq !== undefined && this.checkpointSeq < failingSeq - 1) return Math.min(target, failingSeq - 1);
+    if (failingSeq !== undefined || this.checkpointSeq < this.isolateUntil) return this.checkpointSeq + 1;
+    return target;
+  }
+
+  private recovered(): void {
+    this._failure = undefined;
+    if (this.failures && (this.failures.seq === undefined || this.checkpointSeq >= this.failures.seq)) this.failures = undefined;
+    if (this._poison && this.checkpointSeq >= this._poison.seq) {
+      this._poison = undefined;
+      this.onPoison(undefined);
+    }
+  }
+
+  /**
+   * A batch failed: note where, decide whether the rows are to be thrown away (a ProjectionError: the
+   * rows disagree with the log, so the index starts over, once per failing seq), report a poison event
+   * after POISON_ATTEMPTS failures at one seq, and try again after a backoff.
+   */
+  private async failed(failure: BatchFailure, target: number): Promise<void> {
+    const { error, seq } = failure;
+    this._failure = error;
+    this.onError(error);
+    // Without the event at fault known, the batches that follow take one event each until past the
+    // failed batch's end: the next failure then names its event.
+    if (seq === undefined) this.isolateUntil = Math.max(this.isolateUntil, target);
+    const same = this.failures !== undefined && this.failures.seq === seq;
+    this.failures = same && this.failures ? { ...this.failures, count: this.failures.count + 1 } : { count: 1, seq, since: Date.now() };
+    if (error instanceof ProjectionError && seq !== undefined && this.startedOverAt !== seq) {
+      this.startedOverAt = seq;
+      await this.startOver().catch((resetError: Error) => this.onError(resetError));
+      this.failures = undefined;
+    } else if (seq !== undefined && this.failures.count >= POISON_ATTEMPTS) {
+      this._poison = { seq, message: error.message, attempts: this.failures.count, since: this.failures.since };
+      this.onPoison(this._poison);
+    }
+    // A busy disk or a transient SQLite error should not stop the index for good: try again, waiting
+    // longer the more often it failed in a row.
+    const count = this.failures?.count ?? 1;
+    const delay = Math.min(this.limits.retry_max_ms, this.limits.retry_first_ms * 2 ** (count - 1));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.wake();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+
   private async startOver(): Promise<void> {
     await this.store.reset();
     this.balances.clear();
+    this.pendingParts = [];
     this.checkpointSeq = 0;
     this.checkpointAt = 0;
   }
@@ -186,12 +301,19 @@ export class Projector {
       // statement queue in order, so at most two slices are in flight and the two threads overlap.
       // (Queues of 4 or 8 slices measured the same: both sides are busy.)
       let writing: Promise<number> | undefined;
-      while (rows + balances.size < this.limits.batch_rows_max) {
+      // The parts of a cut event all go into this batch, whatever its size: the checkpoint names whole events.
+      while (rows + balances.size < this.limits.batch_rows_max || this.pendingParts.length > 0) {
         const slice = this.takeSlice(events);
         if (slice.length === 0) break;
         await this.loadBalances(slice);
         const changes = emptyChanges();
-        for (const { event } of slice) foldEvent(event, this.balances, changes);
+        for (const item of slice) {
+          try {
+            foldEvent(item.event, this.balances, changes, item.touched);
+          } catch (error) {
+            throw new BatchFailure(error as Error, item.seq);
+          }
+        }
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
         changes.balances.clear();
         const written = this.write(changes);
@@ -199,10 +321,12 @@ export class Projector {
         written.catch(() => undefined);
         if (writing) rows += await writing;
         writing = written;
-        eventCount += slice.length;
-        const last = slice[slice.length - 1] as LoggedEvent;
-        lastSeq = last.seq;
-        lastAt = last.event.at;
+        for (const item of slice) {
+          if (!item.whole) continue;
+          eventCount += 1;
+          lastSeq = item.seq;
+          lastAt = item.event.at;
+        }
       }
       if (writing) rows += await writing;
       rows += await this.writeBalances(balances);
@@ -212,6 +336,7 @@ export class Projector {
       await writer.run('ROLLBACK').catch(() => undefined);
       // The cached balances may hold changes that were just rolled back.
       this.balances.clear();
+      this.pendingParts = [];
       throw error;
     } finally {
       // Ends the log read (and its LMDB read snapshot) even when the batch stopped early.
@@ -224,21 +349,40 @@ export class Projector {
     for (const listener of this.batchListeners) listener(report);
   }
 
-  private takeSlice(events: Iterator<LoggedEvent>): LoggedEvent[] {
-    const slice: LoggedEvent[] = [];
+  /**
+   * The next slice: parts of a cut event first (one slice per part), else events up to the slice's
+   * bounds. An event larger than a slice is cut into parts and its first part taken alone.
+   */
+  private takeSlice(events: Iterator<LoggedEvent>): SliceItem[] {
+    const part = this.pendingParts.shift();
+    if (part) return [part];
+    const slice: SliceItem[] = [];
     let rows = 0;
     while (slice.length < this.limits.slice_events_max && rows < this.limits.slice_rows_max) {
       const next = events.next();
       if (next.done) break;
-      slice.push(next.value);
-      const event = next.value.event;
-      rows += 1 + (event.transactions?.length ?? 0) + (event.postings?.length ?? 0) / 2;
+      const { seq, event } = next.value;
+      const size = eventRows(event);
+      if (size <= this.limits.slice_rows_max) {
+        slice.push({ seq, event, touched: new Set(), whole: true });
+        rows += size;
+        continue;
+      }
+      const touched = new Set<string>();
+      const parts = splitEvent(event, this.limits.slice_rows_max)
+        .map((piece, index, all) => ({ seq, event: piece, touched, whole: index === all.length - 1 }));
+      if (slice.length > 0) this.pendingParts = parts;
+      else {
+        slice.push(parts[0] as SliceItem);
+        this.pendingParts = parts.slice(1);
+      }
+      break;
     }
     return slice;
   }
 
   /** Reads from the rows every balance the slice needs that is not already in memory. */
-  private async loadBalances(slice: LoggedEvent[]): Promise<void> {
+  private async loadBalances(slice: SliceItem[]): Promise<void> {
     const needed = new Set<string>();
     for (const { event } of slice) balancesNeeded(event, needed);
     const missing = [...needed].filter((balanceId) => !this.balances.has(balanceId));

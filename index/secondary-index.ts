@@ -18,7 +18,7 @@ import { balanceAt } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
-import { Projector, REBUILD_PROJECTOR_LIMITS, type BatchReport, type LogSource, type ProjectorLimits } from './projector.js';
+import { Projector, REBUILD_PROJECTOR_LIMITS, type BatchReport, type LogSource, type PoisonReport, type ProjectorLimits } from './projector.js';
 import { ProjectorThread } from './projector-thread.js';
 import { packRecords } from './pushed-records.js';
 import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
@@ -60,6 +60,11 @@ export interface ReindexStatus {
   index_checkpoint_seq: number;
   index_lag_events: number;
   index_lag_seconds: number;
+  /**
+   * Set while the live index is stuck on one event it keeps failing on (a poison event): its log seq,
+   * the last error, attempts so far and since when. The index stays at the event before it.
+   */
+  index_poison?: { seq: number; message: string; attempts: number; since: string };
 }
 
 export interface SecondaryIndexOptions {
@@ -118,6 +123,7 @@ export class SecondaryIndex {
   };
   private reindexStartedMs = 0;
   private closed = false;
+  private _poison: PoisonReport | undefined;
   private paceTimer: NodeJS.Timeout | undefined;
   /** Durable records not yet handed to the projectors (see pushed-records.ts). */
   private heldRecords: Array<Required<DurableRecord>> = [];
@@ -135,9 +141,24 @@ export class SecondaryIndex {
 
   static async open(options: SecondaryIndexOptions): Promise<SecondaryIndex> {
     // The projector's thread opens the file first: it creates (or resets) the schema the readers need.
-    const projector = await startProjector(options, indexFileIn(options.dataDir), false);
+    let index: SecondaryIndex | undefined;
+    const projector = await startProjector(options, indexFileIn(options.dataDir), false, (poison) => index?.poisoned(poison));
     const store = await IndexStore.openReaders(indexFileIn(options.dataDir), { readers: options.readers, queryTimeoutMs: options.queryTimeoutMs });
-    return new SecondaryIndex(options, store, projector);
+    index = new SecondaryIndex(options, store, projector);
+    return index;
+  }
+
+  /** The live projector is stuck on a poison event, or (undefined) got past it. */
+  private poisoned(poison: PoisonReport | undefined): void {
+    this._poison = poison;
+    if (poison) {
+      this.options.onError?.(new Error(`the query index is stuck at log seq ${poison.seq} after ${poison.attempts} attempts: ${poison.message}`));
+    }
+  }
+
+  /** The log seq of the event the live index is stuck on, or 0. */
+  get poisonSeq(): number {
+    return this._poison?.seq ?? 0;
   }
 
   // ---- keeping up with the log ----
@@ -296,6 +317,7 @@ export class SecondaryIndex {
       index_lag_events: this.lagEvents(),
       index_lag_seconds: Number(this.lagSeconds().toFixed(3)),
     };
+    if (this._poison) status.index_poison = { ...this._poison, since: new Date(this._poison.since).toISOString() };
     if (this.reindex.status === 'running') {
       const seconds = (performance.now() - this.reindexStartedMs) / 1000;
       status.rows_per_second = seconds > 0 ? Math.round(this.reindex.rows_written / seconds) : 0;
@@ -376,7 +398,8 @@ export class SecondaryIndex {
   }
 
   private async restartLiveProjector(): Promise<void> {
-    this.projector = await startProjector(this.options, this.file, false);
+    this._poison = undefined;
+    this.projector = await startProjector(this.options, this.file, false, (poison) => this.poisoned(poison));
     this.watch(this.projector);
     this.advanced();
   }
@@ -395,7 +418,12 @@ export class SecondaryIndex {
   }
 }
 
-function startProjector(options: SecondaryIndexOptions, indexFile: string, build: boolean): Promise<ProjectorThread> {
+function startProjector(
+  options: SecondaryIndexOptions,
+  indexFile: string,
+  build: boolean,
+  onPoison?: (poison: PoisonReport | undefined) => void,
+): Promise<ProjectorThread> {
   return ProjectorThread.start({
     walDir: options.walDir,
     indexFile,
@@ -403,6 +431,7 @@ function startProjector(options: SecondaryIndexOptions, indexFile: string, build
     durableSeq: () => options.source.durableSeq,
     limits: options.limits,
     onError: options.onError,
+    onPoison,
   });
 }
 

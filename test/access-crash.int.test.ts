@@ -9,7 +9,7 @@ import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { HookReceiver } from './helpers/hook-receiver.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 
-const MASTER = 'crash-test-master-key-9f8e7d';
+const MASTER = 'crash-test-master-key-9f8e7d-0123456789ab';
 const ENV = { FOLIO_SECRET_KEY: MASTER, FOLIO_LOG_LEVEL: 'trace' };
 
 function as(server: ChildServer, key: string, method: string, route: string, body?: unknown) {

@@ -7,6 +7,8 @@ import { accessServerFor, createKey, MASTER_KEY } from './helpers/access-server.
 import { sendRequest } from './helpers/test-server.js';
 
 const inADay = (): string => new Date(Date.now() + 24 * 3600_000).toISOString();
+/** Sooner than the default expiry of keys made by createKey, so keys those make may use it. */
+const inAnHour = (): string => new Date(Date.now() + 3600_000).toISOString();
 
 t.test('without a secret key authentication is off', async (t) => {
   const server = await accessServerFor(t, { secretKey: '' });
@@ -142,7 +144,7 @@ t.test('listings never show the key or its hash', async (t) => {
 t.test('escalation: a key cannot grant or revoke scopes broader than its own', async (t) => {
   const server = await accessServerFor(t);
   const admin = await createKey(server, ['api-keys:*', 'ledgers:read', 'balances:*']);
-  const grant = (scopes: string[]) => server.as(admin.key, 'POST', '/api-keys', { name: 'child', owner: 'o', scopes, expires_at: inADay() });
+  const grant = (scopes: string[]) => server.as(admin.key, 'POST', '/api-keys', { name: 'child', owner: 'owner-1', scopes, expires_at: inAnHour() });
   for (const scopes of [['ledgers:read'], ['balances:write'], ['balances:*'], ['api-keys:read', 'balances:delete']]) {
     t.equal((await grant(scopes)).status, 201, `may grant ${scopes.join(' ')}`);
   }
@@ -158,11 +160,56 @@ t.test('escalation: a key cannot grant or revoke scopes broader than its own', a
   const peer = await createKey(server, ['ledgers:read']);
   t.equal((await server.as(admin.key, 'DELETE', `/api-keys/${peer.id}`)).status, 204, 'but can revoke one within its scopes');
   const full = await createKey(server, ['*:*']);
-  const everything = await server.as(full.key, 'POST', '/api-keys', { name: 'c', owner: 'o', scopes: ['*:*', 'hooks:write'], expires_at: inADay() });
+  const everything = await server.as(full.key, 'POST', '/api-keys', { name: 'c', owner: 'owner-1', scopes: ['*:*', 'hooks:write'], expires_at: inAnHour() });
   t.equal(everything.status, 201, '*:* may grant anything');
   const noWrite = await createKey(server, ['api-keys:read']);
-  const denied = await server.as(noWrite.key, 'POST', '/api-keys', { name: 'c', owner: 'o', scopes: ['api-keys:read'], expires_at: inADay() });
+  const denied = await server.as(noWrite.key, 'POST', '/api-keys', { name: 'c', owner: 'owner-1', scopes: ['api-keys:read'], expires_at: inAnHour() });
   t.equal(denied.body.error_detail.code, 'AUTH_INSUFFICIENT_PERMISSIONS', 'creating keys needs api-keys:write');
+});
+
+t.test('a key manages only its own owner\'s keys, within its own lifetime, and the keys it makes die with it', async (t) => {
+  const server = await accessServerFor(t);
+  const alice = await createKey(server, ['api-keys:*', 'ledgers:read'], { owner: 'alice' });
+  const bob = await createKey(server, ['api-keys:*', 'ledgers:read'], { owner: 'bob' });
+  const make = (key: string, owner: string, expires_at = inAnHour()) =>
+    server.as(key, 'POST', '/api-keys', { name: 'child', owner, scopes: ['ledgers:read'], expires_at });
+
+  const forBob = await make(alice.key, 'bob');
+  t.equal(forBob.status, 403, 'no key for another owner');
+  t.equal(forBob.body.error_detail.code, 'AUTH_CROSS_OWNER_ACCESS');
+  const listAll = await server.as(alice.key, 'GET', '/api-keys');
+  t.equal(listAll.status, 400, 'listing every owner is for the master key');
+  t.equal(listAll.body.error_detail.code, 'APIKEY_OWNER_REQUIRED');
+  t.equal((await server.as(alice.key, 'GET', '/api-keys?owner=bob')).body.error_detail.code, 'AUTH_CROSS_OWNER_ACCESS');
+  const own = await server.as(alice.key, 'GET', '/api-keys?owner=alice');
+  t.equal(own.status, 200);
+  t.same(own.body.map((key: any) => key.owner_id), ['alice']);
+  const revokeBob = await server.as(alice.key, 'DELETE', `/api-keys/${bob.id}`);
+  t.equal(revokeBob.body.error_detail.code, 'AUTH_CROSS_OWNER_ACCESS', 'no revoking another owner\'s key');
+  t.equal((await server.as(bob.key, 'GET', '/ledgers')).status, 200, 'bob\'s key still works');
+  t.equal((await server.master('GET', '/api-keys')).status, 200, 'the master key lists every owner');
+
+  const tooLate = await make(alice.key, 'alice', new Date(Date.now() + 48 * 3600_000).toISOString());
+  t.equal(tooLate.status, 400, 'no key that outlives its creator');
+  t.equal(tooLate.body.error_detail.code, 'GEN_VALIDATION_ERROR');
+  t.ok(tooLate.body.error_detail.details.expires_at, 'names expires_at');
+
+  const child = await make(alice.key, 'alice');
+  t.equal(child.status, 201);
+  const grandchild = await make(child.body.key, 'alice', new Date(Date.now() + 1800_000).toISOString());
+  t.equal(grandchild.status, 403, 'a key without api-keys scopes makes none');
+  const middle = await server.as(alice.key, 'POST', '/api-keys', { name: 'middle', owner: 'alice', scopes: ['api-keys:*', 'ledgers:read'], expires_at: inAnHour() });
+  const leaf = await make(middle.body.key, 'alice', new Date(Date.now() + 1800_000).toISOString());
+  t.equal(leaf.status, 201);
+  for (const key of [child.body.key, middle.body.key, leaf.body.key]) t.equal((await server.as(key, 'GET', '/ledgers')).status, 200);
+  t.equal((await server.master('DELETE', `/api-keys/${alice.id}`)).status, 204);
+  for (const [label, key] of [['alice', alice.key], ['child', child.body.key], ['middle', middle.body.key], ['leaf', leaf.body.key]]) {
+    const refused = await server.as(key as string, 'GET', '/ledgers');
+    t.equal(refused.body.error_detail?.code, 'AUTH_INVALID_API_KEY', `${label} is revoked with alice's key`);
+  }
+  t.equal((await server.as(bob.key, 'GET', '/ledgers')).status, 200, 'other owners are untouched');
+  const listed = await server.master('GET', '/api-keys?owner=alice');
+  t.ok(listed.body.every((key: any) => key.is_revoked), 'the listing shows them all revoked');
 });
 
 t.test('hooks need the master key, whatever scopes a key has', async (t) => {

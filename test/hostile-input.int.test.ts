@@ -102,6 +102,29 @@ t.test('hostile input never yields a 5xx', async (t) => {
     t.pass('swept');
   });
 
+  await t.test('every field of a split share, replaced by each hostile value', async (t) => {
+    // A share's fields are read after the shape check failed too (to name every bad field at once):
+    // a number as `distribution` once reached a string method there and answered 500.
+    const share = { identifier: funded.balance_id, distribution: '50%' };
+    const split = (changed: Record<string, unknown>, side: 'sources' | 'destinations') => ({
+      precise_amount: 10, currency: 'USD', skip_queue: true,
+      ...(side === 'sources' ? { sources: [changed, { identifier: '@hostile-other', distribution: 'left' }], destination: '@hostile-sink' }
+        : { source: funded.balance_id, destinations: [changed, { identifier: '@hostile-sink', distribution: 'left' }] }),
+    });
+    for (const side of ['sources', 'destinations'] as const) {
+      for (const field of ['identifier', 'distribution', 'precise_distribution']) {
+        for (const [name, value] of hostileValues()) {
+          const body = jsonWithBigInts(split({ ...share, [field]: value }, side));
+          count(await probe(t, server, 'POST', '/transactions', body, `split ${side}[0].${field}=${name}`));
+        }
+      }
+      for (const [name, value] of hostileValues()) {
+        count(await probe(t, server, 'POST', '/transactions', jsonWithBigInts({ ...split(share, side), [side]: [value] }), `split ${side}=[${name}]`));
+      }
+    }
+    t.pass('swept');
+  });
+
   await t.test('whole bodies of the wrong shape', async (t) => {
     const bodies: Array<[string, string]> = [
       ['null', 'null'], ['true', 'true'], ['number', '42'], ['string', '"ledger"'], ['empty array', '[]'], ['array of the body', '[{"name":"x"}]'],

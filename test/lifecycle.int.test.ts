@@ -196,8 +196,16 @@ t.test('state table, interface.md section 3', async (t) => {
     t.equal(decimal.body.precise_amount, 250);
     const both = await api.put(`/transactions/inflight/${cents.hold.transaction_id}`, { status: 'commit', amount: 9, precise_amount: 1, skip_queue: true });
     t.equal(both.body.precise_amount, 1, 'precise_amount takes precedence');
-    const zero = await api.put(`/transactions/inflight/${cents.hold.transaction_id}`, { status: 'commit', precise_amount: 0, skip_queue: true });
-    t.equal(zero.body.precise_amount, 749, 'precise_amount 0: all that remains');
+    // A sent amount must be more than zero: 0 once committed the whole hold (issue 13).
+    await writesNothing(t, 'zero and negative commit amounts', async () => {
+      for (const amount of [{ precise_amount: 0 }, { precise_amount: -1 }, { amount: 0 }, { amount: -2.5 }, { precise_amount: '0' }]) {
+        const refused = await api.put(`/transactions/inflight/${cents.hold.transaction_id}`, { status: 'commit', ...amount, skip_queue: true });
+        checkError(t, refused, 400, 'GEN_VALIDATION_ERROR', JSON.stringify(amount));
+      }
+    });
+    t.equal((await api.transaction(cents.hold.transaction_id)).status, 'INFLIGHT', 'the hold is still open');
+    const remaining = await api.put(`/transactions/inflight/${cents.hold.transaction_id}`, { status: 'commit', skip_queue: true });
+    t.equal(remaining.body.precise_amount, 749, 'no amount: all that remains');
   });
 
   t.test('INFLIGHT -> void with skip_queue: a VOID child, the held amount rolled back', async (t) => {
@@ -692,6 +700,22 @@ t.test('bulk', async (t) => {
     });
     checkError(t, await api.post('/transactions/bulk', { transactions: [] }), 400, 'GEN_VALIDATION_ERROR', 'an empty batch');
   });
+
+  t.test('limits: at most 10,000 legs in one request, splits counting sources + destinations - 1', async (t) => {
+    const tag = fresh('legs');
+    const shares = (side: string) => Array.from({ length: 100 }, (_, index) => ({ identifier: `${tag}-${side}-${index}`, distribution: '1%' }));
+    const split = (index: number) => ({
+      precise_amount: 10_000, currency: 'USD', reference: `${tag}-${index}`, allow_overdraft: true, sources: shares('s'), destinations: shares('d'),
+    });
+    await writesNothing(t, 'a batch over the leg limit', async () => {
+      const over = await api.post('/transactions/bulk', { transactions: Array.from({ length: 51 }, (_, index) => split(index)), atomic: true });
+      checkError(t, over, 400, 'GEN_VALIDATION_ERROR', '51 splits of 199 legs');
+      t.match(over.body.error_detail.details.transactions, /10149 legs/);
+    });
+    const within = await api.post('/transactions/bulk', { transactions: Array.from({ length: 50 }, (_, index) => split(index)), atomic: true });
+    t.equal(within.status, 201, '50 splits of 199 legs (9,950) are accepted');
+    t.equal((await api.get(`/transactions/reference/${tag}-49`)).body.status, 'APPLIED');
+  });
 });
 
 t.test('bulk inflight commit and void', async (t) => {
@@ -729,12 +753,58 @@ t.test('bulk inflight commit and void', async (t) => {
   t.same(await api.amounts(two.source), { balance: 960n, inflight_debit: 0n, inflight_credit: 0n, available: 960n });
   t.same(await api.amounts(three.source), { balance: 1000n, inflight_debit: 0n, inflight_credit: 0n, available: 1000n });
 
+  const zero = await api.post('/transactions/inflight/bulk/commit', { transactions: [{ transaction_id: three.hold.transaction_id, precise_amount: 0 }] });
+  t.equal(zero.body.results[0].error.code, 'GEN_VALIDATION_ERROR', 'a zero commit amount in a bulk is refused too');
+
   const tooMany = Array.from({ length: 101 }, () => three.hold.transaction_id);
   checkError(t, await api.post('/transactions/inflight/bulk/void', { transaction_ids: tooMany }), 400, 'GEN_VALIDATION_ERROR', '101 voids');
   checkError(t, await api.post('/transactions/inflight/bulk/commit', { transactions: tooMany.map((id) => ({ transaction_id: id })) }), 400, 'GEN_VALIDATION_ERROR', '101 commits');
   const hundred = await api.post('/transactions/inflight/bulk/void', { transaction_ids: tooMany.slice(1) });
   t.equal(hundred.status, 200, '100 is the limit');
   t.equal(hundred.body.results.length, 100);
+});
+
+t.test('bulk inflight commit and void as dry runs write nothing and project each item in order', async (t) => {
+  const one = await openHold(100);
+  const two = await openHold(100);
+  const before = [await api.amounts(one.source), await api.amounts(two.source), await api.amounts(one.destination)];
+  let commit: any;
+  let voided: any;
+  await writesNothing(t, 'bulk dry runs', async () => {
+    commit = await api.post('/transactions/inflight/bulk/commit', {
+      dry_run: true,
+      transactions: [
+        { transaction_id: one.hold.transaction_id, precise_amount: 30 },
+        { transaction_id: one.hold.transaction_id },
+        { transaction_id: one.hold.transaction_id, precise_amount: 1 },
+        { transaction_id: 'txn_nope' },
+        { transaction_id: two.hold.transaction_id, precise_amount: 0 },
+      ],
+    });
+    voided = await api.post('/transactions/inflight/bulk/void', { dry_run: true, transaction_ids: [two.hold.transaction_id, two.hold.transaction_id] });
+  });
+  t.equal(commit.status, 200);
+  t.equal(commit.body.dry_run, true);
+  const [partial, rest, more, unknown, zero] = commit.body.results as any[];
+  checkProjection(t, partial, 'commit');
+  t.equal(partial.transaction_id, one.hold.transaction_id);
+  t.equal(partial.would_apply, true);
+  t.equal(partial.precise_amount, '30');
+  const sourceOf = (projection: any) => projection.balances.find((entry: any) => entry.role === 'source');
+  t.equal(sourceOf(partial).current_inflight_debit_balance, '100');
+  t.equal(sourceOf(partial).resulting_inflight_debit_balance, '70');
+  t.equal(rest.would_apply, true, 'the second item commits what the first left');
+  t.equal(rest.precise_amount, '70');
+  t.equal(sourceOf(rest).current_inflight_debit_balance, '70', 'current is after the items before it');
+  t.equal(sourceOf(rest).resulting_inflight_debit_balance, '0');
+  t.equal(more.would_apply, false, 'nothing is left for the third');
+  t.equal(more.rejection.code, 'TXN_ALREADY_COMMITTED');
+  t.same([unknown.status, unknown.error.code], ['error', 'TXN_NOT_FOUND']);
+  t.same([zero.status, zero.error.code], ['error', 'GEN_VALIDATION_ERROR']);
+  t.same((voided.body.results as any[]).map((result) => [result.would_apply, result.rejection?.code]), [[true, undefined], [false, 'TXN_ALREADY_VOIDED']]);
+  t.same([await api.amounts(one.source), await api.amounts(two.source), await api.amounts(one.destination)], before, 'no balance moved');
+  t.equal((await api.transaction(one.hold.transaction_id)).status, 'INFLIGHT', 'the holds are still open');
+  t.equal((await api.transaction(two.hold.transaction_id)).status, 'INFLIGHT');
 });
 
 t.test('real timers: expiry, auto-commit and schedules a second or two ahead', async (t) => {

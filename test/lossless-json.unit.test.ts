@@ -1,5 +1,5 @@
-// Unit tests for http/lossless-json.ts. Bodies take one of two paths (native JSON.parse when no long run
-// of digits appears, the strict hand-written parser otherwise), so most cases here run through both and
+// Unit tests for http/lossless-json.ts. Bodies take one of two paths (plain JSON.parse when no long run
+// of digits appears, JSON.parse with the exact-number reviver otherwise), so most cases here run through both and
 // must agree with JSON.parse wherever no digit is at stake. A seeded generator adds documents nobody
 // thought to write down; its seed is printed on failure so the case replays.
 
@@ -8,10 +8,10 @@ import { DecimalLiteral } from '../http/amounts.js';
 import { JSON_DEPTH_MAX, JsonSyntaxError, parseJsonLossless } from '../http/lossless-json.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
-/** A string value holding sixteen digits: its presence sends a document down the hand-written parser. */
+/** A string value holding sixteen digits: its presence sends a document down the reviver path. */
 const SLOW_PATH_MARKER = '"1234567890123456"';
 
-/** The same document in a form that takes the hand-written parser. */
+/** The same document in a form that takes the reviver path. */
 function viaParser(json: string): string {
   return `{"marker":${SLOW_PATH_MARKER},"value":${json}}`;
 }

@@ -19,7 +19,7 @@ t.test('every registered route declares its access', async (t) => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
-  const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k' });
+  const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32) });
   let routes = 0;
   for (const layer of app.router.stack) {
     if (layer.methods.length === 0) continue;

@@ -13,7 +13,7 @@ import { flipRecordByte, recordKeys } from './helpers/log-surgery.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bin/folio.js');
-const SECRET = 's3cret-master-key';
+const SECRET = 's3cret-master-key-0123456789abcdefghij';
 
 interface CliResult {
   code: number | null;

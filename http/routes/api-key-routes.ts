@@ -1,5 +1,7 @@
-// API keys: create (the key is shown in this one response), list by owner, revoke. A caller that is not
-// the master key can neither grant nor revoke scopes beyond its own.
+// API keys: create (the key is shown in this one response), list by owner, revoke. The master key
+// manages every key. Any other key manages only the keys of its own owner, can neither grant nor revoke
+// scopes beyond its own, and cannot make a key that expires after itself; the keys it makes are revoked
+// with it (engine/decide-registry.ts).
 
 import type { Router } from '@koa/router';
 import type { Clock } from '../../engine/ports.js';
@@ -33,7 +35,16 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
     if (fields.expires_at <= options.clock.now()) {
       throw new ApiError('GEN_VALIDATION_ERROR', 'invalid request: expires_at: must be in the future', { expires_at: 'must be in the future' });
     }
-    refuseEscalation(ctx.state.principal as Principal, fields.scopes, 'grant');
+    const principal = ctx.state.principal as Principal;
+    const creator = creatorKey(engine, principal);
+    if (creator) {
+      refuseOtherOwner(creator, fields.owner);
+      if (fields.expires_at > creator.expires_at) {
+        const message = `must not be later than the creating key's expiry (${new Date(creator.expires_at).toISOString()})`;
+        throw new ApiError('GEN_VALIDATION_ERROR', `invalid request: expires_at: ${message}`, { expires_at: message });
+      }
+    }
+    refuseEscalation(principal, fields.scopes, 'grant');
     const { secret, secretHash } = newApiKeySecret();
     const { value, seq } = accepted(engine.createApiKey({
       name: fields.name,
@@ -41,12 +52,18 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
       scopes: fields.scopes,
       expires_at: fields.expires_at,
       secret_hash: secretHash,
+      created_by: creator?.api_key_id ?? '',
     }));
     await respond(ctx, core, 201, { ...apiKeyView(value), key: apiKeyText(value.api_key_id, secret) }, seq);
   });
 
   router.get('/api-keys', async (ctx) => {
     const { owner } = validate(listApiKeysQuerySchema, ctx.query);
+    const creator = creatorKey(engine, ctx.state.principal as Principal);
+    if (creator) {
+      if (owner === undefined || owner.trim() === '') throw new ApiError('APIKEY_OWNER_REQUIRED', 'owner is required (only the master key lists every owner\'s keys)');
+      refuseOtherOwner(creator, owner);
+    }
     const keys: Record<string, unknown>[] = [];
     for (const key of engine.state.apiKeys.values()) {
       if (owner !== undefined && key.owner_id !== owner) continue;
@@ -58,11 +75,27 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
   router.delete('/api-keys/:id', async (ctx) => {
     const apiKeyId = ctx.params.id as string;
     const current: ApiKeyRecord | undefined = engine.state.apiKeys.get(apiKeyId);
-    if (current) refuseEscalation(ctx.state.principal as Principal, current.scopes, 'revoke');
+    const principal = ctx.state.principal as Principal;
+    const creator = creatorKey(engine, principal);
+    if (current && creator) refuseOtherOwner(creator, current.owner_id);
+    if (current) refuseEscalation(principal, current.scopes, 'revoke');
     const { seq } = accepted(engine.revokeApiKey(apiKeyId));
     await core.durable(seq);
     ctx.status = 204;
   });
+}
+
+/** The API key a request acts with, or undefined for the master key (which manages every key). */
+function creatorKey(engine: LedgerCore['engine'], principal: Principal): ApiKeyRecord | undefined {
+  if (principal.kind === 'master') return undefined;
+  const record = engine.state.apiKeys.get(principal.apiKeyId);
+  if (!record) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
+  return record;
+}
+
+function refuseOtherOwner(creator: ApiKeyRecord, owner: string): void {
+  if (owner === creator.owner_id) return;
+  throw new ApiError('AUTH_CROSS_OWNER_ACCESS', 'an API key manages only the keys of its own owner', { owner });
 }
 
 function refuseEscalation(principal: Principal, scopes: readonly string[], verb: 'grant' | 'revoke'): void {

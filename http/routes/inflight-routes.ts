@@ -15,14 +15,17 @@ import { transactionView } from '../views.js';
 
 type AmountInput = { amount?: unknown; precise_amount?: unknown };
 
-/** The commit amount in the hold's own precision (0 = everything still held). */
+/**
+ * The commit amount in the hold's own precision. No amount means everything still held (the engine's
+ * 0); an amount that is sent must be more than zero, so a client's 0 is never read as "all of it".
+ */
 function actionAmount(engine: LedgerEngine, transactionId: string, input: AmountInput): bigint {
   const hold = engine.state.transaction(transactionId);
   if (!hold) throw new ApiError('TXN_NOT_FOUND', `transaction ${transactionId} not found`);
   // precise_amount takes precedence over amount when both are sent.
   const resolved = resolveAmount(
     input.precise_amount !== undefined ? { precise_amount: input.precise_amount } : { amount: input.amount },
-    { allowZero: true, required: false, precision: hold.precision },
+    { required: false, precision: hold.precision },
   );
   if (!resolved.ok) {
     throw new ApiError('GEN_VALIDATION_ERROR', `invalid request: ${resolved.field}: ${resolved.message}`, { [resolved.field]: resolved.message });
@@ -60,15 +63,45 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
 
   router.post('/transactions/inflight/bulk/commit', async (ctx) => {
     const body = validate(bulkCommitSchema, ctx.request.body);
-    const results = body.transactions.map((item) => runAction(engine, 'commit', item.transaction_id, item));
-    await respond(ctx, core, 200, { results });
+    const items = body.transactions.map((item) => ({ transactionId: item.transaction_id, input: item }));
+    await respond(ctx, core, 200, bulkActions(engine, 'commit', items, body.dry_run ?? false));
   });
 
   router.post('/transactions/inflight/bulk/void', async (ctx) => {
     const body = validate(bulkVoidSchema, ctx.request.body);
-    const results = body.transaction_ids.map((transactionId) => runAction(engine, 'void', transactionId, {}));
-    await respond(ctx, core, 200, { results });
+    const items = body.transaction_ids.map((transactionId) => ({ transactionId, input: {} }));
+    await respond(ctx, core, 200, bulkActions(engine, 'void', items, body.dry_run ?? false));
   });
+}
+
+/** A bulk commit or void: carried out item by item, or as a dry run projected item by item. */
+function bulkActions(
+  engine: LedgerEngine,
+  action: 'commit' | 'void',
+  items: Array<{ transactionId: string; input: AmountInput }>,
+  dryRun: boolean,
+): Record<string, unknown> {
+  if (!dryRun) return { results: items.map((item) => runAction(engine, action, item.transactionId, item.input)) };
+  // An item whose own input is refused (unknown hold, bad amount) cannot be projected; it is answered
+  // as the real run would answer it, and the others are projected in order.
+  const results: Array<Record<string, unknown>> = new Array(items.length);
+  const commands: InflightActionCommand[] = [];
+  const positions: number[] = [];
+  items.forEach((item, index) => {
+    try {
+      const precise = action === 'commit' ? actionAmount(engine, item.transactionId, item.input) : 0n;
+      commands.push({ transaction_id: item.transactionId, action, precise_amount: precise, skip_queue: true });
+      positions.push(index);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      results[index] = { transaction_id: item.transactionId, status: 'error', error: { code: error.code, message: error.message } };
+    }
+  });
+  engine.projectInflightActions(commands).forEach((projection, at) => {
+    const index = positions[at] as number;
+    results[index] = { transaction_id: items[index]!.transactionId, ...projectionView(projection) };
+  });
+  return { dry_run: true, results };
 }
 
 /** One item of a bulk action: carried out on its own, so one failure does not stop the others. */

@@ -11,7 +11,7 @@ import { createApp, type FolioApp } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
 import { sendRequest, tempDataDir, type TestResponse } from './test-server.js';
 
-export const MASTER_KEY = 'test-master-key-0123456789';
+export const MASTER_KEY = 'test-master-key-0123456789abcdefghijklmn';
 
 export interface AccessServer {
   url: string;

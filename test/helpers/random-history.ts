@@ -137,7 +137,9 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
     } else if (roll < 0.77 && transactions.length > 0) {
       engine.updateMetadata(pick(transactions), { tag: `t${step}` });
     } else if (roll < 0.79) {
-      const outcome = engine.createApiKey({ name: `k${step}`, owner_id: 'owner', scopes: ['ledgers:read'], expires_at: 0, secret_hash: `h${step}` });
+      // Some keys are made by other keys, so revocations cascade down chains of them.
+      const createdBy = apiKeys.length > 0 && chance(0.3) ? pick(apiKeys) : '';
+      const outcome = engine.createApiKey({ name: `k${step}`, owner_id: 'owner', scopes: ['ledgers:read'], expires_at: 0, secret_hash: `h${step}`, created_by: createdBy });
       if (outcome.ok) apiKeys.push(outcome.value.api_key_id);
     } else if (roll < 0.8 && apiKeys.length > 0) {
       if (chance(0.5)) engine.revokeApiKey(pick(apiKeys));
