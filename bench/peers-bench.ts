@@ -163,6 +163,8 @@ export async function peersBench(settings: BenchSettings, log: (line: string) =>
     details: {
       postgres_version: postgresVersion,
       postgres_durability: 'fsync on, synchronous_commit on, full_page_writes on',
+      folio_in_process: 'LedgerRuntime with its LMDB log and lookup store, without the query index (the peer has none)',
+      folio_http: 'the built server with everything on, query index included',
       warmup_seconds: warmupSeconds,
       seconds: settings.seconds,
       sweep_seconds: sweepSeconds,
