@@ -63,6 +63,11 @@ function base(title: string, yName: string): echarts.EChartsOption {
   };
 }
 
+/** A value axis tall enough to show the target line even when every value is far below it. */
+function withTarget(name: string, target: number): echarts.EChartsOption['yAxis'] {
+  return { type: 'value', name, nameLocation: 'middle', nameGap: 60, max: ({ max }: { max: number }) => Math.ceil(Math.max(max, target * 1.1)) };
+}
+
 interface SweepPoint {
   connections: number;
   folio_http: number;
@@ -156,6 +161,7 @@ function indexLagChart(results: StoredResult[]): Chart | string {
   const title = `Index lag under HTTP load (${whole(lag.requests_per_second)} transfers/s)`;
   const svg = render({
     ...base(title, 'lag (ms)'),
+    yAxis: withTarget('lag (ms)', INDEX_LAG_P99_MS_MAX),
     legend: { show: false },
     xAxis: { type: 'value', name: 'seconds into the load', nameLocation: 'middle', nameGap: 35 },
     series: [{
@@ -187,6 +193,7 @@ function startupChart(results: StoredResult[]): Chart | string {
   ];
   const svg = render({
     ...base(title, 'milliseconds to ready'),
+    yAxis: withTarget('milliseconds to ready', STARTUP_FROM_SNAPSHOT_MS_MAX),
     legend: { show: false },
     xAxis: { type: 'category', data: bars.map((bar) => bar.name) },
     series: [{
