@@ -72,8 +72,8 @@ function rowFigures(row: PeerRow): Figure[] {
       label: `Postgres peer transfers/s (${label})`, value: postgres, unit: '/s',
       ...(published ? { note: `a published Postgres ledger: ~${published.toLocaleString('en-US')}/s` } : {}),
     },
-    { label: `Folio HTTP / Postgres (${label})`, value: row.folio_http.transfersPerSecond / postgres, unit: 'ratio', digits: 1, ...(target ? { target } : {}) },
-    { label: `Folio in-process / Postgres (${label})`, value: row.folio_in_process.transfersPerSecond / postgres, unit: 'ratio', digits: 1, ...(target ? { target } : {}) },
+    { label: `Folio HTTP / Postgres (${label})`, value: row.folio_http.transfersPerSecond / postgres, unit: 'ratio', digits: 2, ...(target ? { target } : {}) },
+    { label: `Folio in-process / Postgres (${label})`, value: row.folio_in_process.transfersPerSecond / postgres, unit: 'ratio', digits: 2, ...(target ? { target } : {}) },
   ];
 }
 
