@@ -1,7 +1,7 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
-// data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep. FOLIO_PORT=0 asks the OS
-// for a free port.
+// data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
+// hooks.allow_private_networks. FOLIO_PORT=0 asks the OS for a free port.
 
 import fs from 'node:fs';
 import { z } from 'zod';
@@ -13,6 +13,8 @@ export interface FolioConfig {
   data_dir: string;
   log_level: string;
   snapshots: SnapshotSchedule;
+  /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
+  hooks: { allow_private_networks: boolean };
 }
 
 export const DEFAULT_CONFIG: FolioConfig = {
@@ -20,6 +22,7 @@ export const DEFAULT_CONFIG: FolioConfig = {
   data_dir: './data',
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
+  hooks: { allow_private_networks: false },
 };
 
 const fileSchema = z.object({
@@ -35,6 +38,7 @@ const fileSchema = z.object({
     every_seconds: z.number().min(0).optional(),
     keep: z.number().int().min(1).optional(),
   }).optional(),
+  hooks: z.object({ allow_private_networks: z.boolean().optional() }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -53,6 +57,7 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SNAPSHOT_EVERY_EVENTS) config.snapshots.every_events = parseCount('FOLIO_SNAPSHOT_EVERY_EVENTS', env.FOLIO_SNAPSHOT_EVERY_EVENTS, 0);
   if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
   if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
+  if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
   const refusal = masterKeyRefusal(config.server.secret_key);
   if (refusal) throw new ConfigError(refusal);
   return config;
@@ -74,6 +79,7 @@ function mergeFile(config: FolioConfig, file: string): void {
   if (values.data_dir) config.data_dir = values.data_dir;
   if (values.log_level) config.log_level = values.log_level;
   Object.assign(config.snapshots, values.snapshots ?? {});
+  Object.assign(config.hooks, values.hooks ?? {});
 }
 
 function parsePort(text: string): number {
@@ -86,4 +92,10 @@ function parseCount(name: string, text: string, min: number): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, not ${text}`);
   return value;
+}
+
+function parseFlag(name: string, text: string): boolean {
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new ConfigError(`${name} must be true or false, not ${text}`);
 }

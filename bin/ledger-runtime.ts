@@ -4,11 +4,11 @@
 // worker). This is the LedgerCore the HTTP layer serves.
 
 import fs from 'node:fs';
-import { foldBalance } from '../engine/balance-fold.js';
 import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
 import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
+import { BalanceFolds, type FoldAnswer } from '../index/balance-history.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
@@ -24,6 +24,9 @@ import {
 import { restoreState } from '../snapshots/state-restore.js';
 import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
+import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
+import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import type { HookAdmin } from '../http/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -41,8 +44,10 @@ export interface RuntimeOptions {
   onFatal?: (error: Error) => void;
   /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
   snapshots?: SnapshotSchedule;
-  /** Signs hook deliveries (server.secret_key); empty sends them unsigned. */
+  /** Signs deliveries of hooks registered before hooks had secrets of their own; empty sends those unsigned. */
   secretKey?: string;
+  /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
+  hookTargets?: TargetPolicy;
   hookDelivery?: Partial<HookDeliveryLimits>;
   /** Where start-up, snapshot and hook messages go. */
   logger?: SnapshotLogger & HookDispatcherLogger;
@@ -76,6 +81,10 @@ export class LedgerRuntime implements LedgerCore {
   /** Delivers transaction hooks from the log (set once the log is open and replayed). */
   hooks!: HookDispatcher;
   private index: SecondaryIndex | undefined;
+  /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
+  private readonly folds: BalanceFolds;
+  readonly hookAdmin: HookAdmin;
+  private readonly hookSealer: HookSecretSealer;
 
   private constructor(
     readonly log: LmdbLog,
@@ -92,6 +101,11 @@ export class LedgerRuntime implements LedgerCore {
       limits: options.limits,
     });
     this.queue = new QueueRunner(this.engine);
+    this.folds = new BalanceFolds(log);
+    const sealer = HookSecretSealer.openIn(options.dataDir);
+    const targets = options.hookTargets ?? { allowPrivateNetworks: false };
+    this.hookAdmin = { newSigningSecret: () => sealer.newSecret(), targetRefusal: (url) => urlRefusal(url, targets) };
+    this.hookSealer = sealer;
     this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
@@ -142,6 +156,8 @@ export class LedgerRuntime implements LedgerCore {
       currentHooks: () => runtime.engine.state.hooks,
       store: HookOutboxStore.open(HookOutboxStore.directoryIn(options.dataDir)),
       secretKey: options.secretKey ?? '',
+      sealer: runtime.hookSealer,
+      targets: options.hookTargets ?? { allowPrivateNetworks: false },
       limits: options.hookDelivery,
       logger: options.logger,
     });
@@ -227,11 +243,8 @@ export class LedgerRuntime implements LedgerCore {
     return this.store.list(offset, limit);
   }
 
-  balanceFromSource(balanceId: string): BalanceRecord | undefined {
-    const events = (function* (log: LmdbLog) {
-      for (const { event } of log.read(1)) yield event;
-    })(this.log);
-    return foldBalance(balanceId, events);
+  balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer> {
+    return this.folds.at(balanceId, untilMs, toSeq);
   }
 
   overloaded(): string | undefined {

@@ -34,6 +34,7 @@ export async function serve(config: FolioConfig): Promise<void> {
   try {
     runtime = await LedgerRuntime.open({
       dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, secretKey: config.server.secret_key, logger,
+      hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
     });
   } catch (error) {

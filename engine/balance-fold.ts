@@ -3,6 +3,7 @@
 
 import type { LedgerEvent } from './events.js';
 import { applyPosting } from './ledger-state.js';
+import { mergeMetaData } from './metadata.js';
 import type { BalanceRecord } from './records.js';
 
 /**
@@ -20,6 +21,9 @@ export function foldBalance(balanceId: string, events: Iterable<LedgerEvent>, un
     if (!balance) continue;
     const meta = event.balance_meta?.find((entry) => entry.balance_id === balanceId);
     if (meta) balance.meta_data = meta.meta_data;
+    for (const patch of event.metadata_patches ?? []) {
+      if (patch.entity_id === balanceId) balance.meta_data = mergeMetaData(balance.meta_data, patch.meta_data);
+    }
     if (!event.postings) continue;
     let changed = false;
     for (const posting of event.postings) {

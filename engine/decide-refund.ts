@@ -7,6 +7,8 @@
 // refund waits, the original is locked; once one is applied, another is a conflict. A refund that was
 // rejected (say for funds) does not count, so it may be tried again.
 
+import { metadataSizeRefusal } from './decide-registry.js';
+import { mergeMetaData } from './metadata.js';
 import type { RefundCommand } from './commands.js';
 import { newTransaction, type DecisionScope } from './decision-scope.js';
 import { PARENT_META_KEY, processPending } from './process-pending.js';
@@ -39,6 +41,9 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Refu
   const notes = [`refunds ${movement.amount} of ${original.transaction_id} back to its source`];
   if (command.description === '') notes.push('description copied from the original');
   if (Object.keys(command.meta_data).length > 0) notes.push('metadata merged over the original\'s');
+  const metaData = mergeMetaData(original.meta_data, command.meta_data);
+  const tooLarge = metadataSizeRefusal(metaData);
+  if (tooLarge) return rejected(tooLarge);
   const record = newTransaction({
     transaction_id: scope.ids.next('txn'),
     parent_transaction: original.transaction_id,
@@ -49,7 +54,7 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Refu
     precise_amount: movement.amount,
     precision: original.precision,
     description: command.description !== '' ? command.description : original.description,
-    meta_data: { ...original.meta_data, ...command.meta_data },
+    meta_data: metaData,
     action: 'refund',
     skip_queue: command.skip_queue,
   }, scope.now);

@@ -12,6 +12,7 @@ import type {
   IdentityRecord,
   MetaData,
 } from './records.js';
+import { mergeMetaData, metaDataBytes, METADATA_BYTES_MAX, metadataTarget, type MetadataTarget } from './metadata.js';
 import { reject, type Rejection } from './rejections.js';
 
 export type RegistryDecision<T> = { ok: true; value: T; event: LedgerEvent } | { ok: false; rejection: Rejection };
@@ -40,40 +41,37 @@ export function decideDeleteIdentity(state: LedgerState, identityId: string, now
 
 /**
  * Merges keys into the metadata of a ledger, balance, transaction or identity, chosen by the id's
- * prefix. Transactions stay otherwise unchanged: a new version of the record with merged metadata.
+ * prefix. The event carries the patch; the merged object must stay within METADATA_BYTES_MAX.
  */
 export function decideMetadata(state: LedgerState, entityId: string, metaData: MetaData, now: number): RegistryDecision<MetaData> {
-  const prefix = entityId.slice(0, entityId.indexOf('_') + 1);
-  const notFound = (): RegistryDecision<MetaData> => refuse(reject('META_ENTITY_NOT_FOUND', `no record with id ${entityId}`));
-  switch (prefix) {
-    case 'ldg_':
-    case 'general_': {
-      const ledger = state.ledgers.get(entityId);
-      if (!ledger) return notFound();
-      const merged = { ...ledger.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, ledgers: [{ ...ledger, meta_data: merged }] } };
-    }
-    case 'bln_': {
-      const balance = state.balances.get(entityId);
-      if (!balance) return notFound();
-      const merged = { ...balance.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, balance_meta: [{ balance_id: entityId, meta_data: merged }] } };
-    }
-    case 'txn_': {
-      const transaction = state.transaction(entityId);
-      if (!transaction) return notFound();
-      const merged = { ...transaction.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, transactions: [{ ...transaction, meta_data: merged }] } };
-    }
-    case 'idt_': {
-      const identity = state.identities.get(entityId);
-      if (!identity) return notFound();
-      const merged = { ...identity.meta_data, ...metaData };
-      return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, identities: [{ ...identity, meta_data: merged }] } };
-    }
-    default:
-      return refuse(reject('META_UNSUPPORTED_ENTITY', `ids starting ${JSON.stringify(prefix || entityId)} do not carry metadata`));
+  const target = metadataTarget(entityId);
+  if (!target) {
+    const prefix = entityId.slice(0, entityId.indexOf('_') + 1);
+    return refuse(reject('META_UNSUPPORTED_ENTITY', `ids starting ${JSON.stringify(prefix || entityId)} do not carry metadata`));
   }
+  const current = currentMetaData(state, target, entityId);
+  if (!current) return refuse(reject('META_ENTITY_NOT_FOUND', `no record with id ${entityId}`));
+  const merged = mergeMetaData(current, metaData);
+  const refusal = metadataSizeRefusal(merged);
+  if (refusal) return refuse(refusal);
+  return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, metadata_patches: [{ entity_id: entityId, meta_data: metaData }] } };
+}
+
+/** The metadata a record holds now, or undefined when there is no such record. */
+export function currentMetaData(state: LedgerState, target: MetadataTarget, entityId: string): MetaData | undefined {
+  switch (target) {
+    case 'ledger': return state.ledgers.get(entityId)?.meta_data;
+    case 'balance': return state.balances.get(entityId)?.meta_data;
+    case 'transaction': return state.transaction(entityId)?.meta_data;
+    case 'identity': return state.identities.get(entityId)?.meta_data;
+  }
+}
+
+/** META_TOO_LARGE when merged metadata would exceed its bound. */
+export function metadataSizeRefusal(merged: MetaData): Rejection | undefined {
+  const bytes = metaDataBytes(merged);
+  if (bytes <= METADATA_BYTES_MAX) return undefined;
+  return reject('META_TOO_LARGE', `metadata would be ${bytes} bytes once merged; at most ${METADATA_BYTES_MAX}`);
 }
 
 export interface NewApiKey {
@@ -121,10 +119,11 @@ export function decideApiKeysUsed(state: LedgerState, usedAt: Map<string, number
   return keys.length > 0 ? { type: 'api_key.used', at: now, api_keys: keys } : undefined;
 }
 
-export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at'>;
+/** What a client sets on a hook; the signing secret is the server's to make and rotate. */
+export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at' | 'signing_secret_sealed'>;
 
-export function decideCreateHook(fields: HookFields, now: number, ids: IdSource): RegistryDecision<HookRecord> {
-  const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now };
+export function decideCreateHook(fields: HookFields, signingSecretSealed: string, now: number, ids: IdSource): RegistryDecision<HookRecord> {
+  const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now, signing_secret_sealed: signingSecretSealed };
   return { ok: true, value: hook, event: { type: 'hook.created', at: now, hooks: [hook] } };
 }
 
@@ -132,6 +131,15 @@ export function decideUpdateHook(state: LedgerState, hookId: string, fields: Hoo
   const current = state.hooks.get(hookId);
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
   const hook: HookRecord = { ...fields, hook_id: hookId, created_at: current.created_at };
+  if (current.signing_secret_sealed !== undefined) hook.signing_secret_sealed = current.signing_secret_sealed;
+  return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
+}
+
+/** Replaces a hook's signing secret (the old one stops being used at once). */
+export function decideRotateHookSecret(state: LedgerState, hookId: string, signingSecretSealed: string, now: number): RegistryDecision<HookRecord> {
+  const current = state.hooks.get(hookId);
+  if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
+  const hook: HookRecord = { ...current, signing_secret_sealed: signingSecretSealed };
   return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
 }
 

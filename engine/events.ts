@@ -58,8 +58,13 @@ export interface LedgerEvent {
   transactions?: TransactionRecord[];
   /** Amount changes; for every currency they sum to zero on each side (see ledger-state.ts). */
   postings?: Posting[];
-  /** New metadata of existing balances (balances are otherwise changed only by postings). */
+  /**
+   * New metadata of existing balances, whole (balances are otherwise changed only by postings). Written
+   * by logs from before metadata changes were patches; still applied on replay.
+   */
   balance_meta?: Array<{ balance_id: string; meta_data: MetaData }>;
+  /** Metadata changes: each patch merged over the current metadata of the record the id names. */
+  metadata_patches?: MetadataPatch[];
   /** Identities created or changed (full records), and ids of deleted ones. */
   identities?: IdentityRecord[];
   deleted_identities?: string[];
@@ -68,6 +73,12 @@ export interface LedgerEvent {
   /** Hooks created or changed (full records), and ids of deleted ones. */
   hooks?: HookRecord[];
   deleted_hooks?: string[];
+}
+
+/** Keys merged over the metadata of a ledger, balance, transaction or identity (engine/metadata.ts). */
+export interface MetadataPatch {
+  entity_id: string;
+  meta_data: MetaData;
 }
 
 /** A logged event with its position in the log. */

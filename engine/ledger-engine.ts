@@ -25,11 +25,13 @@ import {
   decideCreateHook,
   decideCreateIdentity,
   decideDeleteHook,
+  decideRotateHookSecret,
   decideDeleteIdentity,
   decideMetadata,
   decideRevokeApiKey,
   decideUpdateHook,
   decideUpdateIdentity,
+  metadataSizeRefusal,
   type HookFields,
   type NewApiKey,
   type RegistryDecision,
@@ -37,6 +39,7 @@ import {
 import { DecisionScope, newBalance } from './decision-scope.js';
 import type { EventType, LedgerEvent } from './events.js';
 import { applyEvent, LedgerState, type ApplyOptions } from './ledger-state.js';
+import { mergeMetaData } from './metadata.js';
 import type { Clock, EventLog, IdSource, TransactionStore } from './ports.js';
 import { processPending } from './process-pending.js';
 import {
@@ -156,12 +159,15 @@ export class LedgerEngine {
   updateLedger(command: UpdateLedgerCommand): Outcome<LedgerRecord> {
     const current = this.state.ledgers.get(command.ledger_id);
     if (!current) return refused(reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`));
-    const ledger: LedgerRecord = {
-      ...current,
-      name: command.name ?? current.name,
-      meta_data: command.meta_data ? { ...current.meta_data, ...command.meta_data } : current.meta_data,
-    };
-    return this.accepted(ledger, { type: 'ledger.updated', at: this.now(), ledgers: [ledger] });
+    const renamed: LedgerRecord = { ...current, name: command.name ?? current.name };
+    const event: LedgerEvent = { type: 'ledger.updated', at: this.now(), ledgers: [renamed] };
+    if (!command.meta_data) return this.accepted(renamed, event);
+    // The name goes in the record, the metadata as a patch (metadata.ts: the log keeps patches).
+    const ledger = { ...renamed, meta_data: mergeMetaData(current.meta_data, command.meta_data) };
+    const refusal = metadataSizeRefusal(ledger.meta_data);
+    if (refusal) return refused(refusal);
+    event.metadata_patches = [{ entity_id: ledger.ledger_id, meta_data: command.meta_data }];
+    return this.accepted(ledger, event);
   }
 
   createBalance(command: CreateBalanceCommand): Outcome<BalanceRecord> {
@@ -214,8 +220,12 @@ export class LedgerEngine {
     return event ? this.commit(event) : undefined;
   }
 
-  createHook(fields: HookFields): Outcome<HookRecord> {
-    return this.registry(decideCreateHook(fields, this.now(), this.ids));
+  createHook(fields: HookFields, signingSecretSealed: string): Outcome<HookRecord> {
+    return this.registry(decideCreateHook(fields, signingSecretSealed, this.now(), this.ids));
+  }
+
+  rotateHookSecret(hookId: string, signingSecretSealed: string): Outcome<HookRecord> {
+    return this.registry(decideRotateHookSecret(this.state, hookId, signingSecretSealed, this.now()));
   }
 
   updateHook(hookId: string, fields: HookFields): Outcome<HookRecord> {

@@ -5,7 +5,8 @@
 
 import { assert, fail } from './assert.js';
 import { BalanceTable, IndicatorIndex } from './balance-table.js';
-import type { LedgerEvent, Posting } from './events.js';
+import type { LedgerEvent, MetadataPatch, Posting } from './events.js';
+import { mergeMetaData, metadataTarget } from './metadata.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
 import {
@@ -52,10 +53,12 @@ export class LedgerState {
 
   /** A transaction by id: pending ones from memory, all others from the store. */
   transaction(transactionId: string): TransactionRecord | undefined {
-    return this.mailboxes.queued(transactionId)
-      ?? this.holds.get(transactionId)
-      ?? this.scheduled.get(transactionId)
-      ?? this.transactions.get(transactionId);
+    return this.pendingTransaction(transactionId) ?? this.transactions.get(transactionId);
+  }
+
+  /** A transaction still waiting for something (queued, an open hold, scheduled), from memory. */
+  pendingTransaction(transactionId: string): TransactionRecord | undefined {
+    return this.mailboxes.queued(transactionId) ?? this.holds.get(transactionId) ?? this.scheduled.get(transactionId);
   }
 }
 
@@ -85,6 +88,7 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
   }
   if (event.postings) applyPostings(state, event.postings);
   for (const record of event.transactions ?? []) applyTransactionRecord(state, record);
+  for (const patch of event.metadata_patches ?? []) applyMetadataPatch(state, patch);
   for (const key of event.api_keys ?? []) state.apiKeys.set(key.api_key_id, key);
   for (const hook of event.hooks ?? []) state.hooks.set(hook.hook_id, hook);
   for (const hookId of event.deleted_hooks ?? []) state.hooks.delete(hookId);
@@ -154,7 +158,41 @@ export function applyPosting(balance: BalanceRecord, posting: Posting): void {
  * mailbox, INFLIGHT ones are open holds (with their expiry and auto-commit timers), SCHEDULED ones wait
  * for their time, and queued actions lock their parent until they leave the queue.
  */
-function applyTransactionRecord(state: LedgerState, record: TransactionRecord): void {
+/** Merges a logged metadata patch into the record its id names, which must exist. */
+function applyMetadataPatch(state: LedgerState, { entity_id: id, meta_data: patch }: MetadataPatch): void {
+  const target = metadataTarget(id);
+  switch (target) {
+    case 'ledger': {
+      const ledger = state.ledgers.get(id);
+      assert(ledger, `metadata patch for unknown ledger ${id}`);
+      state.ledgers.set(id, { ...ledger, meta_data: mergeMetaData(ledger.meta_data, patch) });
+      return;
+    }
+    case 'balance': {
+      const balance = state.balances.get(id);
+      assert(balance, `metadata patch for unknown balance ${id}`);
+      balance.meta_data = mergeMetaData(balance.meta_data, patch);
+      return;
+    }
+    case 'identity': {
+      const identity = state.identities.get(id);
+      assert(identity, `metadata patch for unknown identity ${id}`);
+      state.identities.set(id, { ...identity, meta_data: mergeMetaData(identity.meta_data, patch) });
+      return;
+    }
+    case 'transaction': {
+      // A pending transaction lives in the state (and snapshots); a settled one only in the store.
+      const pending = state.pendingTransaction(id);
+      if (pending) applyTransactionRecord(state, { ...pending, meta_data: mergeMetaData(pending.meta_data, patch) }, true);
+      else state.transactions.patchMetaData(id, patch);
+      return;
+    }
+    default:
+      fail(`metadata patch for ${id}, which carries no metadata`);
+  }
+}
+
+function applyTransactionRecord(state: LedgerState, record: TransactionRecord, patched = false): void {
   const id = record.transaction_id;
   const queued = record.status === 'QUEUED';
   const wasQueued = state.mailboxes.isQueued(id);
@@ -176,7 +214,7 @@ function applyTransactionRecord(state: LedgerState, record: TransactionRecord): 
     state.scheduled.set(id, record);
   } else state.scheduled.delete(id);
 
-  state.transactions.put(record);
+  state.transactions.put(record, patched);
 }
 
 function trackPendingAction(state: LedgerState, record: TransactionRecord, queued: boolean): void {

@@ -1,8 +1,10 @@
 // A TransactionStore held entirely in memory: for unit tests, simulations and offline replays (verify,
 // restore) where the whole history fits in memory and nothing needs to outlive the process.
 
+import { assert } from './assert.js';
+import { mergeMetaData } from './metadata.js';
 import type { TransactionStore } from './ports.js';
-import type { TransactionRecord } from './records.js';
+import type { MetaData, TransactionRecord } from './records.js';
 
 export class MemoryTransactionStore implements TransactionStore {
   readonly byId = new Map<string, TransactionRecord>();
@@ -19,5 +21,11 @@ export class MemoryTransactionStore implements TransactionStore {
   put(record: TransactionRecord): void {
     this.byId.set(record.transaction_id, record);
     this.idByReference.set(record.reference, record.transaction_id);
+  }
+
+  patchMetaData(transactionId: string, patch: MetaData): void {
+    const record = this.byId.get(transactionId);
+    assert(record, `metadata patch for unknown transaction ${transactionId}`);
+    this.put({ ...record, meta_data: mergeMetaData(record.meta_data, patch) });
   }
 }

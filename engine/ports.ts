@@ -2,7 +2,7 @@
 // the log and the transaction store, bin/ gives the clock and the id source. Tests inject fakes.
 
 import type { LedgerEvent } from './events.js';
-import type { TransactionRecord } from './records.js';
+import type { MetaData, TransactionRecord } from './records.js';
 
 export interface Clock {
   /** Current time in epoch milliseconds. */
@@ -26,10 +26,15 @@ export interface EventLog {
 
 /**
  * Every transaction ever recorded, by id and by reference. Reads are synchronous (decide cannot await);
- * writes come only from apply, as full records.
+ * writes come only from apply, and apply never reads the store back: replicas of the state (snapshot
+ * worker, verify) use a store that keeps nothing. Writes are full records, or metadata patches over the
+ * stored version of a settled transaction (the store merges them: engine/metadata.ts). `patched` marks
+ * a full record whose version the log holds only as a patch (a store that reads records back from the
+ * log keeps such a record whole).
  */
 export interface TransactionStore {
   get(transactionId: string): TransactionRecord | undefined;
   idForReference(reference: string): string | undefined;
-  put(record: TransactionRecord): void;
+  put(record: TransactionRecord, patched?: boolean): void;
+  patchMetaData(transactionId: string, patch: MetaData): void;
 }

@@ -217,4 +217,9 @@ export interface HookRecord {
   /** Further attempts after a failed delivery. */
   retry_count: number;
   created_at: number;
+  /**
+   * The hook's own signing secret, sealed by the edge (hooks/signing-secrets.ts): the engine only
+   * carries it. Absent on hooks registered before hooks had secrets of their own.
+   */
+  signing_secret_sealed?: string;
 }

@@ -23,6 +23,7 @@ export const REJECTION_REASONS = {
   IDT_NOT_FOUND: 'identity_not_found',
   META_ENTITY_NOT_FOUND: 'entity_not_found',
   META_UNSUPPORTED_ENTITY: 'unsupported_entity',
+  META_TOO_LARGE: 'metadata_too_large',
   APIKEY_NOT_FOUND: 'api_key_not_found',
   HOOK_NOT_FOUND: 'hook_not_found',
 } as const;

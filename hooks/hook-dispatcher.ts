@@ -22,6 +22,8 @@ import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { HookRecord, HookType, TransactionRecord } from '../engine/records.js';
 import { deliveryEventId, transactionChanges } from './hook-deliveries.js';
 import { hookBody, hookHeaders } from './hook-payload.js';
+import { guardedLookup, urlRefusal, type TargetPolicy } from './hook-targets.js';
+import { HookSecretSealer, SealError } from './signing-secrets.js';
 import type { HookOutboxStore } from './outbox-store.js';
 
 export interface HookDeliveryLimits {
@@ -45,13 +47,20 @@ export const DEFAULT_HOOK_DELIVERY_LIMITS: HookDeliveryLimits = {
   cursor_save_interval_ms: 1_000,
 };
 
+/** Opened signing secrets kept; past it the cache starts over (hooks are few, rotations rarer). */
+const OPENED_SECRETS_MAX = 1_000;
+
 /** got with the options every delivery shares, resolved once rather than merged on each request. */
-const deliveryClient = got.extend({
-  retry: { limit: 0 },
-  throwHttpErrors: false,
-  followRedirect: false,
-  headers: { 'user-agent': 'folio-hooks' },
-});
+function deliveryClient(targets: TargetPolicy) {
+  return got.extend({
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    followRedirect: false,
+    headers: { 'user-agent': 'folio-hooks' },
+    // Every address a hook's name resolves to is checked when the delivery connects.
+    dnsLookup: guardedLookup(targets) as never,
+  });
+}
 
 /** The part of the log the dispatcher reads. */
 export interface DeliverySource {
@@ -69,8 +78,15 @@ export interface HookDispatcherOptions {
   /** The hooks as registered now: a delivery whose hook is gone or inactive by its turn is dropped. */
   currentHooks: () => ReadonlyMap<string, HookRecord>;
   store: HookOutboxStore;
-  /** Signs deliveries; empty sends them unsigned. */
+  /** Opens each hook's sealed signing secret. */
+  sealer: HookSecretSealer;
+  /**
+   * Signs deliveries of hooks registered before hooks had secrets of their own (as they were signed
+   * then); empty sends those unsigned.
+   */
   secretKey: string;
+  /** Which addresses deliveries may reach (hook-targets.ts). */
+  targets: TargetPolicy;
   limits?: Partial<HookDeliveryLimits>;
   now?: () => number;
   logger?: HookDispatcherLogger;
@@ -97,6 +113,9 @@ export class HookDispatcher {
   readonly stats: DeliveryStats = { delivered: 0, failed: 0, dropped: 0, attempts: 0 };
   private readonly limits: HookDeliveryLimits;
   private readonly queue: PQueue;
+  private readonly client: ReturnType<typeof deliveryClient>;
+  /** Opened signing secrets by their sealed text (a rotation seals anew, so entries never go stale). */
+  private readonly openedSecrets = new Map<string, string>();
   private readonly aborter = new AbortController();
   private readonly now: () => number;
   /** Deliveries not finished yet, counted per seq; Map order is seq order (seqs only ever grow). */
@@ -126,6 +145,7 @@ export class HookDispatcher {
   private constructor(private readonly options: HookDispatcherOptions, lowSeq: number, hooks: HookRecord[]) {
     this.limits = { ...DEFAULT_HOOK_DELIVERY_LIMITS, ...options.limits };
     this.queue = new PQueue({ concurrency: this.limits.concurrent_requests_max });
+    this.client = deliveryClient(options.targets);
     // Every request in flight listens on the one abort signal; their number is bounded by the queue.
     setMaxListeners(this.limits.concurrent_requests_max + 16, this.aborter.signal);
     this.now = options.now ?? Date.now;
@@ -252,15 +272,18 @@ export class HookDispatcher {
     this.stats.attempts += 1;
     let failure: string | undefined;
     try {
-      const response = await deliveryClient.post(hook.url, {
+      // Checked at each attempt: an address written in the URL never goes through the guarded lookup.
+      const refusal = urlRefusal(hook.url, this.options.targets);
+      if (refusal) throw Object.assign(new Error(refusal), { code: 'EHOOKTARGET' });
+      const response = await this.client.post(hook.url, {
         body: delivery.body,
-        headers: hookHeaders(this.options.secretKey, hook.hook_id, delivery.eventId, delivery.body, this.now()),
+        headers: hookHeaders(this.signingSecret(hook), hook.hook_id, delivery.eventId, delivery.body, this.now()),
         timeout: { request: Math.max(1, Math.round(hook.timeout * 1000)) },
         signal: this.aborter.signal,
       });
       if (response.statusCode < 200 || response.statusCode > 299) failure = `status ${response.statusCode}`;
     } catch (error) {
-      failure = (error as { code?: string }).code ?? (error as Error).message;
+      failure = error instanceof SealError ? error.message : (error as { code?: string }).code ?? (error as Error).message;
     }
     if (this.closed) return;
     if (failure === undefined) {
@@ -277,6 +300,19 @@ export class HookDispatcher {
       );
       this.finish(delivery);
     }
+  }
+
+  /** The key a hook's deliveries are signed with: its own secret, or for older hooks the master key. */
+  private signingSecret(hook: HookRecord): string {
+    const sealed = hook.signing_secret_sealed;
+    if (sealed === undefined) return this.options.secretKey;
+    let secret = this.openedSecrets.get(sealed);
+    if (secret === undefined) {
+      secret = this.options.sealer.open(sealed);
+      if (this.openedSecrets.size >= OPENED_SECRETS_MAX) this.openedSecrets.clear();
+      this.openedSecrets.set(sealed, secret);
+    }
+    return secret;
   }
 
   /** Backoff doubles from the first delay for each retry, up to the cap. */

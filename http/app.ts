@@ -92,9 +92,9 @@ export function createApp(options: AppOptions): FolioApp {
   apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock });
   hookRoutes(router, options.core);
   identityRoutes(router, options.core);
+  balanceHistoryRoutes(router, options.core);
   if (options.core.query) {
     queryRoutes(router, options.core, options.core.query);
-    balanceHistoryRoutes(router, options.core, options.core.query);
     options.metrics.watchIndex(options.core.query);
   }
   metadataRoutes(router, options.core); // last: its first path segment is a parameter

@@ -2,14 +2,14 @@
 
 import { z } from 'zod';
 import { DecimalLiteral } from './amounts.js';
-import { toJsonText } from './json-text.js';
+import { metaDataBytes, METADATA_BYTES_MAX, prototypeKeyIn } from '../engine/metadata.js';
 
 export const NAME_LENGTH_MAX = 256;
 export const DESCRIPTION_LENGTH_MAX = 2048;
 export const REFERENCE_LENGTH_MAX = 256;
 export const IDENTIFIER_LENGTH_MAX = 128;
-/** Serialized size bound of one meta_data object; it is copied into every record it is attached to. */
-export const META_DATA_BYTES_MAX = 64 * 1024;
+/** Serialized size bound of one meta_data object (engine/metadata.ts bounds merged ones the same way). */
+export const META_DATA_BYTES_MAX = METADATA_BYTES_MAX;
 export const LIST_LIMIT_DEFAULT = 20;
 export const LIST_LIMIT_MAX = 100;
 
@@ -21,8 +21,17 @@ export const identifierSchema = z.string().min(1, 'must not be empty').max(IDENT
  * Free-form metadata: a JSON object. Long decimals become ordinary numbers here (only money fields keep
  * exact text); bigints stay exact.
  */
-export const metaDataSchema = z
-  .record(z.string(), z.unknown())
+/**
+ * A JSON object, passed through as it is. Not z.record: that copies keys by assignment, which turns a
+ * "__proto__" key into the copy's prototype before any check could see it. A parsed body is already a
+ * plain object of own properties.
+ */
+export const plainObjectSchema = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'must be an object',
+);
+
+export const metaDataSchema = plainObjectSchema
   .transform((value, context) => {
     const normalized = normalizeMetaData(value);
     if (typeof normalized === 'string') {
@@ -32,7 +41,10 @@ export const metaDataSchema = z
     return normalized;
   });
 
-/** Metadata as stored: long decimals as numbers, within the size bound; or why it is refused. */
+/**
+ * Metadata as stored: long decimals as numbers, within the size bound, no prototype keys at any depth;
+ * or why it is refused.
+ */
 export function normalizeMetaData(value: Record<string, unknown>): Record<string, unknown> | string {
   let empty = true;
   for (const _key in value) {
@@ -40,8 +52,10 @@ export function normalizeMetaData(value: Record<string, unknown>): Record<string
     break;
   }
   if (empty) return {};
+  const prototypeKey = prototypeKeyIn(value);
+  if (prototypeKey !== undefined) return `must not use the key ${JSON.stringify(prototypeKey)} (at any depth)`;
   const normalized = normalizeLiterals(value) as Record<string, unknown>;
-  if (toJsonText(normalized).length > META_DATA_BYTES_MAX) return `must serialize to at most ${META_DATA_BYTES_MAX} bytes`;
+  if (metaDataBytes(normalized) > META_DATA_BYTES_MAX) return `must serialize to at most ${META_DATA_BYTES_MAX} bytes`;
   return normalized;
 }
 

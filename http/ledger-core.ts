@@ -2,7 +2,8 @@
 // log, lookup store, queue runner) and tests use that same wiring on a temp dir.
 
 import type { LedgerEngine } from '../engine/ledger-engine.js';
-import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
+import type { TransactionRecord } from '../engine/records.js';
+import type { FoldAnswer } from '../index/balance-history.js';
 import type { QueryPort } from './query-port.js';
 
 export interface LedgerCore {
@@ -13,10 +14,23 @@ export interface LedgerCore {
   visibleSeq(): number;
   /** Newest transactions first. */
   listTransactions(offset: number, limit: number): TransactionRecord[];
-  /** The balance rebuilt by folding its postings from the whole log, or undefined if it never existed. */
-  balanceFromSource(balanceId: string): BalanceRecord | undefined;
+  /**
+   * The balance folded from the log up to `untilMs` (Number.MAX_SAFE_INTEGER: its whole history, as
+   * `from_source` reads it), reading no further than `toSeq`: undefined when it did not exist by then.
+   * Bounded: refused with QUEUE_BACKPRESSURE when too many folds are waiting.
+   */
+  balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer>;
   /** Why new writes should be refused right now (the log or lookups are too far behind), if they should. */
   overloaded(): string | undefined;
+  /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
+  readonly hookAdmin: HookAdmin;
   /** The query side (filter, search, balance history), when the index runs. */
   readonly query?: QueryPort;
+}
+
+export interface HookAdmin {
+  /** A new signing secret: the text to show the client once, and its sealed form for the log. */
+  newSigningSecret(): { secret: string; sealed: string };
+  /** Why a hook may not deliver to this URL, if it may not (checked again at every delivery). */
+  targetRefusal(url: string): string | undefined;
 }

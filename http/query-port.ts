@@ -39,8 +39,6 @@ export interface QueryPort {
     records: QueryRecord[];
     search_time_ms: number;
   }>>;
-  /** The balance as folded from the log up to `untilMs`, reading no further than `toSeq`. */
-  balanceAt(balanceId: string, untilMs: number, toSeq: number): Promise<BalanceRecord | undefined>;
   reindexStatus(): object;
   startReindex(): QueryResult<object>;
   checkpointSeq: number;

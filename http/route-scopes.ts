@@ -92,6 +92,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /hooks/:id': 'master',
   'PUT /hooks/:id': 'master',
   'DELETE /hooks/:id': 'master',
+  'POST /hooks/:id/rotate-secret': 'master',
 
   // API keys
   'POST /api-keys': 'api-keys:write',

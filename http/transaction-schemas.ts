@@ -13,6 +13,7 @@ import {
   identifierSchema,
   metaDataSchema,
   normalizeMetaData,
+  plainObjectSchema,
   REFERENCE_LENGTH_MAX,
 } from './common-schemas.js';
 import { parseTimeInput } from './time-input.js';
@@ -129,7 +130,7 @@ const transactionFields = {
   destinations: z.array(shareSchema).min(1).max(SPLIT_SHARES_MAX).optional(),
   reference: z.string().max(REFERENCE_LENGTH_MAX).optional(),
   description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
-  meta_data: z.record(z.string(), z.unknown()).nullable().optional(),
+  meta_data: plainObjectSchema.nullable().optional(),
   allow_overdraft: z.boolean().optional(),
   skip_queue: z.boolean().optional(),
   inflight: z.boolean().optional(),

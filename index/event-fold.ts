@@ -4,8 +4,9 @@
 // since, with the version rising once per event that touches them (as engine/balance-fold.ts counts).
 // No engine state is read: the balances it needs come from the index's own rows (or its cache of them).
 
-import type { LedgerEvent } from '../engine/events.js';
+import type { LedgerEvent, MetadataPatch } from '../engine/events.js';
 import { applyPosting } from '../engine/ledger-state.js';
+import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 
 /** Rows one slice of events changes, each keyed by id in order of first appearance. */
@@ -29,6 +30,34 @@ export function changedRowCount(changes: RowChanges): number {
 export function balancesNeeded(event: LedgerEvent, into: Set<string>): void {
   for (const posting of event.postings ?? []) into.add(posting.balance_id);
   for (const entry of event.balance_meta ?? []) into.add(entry.balance_id);
+  for (const patch of event.metadata_patches ?? []) {
+    if (metadataTarget(patch.entity_id) === 'balance') into.add(patch.entity_id);
+  }
+}
+
+/**
+ * Current rows of the ledgers, identities and transactions an event's metadata patches name: a patch
+ * is merged over the record as the index holds it. The projector loads them (patchedRecordsNeeded)
+ * before folding; the fold keeps them current as it goes.
+ */
+export interface PatchedRecords {
+  ledgers: Map<string, LedgerRecord>;
+  identities: Map<string, IdentityRecord>;
+  transactions: Map<string, TransactionRecord>;
+}
+
+export function emptyPatchedRecords(): PatchedRecords {
+  return { ledgers: new Map(), identities: new Map(), transactions: new Map() };
+}
+
+/** Ids of the records other than balances that an event patches, by collection. */
+export function patchedRecordsNeeded(event: LedgerEvent, into: { ledgers: Set<string>; identities: Set<string>; transactions: Set<string> }): void {
+  for (const patch of event.metadata_patches ?? []) {
+    const target = metadataTarget(patch.entity_id);
+    if (target === 'ledger') into.ledgers.add(patch.entity_id);
+    else if (target === 'identity') into.identities.add(patch.entity_id);
+    else if (target === 'transaction') into.transactions.add(patch.entity_id);
+  }
 }
 
 export class ProjectionError extends Error {
@@ -47,6 +76,7 @@ export function foldEvent(
   balances: Map<string, BalanceRecord>,
   changes: RowChanges,
   touched: Set<string> = new Set(),
+  patched: PatchedRecords = emptyPatchedRecords(),
 ): void {
   for (const ledger of event.ledgers ?? []) changes.ledgers.set(ledger.ledger_id, ledger);
   for (const identity of event.identities ?? []) changes.identities.set(identity.identity_id, identity);
@@ -71,6 +101,44 @@ export function foldEvent(
     changes.balances.set(balance.balance_id, balance);
   }
   for (const record of event.transactions ?? []) changes.transactions.set(record.transaction_id, record);
+  for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched);
+}
+
+function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances: Map<string, BalanceRecord>, changes: RowChanges, patched: PatchedRecords): void {
+  const missing = (): never => {
+    throw new ProjectionError(`a metadata patch names ${id}, which the index does not hold`);
+  };
+  switch (metadataTarget(id)) {
+    case 'balance': {
+      const balance = current(balances, id);
+      balance.meta_data = mergeMetaData(balance.meta_data, patch);
+      changes.balances.set(id, balance);
+      return;
+    }
+    case 'ledger': {
+      const ledger = changes.ledgers.get(id) ?? patched.ledgers.get(id) ?? missing();
+      const merged = { ...ledger, meta_data: mergeMetaData(ledger.meta_data, patch) };
+      changes.ledgers.set(id, merged);
+      patched.ledgers.set(id, merged);
+      return;
+    }
+    case 'identity': {
+      const identity = changes.identities.get(id) ?? patched.identities.get(id) ?? missing();
+      const merged = { ...identity, meta_data: mergeMetaData(identity.meta_data, patch) };
+      changes.identities.set(id, merged);
+      patched.identities.set(id, merged);
+      return;
+    }
+    case 'transaction': {
+      const record = changes.transactions.get(id) ?? patched.transactions.get(id) ?? missing();
+      const merged = { ...record, meta_data: mergeMetaData(record.meta_data, patch) };
+      changes.transactions.set(id, merged);
+      patched.transactions.set(id, merged);
+      return;
+    }
+    default:
+      missing();
+  }
 }
 
 /** The rows an event changes, counted as a slice counts them. */
@@ -85,7 +153,7 @@ export function eventRows(event: LedgerEvent): number {
  */
 const EVENT_PARTS = {
   type: 'header', at: 'header',
-  ledgers: 1, identities: 2, deleted_identities: 3, balances: 4, balance_meta: 5, postings: 6, transactions: 7,
+  ledgers: 1, identities: 2, deleted_identities: 3, balances: 4, balance_meta: 5, postings: 6, transactions: 7, metadata_patches: 8,
   api_keys: 'unfolded', hooks: 'unfolded', deleted_hooks: 'unfolded',
 } as const satisfies Record<keyof LedgerEvent, 'header' | 'unfolded' | number>;
 const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)

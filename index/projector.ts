@@ -18,10 +18,32 @@
 import type { LoggedEvent } from '../engine/events.js';
 import type { BalanceRecord } from '../engine/records.js';
 import type { LedgerEvent } from '../engine/events.js';
-import { balancesNeeded, changedRowCount, emptyChanges, eventRows, foldEvent, ProjectionError, splitEvent, type RowChanges } from './event-fold.js';
+import {
+  balancesNeeded,
+  changedRowCount,
+  emptyChanges,
+  emptyPatchedRecords,
+  eventRows,
+  foldEvent,
+  patchedRecordsNeeded,
+  ProjectionError,
+  splitEvent,
+  type PatchedRecords,
+  type RowChanges,
+} from './event-fold.js';
 import type { IndexCheckpoint, IndexStore } from './index-store.js';
 import { deleteSql, LAYOUTS, selectColumns, upsertSql, type Collection } from './index-schema.js';
-import { balanceFromRow, balanceRow, identityRow, ledgerRow, transactionRow, type SelectedRow } from './record-rows.js';
+import {
+  balanceFromRow,
+  balanceRow,
+  identityFromRow,
+  identityRow,
+  ledgerFromRow,
+  ledgerRow,
+  transactionFromRow,
+  transactionRow,
+  type SelectedRow,
+} from './record-rows.js';
 import type { PreparedStatement, SqlValue } from './sqlite-connection.js';
 
 /** What the projector reads: the log up to what is durable. LmdbLog satisfies it. */
@@ -306,10 +328,11 @@ export class Projector {
         const slice = this.takeSlice(events);
         if (slice.length === 0) break;
         await this.loadBalances(slice);
+        const patched = await this.loadPatched(slice);
         const changes = emptyChanges();
         for (const item of slice) {
           try {
-            foldEvent(item.event, this.balances, changes, item.touched);
+            foldEvent(item.event, this.balances, changes, item.touched, patched);
           } catch (error) {
             throw new BatchFailure(error as Error, item.seq);
           }
@@ -398,6 +421,33 @@ export class Projector {
         this.balances.set(balance.balance_id, balance);
       }
     }
+  }
+
+  /**
+   * The rows of the ledgers, identities and transactions the slice's metadata patches name, as the index
+   * holds them (this batch's earlier writes included: they are on the same connection). Patches are
+   * rare, so most slices ask for nothing.
+   */
+  private async loadPatched(slice: SliceItem[]): Promise<PatchedRecords> {
+    const patched = emptyPatchedRecords();
+    const needed = { ledgers: new Set<string>(), identities: new Set<string>(), transactions: new Set<string>() };
+    for (const { event } of slice) patchedRecordsNeeded(event, needed);
+    const load = async <T>(collection: 'ledgers' | 'identities' | 'transactions', ids: Set<string>, into: Map<string, T>, fromRow: (row: SelectedRow) => T, idOf: (record: T) => string): Promise<void> => {
+      if (ids.size === 0) return;
+      const layout = LAYOUTS[collection];
+      const rows = await this.store.writer.all<SelectedRow>(
+        `SELECT ${selectColumns(layout)} FROM ${collection} t WHERE t.${layout.idColumn} IN (SELECT value FROM json_each(?))`,
+        [JSON.stringify([...ids])],
+      );
+      for (const row of rows) {
+        const record = fromRow(row);
+        into.set(idOf(record), record);
+      }
+    };
+    await load('ledgers', needed.ledgers, patched.ledgers, ledgerFromRow, (record) => record.ledger_id);
+    await load('identities', needed.identities, patched.identities, identityFromRow, (record) => record.identity_id);
+    await load('transactions', needed.transactions, patched.transactions, transactionFromRow, (record) => record.transaction_id);
+    return patched;
   }
 
   private async write(changes: RowChanges): Promise<number> {

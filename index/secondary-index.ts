@@ -14,7 +14,6 @@
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 import type { DurableRecord } from '../wal/lmdb-log.js';
-import { balanceAt } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
@@ -281,9 +280,7 @@ export class SecondaryIndex {
   }
 
   /** The balance folded from the log up to `untilMs`, reading no further than `toSeq`. */
-  balanceAt(balanceId: string, untilMs: number, toSeq: number): Promise<BalanceRecord | undefined> {
-    return balanceAt(this.options.source, balanceId, untilMs, toSeq);
-  }
+
 
   /** Waits for the index to reach `visibleSeq`, then runs `work` on one reader for its whole length. */
   private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>): Promise<QueryAnswer<T>> {

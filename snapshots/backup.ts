@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LogReader } from './log-reader.js';
+import { HookSecretSealer } from '../hooks/signing-secrets.js';
 import { copySnapshotFile, listSnapshots, snapshotDirectoryIn } from './snapshot-directory.js';
 import { readSnapshot, SnapshotFileError, type SnapshotHeader } from './snapshot-file.js';
 import { logMismatch } from './snapshot-loader.js';
@@ -33,6 +34,7 @@ export async function backupDataDir(dataDir: string, outDir: string): Promise<Ba
   try {
     const skipped: string[] = [];
     const snapshot = copyNewestSnapshot(dataDir, outDir, skipped);
+    copySecrets(dataDir, outDir);
     const walCopy = path.join(outDir, 'wal');
     await source.copyTo(walCopy);
     const report: BackupReport = { outDir, logEndSeq: 0, logBytes: fs.statSync(path.join(walCopy, 'data.mdb')).size, skipped };
@@ -85,4 +87,14 @@ function copyNewestSnapshot(dataDir: string, outDir: string, skipped: string[]):
     }
   }
   return undefined;
+}
+
+/**
+ * Copies the data directory's secrets (the key hook signing secrets are sealed with): the log holds
+ * them sealed, so a copy of the log without that key could not sign hook deliveries.
+ */
+export function copySecrets(fromDataDir: string, toDataDir: string): void {
+  const from = HookSecretSealer.directoryIn(fromDataDir);
+  if (!fs.existsSync(from)) return;
+  fs.cpSync(from, HookSecretSealer.directoryIn(toDataDir), { recursive: true, preserveTimestamps: true });
 }

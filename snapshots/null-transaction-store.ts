@@ -3,7 +3,7 @@
 // store; lookups are the server's business, and its own store follows the log separately.
 
 import type { TransactionStore } from '../engine/ports.js';
-import type { TransactionRecord } from '../engine/records.js';
+import type { MetaData, TransactionRecord } from '../engine/records.js';
 
 export class NullTransactionStore implements TransactionStore {
   get(_transactionId: string): TransactionRecord | undefined {
@@ -15,4 +15,6 @@ export class NullTransactionStore implements TransactionStore {
   }
 
   put(_record: TransactionRecord): void {}
+
+  patchMetaData(_transactionId: string, _patch: MetaData): void {}
 }

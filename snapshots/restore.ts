@@ -13,6 +13,7 @@ import { encodeFrame } from '../wal/frame-codec.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../wal/lookup-store.js';
 import { LogReader } from './log-reader.js';
+import { copySecrets } from './backup.js';
 import { copySnapshotFile, snapshotDirectoryIn } from './snapshot-directory.js';
 import { readSnapshot, type SnapshotHeader } from './snapshot-file.js';
 import { logMismatch } from './snapshot-loader.js';
@@ -65,6 +66,7 @@ export async function restoreDataDir(options: RestoreOptions): Promise<RestoreRe
     await source.close();
   }
   copySnapshotFile(options.snapshotFile, snapshotDirectoryIn(options.targetDir), header.seq);
+  copySecrets(logDir, options.targetDir);
   await rebuildLookups(options.targetDir, toSeq, options.onProgress);
   const verify = verifyDataDir({ dataDir: options.targetDir, onProgress: (seq, end) => options.onProgress?.('verify', seq, end) });
   return { snapshotSeq: header.seq, toSeq, recordsCopied, verify };

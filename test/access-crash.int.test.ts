@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
-import { HookReceiver } from './helpers/hook-receiver.js';
+import { HookReceiver, signatureValid } from './helpers/hook-receiver.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 
 const MASTER = 'crash-test-master-key-9f8e7d-0123456789ab';
-const ENV = { FOLIO_SECRET_KEY: MASTER, FOLIO_LOG_LEVEL: 'trace' };
+const ENV = { FOLIO_SECRET_KEY: MASTER, FOLIO_LOG_LEVEL: 'trace', FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS: 'true' };
 
 function as(server: ChildServer, key: string, method: string, route: string, body?: unknown) {
   return sendRequest(server.url, method, route, body, { 'X-svc-key': key });
@@ -77,8 +77,11 @@ t.test('SIGKILL with undelivered hooks, then restart: every one is delivered, id
   const logs = firstRunLog + server.stderr();
   t.match(logs, /ledger ready/, 'control: the logs were captured');
   t.match(logs, /"status":201/, 'control: requests were logged');
-  for (const secret of [MASTER, key, key.slice(key.lastIndexOf('.') + 1)]) {
-    t.notOk(logs.includes(secret), 'no key in the logs');
+  const signingSecret = hook.body.signing_secret as string;
+  t.match(signingSecret, /^whsec_/, 'the hook got its own signing secret');
+  t.ok(receiver.received.every((delivery) => signatureValid(signingSecret, delivery)), 'every delivery, before and after the crash, signed with it');
+  for (const secret of [MASTER, key, key.slice(key.lastIndexOf('.') + 1), signingSecret]) {
+    t.notOk(logs.includes(secret), 'no key or signing secret in the logs');
     for (const file of filesUnder(dataDir)) t.equal(fs.readFileSync(file).indexOf(secret), -1, `no key in ${path.relative(dataDir, file)}`);
   }
 });

@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import t from 'tap';
-import { accessServerFor, MASTER_KEY, startAccessServer, type AccessServer } from './helpers/access-server.js';
+import { accessServerFor, createKey, MASTER_KEY, startAccessServer, type AccessServer } from './helpers/access-server.js';
 import { freePort, HookReceiver, signatureValid } from './helpers/hook-receiver.js';
 import { tempDataDir } from './helpers/test-server.js';
 
@@ -15,11 +15,15 @@ async function receiverFor(t: { teardown(fn: () => unknown): void }, receiver = 
   return receiver;
 }
 
+/** Each hook's signing secret, as its creation answered it, by hook id. */
+const signingSecrets = new Map<string, string>();
+
 async function addHook(server: AccessServer, fields: Record<string, unknown>): Promise<string> {
   const response = await server.master('POST', '/hooks', {
     name: 'hook', type: 'POST_TRANSACTION', active: true, timeout: 5, retry_count: 3, ...fields,
   });
   if (response.status !== 201) throw new Error(`hook creation failed: ${response.status} ${response.text}`);
+  signingSecrets.set(response.body.hook_id, response.body.signing_secret);
   return response.body.hook_id as string;
 }
 
@@ -53,7 +57,8 @@ t.test('hook management: validation, bounds, read, list by type, replace, delete
   const bounds = await server.master('POST', '/hooks', { ...valid, type: 'POST_TRANSACTION', timeout: 0.5, retry_count: 10 });
   t.equal(bounds.status, 201, 'half a second and ten retries are within the bounds');
   const id = created.body.hook_id as string;
-  t.same((await server.master('GET', `/hooks/${id}`)).body, created.body);
+  const { signing_secret: _secret, ...shown } = created.body;
+  t.same((await server.master('GET', `/hooks/${id}`)).body, shown, 'read shows the hook as created, without its secret');
   t.equal((await server.master('GET', '/hooks')).body.length, 2);
   t.same((await server.master('GET', '/hooks?type=PRE_TRANSACTION')).body.map((hook: { hook_id: string }) => hook.hook_id), [id]);
   const replaced = await server.master('PUT', `/hooks/${id}`, { ...valid, name: 'renamed', active: false });
@@ -93,15 +98,81 @@ t.test('PRE and POST deliveries: body, signed headers, data as GET shows it', as
   const shown = await server.master('GET', `/transactions/${sync.body.transaction_id}`);
   t.same(syncPost.body.data, JSON.parse(shown.text), 'data is the transaction as GET shows it');
   for (const delivery of receiver.received) {
-    t.ok(signatureValid(MASTER_KEY, delivery), 'the signature checks out with the secret key');
-    t.notOk(signatureValid('another key', delivery), 'and not with another key');
-    t.notOk(signatureValid(MASTER_KEY, { ...delivery, text: delivery.text.replace('"USD"', '"EUR"') }), 'nor for a changed body');
+    const secret = signingSecrets.get(String(delivery.headers['x-hook-id'])) as string;
+    t.ok(signatureValid(secret, delivery), 'the signature checks out with the hook\'s own secret');
+    t.notOk(signatureValid(MASTER_KEY, delivery), 'not with the master key: receivers never need it');
+    t.notOk(signatureValid(signingSecrets.get(delivery.path === '/pre' ? postId : preId) as string, delivery), 'nor with another hook\'s secret');
+    t.notOk(signatureValid(secret, { ...delivery, text: delivery.text.replace('"USD"', '"EUR"') }), 'nor for a changed body');
     t.equal(delivery.headers['x-hook-id'], delivery.path === '/pre' ? preId : postId);
     t.match(delivery.headers['x-event-id'], /^evt_[0-9a-f]{32}$/);
     t.ok(Math.abs(Number(delivery.headers['x-folio-timestamp']) - Date.now() / 1000) < 300, 'timestamp is now, in seconds');
     t.equal(delivery.headers['content-type'], 'application/json');
   }
   t.equal(receiver.eventIds().size, 4, 'each delivery has its own event id');
+});
+
+t.test('signing secrets: shown at creation and rotation only, never listed, rotation takes effect at once', async (t) => {
+  const server = await accessServerFor(t);
+  const receiver = await receiverFor(t);
+  const created = await server.master('POST', '/hooks', { name: 'signed', url: `${receiver.url}/s`, type: 'POST_TRANSACTION', active: true, timeout: 5, retry_count: 0 });
+  const id = created.body.hook_id as string;
+  const first = created.body.signing_secret as string;
+  t.match(first, /^whsec_[A-Za-z0-9_-]{43}$/, 'whsec_ and 32 random bytes');
+  for (const [label, response] of [['read', await server.master('GET', `/hooks/${id}`)], ['list', await server.master('GET', '/hooks')],
+    ['replace', await server.master('PUT', `/hooks/${id}`, { name: 'signed', url: `${receiver.url}/s`, type: 'POST_TRANSACTION', active: true, timeout: 5, retry_count: 0 })]] as const) {
+    t.notOk(response.text.includes(first) || response.text.includes('signing_secret'), `${label} does not show it`);
+  }
+  await server.master('POST', '/transactions', transfer());
+  await receiver.waitFor((received) => received.length >= 1);
+  t.ok(signatureValid(first, receiver.received[0] as never), 'signed with the first secret (kept across a replace)');
+  const rotated = await server.master('POST', `/hooks/${id}/rotate-secret`);
+  t.equal(rotated.status, 200);
+  const second = rotated.body.signing_secret as string;
+  t.not(second, first, 'a new secret');
+  t.equal(rotated.body.hook_id, id);
+  await server.master('POST', '/transactions', transfer());
+  await receiver.waitFor((received) => received.length >= 2);
+  t.ok(signatureValid(second, receiver.received[1] as never), 'the next delivery is signed with the new one');
+  t.notOk(signatureValid(first, receiver.received[1] as never), 'and not with the old one');
+  t.equal((await server.master('POST', '/hooks/hook_missing/rotate-secret')).body.error_detail.code, 'HOOK_NOT_FOUND');
+  const { key } = await createKey(server, ['*:*']);
+  t.equal((await server.as(key, 'POST', `/hooks/${id}/rotate-secret`)).body.error_detail.code, 'AUTH_MASTER_KEY_REQUIRED');
+});
+
+t.test('targets: metadata and link-local never, private networks only when allowed', async (t) => {
+  const server = await accessServerFor(t, { allowPrivateNetworks: false });
+  const hook = (url: string) => server.master('POST', '/hooks', { name: 't', url, type: 'POST_TRANSACTION', active: true, timeout: 1, retry_count: 0 });
+  for (const url of ['http://169.254.169.254/latest/meta-data', 'http://[fe80::1]/x', 'http://metadata.google.internal/x', 'http://0.0.0.0/x',
+    'http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://172.16.5.4/x', 'http://[::1]/x',
+    'http://[fd12::1]/x', 'http://[::ffff:169.254.169.254]/x', 'http://100.64.0.1/x']) {
+    const response = await hook(url);
+    t.equal(response.status, 400, url);
+    t.ok(response.body.error_detail?.details?.url, `${url}: the reason names the url`);
+  }
+  t.match((await hook('http://10.0.0.1/x')).body.error_detail.details.url, /allow_private_networks/, 'the refusal says how to allow private networks');
+  t.equal((await hook('https://hooks.example.com/x')).status, 201, 'a public name is accepted (its addresses are checked at delivery)');
+
+  const allowing = await accessServerFor(t, { allowPrivateNetworks: true });
+  const allowed = (url: string) => allowing.master('POST', '/hooks', { name: 't', url, type: 'POST_TRANSACTION', active: true, timeout: 1, retry_count: 0 });
+  t.equal((await allowed('http://127.0.0.1:9/x')).status, 201, 'loopback when allowed');
+  t.equal((await allowed('http://10.1.2.3/x')).status, 201, 'private ranges when allowed');
+  t.equal((await allowed('http://169.254.169.254/x')).status, 400, 'metadata still never');
+  t.equal((await allowed('http://[fe80::1]/x')).status, 400, 'link-local still never');
+});
+
+t.test('a delivery to a name that resolves to a refused address is not sent', async (t) => {
+  const receiver = await receiverFor(t);
+  const dataDir = tempDataDir('folio-hook-target');
+  // Registered while private networks were allowed, delivered after they no longer are.
+  let server = await startAccessServer({ dataDir, allowPrivateNetworks: true });
+  await addHook(server, { url: `http://localhost:${new URL(receiver.url).port}/named`, retry_count: 0, timeout: 1 });
+  await server.stop();
+  server = await startAccessServer({ dataDir, allowPrivateNetworks: false });
+  t.teardown(() => server.stop());
+  await server.master('POST', '/transactions', transfer());
+  for (let wait = 0; wait < 100 && server.runtime.hooks.stats.failed === 0; wait += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(server.runtime.hooks.stats.failed, 1, 'the delivery failed');
+  t.equal(receiver.received.length, 0, 'and nothing reached the receiver');
 });
 
 t.test('retries after 500s keep the event id, up to retry_count', async (t) => {

@@ -71,7 +71,7 @@ t.test('each resource x action: covering scopes pass, others are refused', async
 
 t.test('writing an API key is api-keys:write, and the grant is checked after', async (t) => {
   const server = await accessServerFor(t);
-  const body = { name: 'n', owner: 'o', scopes: ['api-keys:write'], expires_at: new Date(Date.now() + 3600_000).toISOString() };
+  const body = { name: 'n', owner: 'owner-1', scopes: ['api-keys:write'], expires_at: new Date(Date.now() + 3600_000).toISOString() };
   for (const scope of ['api-keys:write', 'api-keys:*', '*:write', '*:*']) {
     const { key } = await createKey(server, [scope]);
     t.equal((await server.as(key, 'POST', '/api-keys', body)).status, 201, scope);

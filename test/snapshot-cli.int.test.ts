@@ -90,6 +90,8 @@ t.test('snapshots, backup, restore and verify from the command line', async (t) 
   t.equal(verifyBackup.code, 0, verifyBackup.stdout);
   t.match(verifyBackup.stdout, /verify: OK/);
   t.match(verifyBackup.stderr, /^replay \[#+/m, 'plain progress lines when not on a terminal');
+  const sealKey = (dir: string) => fs.readFileSync(path.join(dir, 'secrets', 'hook-seal.key'));
+  t.same(sealKey(backupDir), sealKey(dataDir), 'the backup carries the key hook signing secrets are sealed with');
   const onBackup = await startChildServer(backupDir);
   const backedUp = await sendRequest(onBackup.url, 'GET', '/balances/indicator/@backup/currency/USD');
   t.ok(BigInt(backedUp.body.balance) >= acknowledgedBefore, 'the backup holds every transfer acknowledged before it began');
@@ -105,6 +107,7 @@ t.test('snapshots, backup, restore and verify from the command line', async (t) 
   t.match(restored.stdout, new RegExp(`log up to seq ${first.body.seq + 3}`));
   t.match(restored.stdout, /verify: OK/);
   t.match(restored.stderr, /^copy \[/m);
+  t.same(sealKey(restoreDir), sealKey(dataDir), 'and so does a restore');
 
   t.equal(await server.terminate(), 0);
   const verified = await folio(['verify', '--data', dataDir]);

@@ -38,7 +38,7 @@ const EVENT_TYPE_CODE = new Map(EVENT_TYPES.map((type, index) => [type, index]))
 /** Where each event field goes: the fixed parts, or the msgpack blob of the rest. */
 const EVENT_FIELDS = {
   type: 'fixed', at: 'fixed', balances: 'fixed', transactions: 'fixed', postings: 'fixed',
-  ledgers: 'rest', balance_meta: 'rest', identities: 'rest', deleted_identities: 'rest', api_keys: 'rest',
+  ledgers: 'rest', balance_meta: 'rest', metadata_patches: 'rest', identities: 'rest', deleted_identities: 'rest', api_keys: 'rest',
   hooks: 'rest', deleted_hooks: 'rest',
 } as const satisfies Record<keyof LedgerEvent, 'fixed' | 'rest'>;
 const REST_EVENT_FIELDS = (Object.keys(EVENT_FIELDS) as Array<keyof LedgerEvent>).filter((field) => EVENT_FIELDS[field] === 'rest');

@@ -7,6 +7,11 @@
 // own. Reading an older transaction decodes its frame (recently read frames are cached by the log).
 // This keeps the per-transaction cost of the lookups to one or two small keys.
 //
+// One exception: a transaction whose newest version comes from a metadata patch exists in the log only
+// as its earlier record plus the patch, so that version is kept whole (encoded as the log encodes a
+// transaction) in a table of its own, and its position says so (PATCHED). A later full record moves
+// the position back to its frame.
+//
 // The log is the only thing on the acknowledgement path. Lookups are written behind it: apply puts full
 // records into an in-memory overlay that reads see at once; each sealed log record becomes a generation,
 // and once the log reports it durable its entries are written to LMDB in batches together with a
@@ -17,8 +22,11 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { TransactionStore } from '../engine/ports.js';
-import { hasGeneratedReference, idOfGeneratedReference, type TransactionRecord } from '../engine/records.js';
+import { hasGeneratedReference, idOfGeneratedReference, type MetaData, type TransactionRecord } from '../engine/records.js';
+import { ByteReader, ByteWriter } from './byte-writer.js';
+import { readTransaction, writeTransaction } from './event-codec.js';
 import type { DecodedFrame } from './frame-codec.js';
+import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
 /**
@@ -35,6 +43,8 @@ const CATCH_UP_BATCH_RECORDS = 50_000;
  * anywhere near this long, so a longer one cannot be found and is not looked up.
  */
 const LOOKUP_KEY_LENGTH_MAX = 500;
+/** The position of a transaction whose newest version is kept whole in the `patched` table. */
+const PATCHED = -1;
 
 /** How the store reads the log: one record (frame) by key, and all records from the one holding a seq. */
 export interface LogReader {
@@ -55,6 +65,8 @@ interface Position {
   /** Undefined when the reference is the one generated from the id (it has no entry of its own). */
   reference: string | undefined;
   frameKey: number;
+  /** The record itself, when its newest version came from a metadata patch (frameKey is PATCHED). */
+  patched?: TransactionRecord;
 }
 
 export class LmdbTransactionStore implements TransactionStore {
@@ -62,6 +74,9 @@ export class LmdbTransactionStore implements TransactionStore {
   private readonly positions: Database<number, string>;
   private readonly idByReference: Database<string, string>;
   private readonly meta: Database<number, string>;
+  private readonly patched: Database<Buffer, string>;
+  /** Records put from metadata patches and not yet written (see PATCHED). */
+  private readonly fromPatch = new WeakSet<TransactionRecord>();
   /** Everything put and not yet written to LMDB, for reads. */
   private readonly overlay = new Map<string, TransactionRecord>();
   private readonly referenceOverlay = new Map<string, string>();
@@ -76,10 +91,11 @@ export class LmdbTransactionStore implements TransactionStore {
   private _checkpoint: number;
 
   private constructor(dir: string, private readonly log: LogReader) {
-    this.env = open({ path: dir, maxDbs: 4, mapSize: 1024 ** 3 });
+    this.env = open({ path: dir, maxDbs: 8, mapSize: 1024 ** 3 });
     this.positions = this.env.openDB<number, string>({ name: 'positions', encoding: 'ordered-binary' });
     this.idByReference = this.env.openDB<string, string>({ name: 'references', encoding: 'string' });
     this.meta = this.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
+    this.patched = this.env.openDB<Buffer, string>({ name: 'patched', encoding: 'binary' });
     this._checkpoint = this.meta.get(CHECKPOINT_KEY) ?? 0;
   }
 
@@ -105,7 +121,9 @@ export class LmdbTransactionStore implements TransactionStore {
     const fresh = this.overlay.get(transactionId);
     if (fresh || !fitsKey(transactionId)) return fresh;
     const frameKey = this.positions.get(transactionId);
-    return frameKey === undefined ? undefined : this.readRecord(transactionId, frameKey);
+    if (frameKey === undefined) return undefined;
+    if (frameKey === PATCHED) return this.readPatched(transactionId);
+    return this.readRecord(transactionId, frameKey);
   }
 
   idForReference(reference: string): string | undefined {
@@ -119,11 +137,19 @@ export class LmdbTransactionStore implements TransactionStore {
     return this.get(generatedFor)?.reference === reference ? generatedFor : undefined;
   }
 
-  put(record: TransactionRecord): void {
+  put(record: TransactionRecord, patched = false): void {
     if (this.muted) return;
+    if (patched) this.fromPatch.add(record);
     this.overlay.set(record.transaction_id, record);
     if (!hasGeneratedReference(record)) this.referenceOverlay.set(record.reference, record.transaction_id);
     this.unsealed.push(record);
+  }
+
+  patchMetaData(transactionId: string, patch: MetaData): void {
+    if (this.muted) return;
+    const record = this.get(transactionId);
+    if (!record) throw new Error(`metadata patch for unknown transaction ${transactionId}`);
+    this.put({ ...record, meta_data: mergeMetaData(record.meta_data, patch) }, true);
   }
 
   /** The log sealed a record ending at `lastSeq`: every put since the last seal came from its events. */
@@ -166,7 +192,12 @@ export class LmdbTransactionStore implements TransactionStore {
     const positions: Position[] = [];
     for (const generation of written) {
       for (const record of generation.records) {
-        positions.push({ transactionId: record.transaction_id, reference: clientReference(record), frameKey: generation.frameKey });
+        const position: Position = { transactionId: record.transaction_id, reference: clientReference(record), frameKey: generation.frameKey };
+        if (this.fromPatch.has(record)) {
+          position.frameKey = PATCHED;
+          position.patched = record;
+        }
+        positions.push(position);
       }
     }
     this.writing = this.writeBatch(positions, lastSeq).then(() => {
@@ -192,6 +223,7 @@ export class LmdbTransactionStore implements TransactionStore {
   private writeBatch(positions: Iterable<Position>, lastSeq: number): Promise<void> {
     for (const position of positions) {
       void this.positions.put(position.transactionId, position.frameKey);
+      if (position.patched) void this.patched.put(position.transactionId, encodeRecord(position.patched));
       if (position.reference !== undefined) void this.idByReference.put(position.reference, position.transactionId);
     }
     return this.meta.put(CHECKPOINT_KEY, lastSeq).then(() => this.advanceCheckpoint(lastSeq));
@@ -210,11 +242,24 @@ export class LmdbTransactionStore implements TransactionStore {
     let batch: Position[] = [];
     let lastSeq = this._checkpoint;
     let written = 0;
+    // The newest position of each transaction in `batch`: a patch merges over the version it names.
+    const pending = new Map<string, Position>();
+    const add = (position: Position): void => {
+      batch.push(position);
+      pending.set(position.transactionId, position);
+    };
     for (const frame of this.log.framesFrom(this._checkpoint + 1)) {
       if (frame.last_seq <= this._checkpoint) continue;
       for (const event of frame.events) {
         for (const record of event.transactions ?? []) {
-          batch.push({ transactionId: record.transaction_id, reference: clientReference(record), frameKey: frame.first_seq });
+          add({ transactionId: record.transaction_id, reference: clientReference(record), frameKey: frame.first_seq });
+        }
+        for (const patch of event.metadata_patches ?? []) {
+          if (metadataTarget(patch.entity_id) !== 'transaction') continue;
+          const base = this.pendingRecord(pending.get(patch.entity_id)) ?? this.get(patch.entity_id);
+          if (!base) continue; // the log is checked by replay; a patch without its record cannot be placed
+          const merged = { ...base, meta_data: mergeMetaData(base.meta_data, patch.meta_data) };
+          add({ transactionId: merged.transaction_id, reference: clientReference(merged), frameKey: PATCHED, patched: merged });
         }
       }
       lastSeq = frame.last_seq;
@@ -222,6 +267,7 @@ export class LmdbTransactionStore implements TransactionStore {
         written += batch.length;
         await this.writeBatch(batch, lastSeq);
         batch = [];
+        pending.clear();
       }
     }
     written += batch.length;
@@ -235,6 +281,7 @@ export class LmdbTransactionStore implements TransactionStore {
     await this.env.transaction(() => {
       this.positions.clearSync();
       this.idByReference.clearSync();
+      this.patched.clearSync();
       this.meta.put(CHECKPOINT_KEY, 0);
     });
     this._checkpoint = 0;
@@ -243,6 +290,17 @@ export class LmdbTransactionStore implements TransactionStore {
   /** While muted, puts are ignored: used while replaying events the lookups already hold. */
   setMuted(muted: boolean): void {
     this.muted = muted;
+  }
+
+  /** The record a position of the catch-up batch stands for. */
+  private pendingRecord(position: Position | undefined): TransactionRecord | undefined {
+    if (!position) return undefined;
+    return position.patched ?? this.readRecord(position.transactionId, position.frameKey);
+  }
+
+  private readPatched(transactionId: string): TransactionRecord | undefined {
+    const bytes = this.patched.get(transactionId);
+    return bytes === undefined ? undefined : readTransaction(new ByteReader(bytes));
   }
 
   /** The newest version of a transaction inside the log record at `frameKey`. */
@@ -311,4 +369,12 @@ function fitsKey(key: string): boolean {
 
 function compareIdsDescending(a: string, b: string): number {
   return a < b ? 1 : a > b ? -1 : 0;
+}
+
+const recordWriter = new ByteWriter(4 * 1024);
+
+function encodeRecord(record: TransactionRecord): Buffer {
+  recordWriter.reset();
+  writeTransaction(recordWriter, record);
+  return Buffer.from(recordWriter.bytes());
 }

@@ -4,9 +4,10 @@
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { ApiError } from '../api-error.js';
+import type { BalanceRecord } from '../../engine/records.js';
+import type { FoldAnswer } from '../../index/balance-history.js';
+import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
-import type { QueryPort } from '../query-port.js';
 import { respond } from '../respond.js';
 import { parseTimeInput } from '../time-input.js';
 import { validate } from '../validation.js';
@@ -17,7 +18,7 @@ const historyQuerySchema = z.object({
   from_source: z.enum(['true', 'false']).optional(),
 });
 
-export function balanceHistoryRoutes(router: Router, core: LedgerCore, query: QueryPort): void {
+export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   router.get('/balances/:id/at', async (ctx) => {
     const balanceId = ctx.params.id as string;
     const params = validate(historyQuerySchema, ctx.query);
@@ -30,9 +31,15 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore, query: Qu
     if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     await core.durable(seq);
-    const balance = await query.balanceAt(balanceId, untilMs, seq);
+    const balance = foldedBalance(await core.balanceHistory(balanceId, untilMs, seq));
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
     const timestamp = untilMs === Number.MAX_SAFE_INTEGER ? new Date().toISOString() : timeText(untilMs);
     await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: true }, seq);
   });
+}
+
+/** The balance a fold found (undefined: it did not exist yet), or the refusal of a fold over its bound. */
+export function foldedBalance(answer: FoldAnswer): BalanceRecord | undefined {
+  if (answer.ok) return answer.balance;
+  throw new ApiError(answer.code, answer.message, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
 }

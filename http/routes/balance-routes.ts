@@ -1,5 +1,6 @@
 // Balances: create, list, read (live or rebuilt from the log), and find an internal balance by name.
 
+import { foldedBalance } from './balance-history-routes.js';
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../api-error.js';
@@ -42,7 +43,7 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
     if (query.from_source === 'true') {
       const seq = core.visibleSeq();
       await core.durable(seq);
-      const rebuilt = core.balanceFromSource(balanceId);
+      const rebuilt = foldedBalance(await core.balanceHistory(balanceId, Number.MAX_SAFE_INTEGER, seq));
       if (!rebuilt) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
       await respond(ctx, core, 200, { balance: balanceView(rebuilt) }, seq);
       return;

@@ -1,5 +1,6 @@
-// Hooks: register, list (optionally by type), read, replace and delete. The access table limits every
-// one of these to the master key.
+// Hooks: register, list (optionally by type), read, replace, delete, and rotate the signing secret. The
+// access table limits every one of these to the master key. A hook's signing secret is in the answer to
+// its creation and to each rotation, and nowhere else; its URL must be a target hooks may reach.
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
@@ -14,8 +15,16 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
 
   router.post('/hooks', async (ctx) => {
     const fields = validate(hookSchema, ctx.request.body);
-    const { value, seq } = accepted(engine.createHook(fields));
-    await respond(ctx, core, 201, hookView(value), seq);
+    refuseTarget(core, fields.url);
+    const { secret, sealed } = core.hookAdmin.newSigningSecret();
+    const { value, seq } = accepted(engine.createHook(fields, sealed));
+    await respond(ctx, core, 201, { ...hookView(value), signing_secret: secret }, seq);
+  });
+
+  router.post('/hooks/:id/rotate-secret', async (ctx) => {
+    const { secret, sealed } = core.hookAdmin.newSigningSecret();
+    const { value, seq } = accepted(engine.rotateHookSecret(ctx.params.id as string, sealed));
+    await respond(ctx, core, 200, { ...hookView(value), signing_secret: secret }, seq);
   });
 
   router.get('/hooks', async (ctx) => {
@@ -32,6 +41,7 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
 
   router.put('/hooks/:id', async (ctx) => {
     const fields = validate(hookSchema, ctx.request.body);
+    refuseTarget(core, fields.url);
     const { value, seq } = accepted(engine.updateHook(ctx.params.id as string, fields));
     await respond(ctx, core, 200, hookView(value), seq);
   });
@@ -41,4 +51,9 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
     await core.durable(seq);
     ctx.status = 204;
   });
+}
+
+function refuseTarget(core: LedgerCore, url: string): void {
+  const refusal = core.hookAdmin.targetRefusal(url);
+  if (refusal) throw new ApiError('GEN_VALIDATION_ERROR', `invalid request: url: ${refusal}`, { url: refusal });
 }

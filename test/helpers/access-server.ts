@@ -31,6 +31,8 @@ export interface AccessServerOptions {
   dataDir?: string;
   hookDelivery?: Partial<HookDeliveryLimits>;
   apiKeyUseFlushMs?: number;
+  /** Hook receivers in tests listen on 127.0.0.1, so private targets are allowed unless a test says not. */
+  allowPrivateNetworks?: boolean;
 }
 
 export async function startAccessServer(options: AccessServerOptions = {}): Promise<AccessServer> {
@@ -39,6 +41,7 @@ export async function startAccessServer(options: AccessServerOptions = {}): Prom
   const clock = { now: () => Date.now() + offset };
   const runtime = await LedgerRuntime.open({
     dataDir, clock, secretKey: options.secretKey ?? MASTER_KEY, hookDelivery: options.hookDelivery,
+    hookTargets: { allowPrivateNetworks: options.allowPrivateNetworks ?? true },
   });
   const logger = pino({ level: process.env.FOLIO_LOG_LEVEL ?? 'warn' });
   const metrics = new Metrics({

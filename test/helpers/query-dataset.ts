@@ -126,9 +126,10 @@ export async function buildDataset(server: TestServer, seed: number, transaction
 /** The collections as the index should hold them, in order of first appearance in the log. */
 export function datasetOf(server: TestServer): Dataset {
   const { state } = server.runtime.engine;
+  // Every transaction the log names, as it stands now (metadata changes are patches in the log).
   const transactions = new Map<string, TransactionRecord>();
   for (const { event } of server.runtime.log.read(1)) {
-    for (const record of event.transactions ?? []) transactions.set(record.transaction_id, record);
+    for (const record of event.transactions ?? []) transactions.set(record.transaction_id, state.transaction(record.transaction_id) as TransactionRecord);
   }
   return {
     ledgers: [...state.ledgers.values()],

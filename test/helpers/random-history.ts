@@ -150,7 +150,7 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
         if (chance(0.5)) engine.deleteHook(hook);
         else engine.updateHook(hook, { name: 'h', url: 'http://127.0.0.1:1/h', type: 'POST_TRANSACTION', active: chance(0.5), timeout: 5, retry_count: 2 });
       } else {
-        const outcome = engine.createHook({ name: 'h', url: 'http://127.0.0.1:1/h', type: 'PRE_TRANSACTION', active: true, timeout: 5, retry_count: 1 });
+        const outcome = engine.createHook({ name: 'h', url: 'http://127.0.0.1:1/h', type: 'PRE_TRANSACTION', active: true, timeout: 5, retry_count: 1 }, `v1.sealed-${step}`);
         if (outcome.ok) hooks.push(outcome.value.hook_id);
       }
     } else if (roll < 0.92) {
