@@ -89,16 +89,58 @@ function latencyFigures(row: PeerRow): Figure[] {
   ];
 }
 
-export async function peersBench(settings: BenchSettings, log: (line: string) => void): Promise<BenchResult> {
+type Log = (line: string) => void;
+
+/** Every workload over every balance set, on Folio over HTTP, Folio in-process and the peer, one after the other. */
+async function measureWorkloads(postgres: PostgresPeerRig, folio: RunningServer, warmupSeconds: number, seconds: number, log: Log): Promise<PeerRow[]> {
+  const rows: PeerRow[] = [];
+  for (const balances of BALANCE_COUNTS) {
+    for (const workload of WORKLOADS) {
+      const label = workloadLabel(workload, balances);
+      const folioHttp = await runHttpPeerLoad({
+        title: `folio http ${label}`, url: folio.url, serverPid: folio.pid, workload, bodies: requestBodies(workload, balances, 7),
+        connections: workload.clients, warmupSeconds, seconds, settles: true,
+      });
+      const folioInProcess = await inProcess(workload, balances, warmupSeconds, seconds);
+      const peer = await postgres.load(workload, balances, workload.clients, warmupSeconds, seconds);
+      rows.push({ workload: workload.name, balances, clients: workload.clients, batch: workload.batch, folio_http: folioHttp, folio_in_process: folioInProcess, postgres: peer });
+      log(
+        `peers: ${label}, ${workload.clients} clients: Folio HTTP ${Math.round(folioHttp.transfersPerSecond)}/s, ` +
+        `in-process ${Math.round(folioInProcess.transfersPerSecond)}/s, Postgres ${Math.round(peer.transfersPerSecond)}/s ` +
+        `(x${(folioHttp.transfersPerSecond / peer.transfersPerSecond).toFixed(2)} over HTTP)`,
+      );
+    }
+  }
+  return rows;
+}
+
+/** Single transfers over the smaller balance set at each connection count: bare Koa, Folio over HTTP, the peer. */
+async function measureSweep(postgres: PostgresPeerRig, folio: RunningServer, bare: RunningServer, seconds: number, log: Log): Promise<SweepPoint[]> {
+  const single = WORKLOADS.find((workload) => workload.name === 'single')!;
+  const balances = BALANCE_COUNTS[0]!;
+  const bodies = requestBodies(single, balances, 11);
+  const sweep: SweepPoint[] = [];
+  for (const connections of SWEEP_CONNECTIONS) {
+    const options = { workload: single, bodies, connections, warmupSeconds: 1, seconds };
+    const bareRun = await runHttpPeerLoad({ ...options, title: `bare koa ${connections} connections`, url: bare.url, serverPid: bare.pid, settles: false });
+    const folioRun = await runHttpPeerLoad({ ...options, title: `folio ${connections} connections`, url: folio.url, serverPid: folio.pid, settles: true });
+    const peerRun = await postgres.load(single, balances, connections, 1, seconds);
+    sweep.push({ connections, folio_http: folioRun.transfersPerSecond, bare_koa: bareRun.transfersPerSecond, postgres: peerRun.transfersPerSecond });
+    log(`peers: ${connections} connections: bare Koa ${Math.round(bareRun.transfersPerSecond)}/s, Folio ${Math.round(folioRun.transfersPerSecond)}/s, Postgres ${Math.round(peerRun.transfersPerSecond)}/s`);
+  }
+  return sweep;
+}
+
+export async function peersBench(settings: BenchSettings, log: Log): Promise<BenchResult> {
   const warmupSeconds = settings.quick ? 1 : 3;
   const sweepSeconds = Math.max(2, Math.round(settings.seconds / 2));
   let postgres: PostgresPeerRig | undefined;
   let folio: RunningServer | undefined;
   let bare: RunningServer | undefined;
   let failing = false;
-  const rows: PeerRow[] = [];
-  const sweep: SweepPoint[] = [];
-  let postgresVersion = '';
+  let rows: PeerRow[];
+  let sweep: SweepPoint[];
+  let postgresVersion: string;
   try {
     postgres = await PostgresPeerRig.start();
     postgresVersion = postgres.server.version;
@@ -111,37 +153,11 @@ export async function peersBench(settings: BenchSettings, log: (line: string) =>
     }
     await postgres.settle();
     await settle(folio.url);
-    for (const balances of BALANCE_COUNTS) {
-      for (const workload of WORKLOADS) {
-        const label = workloadLabel(workload, balances);
-        const folioHttp = await runHttpPeerLoad({
-          title: `folio http ${label}`, url: folio.url, serverPid: folio.pid, workload, bodies: requestBodies(workload, balances, 7),
-          connections: workload.clients, warmupSeconds, seconds: settings.seconds, settles: true,
-        });
-        const folioInProcess = await inProcess(workload, balances, warmupSeconds, settings.seconds);
-        const peer = await postgres.load(workload, balances, workload.clients, warmupSeconds, settings.seconds);
-        rows.push({ workload: workload.name, balances, clients: workload.clients, batch: workload.batch, folio_http: folioHttp, folio_in_process: folioInProcess, postgres: peer });
-        log(
-          `peers: ${label}, ${workload.clients} clients: Folio HTTP ${Math.round(folioHttp.transfersPerSecond)}/s, ` +
-          `in-process ${Math.round(folioInProcess.transfersPerSecond)}/s, Postgres ${Math.round(peer.transfersPerSecond)}/s ` +
-          `(x${(folioHttp.transfersPerSecond / peer.transfersPerSecond).toFixed(1)} over HTTP)`,
-        );
-      }
-    }
-
-    const single = WORKLOADS.find((workload) => workload.name === 'single')!;
-    const sweepBalances = BALANCE_COUNTS[0]!;
-    const bodies = requestBodies(single, sweepBalances, 11);
-    const sample = await expectJson(folio.url, 'POST', '/transactions', 201, JSON.parse(bodies[0]!));
+    rows = await measureWorkloads(postgres, folio, warmupSeconds, settings.seconds, log);
+    // The bare server answers with the JSON of a real Folio transfer, as in the http bench.
+    const sample = await expectJson(folio.url, 'POST', '/transactions', 201, JSON.parse(requestBodies(WORKLOADS[0]!, BALANCE_COUNTS[0]!, 3)[0]!));
     bare = await startBareKoa(sample.text);
-    for (const connections of SWEEP_CONNECTIONS) {
-      const options = { workload: single, bodies, connections, warmupSeconds: 1, seconds: sweepSeconds };
-      const bareRun = await runHttpPeerLoad({ ...options, title: `bare koa ${connections} connections`, url: bare.url, serverPid: bare.pid, settles: false });
-      const folioRun = await runHttpPeerLoad({ ...options, title: `folio ${connections} connections`, url: folio.url, serverPid: folio.pid, settles: true });
-      const peerRun = await postgres.load(single, sweepBalances, connections, 1, sweepSeconds);
-      sweep.push({ connections, folio_http: folioRun.transfersPerSecond, bare_koa: bareRun.transfersPerSecond, postgres: peerRun.transfersPerSecond });
-      log(`peers: ${connections} connections: bare Koa ${Math.round(bareRun.transfersPerSecond)}/s, Folio ${Math.round(folioRun.transfersPerSecond)}/s, Postgres ${Math.round(peerRun.transfersPerSecond)}/s`);
-    }
+    sweep = await measureSweep(postgres, folio, bare, sweepSeconds, log);
     if (!(await postgres.sumsToZero())) throw new Error('the Postgres peer\'s balances do not sum to zero after the run');
   } catch (error) {
     failing = true;
