@@ -11,6 +11,10 @@ export interface LoadOptions {
   path: string;
   method?: 'GET' | 'POST';
   body?: string;
+  /** Extra request headers (an API key). */
+  headers?: Record<string, string>;
+  /** Requests per second across all connections; unset sends as fast as the server answers. */
+  overallRate?: number;
   connections: number;
   seconds: number;
   /** Server process whose CPU time is read before and after the load. */
@@ -51,10 +55,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
     title: options.title,
     url: options.url + options.path,
     method: options.method ?? 'POST',
-    headers: options.body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
     body: options.body,
     connections: options.connections,
     duration: options.seconds,
+    overallRate: options.overallRate,
     setupClient: options.setupClient,
     requests: options.requests,
   }) as Promise<autocannon.Result> & autocannon.Instance;

@@ -5,6 +5,7 @@
 // run. Missed targets are shown in the table but are not failures. Settings: see settings.ts.
 
 import os from 'node:os';
+import { cloudBench } from './cloud-bench.js';
 import { engineBench } from './engine-bench.js';
 import { httpBench } from './http-bench.js';
 import { lifecycleBench } from './lifecycle-bench.js';
@@ -27,6 +28,7 @@ const BENCHES: Record<string, Bench> = {
   access: accessBench,
   index: indexBench,
   snapshots: snapshotsBench,
+  cloud: cloudBench,
   peers: peersBench,
 };
 

@@ -1,7 +1,11 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
-// hooks.allow_private_networks. FOLIO_PORT=0 asks the OS for a free port.
+// hooks.allow_private_networks. FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
+// control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
+// as a follower of the one in that directory (see bin/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
+// stops it when its standard input ends, which is when the parent holding the other end of the pipe
+// has gone, however it went.
 
 import fs from 'node:fs';
 import { z } from 'zod';
@@ -15,6 +19,9 @@ export interface FolioConfig {
   snapshots: SnapshotSchedule;
   /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
   hooks: { allow_private_networks: boolean };
+  /** The data directory of the leader this ledger follows; empty for an ordinary ledger. */
+  follow_data_dir: string;
+  stop_on_stdin_end: boolean;
 }
 
 export const DEFAULT_CONFIG: FolioConfig = {
@@ -23,6 +30,8 @@ export const DEFAULT_CONFIG: FolioConfig = {
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
   hooks: { allow_private_networks: false },
+  follow_data_dir: '',
+  stop_on_stdin_end: false,
 };
 
 const fileSchema = z.object({
@@ -54,6 +63,8 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SECRET_KEY !== undefined) config.server.secret_key = env.FOLIO_SECRET_KEY;
   if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
   if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
+  if (env.FOLIO_FOLLOW_DATA_DIR) config.follow_data_dir = env.FOLIO_FOLLOW_DATA_DIR;
+  if (env.FOLIO_STOP_ON_STDIN_END === '1') config.stop_on_stdin_end = true;
   if (env.FOLIO_SNAPSHOT_EVERY_EVENTS) config.snapshots.every_events = parseCount('FOLIO_SNAPSHOT_EVERY_EVENTS', env.FOLIO_SNAPSHOT_EVERY_EVENTS, 0);
   if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
   if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);

@@ -1,6 +1,7 @@
 // The `folio` commands: `folio serve` runs the ledger; the others manage a data directory. Loaded by
 // bin/folio.ts once it knows the runtime is the one Folio supports.
 
+import { cloudCommand } from '../cloud/cloud-command.js';
 import { ConfigError, loadConfig } from './config.js';
 import { reindexCommand } from './reindex-command.js';
 import { serve } from './serve.js';
@@ -17,6 +18,7 @@ commands:
                            build a new data dir from a snapshot and the log up to seq N, then verify it
   backup --out DIR [--data DIR]
                            copy the log and the newest snapshot while the server runs
+  cloud                    run the cloud control plane (127.0.0.1:5002, data in ./data-cloud; see README)
   reindex [--config FILE] [--offline]
                            rebuild the query index from the log (asks a running server to do it,
                            or rebuilds the file itself when none answers or with --offline)
@@ -46,6 +48,9 @@ async function main(argv: string[]): Promise<number> {
       return restoreCommand((name) => option(args, name));
     case 'backup':
       return backupCommand((name) => option(args, name));
+    case 'cloud':
+      await cloudCommand();
+      return -1; // keeps running until a signal
     case 'reindex':
       return reindexCommand(loadConfig(option(args, '--config')), args);
     case undefined:

@@ -56,6 +56,11 @@ export interface RuntimeOptions {
   indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source'>>;
   /** Reports projection failures; the projector retries on its own. */
   onIndexError?: (error: Error) => void;
+  /**
+   * Opens the ledger as a follower of another one's log (bin/log-follower.ts): it appends no events of
+   * its own, so the queue runner, timers, hook delivery and snapshots wait for `startWork()`.
+   */
+  follower?: boolean;
 }
 
 export interface StartupReport {
@@ -78,9 +83,11 @@ export class LedgerRuntime implements LedgerCore {
   private readonly unflushedEventsMax: number;
   private readonly lookupBacklogMax: number;
   private snapshotService: SnapshotService | undefined;
-  /** Delivers transaction hooks from the log (set once the log is open and replayed). */
+  /** Delivers transaction hooks from the log (set once the log is open and replayed, and work started). */
   hooks!: HookDispatcher;
   private index: SecondaryIndex | undefined;
+  /** Whether the queue runner, timers and hook delivery run (see pauseWork). */
+  private working = false;
   /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
   private readonly folds: BalanceFolds;
   readonly hookAdmin: HookAdmin;
@@ -101,6 +108,7 @@ export class LedgerRuntime implements LedgerCore {
       limits: options.limits,
     });
     this.queue = new QueueRunner(this.engine);
+    this.queue.stop(); // until startWork(): a follower must not carry out queued work of its own
     this.folds = new BalanceFolds(log);
     const sealer = HookSecretSealer.openIn(options.dataDir);
     const targets = options.hookTargets ?? { allowPrivateNetworks: false };
@@ -142,26 +150,10 @@ export class LedgerRuntime implements LedgerCore {
       runtime.queue.kick();
       runtime.snapshotService?.durable(log.durableSeq);
     });
-    await log.durable(runtime.engine.ensureGenesis());
-    if (options.snapshots) {
-      runtime.snapshotService = SnapshotService.start({
-        dataDir: options.dataDir,
-        schedule: options.snapshots,
-        durableSeq: log.durableSeq,
-        logger: options.logger,
-      });
-    }
-    runtime.hooks = await HookDispatcher.start({
-      source: log,
-      currentHooks: () => runtime.engine.state.hooks,
-      store: HookOutboxStore.open(HookOutboxStore.directoryIn(options.dataDir)),
-      secretKey: options.secretKey ?? '',
-      sealer: runtime.hookSealer,
-      targets: options.hookTargets ?? { allowPrivateNetworks: false },
-      limits: options.hookDelivery,
-      logger: options.logger,
+    if (!options.follower) await log.durable(runtime.engine.ensureGenesis());
+    log.onCommit(() => {
+      if (runtime.working) runtime.hooks.wake();
     });
-    log.onCommit(() => runtime.hooks.wake());
     if (options.index !== false) {
       runtime.index = await SecondaryIndex.open({
         onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
@@ -172,10 +164,51 @@ export class LedgerRuntime implements LedgerCore {
       });
       log.onDurableRecord((record) => runtime.index?.logDurable(record));
     }
-    runtime.queue.kick();
-    runtime.timers.start();
+    if (!options.follower) await runtime.startWork();
     report.milliseconds = performance.now() - started;
     return runtime;
+  }
+
+  /**
+   * Starts what appends events or acts on them on its own: the queue runner, timers and hook delivery
+   * (from the progress saved in data/hooks), and the snapshot worker the first time. A follower calls
+   * this once it is promoted; a fenced leader when it is unfenced.
+   */
+  async startWork(): Promise<void> {
+    if (this.working) return;
+    if (this.options.snapshots && !this.snapshotService) {
+      this.snapshotService = SnapshotService.start({
+        dataDir: this.options.dataDir,
+        schedule: this.options.snapshots,
+        durableSeq: this.log.durableSeq,
+        logger: this.options.logger,
+      });
+    }
+    this.hooks = await HookDispatcher.start({
+      source: this.log,
+      currentHooks: () => this.engine.state.hooks,
+      store: HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir)),
+      secretKey: this.options.secretKey ?? '',
+      sealer: this.hookSealer,
+      targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
+      limits: this.options.hookDelivery,
+      logger: this.options.logger,
+    });
+    this.working = true;
+    this.queue.resume();
+    this.timers.start();
+  }
+
+  /**
+   * Stops the queue runner and timers, so nothing but requests appends to the log, and stops hook
+   * delivery with its progress saved (data/hooks is then closed and can be copied). For a fence.
+   */
+  async pauseWork(): Promise<void> {
+    if (!this.working) return;
+    this.working = false;
+    this.queue.stop();
+    this.timers.stop();
+    await this.hooks.close();
   }
 
   /** Puts a snapshot's state into the (still empty) engine; the lookups already hold its records. */
@@ -208,6 +241,10 @@ export class LedgerRuntime implements LedgerCore {
       this.store.setMuted(false);
     }
     return count;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
   }
 
   /** The snapshot worker, when periodic snapshots are on. */
@@ -255,10 +292,8 @@ export class LedgerRuntime implements LedgerCore {
 
   /** Stops queue work, makes everything appended durable and closes the stores. */
   async close(): Promise<void> {
-    this.queue.stop();
-    this.timers.stop();
+    await this.pauseWork();
     await this.snapshotService?.stop();
-    await this.hooks.close();
     await this.index?.close();
     await this.log.close();
     await this.store.close();

@@ -23,6 +23,12 @@ export class QueueRunner {
     this.stopped = true;
   }
 
+  /** Runs again after stop(), starting with whatever was queued meanwhile. */
+  resume(): void {
+    this.stopped = false;
+    this.kick();
+  }
+
   private runSlice(): void {
     this.scheduled = false;
     if (this.stopped) return;

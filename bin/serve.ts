@@ -1,5 +1,6 @@
 // `folio serve`: open the ledger in the data directory, serve the API, and shut down cleanly on
-// SIGTERM/SIGINT (stop accepting, let in-flight requests finish, make the log durable, exit 0).
+// SIGTERM/SIGINT (stop accepting, let in-flight requests finish, make the log durable, exit 0). With
+// follow_data_dir it opens as a follower of that ledger's log, to be promoted by a control plane.
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,9 @@ import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
 import { Metrics } from '../http/metrics.js';
 import type { FolioConfig } from './config.js';
+import { CutoverControl } from './cutover-control.js';
 import { LedgerRuntime } from './ledger-runtime.js';
+import { LogFollower } from './log-follower.js';
 import { snapshotAdmin } from './snapshot-admin.js';
 import { FOLIO_VERSION } from './version.js';
 
@@ -36,6 +39,7 @@ export async function serve(config: FolioConfig): Promise<void> {
       dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, secretKey: config.server.secret_key, logger,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
+      follower: config.follow_data_dir !== '',
     });
   } catch (error) {
     // What start-up logged (snapshots skipped on the way) must reach the operator before the exit.
@@ -43,6 +47,9 @@ export async function serve(config: FolioConfig): Promise<void> {
     throw error;
   }
   logger.info({ ...runtime.startup, seq: runtime.log.appendedSeq }, 'ledger ready');
+  const cutover = config.follow_data_dir === ''
+    ? CutoverControl.forLeader(runtime)
+    : CutoverControl.forFollower(runtime, LogFollower.start(runtime, config.follow_data_dir), config.follow_data_dir);
   const metrics = new Metrics({
     queuedTransactions: () => runtime.engine.queuedCount,
     lookupBacklog: () => runtime.store.backlog,
@@ -51,7 +58,7 @@ export async function serve(config: FolioConfig): Promise<void> {
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
   const app = createApp({
     core: runtime, logger, metrics, version: FOLIO_VERSION,
-    snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host,
+    snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host, cutover,
   });
   const warning = exposureWarning(config.server.host, config.server.secret_key);
   if (warning) logger.warn({ host: config.server.host }, warning);
@@ -73,6 +80,7 @@ export async function serve(config: FolioConfig): Promise<void> {
     const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(forced);
+    await cutover.close();
     await runtime.close();
     logger.info('stopped');
     logger.flush();
@@ -80,4 +88,9 @@ export async function serve(config: FolioConfig): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  if (config.stop_on_stdin_end) {
+    process.stdin.on('end', () => void shutdown('stdin ended'));
+    process.stdin.on('error', () => void shutdown('stdin failed'));
+    process.stdin.resume();
+  }
 }

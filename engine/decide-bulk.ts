@@ -4,17 +4,25 @@
 // before it stand. Queued items are then applied by their balances' mailboxes like any others.
 
 import type { BulkCommand } from './commands.js';
-import { decideCreate } from './decide-create.js';
+import { decideCreate, sourcesNamed } from './decide-create.js';
 import type { DecisionScope } from './decision-scope.js';
+import type { Operation } from './operation.js';
+import { involvedIn, namedBalances, projectBalances, type Projection } from './projection.js';
 import type { Rejection } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 
 export type BulkStatus = 'APPLIED' | 'INFLIGHT' | 'QUEUED' | 'PARTIAL';
 
-export type BulkOutcome =
-  | { kind: 'done'; status: BulkStatus; count: number; failure?: { index: number; rejection: Rejection } }
-  | { kind: 'rejected'; index: number; rejection: Rejection };
+export interface BulkResult {
+  batch_id: string;
+  status: BulkStatus;
+  transaction_count: number;
+  /** A non-atomic batch stopped at this item; the items before it stand. */
+  failure?: { index: number; rejection: Rejection };
+}
 
-export function decideBulk(scope: DecisionScope, command: BulkCommand, batchId: string): BulkOutcome {
+export function decideBulk(scope: DecisionScope, command: BulkCommand): Decided<BulkResult> {
+  const batchId = scope.ids.next('bulk');
   const immediate = command.atomic || command.skip_queue;
   for (const [index, item] of command.transactions.entries()) {
     const outcome = decideCreate(
@@ -22,11 +30,44 @@ export function decideBulk(scope: DecisionScope, command: BulkCommand, batchId: 
       { ...item, inflight: item.inflight || command.inflight, skip_queue: immediate },
       { allowReplay: false, batchId },
     );
-    if (outcome.kind === 'rejected') {
-      if (command.atomic || index === 0) return { kind: 'rejected', index, rejection: outcome.rejection };
-      return { kind: 'done', status: 'PARTIAL', count: index, failure: { index, rejection: outcome.rejection } };
+    if (outcome.ok) continue;
+    if (command.atomic || index === 0) {
+      return refuse({ ...outcome.rejection, message: `transaction ${index}: ${outcome.rejection.message}`, item: index });
     }
+    return accept({ batch_id: batchId, status: 'PARTIAL', transaction_count: index, failure: { index, rejection: outcome.rejection } });
   }
   const status: BulkStatus = !immediate ? 'QUEUED' : command.inflight ? 'INFLIGHT' : 'APPLIED';
-  return { kind: 'done', status, count: command.transactions.length };
+  return accept({ batch_id: batchId, status, transaction_count: command.transactions.length });
 }
+
+/** Recording a batch, as the engine runs it. */
+export const bulkOperation: Operation<BulkCommand, BulkResult> = {
+  admission(state, command) {
+    if (!command.atomic && !command.skip_queue) return { kind: 'join', balances: [], items: command.transactions.length };
+    return { kind: 'drain', balances: command.transactions.flatMap((item) => sourcesNamed(state, item)) };
+  },
+  decide: decideBulk,
+  asDryRun: (command) => ({ ...command, skip_queue: true }),
+  eventType: () => 'transaction.bulk',
+  project(scope, command, decided, currentFrom): Projection {
+    if (!decided.ok) {
+      return {
+        operation: 'bulk', would_apply: false, rejection: decided.rejection, failed_index: decided.rejection.item,
+        transaction_count: 0, balances: namedBalances(scope, command.transactions),
+      };
+    }
+    const { status, transaction_count, failure } = decided.value;
+    const projection: Projection = {
+      operation: 'bulk',
+      would_apply: failure === undefined,
+      status,
+      transaction_count,
+      balances: projectBalances(scope, involvedIn(scope, scope.records), currentFrom),
+    };
+    if (failure) {
+      projection.rejection = failure.rejection;
+      projection.failed_index = failure.index;
+    }
+    return projection;
+  },
+};

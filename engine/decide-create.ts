@@ -4,16 +4,20 @@
 
 import { canonicalJson } from './canonical-json.js';
 import type { CreateTransactionCommand, ShareCommand } from './commands.js';
+import { carryOut, eventTypeFor } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
-import { processPending } from './process-pending.js';
+import type { Operation } from './operation.js';
+import { involvedIn, namedBalances, projectBalances, type ProjectionLeg } from './projection.js';
 import type { SplitShare, TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 import { distribute } from './split-distribution.js';
 
-export type CreateOutcome =
-  | { kind: 'new'; transaction: TransactionRecord }
-  | { kind: 'existing'; transaction: TransactionRecord }
-  | { kind: 'rejected'; rejection: Rejection };
+export interface Created {
+  transaction: TransactionRecord;
+  /** False when the request repeated an earlier one with the same reference (idempotent retry). */
+  created: boolean;
+}
 
 export interface CreateOptions {
   /** Whether a reused reference with an identical request answers with the original (single creates). */
@@ -25,32 +29,87 @@ export interface CreateOptions {
  * Decides one new transaction into the scope. On rejection the scope is left as it was. For a
  * synchronous transaction whose funds check fails, the outcome is the rejection (nothing is recorded).
  */
-export function decideCreate(scope: DecisionScope, command: CreateTransactionCommand, options: CreateOptions): CreateOutcome {
+export function decideCreate(scope: DecisionScope, command: CreateTransactionCommand, options: CreateOptions): Decided<Created> {
   if (command.reference !== '') {
     const existingId = scope.referenceTaken(command.reference);
     if (existingId !== undefined) return replayOrConflict(scope, existingId, command, options.allowReplay);
   }
   const mark = scope.mark();
   const record = buildRecord(scope, command, options.batchId);
-  if ('code' in record) {
+  if (!record.ok) {
     scope.rollback(mark);
-    return { kind: 'rejected', rejection: record };
+    return record;
   }
-  if (command.scheduled_for > scope.now) return { kind: 'new', transaction: scope.write({ ...record, status: 'SCHEDULED' }) };
-  if (!command.skip_queue) return { kind: 'new', transaction: scope.write(record) };
-  const final = processPending(scope, record);
-  if (final.status === 'REJECTED') {
+  const queued = record.value;
+  if (command.scheduled_for > scope.now) return created(scope.write({ ...queued, status: 'SCHEDULED' }));
+  if (!command.skip_queue) return created(scope.write(queued));
+  const final = carryOut(scope, queued);
+  if (final.rejection) {
     scope.rollback(mark);
-    const rejection = final.rejection as Rejection;
-    return { kind: 'rejected', rejection: reject(rejection.code as Rejection['code'], rejection.message) };
+    return refuse(final.rejection);
   }
-  return { kind: 'new', transaction: final };
+  return created(final);
+}
+
+function created(transaction: TransactionRecord): Decided<Created> {
+  return accept({ transaction, created: true });
+}
+
+/** Creating one transaction, as the engine runs it. */
+export const createOperation: Operation<CreateTransactionCommand, Created> = {
+  admission(state, command) {
+    const balances = sourcesNamed(state, command);
+    if (command.skip_queue) return { kind: 'drain', balances };
+    // A reused reference is answered from what exists (replay or conflict): it queues nothing.
+    if (command.reference !== '' && state.transactions.idForReference(command.reference) !== undefined) return { kind: 'none' };
+    return { kind: 'join', balances, items: 1 };
+  },
+  decide: (scope, command) => decideCreate(scope, command, { allowReplay: true }),
+  asDryRun: (command) => ({ ...command, skip_queue: true, scheduled_for: 0 }),
+  eventType: (value) => eventTypeFor(value.transaction),
+  project(scope, command, decided, currentFrom) {
+    // A dry run never replays: a used reference is a conflict there, as it would be for a new request.
+    if (!decided.ok || !decided.value.created) {
+      const rejection = decided.ok ? reject('TXN_DUPLICATE_REFERENCE', 'reference in use') : decided.rejection;
+      return { operation: 'create', would_apply: false, rejection, legs: legsOf(command), balances: namedBalances(scope, [command]) };
+    }
+    const transaction = decided.value.transaction;
+    return {
+      operation: 'create',
+      would_apply: true,
+      status: transaction.status,
+      transaction,
+      legs: legsOf(command, transaction),
+      balances: projectBalances(scope, involvedIn(scope, [transaction]), currentFrom),
+    };
+  },
+};
+
+/** Ids of the existing balances a command takes money from (the mailboxes it must follow or join). */
+export function sourcesNamed(state: DecisionScope['state'], command: CreateTransactionCommand): string[] {
+  const names = command.sources ? command.sources.map((share) => share.identifier) : [command.source];
+  const ids: string[] = [];
+  for (const name of names) {
+    const id = name.startsWith('@') ? state.balanceByIndicator(name, command.currency)?.balance_id : name;
+    if (id !== undefined && state.balances.has(id)) ids.push(id);
+  }
+  return ids;
+}
+
+/** The shares of a split as projection legs, with their computed amounts when known. */
+function legsOf(command: CreateTransactionCommand, record?: TransactionRecord): ProjectionLeg[] | undefined {
+  if (!command.sources && !command.destinations) return undefined;
+  const legs: ProjectionLeg[] = [];
+  for (const share of record?.sources ?? []) legs.push({ identifier: share.identifier, role: 'source', precise_amount: share.precise_amount });
+  for (const share of record?.destinations ?? []) legs.push({ identifier: share.identifier, role: 'destination', precise_amount: share.precise_amount });
+  return legs;
 }
 
 /** The QUEUED record for a command, or why it cannot be recorded at all. */
-function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, batchId: string | undefined): TransactionRecord | Rejection {
-  const sides = resolveSides(scope, command);
-  if ('code' in sides) return sides;
+function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, batchId: string | undefined): Decided<TransactionRecord> {
+  const resolved = resolveSides(scope, command);
+  if (!resolved.ok) return resolved;
+  const sides = resolved.value;
   const ids = newTransactionIds(scope.ids);
   const reference = command.reference !== '' ? command.reference : ids.reference;
   const record = newTransaction({
@@ -74,7 +133,7 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if (sides.destinations) record.destinations = sides.destinations;
   if (sides.sources || sides.destinations) record.atomic = command.atomic;
   if (batchId !== undefined) record.batch_id = batchId;
-  return record;
+  return accept(record);
 }
 
 interface ResolvedSides {
@@ -84,32 +143,30 @@ interface ResolvedSides {
   destinations?: SplitShare[];
 }
 
-function resolveSides(scope: DecisionScope, command: CreateTransactionCommand): ResolvedSides | Rejection {
+function resolveSides(scope: DecisionScope, command: CreateTransactionCommand): Decided<ResolvedSides> {
   const sides: ResolvedSides = { source: '', destination: '' };
   const used = new Set<string>();
   if (command.sources) {
     const shares = resolveShares(scope, command.sources, command, used);
-    if ('code' in shares) return shares;
-    sides.sources = shares;
+    if (!shares.ok) return shares;
+    sides.sources = shares.value;
   } else {
     const source = scope.resolve(command.source, command.currency);
-    if ('code' in source) return source;
-    sides.source = source.balance_id;
-    used.add(source.balance_id);
+    if (!source.ok) return source;
+    sides.source = source.value.balance_id;
+    used.add(source.value.balance_id);
   }
   if (command.destinations) {
     const shares = resolveShares(scope, command.destinations, command, used);
-    if ('code' in shares) return shares;
-    sides.destinations = shares;
+    if (!shares.ok) return shares;
+    sides.destinations = shares.value;
   } else {
     const destination = scope.resolve(command.destination, command.currency);
-    if ('code' in destination) return destination;
-    if (used.has(destination.balance_id)) {
-      return reject('TXN_SAME_SOURCE_DESTINATION', 'a balance cannot send to itself');
-    }
-    sides.destination = destination.balance_id;
+    if (!destination.ok) return destination;
+    if (used.has(destination.value.balance_id)) return refuse(reject('TXN_SAME_SOURCE_DESTINATION', 'a balance cannot send to itself'));
+    sides.destination = destination.value.balance_id;
   }
-  return sides;
+  return accept(sides);
 }
 
 /** Resolves each share's balance and computes the exact amounts; a balance may appear only once overall. */
@@ -118,25 +175,26 @@ function resolveShares(
   shares: ShareCommand[],
   command: CreateTransactionCommand,
   used: Set<string>,
-): SplitShare[] | Rejection {
+): Decided<SplitShare[]> {
   const distribution = distribute(command.precise_amount, shares.map((share) => share.request));
-  if (!distribution.ok) return reject('TXN_INVALID_DISTRIBUTION', distribution.message);
+  if (!distribution.ok) return refuse(reject('TXN_INVALID_DISTRIBUTION', distribution.message));
   const resolved: SplitShare[] = [];
   for (const [index, share] of shares.entries()) {
     const balance = scope.resolve(share.identifier, command.currency);
-    if ('code' in balance) return balance;
-    if (used.has(balance.balance_id)) {
-      return reject('TXN_SAME_SOURCE_DESTINATION', `balance ${share.identifier} appears more than once in the split`);
+    if (!balance.ok) return balance;
+    const balanceId = balance.value.balance_id;
+    if (used.has(balanceId)) {
+      return refuse(reject('TXN_SAME_SOURCE_DESTINATION', `balance ${share.identifier} appears more than once in the split`));
     }
-    used.add(balance.balance_id);
+    used.add(balanceId);
     resolved.push({
       identifier: share.identifier,
-      balance_id: balance.balance_id,
+      balance_id: balanceId,
       distribution: share.distribution,
       precise_amount: distribution.amounts[index] as bigint,
     });
   }
-  return resolved;
+  return accept(resolved);
 }
 
 function replayOrConflict(
@@ -144,13 +202,10 @@ function replayOrConflict(
   existingId: string,
   command: CreateTransactionCommand,
   allowReplay: boolean,
-): CreateOutcome {
+): Decided<Created> {
   const existing = scope.transaction(existingId);
-  if (allowReplay && existing && isSameRequest(scope, command, existing)) return { kind: 'existing', transaction: existing };
-  return {
-    kind: 'rejected',
-    rejection: reject('TXN_DUPLICATE_REFERENCE', `reference ${command.reference} is already used by another transaction`),
-  };
+  if (allowReplay && existing && isSameRequest(scope, command, existing)) return accept({ transaction: existing, created: false });
+  return refuse(reject('TXN_DUPLICATE_REFERENCE', `reference ${command.reference} is already used by another transaction`));
 }
 
 /**

@@ -3,20 +3,27 @@
 // transaction in the hold's source mailbox; synchronous, it is carried out at once.
 
 import type { InflightActionCommand } from './commands.js';
+import { carryOut, holdActionRefusal } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
-import { holdActionRefusal, processPending } from './process-pending.js';
+import type { Operation } from './operation.js';
+import { involvedIn, projectBalances } from './projection.js';
 import { isSplit, mailboxBalanceOf, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 
-export type InflightActionOutcome =
-  | { kind: 'done'; transaction: TransactionRecord; hold: TransactionRecord; queued: boolean }
-  | { kind: 'rejected'; rejection: Rejection };
+export interface HoldActionResult {
+  /** The commit or void child (QUEUED when queued). */
+  transaction: TransactionRecord;
+  /** The hold as it stands after the action. */
+  hold: TransactionRecord;
+  queued: boolean;
+}
 
-export function decideInflightAction(scope: DecisionScope, command: InflightActionCommand): InflightActionOutcome {
+export function decideInflightAction(scope: DecisionScope, command: InflightActionCommand): Decided<HoldActionResult> {
   const hold = scope.transaction(command.transaction_id);
-  if (!hold) return rejected(reject('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`));
+  if (!hold) return refuse(reject('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`));
   const refusal = refusalFor(scope, hold, command);
-  if (refusal) return rejected(refusal);
+  if (refusal) return refuse(refusal);
   const child = newTransaction({
     ...newTransactionIds(scope.ids),
     parent_transaction: hold.transaction_id,
@@ -30,16 +37,44 @@ export function decideInflightAction(scope: DecisionScope, command: InflightActi
     action: command.action,
     skip_queue: command.skip_queue,
   }, scope.now);
-  if (!command.skip_queue) return { kind: 'done', transaction: scope.write(child), hold, queued: true };
+  if (!command.skip_queue) return accept({ transaction: scope.write(child), hold, queued: true });
   const mark = scope.mark();
-  const final = processPending(scope, child);
-  if (final.status === 'REJECTED') {
+  const final = carryOut(scope, child);
+  if (final.rejection) {
     scope.rollback(mark);
-    const info = final.rejection as Rejection;
-    return rejected(reject(info.code as Rejection['code'], info.message));
+    return refuse(final.rejection);
   }
-  return { kind: 'done', transaction: final, hold: scope.transaction(hold.transaction_id) as TransactionRecord, queued: false };
+  return accept({ transaction: final, hold: scope.transaction(hold.transaction_id) as TransactionRecord, queued: false });
 }
+
+/** Committing or voiding a hold, as the engine runs it. */
+export const inflightActionOperation: Operation<InflightActionCommand, HoldActionResult> = {
+  admission(state, command) {
+    const hold = state.transaction(command.transaction_id);
+    if (!hold) return { kind: 'none' };
+    const balances = [mailboxBalanceOf(hold)];
+    if (!command.skip_queue) return { kind: 'join', balances, items: 1 };
+    // With an action already queued for the hold this one is refused: nothing to apply first.
+    return state.pendingHoldActions.has(hold.transaction_id) ? { kind: 'none' } : { kind: 'drain', balances };
+  },
+  decide: decideInflightAction,
+  asDryRun: (command) => ({ ...command, skip_queue: true }),
+  eventType: (value) => (value.transaction.action === 'commit' ? 'transaction.committed' : 'transaction.voided'),
+  project(scope, command, decided, currentFrom) {
+    if (!decided.ok) {
+      const hold = scope.transaction(command.transaction_id);
+      const balances = hold ? projectBalances(scope, involvedIn(scope, [hold]), currentFrom) : [];
+      return { operation: command.action, would_apply: false, rejection: decided.rejection, transaction: hold, balances };
+    }
+    return {
+      operation: command.action,
+      would_apply: true,
+      status: decided.value.transaction.status,
+      transaction: decided.value.transaction,
+      balances: projectBalances(scope, involvedIn(scope, [decided.value.hold]), currentFrom),
+    };
+  },
+};
 
 function refusalFor(scope: DecisionScope, hold: TransactionRecord, command: InflightActionCommand): Rejection | undefined {
   const pending = scope.state.pendingHoldActions.get(hold.transaction_id);
@@ -54,6 +89,3 @@ function refusalFor(scope: DecisionScope, hold: TransactionRecord, command: Infl
   return holdActionRefusal(hold, command.action, command.precise_amount);
 }
 
-function rejected(rejection: Rejection): InflightActionOutcome {
-  return { kind: 'rejected', rejection };
-}

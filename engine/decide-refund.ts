@@ -7,43 +7,49 @@
 // refund waits, the original is locked; once one is applied, another is a conflict. A refund that was
 // rejected (say for funds) does not count, so it may be tried again.
 
-import { metadataSizeRefusal } from './decide-registry.js';
-import { mergeMetaData } from './metadata.js';
+import { carryOut, eventTypeFor, PARENT_META_KEY } from './carry-out.js';
 import type { RefundCommand } from './commands.js';
+import { metadataSizeRefusal } from './decide-registry.js';
 import { newTransaction, type DecisionScope } from './decision-scope.js';
-import { PARENT_META_KEY, processPending } from './process-pending.js';
+import type { LedgerState } from './ledger-state.js';
+import { mergeMetaData } from './metadata.js';
+import type { Operation } from './operation.js';
+import { involvedIn, projectBalances } from './projection.js';
 import { isSplit, type SplitShare, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 
-export type RefundOutcome =
-  | { kind: 'done'; transaction: TransactionRecord; notes: string[] }
-  | { kind: 'rejected'; rejection: Rejection };
+export interface Refunded {
+  transaction: TransactionRecord;
+  notes: string[];
+}
 
 export function refundReference(originalId: string): string {
   return `${originalId}_refund`;
 }
 
-export function decideRefund(scope: DecisionScope, command: RefundCommand): RefundOutcome {
+export function decideRefund(scope: DecisionScope, command: RefundCommand): Decided<Refunded> {
   const original = scope.transaction(command.transaction_id);
-  if (!original) return rejected(reject('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`));
+  if (!original) return refuse(reject('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`));
   const lock = scope.state.refundLocks.get(original.transaction_id);
   if (lock !== undefined) {
-    return rejected(reject('GEN_RESOURCE_LOCKED', `refund ${lock} of ${original.transaction_id} is still queued`));
+    return refuse(reject('GEN_RESOURCE_LOCKED', `refund ${lock} of ${original.transaction_id} is still queued`));
   }
   const reference = refundReference(original.transaction_id);
   const previous = scope.referenceTaken(reference);
   const previousRecord = previous === undefined ? undefined : scope.transaction(previous);
   if (previousRecord && previousRecord.status !== 'REJECTED') {
-    return rejected(reject('GEN_CONFLICT', `transaction ${original.transaction_id} was already refunded by ${previous}`));
+    return refuse(reject('GEN_CONFLICT', `transaction ${original.transaction_id} was already refunded by ${previous}`));
   }
-  const movement = refundableMovement(scope, original);
-  if ('code' in movement) return rejected(movement);
+  const found = refundableMovement(scope, original);
+  if (!found.ok) return found;
+  const movement = found.value;
   const notes = [`refunds ${movement.amount} of ${original.transaction_id} back to its source`];
   if (command.description === '') notes.push('description copied from the original');
   if (Object.keys(command.meta_data).length > 0) notes.push('metadata merged over the original\'s');
   const metaData = mergeMetaData(original.meta_data, command.meta_data);
   const tooLarge = metadataSizeRefusal(metaData);
-  if (tooLarge) return rejected(tooLarge);
+  if (tooLarge) return refuse(tooLarge);
   const record = newTransaction({
     transaction_id: scope.ids.next('txn'),
     parent_transaction: original.transaction_id,
@@ -61,15 +67,56 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Refu
   if (movement.sources) record.sources = movement.sources;
   if (movement.destinations) record.destinations = movement.destinations;
   if (movement.sources || movement.destinations) record.atomic = true;
-  if (!command.skip_queue) return { kind: 'done', transaction: scope.write(record), notes };
+  if (!command.skip_queue) return accept({ transaction: scope.write(record), notes });
   const mark = scope.mark();
-  const final = processPending(scope, record);
-  if (final.status === 'REJECTED') {
+  const final = carryOut(scope, record);
+  if (final.rejection) {
     scope.rollback(mark);
-    const info = final.rejection as Rejection;
-    return rejected(reject(info.code as Rejection['code'], info.message));
+    return refuse(final.rejection);
   }
-  return { kind: 'done', transaction: final, notes };
+  return accept({ transaction: final, notes });
+}
+
+/** Refunding a transaction, as the engine runs it. */
+export const refundOperation: Operation<RefundCommand, Refunded> = {
+  admission(state, command) {
+    const original = state.transaction(command.transaction_id);
+    if (!original) return { kind: 'none' };
+    const balances = refundSources(state, original);
+    if (!command.skip_queue) return { kind: 'join', balances, items: 1 };
+    // With a refund already queued this one is refused (locked): nothing to apply first.
+    return state.refundLocks.has(original.transaction_id) ? { kind: 'none' } : { kind: 'drain', balances };
+  },
+  decide: decideRefund,
+  asDryRun: (command) => ({ ...command, skip_queue: true }),
+  eventType: (value) => eventTypeFor(value.transaction),
+  project(scope, command, decided, currentFrom) {
+    if (!decided.ok) {
+      const original = scope.transaction(command.transaction_id);
+      const reversed = original ? [{ ...original, source: original.destination, destination: original.source }] : [];
+      return { operation: 'refund', would_apply: false, rejection: decided.rejection, notes: [], balances: projectBalances(scope, involvedIn(scope, reversed), currentFrom) };
+    }
+    const { transaction, notes } = decided.value;
+    return {
+      operation: 'refund',
+      would_apply: true,
+      status: transaction.status,
+      transaction,
+      notes,
+      balances: projectBalances(scope, involvedIn(scope, [transaction]), currentFrom),
+    };
+  },
+};
+
+/** The balances a refund of `original` takes money from: what it paid into. */
+function refundSources(state: LedgerState, original: TransactionRecord): string[] {
+  if (!isSplit(original)) return original.destination === '' ? [] : [original.destination];
+  const destinations = new Set<string>();
+  for (const legId of original.legs ?? []) {
+    const leg = state.transaction(legId);
+    if (leg) destinations.add(leg.destination);
+  }
+  return [...destinations];
 }
 
 interface Movement {
@@ -81,9 +128,9 @@ interface Movement {
 }
 
 /** What moving the original back means, or why it cannot be refunded. */
-function refundableMovement(scope: DecisionScope, original: TransactionRecord): Movement | Rejection {
-  const notRefundable = (why: string): Rejection =>
-    reject('TXN_NOT_REFUNDABLE', `transaction ${original.transaction_id} cannot be refunded: ${why}`);
+function refundableMovement(scope: DecisionScope, original: TransactionRecord): Decided<Movement> {
+  const notRefundable = (why: string): Decided<Movement> =>
+    refuse(reject('TXN_NOT_REFUNDABLE', `transaction ${original.transaction_id} cannot be refunded: ${why}`));
   // Refunds happen at the top level only, so no unit can be refunded twice by two routes.
   if (original.action === 'commit' || original.action === 'void') {
     return notRefundable(`it settles part of hold ${original.parent_transaction}; refund the hold instead`);
@@ -95,14 +142,14 @@ function refundableMovement(scope: DecisionScope, original: TransactionRecord): 
   if (isSplit(original)) return reversedSplit(scope, original, notRefundable);
   const moved = original.inflight ? (original.committed_amount ?? 0n) : original.status === 'APPLIED' ? original.precise_amount : 0n;
   if (moved === 0n) return notRefundable(original.inflight ? 'nothing of the hold was committed' : `it is ${original.status}`);
-  return { source: original.destination, destination: original.source, amount: moved };
+  return accept({ source: original.destination, destination: original.source, amount: moved });
 }
 
 /**
  * A split is refunded as a split in reverse: each balance gets back exactly what its applied legs moved.
  * The shares are fixed amounts, so pairing them again moves every unit back to where it came from.
  */
-function reversedSplit(scope: DecisionScope, original: TransactionRecord, notRefundable: (why: string) => Rejection): Movement | Rejection {
+function reversedSplit(scope: DecisionScope, original: TransactionRecord, notRefundable: (why: string) => Decided<Movement>): Decided<Movement> {
   const paid = new Map<string, bigint>();
   const received = new Map<string, bigint>();
   let total = 0n;
@@ -120,15 +167,12 @@ function reversedSplit(scope: DecisionScope, original: TransactionRecord, notRef
     [...amounts].map(([balanceId, amount]) => ({ identifier: balanceId, balance_id: balanceId, distribution: amount.toString(), precise_amount: amount }));
   const sources = shares(received);
   const destinations = shares(paid);
-  return {
+  return accept({
     source: sources.length === 1 ? (sources[0] as SplitShare).balance_id : '',
     destination: destinations.length === 1 ? (destinations[0] as SplitShare).balance_id : '',
     amount: total,
     sources: sources.length === 1 ? undefined : sources,
     destinations: destinations.length === 1 ? undefined : destinations,
-  };
+  });
 }
 
-function rejected(rejection: Rejection): RefundOutcome {
-  return { kind: 'rejected', rejection };
-}

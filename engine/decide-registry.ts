@@ -14,21 +14,25 @@ import type {
 } from './records.js';
 import { mergeMetaData, metaDataBytes, METADATA_BYTES_MAX, metadataTarget, type MetadataTarget } from './metadata.js';
 import { reject, type Rejection } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 
-export type RegistryDecision<T> = { ok: true; value: T; event: LedgerEvent } | { ok: false; rejection: Rejection };
+/** A decision on a registry record: the record as it will be, and the event that makes it so. */
+export type RegistryDecision<T> = Decided<{ record: T; event: LedgerEvent }>;
 
-const refuse = <T>(rejection: Rejection): RegistryDecision<T> => ({ ok: false, rejection });
+function decided<T>(record: T, event: LedgerEvent): RegistryDecision<T> {
+  return accept({ record, event });
+}
 
 export function decideCreateIdentity(fields: IdentityFields, now: number, ids: IdSource): RegistryDecision<IdentityRecord> {
   const identity: IdentityRecord = { ...fields, identity_id: ids.next('idt'), created_at: now };
-  return { ok: true, value: identity, event: { type: 'identity.created', at: now, identities: [identity] } };
+  return decided(identity, { type: 'identity.created', at: now, identities: [identity] });
 }
 
 export function decideUpdateIdentity(state: LedgerState, identityId: string, fields: IdentityFields, now: number): RegistryDecision<IdentityRecord> {
   const current = state.identities.get(identityId);
   if (!current) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
   const identity: IdentityRecord = { ...fields, identity_id: identityId, created_at: current.created_at };
-  return { ok: true, value: identity, event: { type: 'identity.updated', at: now, identities: [identity] } };
+  return decided(identity, { type: 'identity.updated', at: now, identities: [identity] });
 }
 
 export function decideDeleteIdentity(state: LedgerState, identityId: string, now: number): RegistryDecision<IdentityRecord> {
@@ -36,7 +40,7 @@ export function decideDeleteIdentity(state: LedgerState, identityId: string, now
   if (!current) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
   const inUse = state.balancesPerIdentity.get(identityId) ?? 0;
   if (inUse > 0) return refuse(reject('GEN_CONFLICT', `identity ${identityId} is named by ${inUse} balance(s)`));
-  return { ok: true, value: current, event: { type: 'identity.deleted', at: now, deleted_identities: [identityId] } };
+  return decided(current, { type: 'identity.deleted', at: now, deleted_identities: [identityId] });
 }
 
 /**
@@ -54,7 +58,7 @@ export function decideMetadata(state: LedgerState, entityId: string, metaData: M
   const merged = mergeMetaData(current, metaData);
   const refusal = metadataSizeRefusal(merged);
   if (refusal) return refuse(refusal);
-  return { ok: true, value: merged, event: { type: 'metadata.updated', at: now, metadata_patches: [{ entity_id: entityId, meta_data: metaData }] } };
+  return decided(merged, { type: 'metadata.updated', at: now, metadata_patches: [{ entity_id: entityId, meta_data: metaData }] });
 }
 
 /** The metadata a record holds now, or undefined when there is no such record. */
@@ -86,7 +90,7 @@ export interface NewApiKey {
 
 export function decideCreateApiKey(fields: NewApiKey, apiKeyId: string, now: number): RegistryDecision<ApiKeyRecord> {
   const key: ApiKeyRecord = { ...fields, api_key_id: apiKeyId, created_at: now, last_used_at: 0, is_revoked: false };
-  return { ok: true, value: key, event: { type: 'api_key.created', at: now, api_keys: [key] } };
+  return decided(key, { type: 'api_key.created', at: now, api_keys: [key] });
 }
 
 /**
@@ -106,7 +110,7 @@ export function decideRevokeApiKey(state: LedgerState, apiKeyId: string, now: nu
     const key = state.apiKeys.get(id) as ApiKeyRecord;
     if (!key.is_revoked || id === apiKeyId) keys.push({ ...key, is_revoked: true });
   }
-  return { ok: true, value: keys[0] as ApiKeyRecord, event: { type: 'api_key.revoked', at: now, api_keys: keys } };
+  return decided(keys[0] as ApiKeyRecord, { type: 'api_key.revoked', at: now, api_keys: keys });
 }
 
 /** Last-use times gathered over a while, written as one event rather than one per request. */
@@ -124,7 +128,7 @@ export type HookFields = Omit<HookRecord, 'hook_id' | 'created_at' | 'signing_se
 
 export function decideCreateHook(fields: HookFields, signingSecretSealed: string, now: number, ids: IdSource): RegistryDecision<HookRecord> {
   const hook: HookRecord = { ...fields, hook_id: ids.next('hook'), created_at: now, signing_secret_sealed: signingSecretSealed };
-  return { ok: true, value: hook, event: { type: 'hook.created', at: now, hooks: [hook] } };
+  return decided(hook, { type: 'hook.created', at: now, hooks: [hook] });
 }
 
 export function decideUpdateHook(state: LedgerState, hookId: string, fields: HookFields, now: number): RegistryDecision<HookRecord> {
@@ -132,7 +136,7 @@ export function decideUpdateHook(state: LedgerState, hookId: string, fields: Hoo
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
   const hook: HookRecord = { ...fields, hook_id: hookId, created_at: current.created_at };
   if (current.signing_secret_sealed !== undefined) hook.signing_secret_sealed = current.signing_secret_sealed;
-  return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
+  return decided(hook, { type: 'hook.updated', at: now, hooks: [hook] });
 }
 
 /** Replaces a hook's signing secret (the old one stops being used at once). */
@@ -140,11 +144,11 @@ export function decideRotateHookSecret(state: LedgerState, hookId: string, signi
   const current = state.hooks.get(hookId);
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
   const hook: HookRecord = { ...current, signing_secret_sealed: signingSecretSealed };
-  return { ok: true, value: hook, event: { type: 'hook.updated', at: now, hooks: [hook] } };
+  return decided(hook, { type: 'hook.updated', at: now, hooks: [hook] });
 }
 
 export function decideDeleteHook(state: LedgerState, hookId: string, now: number): RegistryDecision<HookRecord> {
   const current = state.hooks.get(hookId);
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
-  return { ok: true, value: current, event: { type: 'hook.deleted', at: now, deleted_hooks: [hookId] } };
+  return decided(current, { type: 'hook.deleted', at: now, deleted_hooks: [hookId] });
 }

@@ -18,7 +18,8 @@ import {
   type MetaData,
   type TransactionRecord,
 } from './records.js';
-import { reject, type Rejection } from './rejections.js';
+import { reject } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 import { transactionHash } from './transaction-hash.js';
 
 export class DecisionScope {
@@ -42,22 +43,22 @@ export class DecisionScope {
    * A balance named by id must exist in the transaction's currency; an `@name` is looked up in the
    * general ledger by name and currency and, when absent, created as part of this decision.
    */
-  resolve(name: string, currency: string): BalanceRecord | Rejection {
+  resolve(name: string, currency: string): Decided<BalanceRecord> {
     if (!name.startsWith('@')) {
       const balance = this.state.balances.get(name);
-      if (!balance) return reject('BAL_NOT_FOUND', `balance ${name} not found`);
+      if (!balance) return refuse(reject('BAL_NOT_FOUND', `balance ${name} not found`));
       if (balance.currency !== currency) {
-        return reject('TXN_CURRENCY_MISMATCH', `balance ${name} holds ${balance.currency}, not ${currency}`);
+        return refuse(reject('TXN_CURRENCY_MISMATCH', `balance ${name} holds ${balance.currency}, not ${currency}`));
       }
-      return balance;
+      return accept(balance);
     }
     const existing = this.state.balanceByIndicator(name, currency) ?? this.createdByIndicator?.get(indicatorKey(name, currency));
-    if (existing) return existing;
+    if (existing) return accept(existing);
     const balance = newBalance(this.ids.next('bln'), GENERAL_LEDGER_ID, currency, name, '', EMPTY_META, this.now);
     this.created.push(balance);
     (this.createdById ??= new Map()).set(balance.balance_id, balance);
     (this.createdByIndicator ??= new Map()).set(indicatorKey(name, currency), balance);
-    return balance;
+    return accept(balance);
   }
 
   /** The newest version of a transaction, counting records written earlier in this decision. */

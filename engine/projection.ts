@@ -2,6 +2,7 @@
 // projection lists every balance involved with its amounts now and as they would be after the decided
 // postings. Nothing reaches the state or the log.
 
+import type { CreateTransactionCommand } from './commands.js';
 import type { DecisionScope } from './decision-scope.js';
 import type { Posting } from './events.js';
 import { applyPosting } from './ledger-state.js';
@@ -118,4 +119,24 @@ function amountsOf(balance: BalanceRecord): BalanceAmounts {
     inflight_debit_balance: balance.inflight_debit_balance,
     inflight_credit_balance: balance.inflight_credit_balance,
   };
+}
+
+/**
+ * The balances a set of transfer commands names, as a dry run shows them when it was refused before
+ * anything was recorded: resolved in the scope (an `@name` not yet made shows as made, at zero).
+ */
+export function namedBalances(scope: DecisionScope, commands: CreateTransactionCommand[]): BalanceProjection[] {
+  const involved: InvolvedBalance[] = [];
+  for (const command of commands) {
+    const names: Array<[string, BalanceRole]> = [
+      ...(command.sources ?? [{ identifier: command.source }]).map((share): [string, BalanceRole] => [share.identifier, 'source']),
+      ...(command.destinations ?? [{ identifier: command.destination }]).map((share): [string, BalanceRole] => [share.identifier, 'destination']),
+    ];
+    for (const [name, role] of names) {
+      if (name === '') continue;
+      const balance = scope.resolve(name, command.currency);
+      if (balance.ok) involved.push({ balance: balance.value, role, created: !scope.state.balances.has(balance.value.balance_id) });
+    }
+  }
+  return projectBalances(scope, involved);
 }

@@ -1,6 +1,8 @@
 // The records the ledger keeps. Times are epoch milliseconds decided by the injected clock (0 means
 // "unset"); amounts are bigint counts of the smallest unit. The HTTP edge turns these into the wire shapes.
 
+import type { Rejection } from './rejections.js';
+
 export type MetaData = Record<string, unknown>;
 
 /**
@@ -75,11 +77,6 @@ export interface SplitShare {
   precise_amount: bigint;
 }
 
-export interface RejectionInfo {
-  code: string;
-  reason: string;
-  message: string;
-}
 
 /**
  * The optional fields of a transaction record, in the order a new record gets them (newTransaction).
@@ -112,7 +109,8 @@ export interface TransactionRecord {
   inflight_commit_date: number;
   scheduled_for: number;
   meta_data: MetaData;
-  rejection?: RejectionInfo;
+  /** Why a REJECTED transaction was refused. */
+  rejection?: Rejection;
   /** Split transactions: the shares on each side (a plain side leaves these undefined). */
   sources?: SplitShare[];
   destinations?: SplitShare[];

@@ -34,6 +34,8 @@ export interface Rejection {
   code: RejectionCode;
   reason: string;
   message: string;
+  /** For a request of many items (a bulk), the index of the item refused. */
+  item?: number;
 }
 
 export function reject(code: RejectionCode, message: string): Rejection {

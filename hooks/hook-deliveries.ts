@@ -15,7 +15,7 @@
 
 import { hash } from 'node:crypto';
 import type { LedgerEvent } from '../engine/events.js';
-import { PARENT_META_KEY } from '../engine/process-pending.js';
+import { PARENT_META_KEY } from '../engine/carry-out.js';
 import type { HookType, TransactionRecord, TransactionStatus } from '../engine/records.js';
 
 export interface TransactionChange {

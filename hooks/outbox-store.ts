@@ -10,6 +10,7 @@
 // dedupe by X-Event-ID).
 
 import { open, type Database, type RootDatabase } from 'lmdb';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { HookRecord } from '../engine/records.js';
 
@@ -19,6 +20,7 @@ export interface OutboxCursor {
 }
 
 const CURSOR_KEY = 'cursor';
+const MAP_BYTES = 256 * 1024 ** 2;
 
 export class HookOutboxStore {
   private readonly env: RootDatabase;
@@ -28,7 +30,7 @@ export class HookOutboxStore {
   private lastWrite: Promise<unknown> = Promise.resolve();
 
   private constructor(dir: string) {
-    this.env = open({ path: dir, maxDbs: 4, mapSize: 256 * 1024 ** 2 });
+    this.env = open({ path: dir, maxDbs: 4, mapSize: MAP_BYTES });
     this.meta = this.env.openDB<OutboxCursor, string>({ name: 'meta', encoding: 'msgpack' });
     this.finished = this.env.openDB<true, [number, string]>({ name: 'finished', encoding: 'msgpack' });
   }
@@ -39,6 +41,20 @@ export class HookOutboxStore {
 
   static directoryIn(dataDir: string): string {
     return path.join(dataDir, 'hooks');
+  }
+
+  /**
+   * A consistent copy of the environment at `fromDir` (closed by its owner, or not) into `toDir`, which
+   * must not hold one yet: how a ledger moved to a new process keeps its delivery progress.
+   */
+  static async copyEnvironment(fromDir: string, toDir: string): Promise<void> {
+    const source = open({ path: fromDir, readOnly: true, maxDbs: 4, mapSize: MAP_BYTES });
+    try {
+      fs.mkdirSync(toDir, { recursive: true });
+      await source.backup(toDir, false);
+    } finally {
+      await source.close();
+    }
   }
 
   readCursor(): OutboxCursor | undefined {

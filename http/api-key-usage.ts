@@ -1,7 +1,8 @@
 // Last use of API keys without a log write per request: authentication notes the time in a map, and
 // every few seconds the newest time of each key is written as one event (engine.recordApiKeysUsed).
 // Listings show the noted times at once. What is noted since the last flush is lost in a crash, which
-// only makes `last_used_at` a few seconds older than it was.
+// only makes `last_used_at` a few seconds older than it was. While the ledger is fenced for a cutover
+// (bin/cutover-control.ts) nothing may be appended, so the writes are held and go out after it.
 
 import type { LedgerEngine } from '../engine/ledger-engine.js';
 
@@ -10,6 +11,7 @@ export const API_KEY_USE_FLUSH_MS_DEFAULT = 5_000;
 export class ApiKeyUsage {
   private noted = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private held = false;
 
   constructor(private readonly engine: LedgerEngine, private readonly flushMs = API_KEY_USE_FLUSH_MS_DEFAULT) {}
 
@@ -27,9 +29,19 @@ export class ApiKeyUsage {
   flush(): number | undefined {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.noted.size === 0) return undefined;
+    if (this.noted.size === 0 || this.held) return undefined;
     const noted = this.noted;
     this.noted = new Map();
     return this.engine.recordApiKeysUsed(noted);
+  }
+
+  /** Stops writing until release(); uses are still noted and shown. */
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    if (this.noted.size > 0) this.timer ??= setTimeout(() => this.flush(), this.flushMs).unref();
   }
 }

@@ -1,7 +1,7 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
 //   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
-//   loopback only) -> authentication -> body reader -> write backpressure -> routes (each behind its
-//   access check, see auth.ts)
+//   loopback only) -> authentication -> cutover fence -> body reader -> write backpressure -> routes (each
+//   behind its access check, see auth.ts)
 
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -28,6 +28,7 @@ import { metadataRoutes } from './routes/metadata-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
 import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
+import { cutoverRoutes, fenceGuard, type CutoverPort } from './routes/cutover-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
 
@@ -50,6 +51,8 @@ export interface AppOptions {
   clock?: Clock;
   /** How often noted API key uses are written to the log. */
   apiKeyUseFlushMs?: number;
+  /** Fence, follow and promote for a control plane's cutover (/admin/cutover/*, master key only). */
+  cutover?: CutoverPort;
 }
 
 export interface FolioApp {
@@ -90,6 +93,10 @@ export function createApp(options: AppOptions): FolioApp {
   const clock = options.clock ?? { now: () => Date.now() };
   const apiKeyUsage = new ApiKeyUsage(options.core.engine, options.apiKeyUseFlushMs);
   apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock });
+  if (options.cutover) {
+    cutoverRoutes(router, options.cutover);
+    options.cutover.holdWhileFenced(apiKeyUsage);
+  }
   hookRoutes(router, options.core);
   identityRoutes(router, options.core);
   balanceHistoryRoutes(router, options.core);
@@ -111,6 +118,7 @@ export function createApp(options: AppOptions): FolioApp {
   });
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
   koa.use(authenticate({ secretKey: options.secretKey ?? '', engine: options.core.engine, clock, usage: apiKeyUsage, router }));
+  if (options.cutover) koa.use(fenceGuard(options.cutover));
   koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax }));
   koa.use(refuseWhenOverloaded(options.core));
   koa.use(router.routes());

@@ -28,14 +28,19 @@ export function errorEnvelope(logger: Logger): Koa.Middleware {
 export function sendError(ctx: Koa.Context, error: ApiError): void {
   ctx.status = error.status;
   for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
+  ctx.type = 'application/json';
+  ctx.body = envelopeText(error);
+}
+
+/** The envelope's JSON text (also written by handlers that answer outside Koa, like the cloud's proxy). */
+export function envelopeText(error: ApiError): string {
   const detail: Record<string, unknown> = { code: error.code, message: error.message };
   if (error.details) detail.details = error.details;
-  ctx.type = 'application/json';
-  ctx.body = toJsonText({ error: error.message, error_detail: detail });
+  return toJsonText({ error: error.message, error_detail: detail });
 }
 
 /** Errors thrown by koa-body's reader carry an HTTP status and a `type`; map them to stable codes. */
-function toApiError(error: unknown): ApiError {
+export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof JsonSyntaxError) return new ApiError('GEN_MALFORMED_REQUEST', `malformed JSON body: ${error.message}`);
   const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;

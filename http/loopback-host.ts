@@ -26,13 +26,17 @@ function hostName(header: string): string {
   return colon === -1 ? header : header.slice(0, colon);
 }
 
+/** Throws GEN_FORBIDDEN_HOST for a Host header that is not loopback (an absent one passes). */
+export function refuseNonLoopbackHost(header: string | undefined): void {
+  if (header !== undefined && header !== '' && !isLoopback(hostName(header))) {
+    throw new ApiError('GEN_FORBIDDEN_HOST', 'this server listens on loopback only and answers only loopback host names (Host header)');
+  }
+}
+
 /** Refuses requests whose Host is not loopback; on only when the server itself listens on loopback. */
 export function loopbackHostOnly(): Koa.Middleware {
   return (ctx, next) => {
-    const header = ctx.get('host');
-    if (header !== '' && !isLoopback(hostName(header))) {
-      throw new ApiError('GEN_FORBIDDEN_HOST', 'this server listens on loopback only and answers only loopback host names (Host header)');
-    }
+    refuseNonLoopbackHost(ctx.get('host'));
     return next();
   };
 }

@@ -23,7 +23,7 @@ export function accepted<T>(outcome: Outcome<T>): { value: T; seq: number } {
 }
 
 /** POST routes that only read (filter and search): they add nothing to the log, so overload does not stop them. */
-function isReadOnlyPost(path: string): boolean {
+export function isReadOnlyPost(path: string): boolean {
   return path.endsWith('/filter') || (path.startsWith('/search/') && path !== '/search/reindex');
 }
 

@@ -102,6 +102,10 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   // operations
   'POST /admin/snapshots': 'master',
   'GET /admin/snapshots': 'master',
+  'POST /admin/cutover/fence': 'master',
+  'POST /admin/cutover/unfence': 'master',
+  'GET /admin/cutover/status': 'master',
+  'POST /admin/cutover/promote': 'master',
 };
 
 const MASTER: RouteAccess = { kind: 'master' };

@@ -36,7 +36,7 @@ t.test('rows round-trip records exactly', async (t) => {
     precise_amount: 123456789012345678901234567890n, precision: 1000000000000000000n, description: 'd', status: 'INFLIGHT', hash: 'h',
     allow_overdraft: true, inflight: true, skip_queue: false, created_at: 1700000000123, inflight_expiry_date: 0, inflight_commit_date: 5,
     scheduled_for: 0, meta_data: { big: 99999999999999999999n, list: [1, 'a', null, { x: true }], '__proto__': 'own key' },
-    rejection: { code: 'C', reason: 'r', message: 'm' }, committed_amount: 7n, batch_id: 'bulk_1', atomic: true, legs: ['txn_2'],
+    rejection: { code: 'TXN_INSUFFICIENT_FUNDS', reason: 'insufficient_funds', message: 'm' }, committed_amount: 7n, batch_id: 'bulk_1', atomic: true, legs: ['txn_2'],
     destinations: [{ identifier: '@x', balance_id: 'bln_x', distribution: '50%', precise_amount: 5n }], action: 'commit',
   };
   const row = Object.fromEntries(LAYOUTS.transactions.columns.map((column, index) => [column, transactionRow(record)[index] ?? null]));

@@ -5,7 +5,7 @@
 
 import t, { type Test } from 'tap';
 import type { CreateTransactionCommand } from '../engine/commands.js';
-import { PARENT_META_KEY } from '../engine/process-pending.js';
+import { PARENT_META_KEY } from '../engine/carry-out.js';
 import {
   amountsOf,
   balance,

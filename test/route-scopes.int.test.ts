@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import pino from 'pino';
 import t from 'tap';
+import { CutoverControl } from '../bin/cutover-control.js';
 import { LedgerRuntime } from '../bin/ledger-runtime.js';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
@@ -19,7 +20,9 @@ t.test('every registered route declares its access', async (t) => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
-  const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32) });
+  const app = createApp({
+    core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32), cutover: CutoverControl.forLeader(runtime),
+  });
   let routes = 0;
   for (const layer of app.router.stack) {
     if (layer.methods.length === 0) continue;

@@ -9,6 +9,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
+import { assert } from '../engine/assert.js';
 import type { EventLog } from '../engine/ports.js';
 import {
   CorruptRecordError,
@@ -192,12 +193,36 @@ export class LmdbLog implements EventLog {
     if (this.inFlight.length >= RECORDS_IN_FLIGHT_MAX && this.pending.length < this.frameEventsMax) return;
     const events = this.pending;
     const firstSeq = this.sealedSeq + 1;
-    const lastSeq = firstSeq + events.length - 1;
     this.pending = [];
+    const record = encodeFrame({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
+    this.write(firstSeq, firstSeq + events.length - 1, record);
+  }
+
+  /**
+   * Appends a record exactly as another log wrote it (a follower copying its leader's log, so the
+   * checksum chain stays identical). The record must follow on from this log's last one, and nothing
+   * may be buffered here: a follower appends no events of its own. The caller applies the record's
+   * events to its state first, as the engine does before it appends.
+   */
+  appendRecord(frame: DecodedFrame, record: Buffer): void {
+    if (this.failure) throw this.failure;
+    assert(this.pending.length === 0, 'a copied record cannot follow events of this log still being sealed');
+    if (frame.first_seq !== this.sealedSeq + 1) throw new CorruptRecordError(frame.first_seq, `expected a record starting at seq ${this.sealedSeq + 1}`);
+    if (!frame.prev_checksum.equals(this.lastChecksum)) throw new CorruptRecordError(frame.first_seq, 'does not chain to the record before it');
+    this._appendedSeq = frame.last_seq;
+    this.write(frame.first_seq, frame.last_seq, record);
+  }
+
+  /** The checksum of the last record sealed: with appendedSeq, where this log's chain stands. */
+  get lastRecordChecksum(): Buffer {
+    return this.lastChecksum;
+  }
+
+  /** Hands a sealed record to LMDB; its waiters resolve once it and every record before it are on disk. */
+  private write(firstSeq: number, lastSeq: number, record: Buffer): void {
     const waiter = this.pendingDeferred ?? deferred(lastSeq);
     waiter.lastSeq = lastSeq;
     this.pendingDeferred = undefined;
-    const record = encodeFrame({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
     this.lastChecksum = Buffer.from(record.subarray(0, 32));
     this.sealedSeq = lastSeq;
     waiter.firstSeq = firstSeq;
@@ -209,7 +234,7 @@ export class LmdbLog implements EventLog {
     flushed.then(
       () => {
         waiter.flushed = true;
-        waiter.stats = { events: events.length, bytes: record.length, milliseconds: performance.now() - started };
+        waiter.stats = { events: lastSeq - firstSeq + 1, bytes: record.length, milliseconds: performance.now() - started };
         this.advanceDurable();
       },
       (error: Error) => this.failed(error),

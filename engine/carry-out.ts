@@ -1,5 +1,6 @@
 // Carrying out a transaction that has been accepted: a queued one whose turn came, a scheduled one that
-// fell due, or a synchronous one right away. Funds are checked now, against the balances as everything
+// fell due, or a synchronous one right away (the same code for all three: a synchronous request is a
+// queued one whose turn is now). Funds are checked now, against the balances as everything
 // before it left them. The outcome is written into the decision scope as new versions of the records:
 //   plain transfer  -> APPLIED, or INFLIGHT for a hold, or REJECTED with the reason;
 //   split           -> one leg per source/destination pairing, then the parent's status from its legs;
@@ -7,9 +8,10 @@
 // A refund is an ordinary transfer (or split) in the reverse direction, so it needs nothing special here.
 
 import type { DecisionScope } from './decision-scope.js';
+import type { EventType } from './events.js';
 import { newTransaction, newTransactionIds } from './decision-scope.js';
 import { commitPostings, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
-import { heldAmount, isSplit, type RejectionInfo, type SplitShare, type TransactionRecord } from './records.js';
+import { heldAmount, isSplit, type SplitShare, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
 import { pairShares } from './split-distribution.js';
 import { transactionHash } from './transaction-hash.js';
@@ -18,9 +20,9 @@ import { transactionHash } from './transaction-hash.js';
 export const PARENT_META_KEY = 'QUEUED_PARENT_TRANSACTION';
 
 /** Carries out `record` in the scope and returns its final version (also written to the scope). */
-export function processPending(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
-  if (record.action === 'commit' || record.action === 'void') return processHoldAction(scope, record);
-  if (isSplit(record)) return processSplit(scope, record);
+export function carryOut(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
+  if (record.action === 'commit' || record.action === 'void') return carryOutHoldAction(scope, record);
+  if (isSplit(record)) return carryOutSplit(scope, record);
   return scope.write(settle(scope, record));
 }
 
@@ -38,7 +40,7 @@ function settle(scope: DecisionScope, record: TransactionRecord): TransactionRec
   return { ...record, status: 'APPLIED' };
 }
 
-function processSplit(scope: DecisionScope, parent: TransactionRecord): TransactionRecord {
+function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): TransactionRecord {
   const sources = sharesOf(parent.sources, parent.source, parent.precise_amount);
   const destinations = sharesOf(parent.destinations, parent.destination, parent.precise_amount);
   const flows = pairShares(sources.map((share) => share.precise_amount), destinations.map((share) => share.precise_amount));
@@ -64,7 +66,7 @@ function processSplit(scope: DecisionScope, parent: TransactionRecord): Transact
   for (const leg of legs) {
     const outcome = settle(scope, leg);
     if (outcome.status === 'REJECTED') {
-      firstFailure ??= outcome.rejection as Rejection;
+      firstFailure ??= outcome.rejection;
       if (parent.atomic) break;
     }
     settled.push(outcome);
@@ -79,7 +81,7 @@ function processSplit(scope: DecisionScope, parent: TransactionRecord): Transact
   for (const leg of settled) scope.write(leg);
   const moved = settled.some((leg) => leg.status !== 'REJECTED');
   const final: TransactionRecord = { ...parent, status: !moved ? 'REJECTED' : parent.inflight ? 'INFLIGHT' : 'APPLIED', legs: legIds };
-  if (!moved && firstFailure) final.rejection = rejectionInfo(firstFailure);
+  if (!moved && firstFailure) final.rejection = firstFailure;
   return scope.write(final);
 }
 
@@ -88,10 +90,10 @@ function sharesOf(shares: SplitShare[] | undefined, balanceId: string, total: bi
   return shares ?? [{ identifier: balanceId, balance_id: balanceId, distribution: 'left', precise_amount: total }];
 }
 
-function processHoldAction(scope: DecisionScope, action: TransactionRecord): TransactionRecord {
+function carryOutHoldAction(scope: DecisionScope, action: TransactionRecord): TransactionRecord {
   const target = scope.transaction(action.parent_transaction);
   if (!target) return scope.write(rejected(action, reject('TXN_NOT_FOUND', `transaction ${action.parent_transaction} not found`)));
-  if (isSplit(target)) return processSplitHoldAction(scope, action, target);
+  if (isSplit(target)) return carryOutSplitHoldAction(scope, action, target);
   const refusal = holdActionRefusal(target, action.action as 'commit' | 'void', action.precise_amount);
   if (refusal) return scope.write(rejected(action, refusal));
   const child = closeOnHold(scope, action, target);
@@ -115,7 +117,7 @@ function closeOnHold(scope: DecisionScope, action: TransactionRecord, hold: Tran
 }
 
 /** Commit or void of a split hold acts on every leg still open; partial amounts are refused upstream. */
-function processSplitHoldAction(scope: DecisionScope, action: TransactionRecord, parent: TransactionRecord): TransactionRecord {
+function carryOutSplitHoldAction(scope: DecisionScope, action: TransactionRecord, parent: TransactionRecord): TransactionRecord {
   const refusal = holdActionRefusal(parent, action.action as 'commit' | 'void', 0n);
   if (refusal) return scope.write(rejected(action, refusal));
   let total = 0n;
@@ -190,10 +192,19 @@ export function holdActionRefusal(target: TransactionRecord, action: 'commit' | 
   return undefined;
 }
 
-export function rejectionInfo(rejection: Rejection): RejectionInfo {
-  return { code: rejection.code, reason: rejection.reason, message: rejection.message };
+function rejected(record: TransactionRecord, rejection: Rejection): TransactionRecord {
+  // Only the three fields: a rejection stored on a record is exactly what the log keeps of it.
+  return { ...record, status: 'REJECTED', rejection: { code: rejection.code, reason: rejection.reason, message: rejection.message } };
 }
 
-function rejected(record: TransactionRecord, rejection: Rejection): TransactionRecord {
-  return { ...record, status: 'REJECTED', rejection: rejectionInfo(rejection) };
+/** Names an event after what happened to its main transaction, which is what hooks and logs care about. */
+export function eventTypeFor(record: TransactionRecord): EventType {
+  switch (record.status) {
+    case 'QUEUED': return 'transaction.queued';
+    case 'SCHEDULED': return 'transaction.scheduled';
+    case 'INFLIGHT': return 'transaction.inflight';
+    case 'VOID': return 'transaction.voided';
+    case 'REJECTED': return 'transaction.rejected';
+    case 'APPLIED': return 'transaction.applied';
+  }
 }

@@ -1,0 +1,101 @@
+// The control plane's HTTP handling. Requests for /proxy/ go to the proxy (proxy.ts), which runs on the
+// raw request for speed; everything else goes through the Koa application, whose middleware is, in order:
+//   request log -> error envelope -> loopback Host check and shutdown guard -> caller identification
+//   -> JSON body reader (not for the two form routes) -> routes
+// Both paths share the same Host check, shutdown guard and caller identification, and answer errors
+// in the core's error envelope (http/error-envelope.ts).
+
+import { Router } from '@koa/router';
+import type http from 'node:http';
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import { FOLIO_VERSION } from '../bin/version.js';
+import { ApiError } from '../http/api-error.js';
+import { errorEnvelope } from '../http/error-envelope.js';
+import { jsonBody } from '../http/json-body.js';
+import { refuseNonLoopbackHost } from '../http/loopback-host.js';
+import { identifyCaller } from './cloud-auth.js';
+import { deploymentRoutes } from './deployment-routes.js';
+import { userRoutes } from './user-routes.js';
+import type { Deployments } from './deployments.js';
+import type { ClientRegistry } from './oauth-clients.js';
+import { oauthRoutes } from './oauth-routes.js';
+import { isProxyTarget, Proxy } from './proxy.js';
+import type { TokenService } from './token-service.js';
+import type { Upgrades } from './upgrade.js';
+import type { UserDirectory } from './users.js';
+
+export interface CloudParts {
+  apiKeyHash: string;
+  users: UserDirectory;
+  clients: ClientRegistry;
+  tokens: TokenService;
+  deployments: Deployments;
+  upgrades: Upgrades;
+  logger: Logger;
+  now: () => number;
+  /** Whether the server listens on loopback only; then only loopback Host headers are served. */
+  loopbackOnly: boolean;
+}
+
+/** Bodies of the control plane's own JSON routes are small. */
+const CLOUD_BODY_BYTES_MAX = 64 * 1024;
+const FORM_PATHS = new Set(['/oauth/authorize', '/oauth/token']);
+
+export interface CloudApp {
+  handle(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** Makes every new request answer 503 while the control plane stops. */
+  beginShutdown(): void;
+  close(): void;
+}
+
+export function createCloudApp(parts: CloudParts): CloudApp {
+  const koa = new Koa();
+  koa.proxy = false;
+  koa.silent = true;
+  let shuttingDown = false;
+  const admit = (req: http.IncomingMessage): void => {
+    // DNS rebinding: a page on another site could reach a loopback server under its own host name.
+    if (parts.loopbackOnly) refuseNonLoopbackHost(req.headers.host);
+    if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'the control plane is shutting down', undefined, { Connection: 'close' });
+  };
+  const router = new Router();
+  router.get('/health', (ctx) => {
+    ctx.body = { status: 'UP', version: FOLIO_VERSION };
+  });
+  userRoutes(router, parts);
+  oauthRoutes(router, parts);
+  deploymentRoutes(router, parts);
+
+  koa.use(async (ctx, next) => {
+    const started = performance.now();
+    await next();
+    parts.logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: performance.now() - started }, 'request');
+  });
+  koa.use(errorEnvelope(parts.logger));
+  koa.use((ctx, next) => {
+    admit(ctx.req);
+    return next();
+  });
+  koa.use(identifyCaller(parts.apiKeyHash, parts.tokens));
+  const readJson = jsonBody({ bodyBytesMax: CLOUD_BODY_BYTES_MAX });
+  // The two form routes read their own bodies (form-body.ts); curl's default form type is JSON elsewhere.
+  koa.use((ctx, next) => (FORM_PATHS.has(ctx.path) ? next() : readJson(ctx, next)));
+  koa.use(router.routes());
+  koa.use(router.allowedMethods({ throw: true }));
+
+  const koaHandler = koa.callback();
+  const proxy = new Proxy({ deployments: parts.deployments, tokens: parts.tokens, apiKeyHash: parts.apiKeyHash, admit });
+  return {
+    handle(req, res) {
+      if (isProxyTarget(req.url ?? '')) void proxy.handle(req, res);
+      else void koaHandler(req, res);
+    },
+    beginShutdown() {
+      shuttingDown = true;
+    },
+    close() {
+      proxy.close();
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// The routes a control plane uses to move a ledger onto a new process without losing a write (see
+// docs/decisions-cloud.md). Master key only (route-scopes.ts):
+//   POST /admin/cutover/fence     stop appending: new writes are refused (503 CUTOVER_FENCED), writes in
+//                                 flight finish, queue work, timers and hook delivery stop, the log is
+//                                 flushed; answers the position {seq, log_checksum} it stopped at
+//   POST /admin/cutover/unfence   undo a fence (the cutover was abandoned)
+//   GET  /admin/cutover/status    role, fence, seqs, log checksum; `at_seq=N` first waits (bounded) until
+//                                 the ledger stands at N, `state_hash=true` adds the state hash
+//   POST /admin/cutover/promote   a follower that stands exactly at {seq, log_checksum} becomes a leader
+// `fenceGuard` sits in the app's middleware before any body is read: a write counts as in flight from
+// there until its response is written, which is what the fence waits for.
+
+import type { Router } from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
+import { isReadOnlyPost } from '../respond.js';
+import { validate } from '../validation.js';
+
+export const CUTOVER_PATH_PREFIX = '/admin/cutover/';
+/** The longest a status request waits for a follower to reach the seq it asks about. */
+export const CATCH_UP_WAIT_MS_MAX = 30_000;
+
+/** Where a log stands: the seq of its last event and the checksum of the record that ends there. */
+export interface CutoverPosition {
+  seq: number;
+  log_checksum: string;
+}
+
+/** A position as an answer, with where the time of the request went (for the control plane's report). */
+export interface CutoverAnswer extends CutoverPosition {
+  timings_ms?: Record<string, number>;
+}
+
+export interface CutoverStatus extends CutoverPosition {
+  role: 'leader' | 'follower';
+  fenced: boolean;
+  appended_seq: number;
+  durable_seq: number;
+  /** Follower only: the last seq of the leader's log as last read. */
+  leader_seq?: number;
+  /** Follower only: why following stopped, if it did. */
+  follow_error?: string;
+  /** The query index's checkpoint (it may be rebuilt on a new process). */
+  index_seq?: number;
+  state_hash?: string;
+  timings_ms?: Record<string, number>;
+}
+
+/** Raised by the control for a request that cannot be carried out in the ledger's present role or state. */
+export class CutoverRefusal extends Error {
+  override readonly name = 'CutoverRefusal';
+}
+
+/** What the routes need from the ledger's cutover control (wired in bin/cutover-control.ts). */
+export interface CutoverPort {
+  readonly fenced: boolean;
+  writeStarted(): void;
+  writeEnded(): void;
+  /** Something that appends on its own schedule (API key last-use stamps) and must wait while fenced. */
+  holdWhileFenced(writer: { hold(): void; release(): void }): void;
+  fence(): Promise<CutoverAnswer>;
+  unfence(): Promise<CutoverAnswer>;
+  status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverStatus>;
+  promote(expected: CutoverPosition): Promise<CutoverStatus>;
+}
+
+const positionSchema = z.object({
+  seq: z.number().int().min(0),
+  log_checksum: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 hex digits'),
+}).strict();
+
+const statusQuerySchema = z.object({
+  at_seq: z.coerce.number().int().min(0).optional(),
+  wait_ms: z.coerce.number().int().min(0).max(CATCH_UP_WAIT_MS_MAX).optional(),
+  state_hash: z.enum(['true', 'false']).optional(),
+});
+
+/** Refuses writes while fenced and counts those admitted until their answer is written. */
+export function fenceGuard(port: CutoverPort): Koa.Middleware {
+  return async (ctx, next) => {
+    const write = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path) && !ctx.path.startsWith(CUTOVER_PATH_PREFIX);
+    if (!write) return next();
+    if (port.fenced) {
+      throw new ApiError('CUTOVER_FENCED', 'this ledger is being moved to a new process; retry shortly', undefined, {
+        'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
+      });
+    }
+    port.writeStarted();
+    try {
+      await next();
+    } finally {
+      port.writeEnded();
+    }
+  };
+}
+
+export function cutoverRoutes(router: Router, port: CutoverPort): void {
+  router.post('/admin/cutover/fence', async (ctx) => {
+    ctx.body = await refusalsAsConflicts(() => port.fence());
+  });
+
+  router.post('/admin/cutover/unfence', async (ctx) => {
+    ctx.body = await refusalsAsConflicts(() => port.unfence());
+  });
+
+  router.get('/admin/cutover/status', async (ctx) => {
+    const query = validate(statusQuerySchema, ctx.query);
+    ctx.body = await refusalsAsConflicts(() =>
+      port.status({ atSeq: query.at_seq, waitMs: query.wait_ms ?? CATCH_UP_WAIT_MS_MAX, stateHash: query.state_hash === 'true' }));
+  });
+
+  router.post('/admin/cutover/promote', async (ctx) => {
+    const expected = validate(positionSchema, ctx.request.body);
+    ctx.body = await refusalsAsConflicts(() => port.promote(expected));
+  });
+}
+
+async function refusalsAsConflicts<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof CutoverRefusal) throw new ApiError('CUTOVER_CONFLICT', error.message);
+    throw error;
+  }
+}

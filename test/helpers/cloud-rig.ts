@@ -1,0 +1,139 @@
+// A real control plane for tests: `startCloud` in this process on 127.0.0.1 with an ephemeral port and a
+// temp data directory, its cores real child processes of the built CLI (run `npm run build` first).
+// The clock can be moved forward (expiry of codes and tokens) without waiting. Helpers create users,
+// deployments (waiting for ACTIVE), OAuth clients, and go through the sign-in page over plain HTTP the
+// way a browser would (the browser test does it with a real one).
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { startCloud, type RunningCloud } from '../../cloud/cloud-service.js';
+import type { UpgradeHooks } from '../../cloud/upgrade.js';
+import { sendRequest, type TestResponse } from './test-server.js';
+
+export const CLOUD_API_KEY = 'cloud-test-key-0123456789abcdef-0123456789';
+
+export interface CloudRig {
+  url: string;
+  dataDir: string;
+  cloud: RunningCloud;
+  /** Milliseconds added to the control plane's clock. */
+  clockOffsetMs: number;
+  /** A request with the cloud API key (or the headers given). */
+  operator(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
+  request(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
+  stop(): Promise<void>;
+}
+
+export async function startCloudRig(options: { dataDir?: string; upgradeHooks?: UpgradeHooks } = {}): Promise<CloudRig> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folio-cloud-'));
+  const rig = { clockOffsetMs: 0 } as CloudRig;
+  const cloud = await startCloud({
+    config: { host: '127.0.0.1', port: 0, data_dir: dataDir, api_key: CLOUD_API_KEY, log_level: 'silent' },
+    logger: pino({ level: process.env.FOLIO_CLOUD_TEST_LOG_LEVEL ?? 'silent' }),
+    now: () => Date.now() + rig.clockOffsetMs,
+    upgradeHooks: options.upgradeHooks,
+  });
+  Object.assign(rig, {
+    url: cloud.url,
+    dataDir,
+    cloud,
+    operator: (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) =>
+      sendRequest(cloud.url, method, route, body, { 'x-svc-key': CLOUD_API_KEY, ...headers }),
+    request: (method: string, route: string, body?: unknown, headers?: Record<string, string>) => sendRequest(cloud.url, method, route, body, headers),
+    stop: () => cloud.stop(),
+  });
+  return rig;
+}
+
+export async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs = 60_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export async function createUser(rig: CloudRig, email: string, password = 'correct horse battery'): Promise<{ user_id: string; email: string; password: string }> {
+  const created = await rig.operator('POST', '/users', { email, password });
+  if (created.status !== 201) throw new Error(`user: ${created.status} ${created.text}`);
+  return { ...created.body, password };
+}
+
+/** Creates a deployment and waits until it is ACTIVE; returns its details. */
+export async function createDeployment(rig: CloudRig, name: string, userId?: string): Promise<any> {
+  const created = await rig.operator('POST', '/deployments', { name, ...(userId ? { user_id: userId } : {}) });
+  if (created.status !== 201) throw new Error(`deployment: ${created.status} ${created.text}`);
+  return waitForStatus(rig, created.body.deployment_id, 'ACTIVE');
+}
+
+export async function waitForStatus(rig: CloudRig, deploymentId: string, status: string, timeoutMs = 120_000): Promise<any> {
+  let details: any;
+  await waitUntil(async () => {
+    details = (await rig.operator('GET', `/deployments/${deploymentId}`)).body;
+    if (details?.status === 'FAILED' && status !== 'FAILED') throw new Error(`deployment ${deploymentId} FAILED: ${details.problem}`);
+    return details?.status === status;
+  }, timeoutMs, `deployment ${deploymentId} to be ${status}`);
+  return details;
+}
+
+export async function createClient(rig: CloudRig, scopes: string[], redirectUris: string[], expiresAt: string | null = null): Promise<{ client_id: string; client_secret: string }> {
+  const created = await rig.operator('POST', '/oauth/clients', { name: 'Test App', scopes, redirect_uris: redirectUris, expires_at: expiresAt });
+  if (created.status !== 201) throw new Error(`client: ${created.status} ${created.text}`);
+  return created.body;
+}
+
+export interface SignInPage {
+  status: number;
+  headers: Headers;
+  html: string;
+  requestId?: string;
+  csrfToken?: string;
+  cookie?: string;
+  location?: string | null;
+}
+
+/** GET /oauth/authorize with these parameters, without following redirects. */
+export async function openSignIn(rig: CloudRig, params: Record<string, string>): Promise<SignInPage> {
+  const response = await fetch(`${rig.url}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+  const html = await response.text();
+  const field = (name: string): string | undefined => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1];
+  const cookie = response.headers.get('set-cookie')?.split(';')[0];
+  return { status: response.status, headers: response.headers, html, requestId: field('request_id'), csrfToken: field('csrf_token'), cookie, location: response.headers.get('location') };
+}
+
+/** Posts the sign-in form as a browser would; returns the response (a 303 to the client on success). */
+export async function submitSignIn(rig: CloudRig, page: SignInPage, fields: Record<string, string>, overrides: { cookie?: string; csrfToken?: string } = {}): Promise<Response> {
+  const form = new URLSearchParams({ request_id: page.requestId ?? '', csrf_token: overrides.csrfToken ?? page.csrfToken ?? '', decision: 'approve', ...fields });
+  return fetch(`${rig.url}/oauth/authorize`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(overrides.cookie ?? page.cookie ? { cookie: overrides.cookie ?? page.cookie! } : {}) },
+    body: form.toString(),
+  });
+}
+
+/** The whole authorization-code dance over HTTP; returns the code from the redirect. */
+export async function authorize(rig: CloudRig, client: { client_id: string }, user: { email: string; password: string }, redirectUri: string, extra: Record<string, string> = {}): Promise<string> {
+  const page = await openSignIn(rig, { response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, state: 'xyz', ...extra });
+  if (page.status !== 200) throw new Error(`sign-in page: ${page.status} ${page.html.slice(0, 300)}`);
+  const answer = await submitSignIn(rig, page, { email: user.email, password: user.password });
+  const location = answer.headers.get('location');
+  if (answer.status !== 303 || !location) throw new Error(`sign-in: ${answer.status} ${await answer.text()}`);
+  const code = new URL(location).searchParams.get('code');
+  if (!code) throw new Error(`no code in ${location}`);
+  return code;
+}
+
+/** POST /oauth/token with HTTP Basic client credentials and a form body. */
+export async function tokenRequest(rig: CloudRig, client: { client_id: string; client_secret: string } | undefined, form: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (client) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
+  const response = await fetch(`${rig.url}/oauth/token`, { method: 'POST', headers, body: new URLSearchParams(form).toString() });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+export function removeDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
