@@ -6,7 +6,7 @@
 //      rows/s and events/s with FTS, and the main thread's event-loop delay meanwhile.
 //   3. Filters and searches on that index: p50/p99 per query shape, through the same code the routes call.
 //   4. Lag under HTTP load: autocannon posts transfers to a live server while the index tails the log;
-//      the lag in seconds is sampled throughout (p50/p99/max).
+//      the lag in seconds is sampled throughout (p50/p99/max, and the series over time).
 //   5. Balance history: one GET /balances/:id/at on the big log.
 // Settings: INDEX_BENCH_REUSE=1 (with INDEX_BENCH_DIR: query an index built by an earlier run),
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
@@ -247,7 +247,14 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const query = runtime.query as SecondaryIndex;
     const lags: number[] = [];
-    const sampler = setInterval(() => lags.push(query.lagSeconds()), 50);
+    // The lag over time as well, [seconds into the load, lag in ms], for the report's chart.
+    const series: Array<[number, number]> = [];
+    const loadStarted = performance.now();
+    const sampler = setInterval(() => {
+      const lag = query.lagSeconds();
+      lags.push(lag);
+      series.push([Number(((performance.now() - loadStarted) / 1000).toFixed(2)), Number((lag * 1000).toFixed(1))]);
+    }, 50);
     let counter = 0;
     const result = await autocannon({
       url: `${url}/transactions`,
@@ -277,6 +284,7 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
     const figures = {
       seconds: LOAD_SECONDS, connections: CONNECTIONS, requests_per_second: Math.round(result.requests.average),
       non_2xx: result.non2xx, lag_p50_ms: lag.p50, lag_p99_ms: lag.p99, lag_max_ms: lag.max, caught_up_after_load: caughtUp,
+      lag_series: series,
     };
     process.stdout.write(`  ${figures.requests_per_second} transfers/s over HTTP; index lag p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms\n`);
     return figures;
