@@ -6,7 +6,7 @@
 //
 //   node dist/bench/peers/folio-in-process-child.js <balances> <batch> <clients> <warmupSeconds> <seconds> <dataDir>
 
-import { LedgerRuntime } from '../../bin/ledger-runtime.js';
+import { LedgerRuntime } from '../../app/ledger-runtime.js';
 import { transferCommand, type CreateTransactionCommand } from '../../engine/commands.js';
 import { runClosedLoop, type ClosedLoopResult } from './closed-loop.js';
 import { balanceNames, CURRENCY, FUNDING, FUNDING_BATCH, pairSource, WORLD } from './peer-workloads.js';
