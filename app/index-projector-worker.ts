@@ -16,7 +16,7 @@ import { IndexStore } from '../index/index-store.js';
 import { Projector, REBUILD_PROJECTOR_LIMITS, type LogSource } from '../index/projector.js';
 import type { FromWorker, ProjectorWorkerSettings, ToWorker } from '../index/projector-messages.js';
 import { PushedRecords } from '../index/pushed-records.js';
-import { CorruptRecordError, decodeFrame } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeLogRecord } from '../wal/log-record-codec.js';
 
 async function main(): Promise<void> {
   const port = parentPort;
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const send = (message: FromWorker): void => port.postMessage(message);
   const log = LmdbLog.open({ dir: settings.walDir });
   let durableSeq = settings.durableSeq;
-  const pushed = new PushedRecords({ decode: decodeFrame, corrupt: (key, detail) => new CorruptRecordError(key, detail) });
+  const pushed = new PushedRecords({ decode: decodeLogRecord, corrupt: (key, detail) => new CorruptRecordError(key, detail) });
   const source: LogSource = {
     get durableSeq() {
       return durableSeq;

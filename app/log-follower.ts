@@ -7,7 +7,7 @@
 // FOLLOW_RECORDS_PER_TURN_MAX per turn, pausing while its own log or lookups are behind. A record that
 // fails its checksum or does not chain on stops following with the reason kept for the status route.
 
-import { CorruptRecordError, decodeFrame } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeLogRecord } from '../wal/log-record-codec.js';
 import { LogReader } from '../wal/log-reader.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
@@ -99,13 +99,13 @@ export class LogFollower {
       const stored = this.reader.rawRecord(key);
       if (!stored) break;
       const record = Buffer.from(stored);
-      const frame = decodeFrame(key, record);
-      if (!frame.prev_checksum.equals(log.lastRecordChecksum)) {
+      const logRecord = decodeLogRecord(key, record);
+      if (!logRecord.prev_checksum.equals(log.lastRecordChecksum)) {
         throw new CorruptRecordError(key, "does not chain to this ledger's last record");
       }
-      for (const event of frame.events) engine.replay(event, { owned: true });
-      log.appendRecord(frame, record);
-      this.copiedSeq = frame.last_seq;
+      for (const event of logRecord.events) engine.replay(event, { owned: true });
+      log.appendRecord(logRecord, record);
+      this.copiedSeq = logRecord.last_seq;
       copied += 1;
     }
     return copied;

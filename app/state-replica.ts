@@ -5,8 +5,8 @@
 
 import type { LoggedEvent } from '../engine/events.js';
 import { applyEvent, LedgerState } from '../engine/ledger-state.js';
-import { CorruptRecordError, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
-import type { FrameSource } from '../wal/log-reader.js';
+import { CorruptRecordError, GENESIS_CHECKSUM } from '../wal/log-record-codec.js';
+import type { LogRecordSource } from '../wal/log-reader.js';
 import type { LoadedSnapshot } from '../snapshots/snapshot-loader.js';
 import type { SnapshotIdentity } from '../snapshots/snapshot-directory.js';
 import { NullTransactionStore } from '../lookups/null-transaction-store.js';
@@ -40,26 +40,26 @@ export class StateReplica {
    * Applies the records after the applied seq whose last event is at most `toSeq`, and returns how
    * many events that was. Records are applied whole, so the replica always stands at a record's end.
    */
-  catchUp(log: FrameSource, toSeq: number, onEvent?: (logged: LoggedEvent) => void): number {
+  catchUp(log: LogRecordSource, toSeq: number, onEvent?: (logged: LoggedEvent) => void): number {
     let applied = 0;
     if (toSeq <= this._appliedSeq) return 0;
-    for (const frame of log.frames(this._appliedSeq + 1)) {
-      if (frame.last_seq > toSeq) break;
-      if (frame.first_seq !== this._appliedSeq + 1) {
-        throw new CorruptRecordError(frame.first_seq, `expected a record starting at seq ${this._appliedSeq + 1}`);
+    for (const logRecord of log.logRecords(this._appliedSeq + 1)) {
+      if (logRecord.last_seq > toSeq) break;
+      if (logRecord.first_seq !== this._appliedSeq + 1) {
+        throw new CorruptRecordError(logRecord.first_seq, `expected a record starting at seq ${this._appliedSeq + 1}`);
       }
-      if (!frame.prev_checksum.equals(this.lastChecksum)) {
-        throw new CorruptRecordError(frame.first_seq, 'does not chain to the record before it');
+      if (!logRecord.prev_checksum.equals(this.lastChecksum)) {
+        throw new CorruptRecordError(logRecord.first_seq, 'does not chain to the record before it');
       }
-      for (let index = 0; index < frame.events.length; index += 1) {
-        const event = frame.events[index] as LoggedEvent['event'];
-        onEvent?.({ seq: frame.first_seq + index, event });
+      for (let index = 0; index < logRecord.events.length; index += 1) {
+        const event = logRecord.events[index] as LoggedEvent['event'];
+        onEvent?.({ seq: logRecord.first_seq + index, event });
         applyEvent(this.state, event, { owned: true });
       }
-      applied += frame.events.length;
-      this._appliedSeq = frame.last_seq;
-      this.lastRecordKey = frame.first_seq;
-      this.lastChecksum = frame.checksum;
+      applied += logRecord.events.length;
+      this._appliedSeq = logRecord.last_seq;
+      this.lastRecordKey = logRecord.first_seq;
+      this.lastChecksum = logRecord.checksum;
     }
     return applied;
   }

@@ -1,4 +1,4 @@
-// Events as bytes, for log records (frame-codec.ts). Writing the log is on the request path, so the
+// Events as bytes, for log records (log-record-codec.ts). Writing the log is on the request path, so the
 // records that nearly every event carries (transactions, postings, new balances) have a fixed layout
 // written field by field; everything else an event can carry (ledgers, identities, keys, hooks, ...)
 // goes into one msgpack blob. Against msgpack for the whole event this takes about a third of the time

@@ -18,7 +18,7 @@ export interface DurableRecord {
   bytes?: Buffer;
 }
 
-/** How pushed records are read: the log's own record decoding (wal/frame-codec.ts), handed in by the app. */
+/** How pushed records are read: the log's own record decoding (wal/log-record-codec.ts), handed in by the app. */
 export interface RecordCodec {
   decode(firstSeq: number, bytes: Buffer): { checksum: Buffer; prev_checksum: Buffer; first_seq: number; events: LedgerEvent[] };
   /** The error for a record that does not chain to the one before it. */
@@ -109,16 +109,16 @@ export class PushedRecords {
         previousChecksum = undefined;
         continue;
       }
-      const frame = this.codec.decode(record.first_seq, record.bytes);
-      if (previousChecksum && !frame.prev_checksum.equals(previousChecksum)) {
+      const logRecord = this.codec.decode(record.first_seq, record.bytes);
+      if (previousChecksum && !logRecord.prev_checksum.equals(previousChecksum)) {
         throw this.codec.corrupt(record.first_seq, 'does not chain to the record before it');
       }
-      previousChecksum = frame.checksum;
-      for (let position = 0; position < frame.events.length; position += 1) {
-        const seq = frame.first_seq + position;
+      previousChecksum = logRecord.checksum;
+      for (let position = 0; position < logRecord.events.length; position += 1) {
+        const seq = logRecord.first_seq + position;
         if (seq < next) continue;
         if (seq > toSeq) return;
-        yield { seq, event: frame.events[position] as LoggedEvent['event'] };
+        yield { seq, event: logRecord.events[position] as LoggedEvent['event'] };
         next = seq + 1;
       }
     }

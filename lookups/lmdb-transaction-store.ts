@@ -1,16 +1,16 @@
 // Transactions by id and by reference, kept in their own LMDB environment (data/lookup) beside the log.
 //
 // The log already holds every version of every transaction record, so the lookups store positions, not
-// copies: id -> the key of the log record (frame) holding the transaction's newest version, and
+// copies: id -> the key of the log record holding the transaction's newest version, and
 // reference -> id for references the client chose. A reference Folio generated is derived from the id
 // (engine/records.ts: generatedReference), so it is found through the id and needs no entry of its
-// own. Reading an older transaction decodes its frame (recently read frames are cached by the log).
+// own. Reading an older transaction decodes its log record (recently read records are cached by the log).
 // This keeps the per-transaction cost of the lookups to one or two small keys.
 //
 // One exception: a transaction whose newest version comes from a metadata patch exists in the log only
 // as its earlier record plus the patch, so that version is kept whole (encoded as the log encodes a
 // transaction) in a table of its own, and its position says so (PATCHED). A later full record moves
-// the position back to its frame.
+// the position back to its log record.
 //
 // The log is the only thing on the acknowledgement path. Lookups are written behind it: apply puts full
 // records into an in-memory overlay that reads see at once; each sealed log record becomes a generation,
@@ -46,22 +46,22 @@ const LOOKUP_KEY_LENGTH_MAX = 500;
 /** The position of a transaction whose newest version is kept whole in the `patched` table. */
 const PATCHED = -1;
 
-/** A log record as the store reads it (wal/frame-codec.ts DecodedFrame satisfies it). */
-export interface LogFrame {
+/** A log record as the store reads it (wal/log-record-codec.ts DecodedLogRecord satisfies it). */
+export interface LogRecordEvents {
   first_seq: number;
   last_seq: number;
   events: LedgerEvent[];
 }
 
-/** How the store reads the log: one record (frame) by key, and all records from the one holding a seq. */
+/** How the store reads the log: one record by key, and all records from the one holding a seq. */
 export interface LogReader {
-  frameAt(key: number): LogFrame | undefined;
-  framesFrom(seq: number): Iterable<LogFrame>;
+  logRecordAt(key: number): LogRecordEvents | undefined;
+  logRecordsFrom(seq: number): Iterable<LogRecordEvents>;
 }
 
 interface Generation {
   /** Key of the log record these puts came from (the seq of its first event). */
-  frameKey: number;
+  recordKey: number;
   lastSeq: number;
   /** In put order; a transaction put twice appears twice (the later put wins when written). */
   records: TransactionRecord[];
@@ -71,8 +71,8 @@ interface Position {
   transactionId: string;
   /** Undefined when the reference is the one generated from the id (it has no entry of its own). */
   reference: string | undefined;
-  frameKey: number;
-  /** The record itself, when its newest version came from a metadata patch (frameKey is PATCHED). */
+  recordKey: number;
+  /** The record itself, when its newest version came from a metadata patch (recordKey is PATCHED). */
   patched?: TransactionRecord;
 }
 
@@ -127,10 +127,10 @@ export class LmdbTransactionStore implements TransactionStore {
   get(transactionId: string): TransactionRecord | undefined {
     const fresh = this.overlay.get(transactionId);
     if (fresh || !fitsKey(transactionId)) return fresh;
-    const frameKey = this.positions.get(transactionId);
-    if (frameKey === undefined) return undefined;
-    if (frameKey === PATCHED) return this.readPatched(transactionId);
-    return this.readRecord(transactionId, frameKey);
+    const recordKey = this.positions.get(transactionId);
+    if (recordKey === undefined) return undefined;
+    if (recordKey === PATCHED) return this.readPatched(transactionId);
+    return this.readRecord(transactionId, recordKey);
   }
 
   idForReference(reference: string): string | undefined {
@@ -161,10 +161,10 @@ export class LmdbTransactionStore implements TransactionStore {
 
   /** The log sealed a record ending at `lastSeq`: every put since the last seal came from its events. */
   sealed(lastSeq: number): void {
-    const frameKey = this.sealedSeq + 1;
+    const recordKey = this.sealedSeq + 1;
     this.sealedSeq = lastSeq;
     if (this.unsealed.length === 0) return;
-    this.generations.push({ frameKey, lastSeq, records: this.unsealed });
+    this.generations.push({ recordKey, lastSeq, records: this.unsealed });
     this.unsealed = [];
   }
 
@@ -199,9 +199,9 @@ export class LmdbTransactionStore implements TransactionStore {
     const positions: Position[] = [];
     for (const generation of written) {
       for (const record of generation.records) {
-        const position: Position = { transactionId: record.transaction_id, reference: clientReference(record), frameKey: generation.frameKey };
+        const position: Position = { transactionId: record.transaction_id, reference: clientReference(record), recordKey: generation.recordKey };
         if (this.fromPatch.has(record)) {
-          position.frameKey = PATCHED;
+          position.recordKey = PATCHED;
           position.patched = record;
         }
         positions.push(position);
@@ -229,7 +229,7 @@ export class LmdbTransactionStore implements TransactionStore {
    */
   private writeBatch(positions: Iterable<Position>, lastSeq: number): Promise<void> {
     for (const position of positions) {
-      void this.positions.put(position.transactionId, position.frameKey);
+      void this.positions.put(position.transactionId, position.recordKey);
       if (position.patched) void this.patched.put(position.transactionId, encodeRecord(position.patched));
       if (position.reference !== undefined) void this.idByReference.put(position.reference, position.transactionId);
     }
@@ -255,21 +255,21 @@ export class LmdbTransactionStore implements TransactionStore {
       batch.push(position);
       pending.set(position.transactionId, position);
     };
-    for (const frame of this.log.framesFrom(this._checkpoint + 1)) {
-      if (frame.last_seq <= this._checkpoint) continue;
-      for (const event of frame.events) {
+    for (const logRecord of this.log.logRecordsFrom(this._checkpoint + 1)) {
+      if (logRecord.last_seq <= this._checkpoint) continue;
+      for (const event of logRecord.events) {
         for (const record of event.transactions ?? []) {
-          add({ transactionId: record.transaction_id, reference: clientReference(record), frameKey: frame.first_seq });
+          add({ transactionId: record.transaction_id, reference: clientReference(record), recordKey: logRecord.first_seq });
         }
         for (const patch of event.metadata_patches ?? []) {
           if (metadataTarget(patch.entity_id) !== 'transaction') continue;
           const base = this.pendingRecord(pending.get(patch.entity_id)) ?? this.get(patch.entity_id);
           if (!base) continue; // the log is checked by replay; a patch without its record cannot be placed
           const merged = { ...base, meta_data: mergeMetaData(base.meta_data, patch.meta_data) };
-          add({ transactionId: merged.transaction_id, reference: clientReference(merged), frameKey: PATCHED, patched: merged });
+          add({ transactionId: merged.transaction_id, reference: clientReference(merged), recordKey: PATCHED, patched: merged });
         }
       }
-      lastSeq = frame.last_seq;
+      lastSeq = logRecord.last_seq;
       if (batch.length >= CATCH_UP_BATCH_RECORDS) {
         written += batch.length;
         await this.writeBatch(batch, lastSeq);
@@ -302,7 +302,7 @@ export class LmdbTransactionStore implements TransactionStore {
   /** The record a position of the catch-up batch stands for. */
   private pendingRecord(position: Position | undefined): TransactionRecord | undefined {
     if (!position) return undefined;
-    return position.patched ?? this.readRecord(position.transactionId, position.frameKey);
+    return position.patched ?? this.readRecord(position.transactionId, position.recordKey);
   }
 
   private readPatched(transactionId: string): TransactionRecord | undefined {
@@ -310,12 +310,12 @@ export class LmdbTransactionStore implements TransactionStore {
     return bytes === undefined ? undefined : readTransaction(new ByteReader(bytes));
   }
 
-  /** The newest version of a transaction inside the log record at `frameKey`. */
-  private readRecord(transactionId: string, frameKey: number): TransactionRecord | undefined {
-    const frame = this.log.frameAt(frameKey);
-    if (!frame) return undefined;
-    for (let eventIndex = frame.events.length - 1; eventIndex >= 0; eventIndex -= 1) {
-      const records = frame.events[eventIndex]?.transactions;
+  /** The newest version of a transaction inside the log record at `recordKey`. */
+  private readRecord(transactionId: string, recordKey: number): TransactionRecord | undefined {
+    const logRecord = this.log.logRecordAt(recordKey);
+    if (!logRecord) return undefined;
+    for (let eventIndex = logRecord.events.length - 1; eventIndex >= 0; eventIndex -= 1) {
+      const records = logRecord.events[eventIndex]?.transactions;
       if (!records) continue;
       for (let index = records.length - 1; index >= 0; index -= 1) {
         if ((records[index] as TransactionRecord).transaction_id === transactionId) return records[index];

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { open } from 'lmdb';
-import { encodeFrame } from '../wal/frame-codec.js';
+import { encodeLogRecord } from '../wal/log-record-codec.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
 import { LogReader } from '../wal/log-reader.js';
@@ -104,21 +104,21 @@ async function copyLog(source: LogReader, targetDir: string, toSeq: number, onPr
     });
   };
   try {
-    for (const frame of source.frames()) {
-      if (frame.first_seq > toSeq) break;
+    for (const logRecord of source.logRecords()) {
+      if (logRecord.first_seq > toSeq) break;
       let bytes: Buffer;
-      if (frame.last_seq <= toSeq) bytes = source.rawRecord(frame.first_seq) as Buffer;
+      if (logRecord.last_seq <= toSeq) bytes = source.rawRecord(logRecord.first_seq) as Buffer;
       else {
-        const kept = frame.events.slice(0, toSeq - frame.first_seq + 1);
-        bytes = encodeFrame({ first_seq: frame.first_seq, prev_checksum: frame.prev_checksum, events: kept });
+        const kept = logRecord.events.slice(0, toSeq - logRecord.first_seq + 1);
+        bytes = encodeLogRecord({ first_seq: logRecord.first_seq, prev_checksum: logRecord.prev_checksum, events: kept });
       }
-      batch.push([frame.first_seq, Buffer.from(bytes)]);
+      batch.push([logRecord.first_seq, Buffer.from(bytes)]);
       copied += 1;
       if (batch.length >= COPY_BATCH_RECORDS) {
         await flush();
-        onProgress?.('copy', Math.min(frame.last_seq, toSeq), toSeq);
+        onProgress?.('copy', Math.min(logRecord.last_seq, toSeq), toSeq);
       }
-      if (frame.last_seq >= toSeq) break;
+      if (logRecord.last_seq >= toSeq) break;
     }
     await flush();
     onProgress?.('copy', toSeq, toSeq);

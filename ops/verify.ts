@@ -12,7 +12,7 @@ import { InvariantViolation } from '../engine/assert.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { applyEvent, LedgerState } from '../engine/ledger-state.js';
 import { transactionHash } from '../engine/transaction-hash.js';
-import { CorruptRecordError, type DecodedFrame } from '../wal/frame-codec.js';
+import { CorruptRecordError, type DecodedLogRecord } from '../wal/log-record-codec.js';
 import { LogReader } from '../wal/log-reader.js';
 import { NullTransactionStore } from '../lookups/null-transaction-store.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
@@ -146,10 +146,10 @@ class Verification {
 
   private replay(endSeq: number): void {
     try {
-      for (const frame of this.reader.frames()) {
-        if (!this.apply(frame)) return;
+      for (const logRecord of this.reader.logRecords()) {
+        if (!this.apply(logRecord)) return;
         this.records += 1;
-        this.checkSnapshotsAt(frame);
+        this.checkSnapshotsAt(logRecord);
         this.options.onProgress?.(this.seq, Math.max(endSeq, this.seq));
       }
     } catch (error) {
@@ -159,16 +159,16 @@ class Verification {
   }
 
   /** Applies one record's events; false when an invariant broke (replay cannot go on). */
-  private apply(frame: DecodedFrame): boolean {
-    for (let index = 0; index < frame.events.length; index += 1) {
-      const seq = frame.first_seq + index;
-      const event = frame.events[index] as LedgerEvent;
-      this.checkRowHashes(frame.first_seq, seq, event);
+  private apply(logRecord: DecodedLogRecord): boolean {
+    for (let index = 0; index < logRecord.events.length; index += 1) {
+      const seq = logRecord.first_seq + index;
+      const event = logRecord.events[index] as LedgerEvent;
+      this.checkRowHashes(logRecord.first_seq, seq, event);
       try {
         applyEvent(this.state, event, { owned: true });
       } catch (error) {
         if (!(error instanceof InvariantViolation)) throw error;
-        this.faults.push({ kind: 'invariant', record: frame.first_seq, seq, message: `log record ${frame.first_seq}, seq ${seq}: ${error.message}` });
+        this.faults.push({ kind: 'invariant', record: logRecord.first_seq, seq, message: `log record ${logRecord.first_seq}, seq ${seq}: ${error.message}` });
         return false;
       }
       this.seq = seq;
@@ -188,22 +188,22 @@ class Verification {
     }
   }
 
-  private checkSnapshotsAt(frame: DecodedFrame): void {
-    while (this.pending.length > 0 && (this.pending[0] as PendingSnapshot).header.seq <= frame.last_seq) {
+  private checkSnapshotsAt(logRecord: DecodedLogRecord): void {
+    while (this.pending.length > 0 && (this.pending[0] as PendingSnapshot).header.seq <= logRecord.last_seq) {
       const { file, header } = this.pending.shift() as PendingSnapshot;
-      if (header.seq !== frame.last_seq) {
-        this.snapshotFault(file, header.seq, `is at seq ${header.seq}, inside log record ${frame.first_seq} rather than at its end`);
+      if (header.seq !== logRecord.last_seq) {
+        this.snapshotFault(file, header.seq, `is at seq ${header.seq}, inside log record ${logRecord.first_seq} rather than at its end`);
         continue;
       }
-      const problem = this.compare(file, header, frame);
+      const problem = this.compare(file, header, logRecord);
       if (problem) this.snapshotFault(file, header.seq, problem);
       else this.checks.push({ file, seq: header.seq, ok: true, message: 'matches the replayed state' });
     }
   }
 
-  private compare(file: string, header: SnapshotHeader, frame: DecodedFrame): string | undefined {
-    if (header.log_record_key !== frame.first_seq || header.log_checksum !== frame.checksum.toString('hex')) {
-      return `was taken from another history (log record ${frame.first_seq} differs)`;
+  private compare(file: string, header: SnapshotHeader, logRecord: DecodedLogRecord): string | undefined {
+    if (header.log_record_key !== logRecord.first_seq || header.log_checksum !== logRecord.checksum.toString('hex')) {
+      return `was taken from another history (log record ${logRecord.first_seq} differs)`;
     }
     const replayed = stateHash(this.state);
     if (replayed !== header.state_hash) return `records state hash ${header.state_hash}, the replay gives ${replayed}`;

@@ -6,9 +6,9 @@
 import t from 'tap';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { packRecords, PushedRecords } from '../index/pushed-records.js';
-import { CorruptRecordError, decodeFrame, encodeFrame, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeLogRecord, encodeLogRecord, GENESIS_CHECKSUM } from '../wal/log-record-codec.js';
 
-const CODEC = { decode: decodeFrame, corrupt: (key: number, detail: string) => new CorruptRecordError(key, detail) };
+const CODEC = { decode: decodeLogRecord, corrupt: (key: number, detail: string) => new CorruptRecordError(key, detail) };
 
 interface Record {
   first_seq: number;
@@ -23,12 +23,12 @@ function makeLog(count: number): { records: Record[]; events: LedgerEvent[] } {
   let previous = GENESIS_CHECKSUM;
   let seq = 1;
   for (let index = 0; index < count; index += 1) {
-    const frameEvents: LedgerEvent[] = Array.from({ length: 1 + (index % 3) }, (_, offset) => ({ type: 'ledger.created', at: 1000 + seq + offset }));
-    const bytes = encodeFrame({ first_seq: seq, prev_checksum: previous, events: frameEvents });
-    records.push({ first_seq: seq, last_seq: seq + frameEvents.length - 1, bytes });
-    events.push(...frameEvents);
+    const recordEvents: LedgerEvent[] = Array.from({ length: 1 + (index % 3) }, (_, offset) => ({ type: 'ledger.created', at: 1000 + seq + offset }));
+    const bytes = encodeLogRecord({ first_seq: seq, prev_checksum: previous, events: recordEvents });
+    records.push({ first_seq: seq, last_seq: seq + recordEvents.length - 1, bytes });
+    events.push(...recordEvents);
     previous = Buffer.from(bytes.subarray(0, 32));
-    seq += frameEvents.length;
+    seq += recordEvents.length;
   }
   return { records, events };
 }
@@ -96,7 +96,7 @@ t.test('a gap in what was pushed starts the queue over', async (t) => {
 t.test('a pushed record that does not chain to the one before it is refused', async (t) => {
   const { records, events } = makeLog(4);
   const queue = new PushedRecords(CODEC);
-  const forged = { ...records[2]!, bytes: encodeFrame({ first_seq: records[2]!.first_seq, prev_checksum: Buffer.alloc(32, 7), events: [{ type: 'ledger.created', at: 1 }, { type: 'ledger.created', at: 2 }, { type: 'ledger.created', at: 3 }] }) };
+  const forged = { ...records[2]!, bytes: encodeLogRecord({ first_seq: records[2]!.first_seq, prev_checksum: Buffer.alloc(32, 7), events: [{ type: 'ledger.created', at: 1 }, { type: 'ledger.created', at: 2 }, { type: 'ledger.created', at: 3 }] }) };
   queue.push(packRecords([records[0]!, records[1]!, forged, records[3]!]));
   t.throws(() => [...queue.read(1, events.length, fallbackFrom(events, []))], CorruptRecordError);
 });

@@ -106,8 +106,8 @@ t.test('restore to a seq inside a group-commit record cuts that record there', a
   await server.stop();
 
   const reader = LogReader.open(source);
-  const frames = [...reader.frames()];
-  const shared = frames.find((frame) => frame.first_seq > snapshot.seq && frame.events.length >= 3);
+  const logRecords = [...reader.logRecords()];
+  const shared = logRecords.find((logRecord) => logRecord.first_seq > snapshot.seq && logRecord.events.length >= 3);
   t.ok(shared, 'group commit put several events in one record');
   const toSeq = (shared?.first_seq ?? 0) + 1;
   const events: LedgerEvent[] = [...reader.events(1, toSeq)].map((logged) => logged.event);

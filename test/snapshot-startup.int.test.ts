@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import t from 'tap';
-import { CorruptRecordError } from '../wal/frame-codec.js';
+import { CorruptRecordError } from '../wal/log-record-codec.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { stateHash } from '../snapshots/state-hash.js';
 import { verifyDataDir } from '../ops/verify.js';

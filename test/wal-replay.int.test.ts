@@ -212,7 +212,7 @@ for (const seed of testSeeds([11, 4242])) {
     sameSnapshot(t, 'state after reopening', snapshot(runtime, written), before);
     t.equal(runtime.startup.replayedEvents, runtime.log.appendedSeq, 'start-up replayed the whole log');
     t.doesNotThrow(() => {
-      for (const _frame of runtime.log.frames()) void _frame;
+      for (const _frame of runtime.log.logRecords()) void _frame;
     }, 'every log record checks out and chains to the one before');
 
     const expected = expectedAfterQueue(runtime, written);

@@ -9,18 +9,18 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LoggedEvent } from '../engine/events.js';
-import { CorruptRecordError, decodeFrame, GENESIS_CHECKSUM, type DecodedFrame } from './frame-codec.js';
+import { CorruptRecordError, decodeLogRecord, GENESIS_CHECKSUM, type DecodedLogRecord } from './log-record-codec.js';
 
 /** Anything that yields decoded, chain-checked log records from a key on (the server's LmdbLog too). */
-export interface FrameSource {
-  frames(fromKey?: number): Generator<DecodedFrame>;
+export interface LogRecordSource {
+  logRecords(fromKey?: number): Generator<DecodedLogRecord>;
 }
 
 /** Must match the writer's settings (wal/lmdb-log.ts): same named database and map size. */
 const LOG_DB_NAME = 'log';
 const MAP_BYTES = 1024 ** 3;
 
-export class LogReader implements FrameSource {
+export class LogReader implements LogRecordSource {
   private constructor(private readonly env: RootDatabase, private readonly records: Database<Buffer, number>) {}
 
   /** Opens `<dataDir>/wal` read-only; throws if there is no log there. */
@@ -39,7 +39,7 @@ export class LogReader implements FrameSource {
 
   /** Seq of the last event in the log (0 when empty). Decodes (and so checks) only the last record. */
   endSeq(): number {
-    for (const { key, value } of this.records.getRange({ reverse: true, limit: 1 })) return decodeFrame(key, value).last_seq;
+    for (const { key, value } of this.records.getRange({ reverse: true, limit: 1 })) return decodeLogRecord(key, value).last_seq;
     return 0;
   }
 
@@ -49,18 +49,18 @@ export class LogReader implements FrameSource {
   }
 
   /** Decoded records from `fromKey` on, each checked, and each linked to the one before it. */
-  *frames(fromKey = 1): Generator<DecodedFrame> {
-    let previous: DecodedFrame | undefined;
+  *logRecords(fromKey = 1): Generator<DecodedLogRecord> {
+    let previous: DecodedLogRecord | undefined;
     for (const { key, value } of this.records.getRange({ start: fromKey })) {
-      const frame = decodeFrame(key, value);
+      const logRecord = decodeLogRecord(key, value);
       if (previous) {
-        if (frame.first_seq !== previous.last_seq + 1) throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
-        if (!frame.prev_checksum.equals(previous.checksum)) throw new CorruptRecordError(key, 'does not chain to the record before it');
-      } else if (key === 1 && !frame.prev_checksum.equals(GENESIS_CHECKSUM)) {
+        if (logRecord.first_seq !== previous.last_seq + 1) throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
+        if (!logRecord.prev_checksum.equals(previous.checksum)) throw new CorruptRecordError(key, 'does not chain to the record before it');
+      } else if (key === 1 && !logRecord.prev_checksum.equals(GENESIS_CHECKSUM)) {
         throw new CorruptRecordError(key, 'first record does not start the chain');
       }
-      previous = frame;
-      yield frame;
+      previous = logRecord;
+      yield logRecord;
     }
   }
 
@@ -68,12 +68,12 @@ export class LogReader implements FrameSource {
   *events(fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER): Generator<LoggedEvent> {
     let startKey = fromSeq;
     for (const key of this.records.getKeys({ start: fromSeq, reverse: true, limit: 1 })) startKey = key;
-    for (const frame of this.frames(startKey)) {
-      for (let index = 0; index < frame.events.length; index += 1) {
-        const seq = frame.first_seq + index;
+    for (const logRecord of this.logRecords(startKey)) {
+      for (let index = 0; index < logRecord.events.length; index += 1) {
+        const seq = logRecord.first_seq + index;
         if (seq < fromSeq) continue;
         if (seq > toSeq) return;
-        yield { seq, event: frame.events[index] as LedgerEvent };
+        yield { seq, event: logRecord.events[index] as LedgerEvent };
       }
     }
   }

@@ -1,8 +1,8 @@
-// The bytes of one log record. A record (a "frame") holds the events of one group commit:
+// The bytes of one log record. A record holds the events of one group commit:
 //
 //   [ 32-byte SHA-256 of the payload ][ payload ]
 //   payload, format 2:  u8 0xF2, f64 first_seq, 32-byte prev_checksum, u32 event count, events
-//                       (event-codec.ts)
+//                       (codec/event-codec.ts)
 //   payload, format 1:  msgpack { first_seq, prev_checksum, events }   (read, no longer written)
 //
 // The leading checksum lets a reader reject a damaged record on its own; `prev_checksum` (the previous
@@ -19,13 +19,13 @@ import { readEvent, writeEvent } from '../codec/event-codec.js';
 export const CHECKSUM_BYTES = 32;
 export const GENESIS_CHECKSUM: Buffer = Buffer.alloc(CHECKSUM_BYTES);
 
-export interface Frame {
+export interface LogRecordContents {
   first_seq: number;
   prev_checksum: Buffer;
   events: LedgerEvent[];
 }
 
-export interface DecodedFrame extends Frame {
+export interface DecodedLogRecord extends LogRecordContents {
   checksum: Buffer;
   last_seq: number;
 }
@@ -45,14 +45,14 @@ const ZERO_CHECKSUM = Buffer.alloc(CHECKSUM_BYTES);
 /** Reused for every record: one growing buffer instead of one per record. */
 const writer = new ByteWriter(256 * 1024);
 
-export function encodeFrame(frame: Frame): Buffer {
+export function encodeLogRecord(logRecord: LogRecordContents): Buffer {
   writer.reset();
   writer.raw(ZERO_CHECKSUM); // room for the checksum, filled in below
   writer.u8(FORMAT_2);
-  writer.f64(frame.first_seq);
-  writer.raw(frame.prev_checksum);
-  writer.u32(frame.events.length);
-  for (const event of frame.events) writeEvent(writer, event);
+  writer.f64(logRecord.first_seq);
+  writer.raw(logRecord.prev_checksum);
+  writer.u32(logRecord.events.length);
+  for (const event of logRecord.events) writeEvent(writer, event);
   const record = Buffer.from(writer.bytes());
   createHash('sha256').update(record.subarray(CHECKSUM_BYTES)).digest().copy(record, 0);
   return record;
@@ -69,7 +69,7 @@ export function checksumOf(record: Uint8Array): Buffer {
  * group commit of thousands of events) then holds one event at a time instead of all of them, which
  * keeps them short-lived for the garbage collector.
  */
-export interface OpenedFrame {
+export interface OpenedLogRecord {
   first_seq: number;
   prev_checksum: Buffer;
   checksum: Buffer;
@@ -77,7 +77,7 @@ export interface OpenedFrame {
   events(): Generator<LedgerEvent>;
 }
 
-export function openFrame(recordKey: number, record: Uint8Array): OpenedFrame {
+export function openLogRecord(recordKey: number, record: Uint8Array): OpenedLogRecord {
   if (record.length <= CHECKSUM_BYTES) throw new CorruptRecordError(recordKey, `only ${record.length} bytes`);
   const bytes = Buffer.from(record.buffer, record.byteOffset, record.length);
   const stored = bytes.subarray(0, CHECKSUM_BYTES);
@@ -107,7 +107,7 @@ export function openFrame(recordKey: number, record: Uint8Array): OpenedFrame {
         if (input.position !== payload.length) throw undecodable(new Error(`${payload.length - input.position} bytes after the last event`));
       };
     } else {
-      const decoded = unpackr.unpack(payload) as Frame;
+      const decoded = unpackr.unpack(payload) as LogRecordContents;
       const list = Array.isArray(decoded.events) ? decoded.events : [];
       header = { first_seq: decoded.first_seq, prev_checksum: decoded.prev_checksum, count: list.length };
       events = function* format1Events(): Generator<LedgerEvent> {
@@ -128,13 +128,13 @@ export function openFrame(recordKey: number, record: Uint8Array): OpenedFrame {
 }
 
 /** A record decoded whole. */
-export function decodeFrame(recordKey: number, record: Uint8Array): DecodedFrame {
-  return decodeOpened(openFrame(recordKey, record));
+export function decodeLogRecord(recordKey: number, record: Uint8Array): DecodedLogRecord {
+  return decodeOpened(openLogRecord(recordKey, record));
 }
 
-export function decodeOpened(frame: OpenedFrame): DecodedFrame {
-  const { first_seq, prev_checksum, checksum, last_seq } = frame;
-  return { first_seq, prev_checksum, checksum, last_seq, events: [...frame.events()] };
+export function decodeOpened(logRecord: OpenedLogRecord): DecodedLogRecord {
+  const { first_seq, prev_checksum, checksum, last_seq } = logRecord;
+  return { first_seq, prev_checksum, checksum, last_seq, events: [...logRecord.events()] };
 }
 
 /** Where a format-2 payload's events start: format byte, first seq, previous checksum, count. */
