@@ -8,11 +8,11 @@
 import { createHmac } from 'node:crypto';
 import type { HookType, TransactionRecord } from '../engine/records.js';
 import { toJsonText } from '../wire/json-text.js';
-import { transactionView } from '../wire/views.js';
+import { transactionJson } from '../wire/transaction-json.js';
 import { hookEventName } from './hook-deliveries.js';
 
 export function hookBody(record: TransactionRecord, type: HookType): string {
-  return toJsonText({ event: hookEventName(record.status), hook_type: type, data: transactionView(record) });
+  return toJsonText({ event: hookEventName(record.status), hook_type: type, data: transactionJson(record) });
 }
 
 export function hookSignature(secretKey: string, timestamp: string, body: string): string {

@@ -1,12 +1,12 @@
-// The JSON of a transaction, written directly from the record. Transactions are the most frequent
-// response by far, and the generic writer, walking objects of many shapes, was a measurable share of
-// each request. This writer produces exactly `toJsonText(transactionView(record))` (a unit test holds
-// them together), field for field in the same order.
+// The JSON of a transaction, written directly from the record: the one way a transaction is rendered,
+// in responses, hook payloads and search hits alike. Transactions are the most frequent response by far,
+// and the generic writer, walking objects of many shapes, was a measurable share of each request.
+// Others embed it as RawJson (toJsonText writes it as it is).
 
-import type { TransactionRecord } from '../engine/records.js';
+import type { SplitShare, TransactionRecord } from '../engine/records.js';
 import { preciseToAmount, preciseToDecimalText } from './amounts.js';
 import { jsonString, RawJson, toJsonText } from './json-text.js';
-import { timeText, transactionView } from './views.js';
+import { timeText } from './views.js';
 
 function numberText(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
@@ -34,22 +34,22 @@ export function transactionJsonText(record: TransactionRecord): string {
     + ',"inflight_expiry_date":' + jsonString(timeText(record.inflight_expiry_date))
     + ',"inflight_commit_date":' + jsonString(timeText(record.inflight_commit_date))
     + ',"meta_data":' + toJsonText(record.meta_data);
-  if (hasOptionalFields(record)) {
-    // The rarer fields go through the generic view, so their shapes are defined in one place.
-    const view = transactionView(record);
-    for (const key of OPTIONAL_KEYS) {
-      if (view[key] !== undefined) text += ',"' + key + '":' + toJsonText(view[key]);
-    }
+  if (record.rejection) {
+    const { code, reason, message } = record.rejection;
+    text += ',"rejection":{"code":' + jsonString(code) + ',"reason":' + jsonString(reason) + ',"message":' + jsonString(message) + '}';
   }
+  if (record.sources) text += ',"sources":' + sharesText(record.sources);
+  if (record.destinations) text += ',"destinations":' + sharesText(record.destinations);
+  if (record.atomic !== undefined) text += ',"atomic":' + (record.atomic ? 'true' : 'false');
+  if (record.legs) text += ',"legs":[' + record.legs.map(jsonString).join(',') + ']';
+  if (record.batch_id !== undefined) text += ',"batch_id":' + jsonString(record.batch_id);
+  if (record.inflight && record.committed_amount !== undefined) text += ',"precise_committed_amount":' + record.committed_amount.toString();
   return text + '}';
 }
 
-const OPTIONAL_KEYS = ['rejection', 'sources', 'destinations', 'atomic', 'legs', 'batch_id', 'precise_committed_amount'] as const;
-
-function hasOptionalFields(record: TransactionRecord): boolean {
-  return record.rejection !== undefined || record.sources !== undefined || record.destinations !== undefined
-    || record.atomic !== undefined || record.legs !== undefined || record.batch_id !== undefined
-    || (record.inflight && record.committed_amount !== undefined);
+function sharesText(shares: SplitShare[]): string {
+  return '[' + shares.map((share) => '{"identifier":' + jsonString(share.identifier) + ',"distribution":' + jsonString(share.distribution)
+    + ',"precise_amount":' + share.precise_amount.toString() + '}').join(',') + ']';
 }
 
 /** A transaction ready to be embedded in a response. */
