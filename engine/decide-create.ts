@@ -2,7 +2,7 @@
 // resolve the balances (creating `@name` balances on first use), work out split shares, and then either
 // schedule it, queue it behind its source balance, or carry it out at once (skip_queue).
 
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from './exact-json.js';
 import type { CreateTransactionCommand, ShareCommand } from './commands.js';
 import { carryOut, eventTypeFor } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';

@@ -11,7 +11,7 @@
 // Snapshots carry it in their header; `folio verify` recomputes it from a replay of the log at each
 // snapshot's seq and from the snapshot's own contents.
 
-import { canonicalJson } from '../engine/canonical-json.js';
+import { canonicalJson } from '../engine/exact-json.js';
 import type { LedgerState } from '../engine/ledger-state.js';
 import { fixedPartOf, isEmpty, writeBalanceFields } from '../codec/balance-codec.js';
 import { ByteWriter } from '../codec/byte-writer.js';

@@ -8,7 +8,7 @@
 
 import { Packr } from 'msgpackr';
 import t from 'tap';
-import { canonicalJson } from '../engine/canonical-json.js';
+import { canonicalJson } from '../engine/exact-json.js';
 import type { LedgerEvent } from '../engine/events.js';
 import type { TransactionRecord } from '../engine/records.js';
 import { CorruptRecordError, decodeLogRecord, encodeLogRecord, GENESIS_CHECKSUM, openLogRecord } from '../wal/log-record-codec.js';

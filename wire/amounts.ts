@@ -3,6 +3,7 @@
 // refuses anything that would need rounding. Display floats are derived from exact decimal text, so they
 // are the double nearest to the true value.
 
+import { RawJson } from '../engine/exact-json.js';
 import { PRECISE_AMOUNT_DIGITS_MAX, PRECISE_AMOUNT_MAX, PRECISION_MAX } from '../engine/money.js';
 /** Decimal exponents outside this range are refused before any bigint is built from them. */
 const DECIMAL_EXPONENT_LIMIT = 80;
@@ -114,8 +115,7 @@ function powerOfTenExponent(value: bigint): number | undefined {
  * A JSON number literal that a double cannot hold exactly (more than 15 significant digits and not an
  * integer). The lossless JSON parser hands these over as text so money fields can convert them exactly.
  */
-export class DecimalLiteral {
-  constructor(readonly text: string) {}
+export class DecimalLiteral extends RawJson {
   toJSON(): number {
     return Number(this.text);
   }
