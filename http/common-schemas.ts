@@ -41,6 +41,9 @@ export const metaDataSchema = plainObjectSchema
     return normalized;
   });
 
+/** Metadata that may be left out or sent as null. */
+export const optionalMetaData = z.union([metaDataSchema, z.null()]).optional();
+
 /**
  * Metadata as stored: long decimals as numbers, within the size bound, no prototype keys at any depth;
  * or why it is refused.

@@ -9,7 +9,7 @@ import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import type { IdPrefix } from '../engine/ports.js';
 import { deliveryEventId, hookEventName, transactionChanges } from '../hooks/hook-deliveries.js';
 import { hookBody, hookHeaders, hookSignature } from '../hooks/hook-payload.js';
-import { validateTransaction } from '../http/transaction-schemas.js';
+import { validateTransaction } from '../http/transaction-commands.js';
 import { MemoryLog } from '../wal/memory-log.js';
 
 function engineForTest(): { engine: LedgerEngine; log: MemoryLog; clock: { ms: number } } {

@@ -8,7 +8,8 @@ import { ApiError, fromRejection } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
-import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema, resolveAmount } from '../transaction-schemas.js';
+import { resolveAmount } from '../transaction-commands.js';
+import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
 import { transactionJson } from '../../wire/transaction-json.js';
 
