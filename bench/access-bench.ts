@@ -27,13 +27,13 @@ import { fileURLToPath } from 'node:url';
 import { Router } from '@koa/router';
 import autocannon from 'autocannon';
 import { LedgerEngine } from '../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import { apiKeyText, newApiKeySecret } from '../http/api-key-secret.js';
 import { ApiKeyUsage } from '../http/api-key-usage.js';
 import { authenticate, authorize, type Principal } from '../http/auth.js';
 import { routeAccess } from '../http/route-scopes.js';
 import { MemoryLog } from '../wal/memory-log.js';
-import { NODE_FLAGS } from '../bin/node-flags.js';
+import { NODE_FLAGS } from '../app/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const MASTER_KEY = 'bench-master-key-5c1d0b7e-0123456789abcdef';

@@ -8,12 +8,12 @@
 //
 //   node dist/bench/engine-child.js <memory|lmdb> <seconds> <clients> [dataDir]
 
-import { LedgerRuntime } from '../bin/ledger-runtime.js';
-import { systemClock } from '../bin/system-clock.js';
-import { UuidV7Ids } from '../bin/uuid-v7-ids.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { systemClock } from '../app/system-clock.js';
+import { UuidV7Ids } from '../app/uuid-v7-ids.js';
 import { transferCommand, type CreateTransactionCommand } from '../engine/commands.js';
 import { LedgerEngine } from '../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import { MemoryLog } from '../wal/memory-log.js';
 import { percentileOfSorted, Samples } from './stats.js';
 

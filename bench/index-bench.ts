@@ -6,13 +6,15 @@
 //      rows/s and events/s with FTS, and the main thread's event-loop delay meanwhile.
 //   3. Filters and searches on that index: p50/p99 per query shape, through the same code the routes call.
 //   4. Lag under HTTP load: autocannon posts transfers to a live server while the index tails the log;
-//      the lag in seconds is sampled throughout (p50/p99/max).
+//      the lag in seconds is sampled throughout (p50/p99/max, and the series over time).
 //   5. Balance history: one GET /balances/:id/at on the big log.
 // Settings: INDEX_BENCH_REUSE=1 (with INDEX_BENCH_DIR: query an index built by an earlier run),
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
-import { BalanceFolds } from '../index/balance-history.js';
+import { mulberry32 } from './mulberry32.js';
+import { INDEX_PROJECTOR_WORKER } from '../app/index-workers.js';
+import { BalanceFolds } from '../app/balance-folds.js';
 import autocannon from 'autocannon';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -21,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
-import { LedgerRuntime } from '../bin/ledger-runtime.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
@@ -51,17 +53,8 @@ function summary(samples: number[]): { p50: number; p99: number; max: number } {
   return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted[sorted.length - 1] ?? Number.NaN) };
 }
 
-/** A small seeded generator so runs compare like with like. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator, so runs compare like with like. */
+const random = mulberry32;
 
 function transfer(next: () => number, index: number, names: string[]): CreateTransactionCommand {
   const pick = (): string => names[Math.floor(next() * names.length)] as string;
@@ -137,6 +130,7 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   delay.enable();
   // The production path of a rebuild: the projector in its own thread, building a fresh file.
   const thread = await ProjectorThread.start({
+    worker: INDEX_PROJECTOR_WORKER,
     walDir: LmdbLog.directoryIn(dataDir), indexFile: `${file}.rebuild`, build: true, durableSeq: () => runtime.log.durableSeq,
   });
   thread.onBatch((report) => {
@@ -182,7 +176,7 @@ async function timeQueries(label: string, runs: number, run: (index: number) => 
 
 async function measureQueries(dataDir: string, balanceIds: string[], firstAt: number, lastAt: number): Promise<Record<string, unknown>[]> {
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
-  const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log });
+  const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log, projectorWorker: INDEX_PROJECTOR_WORKER });
   await index.waitFor(runtime.log.durableSeq, 600_000);
   const seq = runtime.log.durableSeq;
   const next = random(7);
@@ -245,7 +239,14 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const query = runtime.query as SecondaryIndex;
     const lags: number[] = [];
-    const sampler = setInterval(() => lags.push(query.lagSeconds()), 50);
+    // The lag over time as well, [seconds into the load, lag in ms], for the report's chart.
+    const series: Array<[number, number]> = [];
+    const loadStarted = performance.now();
+    const sampler = setInterval(() => {
+      const lag = query.lagSeconds();
+      lags.push(lag);
+      series.push([Number(((performance.now() - loadStarted) / 1000).toFixed(2)), Number((lag * 1000).toFixed(1))]);
+    }, 50);
     let counter = 0;
     const result = await autocannon({
       url: `${url}/transactions`,
@@ -275,6 +276,7 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
     const figures = {
       seconds: LOAD_SECONDS, connections: CONNECTIONS, requests_per_second: Math.round(result.requests.average),
       non_2xx: result.non2xx, lag_p50_ms: lag.p50, lag_p99_ms: lag.p99, lag_max_ms: lag.max, caught_up_after_load: caughtUp,
+      lag_series: series,
     };
     process.stdout.write(`  ${figures.requests_per_second} transfers/s over HTTP; index lag p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms\n`);
     return figures;

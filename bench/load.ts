@@ -32,6 +32,7 @@ export interface LoadSummary {
   /** Mean of autocannon's one-second samples of completed requests. */
   requestsPerSecond: number;
   latencyP50Ms: number;
+  latencyP90Ms: number;
   latencyP99Ms: number;
   latencyMeanMs: number;
   latencyMaxMs: number;
@@ -83,6 +84,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
     title: options.title,
     requestsPerSecond: result.requests.average,
     latencyP50Ms: result.latency.p50,
+    latencyP90Ms: result.latency.p90,
     latencyP99Ms: result.latency.p99,
     latencyMeanMs: result.latency.average,
     latencyMaxMs: result.latency.max,

@@ -37,11 +37,11 @@ export function targetMet(figure: Figure): boolean | undefined {
   return target.op === '>=' ? figure.value >= target.value : figure.value <= target.value;
 }
 
-function formatNumber(value: number, digits = 0): string {
+export function formatNumber(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-function targetText(figure: Figure): string {
+export function targetText(figure: Figure): string {
   if (!figure.target) return '';
   return `${figure.target.op} ${formatNumber(figure.target.value, figure.digits)}`;
 }

@@ -1,5 +1,6 @@
 // `npm run bench [-- name ...]`: runs the named benches (all when none is named) one after another,
-// prints a table of figures beside their targets, and writes bench/results/<name>.json for each. A bench
+// prints a table of figures beside their targets, and writes bench/results/<name>.json for each, then
+// bench/results/report.md with charts from the newest results of every bench (results-report/). A bench
 // that fails (e.g. a non-2xx response under load) is reported and makes the run exit 1; the others still
 // run. Missed targets are shown in the table but are not failures. Settings: see settings.ts.
 
@@ -9,9 +10,11 @@ import { engineBench } from './engine-bench.js';
 import { httpBench } from './http-bench.js';
 import { lifecycleBench } from './lifecycle-bench.js';
 import { memoryBench } from './memory-bench.js';
+import { peersBench } from './peers-bench.js';
 import { queuedBench } from './queued-bench.js';
 import { accessBench, indexBench, snapshotsBench } from './standalone-benches.js';
 import { formatTable, writeResult, type BenchResult } from './report.js';
+import { writeReport } from './results-report/write-report.js';
 import { loadSettings, type BenchSettings } from './settings.js';
 
 type Bench = (settings: BenchSettings, log: (line: string) => void) => Promise<BenchResult>;
@@ -26,6 +29,7 @@ const BENCHES: Record<string, Bench> = {
   index: indexBench,
   snapshots: snapshotsBench,
   cloud: cloudBench,
+  peers: peersBench,
 };
 
 function log(line: string): void {
@@ -55,6 +59,13 @@ async function main(argv: string[]): Promise<number> {
       failures.push(name);
       log(`${name}: FAILED: ${(error as Error).stack ?? String(error)}`);
     }
+  }
+  try {
+    const report = writeReport({ quick: settings.quick, order: Object.keys(BENCHES) });
+    log(`report: wrote ${report.reportFile} with ${report.chartFiles.length} charts${report.missingCharts.map((reason) => `; not drawn: ${reason}`).join('')}`);
+  } catch (error) {
+    failures.push('report');
+    log(`report: FAILED: ${(error as Error).stack ?? String(error)}`);
   }
   if (results.length > 0) process.stdout.write(`\n${formatTable(results)}\n`);
   if (failures.length > 0) {

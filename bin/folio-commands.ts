@@ -2,10 +2,10 @@
 // bin/folio.ts once it knows the runtime is the one Folio supports.
 
 import { cloudCommand } from '../cloud/cloud-command.js';
-import { ConfigError, loadConfig } from './config.js';
-import { reindexCommand } from './reindex-command.js';
-import { serve } from './serve.js';
-import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from './snapshot-commands.js';
+import { ConfigError, loadConfig } from '../app/config.js';
+import { reindexCommand } from '../ops/reindex-command.js';
+import { serve } from '../app/serve.js';
+import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from '../ops/snapshot-commands.js';
 
 const USAGE = `usage: folio <command> [options]
 

@@ -9,7 +9,7 @@ import { Router } from '@koa/router';
 import type http from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
-import { FOLIO_VERSION } from '../bin/version.js';
+import { FOLIO_VERSION } from '../app/version.js';
 import { ApiError } from '../http/api-error.js';
 import { errorEnvelope } from '../http/error-envelope.js';
 import { jsonBody } from '../http/json-body.js';

@@ -3,7 +3,7 @@
 // is generated at the first start and printed once), FOLIO_LOG_LEVEL. The limits are named here so the
 // services and tests share them.
 
-import { ConfigError } from '../bin/config.js';
+import { ConfigError } from '../app/config.js';
 import { masterKeyRefusal } from '../http/app.js';
 
 export interface CloudConfig {

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../bin/node-flags.js';
+import { NODE_FLAGS } from '../app/node-flags.js';
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 /** Lines of a core's stderr kept for reports on why it stopped. */

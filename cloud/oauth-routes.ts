@@ -13,7 +13,7 @@ import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { ApiError } from '../http/api-error.js';
-import { toJsonText } from '../http/json-text.js';
+import { toJsonText } from '../wire/json-text.js';
 import { validate } from '../http/validation.js';
 import { requireOperator } from './cloud-auth.js';
 import { CLOUD_LIMITS } from './cloud-config.js';

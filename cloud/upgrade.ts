@@ -25,12 +25,12 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { NODE_FLAGS } from '../bin/node-flags.js';
+import { NODE_FLAGS } from '../app/node-flags.js';
 import type { CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import type { CoreLogger } from './core-process.js';
 import { folioEntryFile } from './core-process.js';
-import { FOLIO_VERSION } from '../bin/version.js';
+import { FOLIO_VERSION } from '../app/version.js';
 import type { DeploymentRecord, Deployments, LiveInstance } from './deployments.js';
 import type { SupervisedCore } from './supervised-core.js';
 import { WriteGate } from './write-gate.js';

@@ -2,7 +2,7 @@
 // resolve the balances (creating `@name` balances on first use), work out split shares, and then either
 // schedule it, queue it behind its source balance, or carry it out at once (skip_queue).
 
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from './exact-json.js';
 import type { CreateTransactionCommand, ShareCommand } from './commands.js';
 import { carryOut, eventTypeFor } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
@@ -204,16 +204,21 @@ function replayOrConflict(
   allowReplay: boolean,
 ): Decided<Created> {
   const existing = scope.transaction(existingId);
-  if (allowReplay && existing && isSameRequest(scope, command, existing)) return accept({ transaction: existing, created: false });
-  return refuse(reject('TXN_DUPLICATE_REFERENCE', `reference ${command.reference} is already used by another transaction`));
+  const differs = existing ? differingField(scope, command, existing) : 'reference';
+  if (allowReplay && differs === undefined) return accept({ transaction: existing as TransactionRecord, created: false });
+  // Name the field that differs, as TigerBeetle's exists_with_different_* results do: a client retrying
+  // with a changed body learns what it changed.
+  const why = differs === undefined ? 'is used by a transaction of this batch or an earlier one' : `is used by a transaction whose ${differs} differs`;
+  return refuse({ ...reject('TXN_DUPLICATE_REFERENCE', `reference ${command.reference} ${why}`), field: differs ?? 'reference' });
 }
 
 /**
- * Whether a request repeats the one that created `existing`: every field the client sent must match,
- * with `@name` balances resolved (without creating anything). How to process it (skip_queue) does not
- * count. Checked only when a reference is reused, so the common path pays nothing for it.
+ * The first field in which a request differs from the one that created `existing`, or undefined when it
+ * repeats it: every field the client sent must match, with `@name` balances resolved (without creating
+ * anything). How to process it (skip_queue) does not count. Checked only when a reference is reused, so
+ * the common path pays nothing for it.
  */
-function isSameRequest(scope: DecisionScope, command: CreateTransactionCommand, existing: TransactionRecord): boolean {
+function differingField(scope: DecisionScope, command: CreateTransactionCommand, existing: TransactionRecord): string | undefined {
   const resolvesTo = (name: string, balanceId: string): boolean =>
     name === balanceId || (name.startsWith('@') && scope.state.balanceByIndicator(name, command.currency)?.balance_id === balanceId);
   const sameShares = (requested: ShareCommand[] | undefined, recorded: SplitShare[] | undefined): boolean => {
@@ -223,16 +228,19 @@ function isSameRequest(scope: DecisionScope, command: CreateTransactionCommand, 
       return share.distribution === match.distribution && resolvesTo(share.identifier, match.balance_id);
     });
   };
-  return (
-    existing.precise_amount === command.precise_amount &&
-    existing.precision === command.precision &&
-    existing.currency === command.currency &&
-    existing.description === command.description &&
-    existing.allow_overdraft === command.allow_overdraft &&
-    existing.inflight === command.inflight &&
-    existing.scheduled_for === command.scheduled_for &&
-    (command.sources ? sameShares(command.sources, existing.sources) : resolvesTo(command.source, existing.source)) &&
-    (command.destinations ? sameShares(command.destinations, existing.destinations) : resolvesTo(command.destination, existing.destination)) &&
-    canonicalJson(existing.meta_data) === canonicalJson(command.meta_data)
-  );
+  const checks: Array<[string, boolean]> = [
+    ['precise_amount', existing.precise_amount === command.precise_amount],
+    ['precision', existing.precision === command.precision],
+    ['currency', existing.currency === command.currency],
+    ['description', existing.description === command.description],
+    ['allow_overdraft', existing.allow_overdraft === command.allow_overdraft],
+    ['inflight', existing.inflight === command.inflight],
+    ['scheduled_for', existing.scheduled_for === command.scheduled_for],
+    command.sources ? ['sources', sameShares(command.sources, existing.sources)] : ['source', resolvesTo(command.source, existing.source)],
+    command.destinations
+      ? ['destinations', sameShares(command.destinations, existing.destinations)]
+      : ['destination', resolvesTo(command.destination, existing.destination)],
+    ['meta_data', canonicalJson(existing.meta_data) === canonicalJson(command.meta_data)],
+  ];
+  return checks.find(([, same]) => !same)?.[0];
 }

@@ -3,7 +3,7 @@
 // records the patch, not the merged object: logging the whole object on every change made the log grow
 // with the square of the number of changes. The merged object is bounded, whatever the patches.
 
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from './exact-json.js';
 import type { MetaData } from './records.js';
 
 /** Largest metadata object, merged or sent, in bytes of its JSON text. */

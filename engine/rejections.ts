@@ -36,6 +36,8 @@ export interface Rejection {
   message: string;
   /** For a request of many items (a bulk), the index of the item refused. */
   item?: number;
+  /** The field at fault, when one is (a reused reference: the field that differs from the original). */
+  field?: string;
 }
 
 export function reject(code: RejectionCode, message: string): Rejection {

@@ -3,23 +3,25 @@
 // schemas bodies and query strings are generated from. test/fuzz.int.test.ts fails when the router has
 // a route this table lacks, so a new route cannot go unfuzzed.
 //
-// Schemas are the routes' own where the route validates through an exported schema. Where it does not
-// (the schema is private to its module, or the route checks its input inline), the table declares one
-// here with the same fields and bounds, marked `declared`; those are listed in `DECLARED_SCHEMA_ROUTES`.
+// Schemas are the routes' own where the route validates through an exported schema (transactions and
+// bulks through their exported shapes, arranged as the forms the route accepts). Where it does not (the
+// schema is private to its module), the table declares one here with the same fields and bounds, marked
+// `declared`; those are listed in `DECLARED_SCHEMA_ROUTES`.
 
 import { z } from 'zod';
 import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access-schemas.js';
-import { currencySchema, DESCRIPTION_LENGTH_MAX, identifierSchema, pageQuerySchema, REFERENCE_LENGTH_MAX } from '../http/common-schemas.js';
+import { pageQuerySchema } from '../http/common-schemas.js';
 import { identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
 import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/ledger-schemas.js';
 import { filterSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
 import {
   BULK_TRANSACTIONS_MAX,
   bulkCommitSchema,
+  bulkShape,
   bulkVoidSchema,
   inflightActionSchema,
   refundSchema,
-  SPLIT_SHARES_MAX,
+  transactionShape,
 } from '../http/transaction-schemas.js';
 import type { PoolName } from './fuzz-json.js';
 import { CURRENCIES } from './field-hints.js';
@@ -47,49 +49,28 @@ export interface FuzzRoute {
 // --- Stand-ins for schemas the routes do not export -------------------------------------------------
 
 /**
- * http/transaction-schemas.ts `transactionSchema` (module-private; its amounts are `unknown` there and
- * converted after). Written here as the union of the shapes the route accepts (one of precise_amount and
- * amount; source or sources; destination or destinations), so most generated bodies are valid work.
+ * The route's own transaction shape (http/transaction-schemas.ts), arranged as the union of the forms the
+ * route accepts (one of precise_amount and amount; source or sources; destination or destinations): the
+ * shape alone leaves those choices to checks across fields, so nearly every body drawn from it would
+ * fail them, and the code behind them would go untried.
  */
-const shareBody = z.object({
-  identifier: identifierSchema,
-  distribution: z.string().max(64).optional(),
-  precise_distribution: z.union([z.number().int(), z.string()]).optional(),
+const transactionFields = transactionShape.shape;
+const transactionOptions = transactionShape.omit({
+  amount: true, precise_amount: true, precision: true, source: true, destination: true, sources: true, destinations: true,
 });
-const shares = z.array(shareBody).min(1).max(SPLIT_SHARES_MAX);
-const transactionOptions = {
-  currency: currencySchema,
-  reference: z.string().max(REFERENCE_LENGTH_MAX).optional(),
-  description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
-  meta_data: z.record(z.string(), z.unknown()).nullable().optional(),
-  allow_overdraft: z.boolean().optional(),
-  skip_queue: z.boolean().optional(),
-  inflight: z.boolean().optional(),
-  inflight_expiry_date: z.string().max(64).optional(),
-  inflight_commit_date: z.string().max(64).optional(),
-  scheduled_for: z.string().max(64).optional(),
-  atomic: z.boolean().optional(),
-  dry_run: z.boolean().optional(),
-};
-const amountShapes = [
-  { precise_amount: z.union([z.number().int(), z.string()]), precision: z.number().int().min(1).optional() },
-  { amount: z.union([z.number(), z.string()]), precision: z.number().int().min(1) },
+const amountForms = [
+  { precise_amount: transactionFields.precise_amount.unwrap(), precision: transactionFields.precision },
+  { amount: transactionFields.amount.unwrap(), precision: transactionFields.precision.unwrap() },
 ];
-const sideShapes = [
-  { source: identifierSchema, destination: identifierSchema },
-  { sources: shares, destination: identifierSchema },
-  { source: identifierSchema, destinations: shares },
-  { sources: shares, destinations: shares },
+const sideForms = [
+  { source: transactionFields.source.unwrap(), destination: transactionFields.destination.unwrap() },
+  { sources: transactionFields.sources.unwrap(), destination: transactionFields.destination.unwrap() },
+  { source: transactionFields.source.unwrap(), destinations: transactionFields.destinations.unwrap() },
+  { sources: transactionFields.sources.unwrap(), destinations: transactionFields.destinations.unwrap() },
 ];
-const transactionBody = z.union(amountShapes.flatMap((amount) => sideShapes.map((sides) => z.object({ ...amount, ...sides, ...transactionOptions }))));
-/** http/transaction-schemas.ts `bulkShape` (module-private). */
-const bulkBody = z.object({
-  transactions: z.array(transactionBody).min(1).max(BULK_TRANSACTIONS_MAX),
-  atomic: z.boolean().optional(),
-  inflight: z.boolean().optional(),
-  skip_queue: z.boolean().optional(),
-  dry_run: z.boolean().optional(),
-});
+const transactionBody = z.union(amountForms.flatMap((amount) => sideForms.map((sides) => transactionOptions.extend({ ...amount, ...sides }))));
+const bulkBody = bulkShape.extend({ transactions: z.array(transactionBody).min(1).max(BULK_TRANSACTIONS_MAX) });
+
 /** http/query-schemas.ts `searchSchema` (module-private; routes call validateSearch). */
 const searchBody = z.object({
   q: z.string().max(1_000).optional(),
@@ -136,8 +117,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
     params: { indicator: { pool: 'indicator', unknownPrefix: '@none' }, currency: { values: [...CURRENCIES, 'usd', ''] } }, weight: 5,
   },
 
-  { method: 'POST', path: '/transactions', body: transactionBody, schemaSource: declared, weight: 120 },
-  { method: 'POST', path: '/transactions/bulk', body: bulkBody, schemaSource: declared, weight: 25 },
+  { method: 'POST', path: '/transactions', body: transactionBody, schemaSource: exported, weight: 120 },
+  { method: 'POST', path: '/transactions/bulk', body: bulkBody, schemaSource: exported, weight: 25 },
   { method: 'GET', path: '/transactions', query: pageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/transactions/:id', params: { id: transactionId }, weight: 10 },
   { method: 'GET', path: '/transactions/reference/:reference', params: { reference: { pool: 'reference', unknownPrefix: 'ref' } }, weight: 5 },

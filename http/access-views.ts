@@ -2,7 +2,7 @@
 // is added to the creation response only.
 
 import type { ApiKeyRecord, HookRecord } from '../engine/records.js';
-import { timeText } from './views.js';
+import { timeText } from '../wire/views.js';
 
 export function apiKeyView(key: ApiKeyRecord, lastUsedAt = key.last_used_at): Record<string, unknown> {
   return {

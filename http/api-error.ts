@@ -93,5 +93,7 @@ export function fromRejection(rejection: Rejection): ApiError {
   const headers = rejection.code === 'QUEUE_BACKPRESSURE'
     ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) }
     : undefined;
-  return new ApiError(rejection.code, rejection.message, { reason: rejection.reason }, headers);
+  const details: Record<string, unknown> = { reason: rejection.reason };
+  if (rejection.field !== undefined) details.field = rejection.field;
+  return new ApiError(rejection.code, rejection.message, details, headers);
 }

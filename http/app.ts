@@ -7,7 +7,6 @@ import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Clock } from '../engine/ports.js';
-import { ApiError } from './api-error.js';
 import { ApiKeyUsage } from './api-key-usage.js';
 import { authenticate } from './auth.js';
 import { errorEnvelope } from './error-envelope.js';
@@ -16,7 +15,8 @@ import { isLoopback, loopbackHostOnly } from './loopback-host.js';
 import type { LedgerCore } from './ledger-core.js';
 import type { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
-import { refuseWhenOverloaded } from './respond.js';
+import { refuseWhenOverloaded } from './backpressure.js';
+import { refuseWhileShuttingDown } from './shutdown-guard.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
 import { hookRoutes } from './routes/hook-routes.js';
@@ -89,7 +89,7 @@ export function createApp(options: AppOptions): FolioApp {
   transactionRoutes(router, options.core);
   inflightRoutes(router, options.core);
   refundRoutes(router, options.core);
-  if (options.snapshots) adminRoutes(router, options.snapshots, options.secretKey ?? '');
+  if (options.snapshots) adminRoutes(router, options.snapshots);
   const clock = options.clock ?? { now: () => Date.now() };
   const apiKeyUsage = new ApiKeyUsage(options.core.engine, options.apiKeyUseFlushMs);
   apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock });
@@ -108,14 +108,7 @@ export function createApp(options: AppOptions): FolioApp {
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));
-  koa.use(async (ctx, next) => {
-    if (shuttingDown) {
-      // Keep-alive clients must let go of their connections, or closing the server waits out its grace.
-      ctx.set('Connection', 'close');
-      throw new ApiError('GEN_SHUTTING_DOWN', 'server is shutting down');
-    }
-    return next();
-  });
+  koa.use(refuseWhileShuttingDown(() => shuttingDown));
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
   koa.use(authenticate({ secretKey: options.secretKey ?? '', engine: options.core.engine, clock, usage: apiKeyUsage, router }));
   if (options.cutover) koa.use(fenceGuard(options.cutover));

@@ -1,7 +1,7 @@
 // Field schemas shared by several resources, each with an explicit bound.
 
 import { z } from 'zod';
-import { DecimalLiteral } from './amounts.js';
+import { DecimalLiteral } from '../wire/amounts.js';
 import { metaDataBytes, METADATA_BYTES_MAX, prototypeKeyIn } from '../engine/metadata.js';
 
 export const NAME_LENGTH_MAX = 256;
@@ -40,6 +40,9 @@ export const metaDataSchema = plainObjectSchema
     }
     return normalized;
   });
+
+/** Metadata that may be left out or sent as null. */
+export const optionalMetaData = z.union([metaDataSchema, z.null()]).optional();
 
 /**
  * Metadata as stored: long decimals as numbers, within the size bound, no prototype keys at any depth;

@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { ApiError } from './api-error.js';
 import { JsonSyntaxError } from './lossless-json.js';
-import { toJsonText } from './json-text.js';
+import { toJsonText } from '../wire/json-text.js';
 
 export function errorEnvelope(logger: Logger): Koa.Middleware {
   return async (ctx, next) => {

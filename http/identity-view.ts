@@ -1,7 +1,7 @@
 // Identities as clients see them: every field of the record, times as ISO 8601 (the zero time when unset).
 
 import type { IdentityRecord } from '../engine/records.js';
-import { timeText } from './views.js';
+import { timeText } from '../wire/views.js';
 
 export function identityView(identity: IdentityRecord): Record<string, unknown> {
   return {

@@ -2,8 +2,7 @@
 // log, lookup store, queue runner) and tests use that same wiring on a temp dir.
 
 import type { LedgerEngine } from '../engine/ledger-engine.js';
-import type { TransactionRecord } from '../engine/records.js';
-import type { FoldAnswer } from '../index/balance-history.js';
+import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { QueryPort } from './query-port.js';
 
 export interface LedgerCore {
@@ -34,3 +33,8 @@ export interface HookAdmin {
   /** Why a hook may not deliver to this URL, if it may not (checked again at every delivery). */
   targetRefusal(url: string): string | undefined;
 }
+
+/** A balance folded from the log (undefined: it did not exist then), or a fold refused for load. */
+export type FoldAnswer =
+  | { ok: true; balance: BalanceRecord | undefined }
+  | { ok: false; code: 'QUEUE_BACKPRESSURE'; message: string };

@@ -2,9 +2,8 @@
 
 import { z } from 'zod';
 import type { CreateBalanceCommand, CreateLedgerCommand } from '../engine/commands.js';
-import { currencySchema, identifierSchema, metaDataSchema, NAME_LENGTH_MAX } from './common-schemas.js';
+import { currencySchema, identifierSchema, NAME_LENGTH_MAX, optionalMetaData } from './common-schemas.js';
 
-const optionalMetaData = z.union([metaDataSchema, z.null()]).optional();
 
 export const createLedgerSchema = z
   .object({

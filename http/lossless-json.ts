@@ -10,7 +10,7 @@
 // (a bulk of 1,000) the reviver is twice as fast as the hand-written parser it replaced
 // (docs/performance.md, "Body parsing").
 
-import { DecimalLiteral } from './amounts.js';
+import { DecimalLiteral } from '../wire/amounts.js';
 
 /** Nesting deeper than this is refused: nothing Folio accepts needs it, and recursion must be bounded. */
 export const JSON_DEPTH_MAX = 64;

@@ -3,7 +3,7 @@
 // operation (`resulting_*`). Rejections inside a dry run are part of the answer, not errors.
 
 import type { BalanceAmounts, Projection } from '../engine/projection.js';
-import { preciseToAmount } from './amounts.js';
+import { preciseToAmount } from '../wire/amounts.js';
 
 export interface ProjectionFallback {
   reference: string;

@@ -1,29 +1,13 @@
 // What the HTTP layer needs from the query side (index/), declared here as the consumer sees it, the way
-// ledger-core.ts declares the ledger: bin/ wires the SQLite index in, and the compiler checks that it
+// ledger-core.ts declares the ledger: app/ wires the SQLite index in, and the compiler checks that it
 // fits. Requests arrive already shape-checked by zod; the query side judges fields, operators and
 // expressions and answers with a value or a coded refusal.
 
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
+import type { FilterRequest, SearchRequest } from '../wire/query-requests.js';
 
 export type FilterCollection = 'ledgers' | 'balances' | 'transactions' | 'identities';
 
-export interface FilterQuery {
-  filters: Array<{ field: string; operator: string; value?: unknown; values?: unknown[] }>;
-  logical_operator?: string;
-  sort_by?: string;
-  sort_order?: string;
-  include_count?: boolean;
-  limit: number;
-  offset: number;
-}
-
-export interface SearchQuery {
-  q: string;
-  filter_by: string;
-  sort_by: string;
-  page: number;
-  per_page: number;
-}
 
 export type QueryRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord;
 
@@ -32,8 +16,8 @@ export type QueryResult<T> = { ok: true; value: T } | { ok: false; code: QueryRe
 
 export interface QueryPort {
   /** `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it. */
-  filter(collection: FilterCollection, query: FilterQuery, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
-  search(collection: FilterCollection, query: SearchQuery, visibleSeq: number): Promise<QueryResult<{
+  filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
+  search(collection: FilterCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<{
     found: number;
     out_of: number;
     records: QueryRecord[];

@@ -7,24 +7,10 @@ import { CATALOG, fieldNames, META_PREFIX, metaPath, OPERATORS, OPERATORS_BY_TYP
 import { convertValue } from './field-values.js';
 import { LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
 import { asciiLower, likeToGlob, predicateSql, type Predicate, type SqlFragment } from './predicates.js';
+import type { FilterCondition, FilterRequest } from '../wire/query-requests.js';
 import type { SqlValue } from './sqlite-connection.js';
 
-export interface FilterCondition {
-  field: string;
-  operator: string;
-  value?: unknown;
-  values?: unknown[];
-}
-
-export interface FilterRequest {
-  filters: FilterCondition[];
-  logical_operator?: string;
-  sort_by?: string;
-  sort_order?: string;
-  include_count?: boolean;
-  limit: number;
-  offset: number;
-}
+export type { FilterCondition, FilterRequest } from '../wire/query-requests.js';
 
 export interface CompiledQuery {
   select: SqlFragment;

@@ -10,7 +10,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { workerEntry } from '../wal/worker-file.js';
+import { workerEntry } from '../threads/worker-entry.js';
 import { contentlessFullTextSql } from './index-schema.js';
 import { MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 

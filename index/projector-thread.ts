@@ -6,12 +6,11 @@
 // POISON_ATTEMPTS deaths the event after its checkpoint is reported as poison: no crash loop.
 
 import { Worker } from 'node:worker_threads';
-import { workerEntry } from '../wal/worker-file.js';
+import type { WorkerEntry } from '../threads/worker-entry.js';
 import { POISON_ATTEMPTS, type BatchReport, type PoisonReport, type ProjectorLimits } from './projector.js';
-import type { FromWorker, ProjectorWorkerSettings, ToWorker } from './projector-worker.js';
+import type { FromWorker, ProjectorWorkerSettings, ToWorker } from './projector-messages.js';
 import type { RecordBatch } from './pushed-records.js';
 
-const WORKER = workerEntry(import.meta.url, 'projector-worker');
 const RESTART_DELAY_MS = 1_000;
 const RESTART_DELAY_MS_MAX = 60_000;
 /**
@@ -29,6 +28,8 @@ const YOUNG_GENERATION_MB = 32;
 const OLD_GENERATION_MB = 192;
 
 export interface ProjectorThreadOptions {
+  /** The thread's module (app/index-projector-worker.ts: it opens the log, which the index does not know). */
+  worker: WorkerEntry;
   walDir: string;
   indexFile: string;
   build: boolean;
@@ -167,7 +168,8 @@ export class ProjectorThread {
     };
     this.postedSeq = settings.durableSeq;
     this.exited = false;
-    this.worker = new Worker(WORKER.file, { workerData: settings, execArgv: WORKER.execArgv, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: OLD_GENERATION_MB } });
+    const entry = this.options.worker;
+    this.worker = new Worker(entry.file, { workerData: settings, execArgv: entry.execArgv, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: OLD_GENERATION_MB } });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
       this.worker.on('message', (message: FromWorker) => {

@@ -8,9 +8,22 @@
 // for anything they do not (after a restart, while a rebuild catches up, or when the queue overflowed
 // and dropped its oldest records): the two sources give the same bytes, checked the same way.
 
-import type { LoggedEvent } from '../engine/events.js';
-import type { DurableRecord } from '../wal/lmdb-log.js';
-import { CorruptRecordError, decodeFrame } from '../wal/frame-codec.js';
+import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
+
+/** A log record that has become durable, as the log hands it over (wal/lmdb-log.ts satisfies it). */
+export interface DurableRecord {
+  first_seq: number;
+  last_seq: number;
+  /** Absent for a record sealed before any durable-record listener was registered. */
+  bytes?: Buffer;
+}
+
+/** How pushed records are read: the log's own record decoding (wal/log-record-codec.ts), handed in by the app. */
+export interface RecordCodec {
+  decode(firstSeq: number, bytes: Buffer): { checksum: Buffer; prev_checksum: Buffer; first_seq: number; events: LedgerEvent[] };
+  /** The error for a record that does not chain to the one before it. */
+  corrupt(recordKey: number, detail: string): Error;
+}
 
 export interface RecordBatch {
   /** The records' bytes, one after another (transferred, not copied, between the threads). */
@@ -47,7 +60,7 @@ export class PushedRecords {
   private held: Held[] = [];
   private heldBytes = 0;
 
-  constructor(private readonly bytesMax = PUSHED_BYTES_MAX) {}
+  constructor(private readonly codec: RecordCodec, private readonly bytesMax = PUSHED_BYTES_MAX) {}
 
   push(batch: RecordBatch): void {
     for (const entry of batch.records) {
@@ -96,16 +109,16 @@ export class PushedRecords {
         previousChecksum = undefined;
         continue;
       }
-      const frame = decodeFrame(record.first_seq, record.bytes);
-      if (previousChecksum && !frame.prev_checksum.equals(previousChecksum)) {
-        throw new CorruptRecordError(record.first_seq, 'does not chain to the record before it');
+      const logRecord = this.codec.decode(record.first_seq, record.bytes);
+      if (previousChecksum && !logRecord.prev_checksum.equals(previousChecksum)) {
+        throw this.codec.corrupt(record.first_seq, 'does not chain to the record before it');
       }
-      previousChecksum = frame.checksum;
-      for (let position = 0; position < frame.events.length; position += 1) {
-        const seq = frame.first_seq + position;
+      previousChecksum = logRecord.checksum;
+      for (let position = 0; position < logRecord.events.length; position += 1) {
+        const seq = logRecord.first_seq + position;
         if (seq < next) continue;
         if (seq > toSeq) return;
-        yield { seq, event: frame.events[position] as LoggedEvent['event'] };
+        yield { seq, event: logRecord.events[position] as LoggedEvent['event'] };
         next = seq + 1;
       }
     }

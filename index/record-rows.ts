@@ -15,6 +15,7 @@ import {
   type TransactionRecord,
 } from '../engine/records.js';
 import { amountFromKey, amountKey } from './sortable-amount.js';
+import { toJsonText } from '../engine/exact-json.js';
 import type { SqlValue } from './sqlite-connection.js';
 
 const packr = new Packr({ useRecords: false, useBigIntExtension: true });
@@ -23,33 +24,6 @@ const unpackr = new Unpackr({ useRecords: false, useBigIntExtension: true });
 export type SelectedRow = Record<string, SqlValue>;
 
 // ---- metadata as JSON text ----
-
-/** JSON text of metadata with bigints as plain digits, so json_extract sees numbers. */
-export function metaText(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value);
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'bigint':
-      return value.toString();
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'object': {
-      if (value === null) return 'null';
-      if (Array.isArray(value)) return '[' + value.map((item) => (item === undefined ? 'null' : metaText(item))).join(',') + ']';
-      const parts: string[] = [];
-      for (const key of Object.keys(value)) {
-        const item = (value as Record<string, unknown>)[key];
-        if (item === undefined || typeof item === 'function') continue;
-        parts.push(JSON.stringify(key) + ':' + metaText(item));
-      }
-      return '{' + parts.join(',') + '}';
-    }
-    default:
-      return 'null';
-  }
-}
 
 function containsBigInt(value: unknown): boolean {
   if (typeof value === 'bigint') return true;
@@ -72,12 +46,13 @@ function readExtra(row: SelectedRow): Record<string, unknown> {
 
 /**
  * Metadata goes through `extra` as well only when JSON text could not carry it exactly. Without bigints
- * the native JSON.stringify writes the same text as metaText, faster.
+ * the native JSON.stringify writes the same text as toJsonText, faster.
  */
 function exactMeta(meta: MetaData, extra: Record<string, unknown>): string {
   if (!containsBigInt(meta)) return JSON.stringify(meta);
   extra.meta_data = meta;
-  return metaText(meta);
+  // Bigints as plain digits, so json_extract sees numbers.
+  return toJsonText(meta);
 }
 
 function readMeta(row: SelectedRow, extra: Record<string, unknown>): MetaData {

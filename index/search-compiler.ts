@@ -9,6 +9,7 @@
 //              the default with words. Past RANK_MATCHES_MAX matches, matches come newest first.
 // Words are bound as quoted FTS5 phrases, so no client text is ever parsed as FTS5 query syntax.
 
+import type { SearchRequest } from '../wire/query-requests.js';
 import { CATALOG, sortableFields, type FieldSpec } from './field-catalog.js';
 import { convertValue } from './field-values.js';
 import { resolveField, type Compiled } from './filter-compiler.js';
@@ -16,13 +17,7 @@ import { ROW_ID, type Collection } from './index-schema.js';
 import { predicateSql, type Predicate, type SqlFragment } from './predicates.js';
 import type { SqlValue } from './sqlite-connection.js';
 
-export interface SearchRequest {
-  q: string;
-  filter_by: string;
-  sort_by: string;
-  page: number;
-  per_page: number;
-}
+export type { SearchRequest } from '../wire/query-requests.js';
 
 /**
  * How to run a search. Without words it is a plain filtered, sorted query on the table. With words the

@@ -13,13 +13,13 @@
 
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
-import type { DurableRecord } from '../wal/lmdb-log.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
 import { Projector, REBUILD_PROJECTOR_LIMITS, type BatchReport, type LogSource, type PoisonReport, type ProjectorLimits } from './projector.js';
 import { ProjectorThread } from './projector-thread.js';
-import { packRecords } from './pushed-records.js';
+import type { WorkerEntry } from '../threads/worker-entry.js';
+import { packRecords, type DurableRecord } from './pushed-records.js';
 import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
 import { compileSearch, type SearchRequest } from './search-compiler.js';
 import { runSearch } from './search-executor.js';
@@ -68,6 +68,8 @@ export interface ReindexStatus {
 
 export interface SecondaryIndexOptions {
   dataDir: string;
+  /** The projector thread's module (the application layer's: see projector-thread.ts). */
+  projectorWorker: WorkerEntry;
   /** The log's LMDB directory, opened again by the projector's thread. */
   walDir: string;
   /** The log as the main thread sees it: how far it is durable, and reads for balance history. */
@@ -422,6 +424,7 @@ function startProjector(
   onPoison?: (poison: PoisonReport | undefined) => void,
 ): Promise<ProjectorThread> {
   return ProjectorThread.start({
+    worker: options.projectorWorker,
     walDir: options.walDir,
     indexFile,
     build,

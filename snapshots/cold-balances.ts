@@ -19,8 +19,8 @@
 
 import { indicatorKey, type BalanceTable, type ColdBalances } from '../engine/balance-table.js';
 import type { BalanceRecord } from '../engine/records.js';
-import { idRange, readBalance, readBalanceId, writeBalance } from '../wal/balance-codec.js';
-import { ByteWriter } from '../wal/byte-writer.js';
+import { idRange, readBalance, readBalanceId, writeBalance } from '../codec/balance-codec.js';
+import { ByteWriter } from '../codec/byte-writer.js';
 
 const MAGIC = Buffer.from('FBALTAB1', 'ascii');
 const TRAILER_VERSION = 1;

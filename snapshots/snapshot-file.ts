@@ -12,7 +12,7 @@
 // corrupt. Either way the reader refuses it with a SnapshotFileError saying which.
 //
 // Amounts are bigints of any size: msgpackr's bigint extension carries those beyond 64 bits, as in the
-// log's own frames.
+// log's own records.
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';

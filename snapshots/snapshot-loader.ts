@@ -7,7 +7,10 @@
 // a log restored from elsewhere, or rewritten, cannot be paired with a stale snapshot by accident.
 // A corrupt log record met while checking is not a snapshot problem: it propagates, and start-up stops.
 
-import type { FrameSource } from './log-reader.js';
+/** The log records a snapshot is checked against (wal/log-reader.ts and the server's log satisfy it). */
+export interface LogRecordSource {
+  logRecords(fromKey?: number): Generator<{ first_seq: number; last_seq: number; checksum: Buffer }>;
+}
 import { readHeader, readSnapshot, SnapshotFileError, type SnapshotHeader, type SnapshotContents } from './snapshot-file.js';
 import { listSnapshots } from './snapshot-directory.js';
 
@@ -23,7 +26,7 @@ export interface LoadedSnapshot {
 
 export interface ChooseOptions {
   dir: string;
-  log: FrameSource;
+  log: LogRecordSource;
   /** Last seq of the log that may be used (durable). */
   logEndSeq: number;
   /** Snapshots after this seq are not candidates (point-in-time work). */
@@ -64,19 +67,19 @@ function whyNotUsable(file: string, options: ChooseOptions): string | undefined 
 }
 
 /** Whether the log record the snapshot names is there and is the one it saw. */
-export function logMismatch(file: string, header: SnapshotHeader, log: FrameSource): string | undefined {
-  const frames = log.frames(header.log_record_key);
-  let frame;
+export function logMismatch(file: string, header: SnapshotHeader, log: LogRecordSource): string | undefined {
+  const logRecords = log.logRecords(header.log_record_key);
+  let logRecord;
   try {
-    const first = frames.next();
-    frame = first.done ? undefined : first.value;
+    const first = logRecords.next();
+    logRecord = first.done ? undefined : first.value;
   } finally {
-    frames.return(undefined);
+    logRecords.return(undefined);
   }
-  if (!frame || frame.first_seq !== header.log_record_key || frame.last_seq !== header.seq) {
+  if (!logRecord || logRecord.first_seq !== header.log_record_key || logRecord.last_seq !== header.seq) {
     return `snapshot ${file} names log record ${header.log_record_key} ending at seq ${header.seq}, which this log does not have`;
   }
-  if (frame.checksum.toString('hex') !== header.log_checksum) {
+  if (logRecord.checksum.toString('hex') !== header.log_checksum) {
     return `snapshot ${file} was taken from another history: log record ${header.log_record_key} differs`;
   }
   return undefined;

@@ -11,10 +11,10 @@
 // Snapshots carry it in their header; `folio verify` recomputes it from a replay of the log at each
 // snapshot's seq and from the snapshot's own contents.
 
-import { canonicalJson } from '../engine/canonical-json.js';
+import { canonicalJson } from '../engine/exact-json.js';
 import type { LedgerState } from '../engine/ledger-state.js';
-import { fixedPartOf, isEmpty, writeBalanceFields } from '../wal/balance-codec.js';
-import { ByteWriter } from '../wal/byte-writer.js';
+import { fixedPartOf, isEmpty, writeBalanceFields } from '../codec/balance-codec.js';
+import { ByteWriter } from '../codec/byte-writer.js';
 import { CanonicalHasher } from './canonical-writer.js';
 import { tableOrders, type ColdBalanceTable } from './cold-balances.js';
 import { HASHED_SECTIONS, SCALAR_FIELDS, type TableSection } from './state-layout.js';

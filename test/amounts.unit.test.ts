@@ -12,7 +12,7 @@ import {
   preciseToAmount,
   preciseToDecimalText,
   type Conversion,
-} from '../http/amounts.js';
+} from '../wire/amounts.js';
 
 function accepted(t: Test, conversion: Conversion, expected: bigint, label: string): void {
   t.same(conversion, { ok: true, value: expected }, label);

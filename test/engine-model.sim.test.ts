@@ -10,7 +10,7 @@ import { foldBalance } from '../engine/balance-fold.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { LedgerEngine, type Outcome, type TransactionOutcome } from '../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import type { TransactionRecord } from '../engine/records.js';
 import { MemoryLog } from '../wal/memory-log.js';
 import { CountingIds, ManualClock, SeededRandom, stableText, testSeeds } from './helpers/deterministic.js';

@@ -8,14 +8,14 @@
 
 import { Packr } from 'msgpackr';
 import t from 'tap';
-import { canonicalJson } from '../engine/canonical-json.js';
+import { canonicalJson } from '../engine/exact-json.js';
 import type { LedgerEvent } from '../engine/events.js';
 import type { TransactionRecord } from '../engine/records.js';
-import { CorruptRecordError, decodeFrame, encodeFrame, GENESIS_CHECKSUM, openFrame } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeLogRecord, encodeLogRecord, GENESIS_CHECKSUM, openLogRecord } from '../wal/log-record-codec.js';
 import { randomHistory } from './helpers/random-history.js';
 
 function roundTrip(events: LedgerEvent[]): LedgerEvent[] {
-  return decodeFrame(7, encodeFrame({ first_seq: 7, prev_checksum: GENESIS_CHECKSUM, events })).events;
+  return decodeLogRecord(7, encodeLogRecord({ first_seq: 7, prev_checksum: GENESIS_CHECKSUM, events })).events;
 }
 
 const text = (value: unknown): string => JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? `${item}n` : item));
@@ -79,26 +79,26 @@ t.test('records written in the earlier msgpack format still read', async (t) => 
   const payload = new Packr({ useRecords: true, useBigIntExtension: true }).pack({ first_seq: 3, prev_checksum: GENESIS_CHECKSUM, events });
   const { createHash } = await import('node:crypto');
   const record = Buffer.concat([createHash('sha256').update(payload).digest(), payload]);
-  const frame = decodeFrame(3, record);
-  t.equal(canonicalJson(frame.events), canonicalJson(events));
-  t.equal(frame.last_seq, 3 + events.length - 1);
+  const logRecord = decodeLogRecord(3, record);
+  t.equal(canonicalJson(logRecord.events), canonicalJson(events));
+  t.equal(logRecord.last_seq, 3 + events.length - 1);
 });
 
 t.test('a record cut short or with bytes past its events is refused', async (t) => {
   const events = randomHistory(5, 60).log.events;
-  const record = encodeFrame({ first_seq: 1, prev_checksum: GENESIS_CHECKSUM, events });
+  const record = encodeLogRecord({ first_seq: 1, prev_checksum: GENESIS_CHECKSUM, events });
   const { createHash } = await import('node:crypto');
   const reseal = (payload: Buffer): Buffer => Buffer.concat([createHash('sha256').update(payload).digest(), payload]);
-  t.throws(() => decodeFrame(1, reseal(record.subarray(32, record.length - 3))), /corrupt/, 'cut short (checksum resealed)');
-  t.throws(() => decodeFrame(1, reseal(Buffer.concat([record.subarray(32), Buffer.from([0])]))), /corrupt/, 'trailing bytes (checksum resealed)');
+  t.throws(() => decodeLogRecord(1, reseal(record.subarray(32, record.length - 3))), /corrupt/, 'cut short (checksum resealed)');
+  t.throws(() => decodeLogRecord(1, reseal(Buffer.concat([record.subarray(32), Buffer.from([0])]))), /corrupt/, 'trailing bytes (checksum resealed)');
 });
 
 t.test('an opened record gives the same events one at a time, and refuses the same damage', async (t) => {
   const events = randomHistory(6, 200).log.events;
-  const record = encodeFrame({ first_seq: 11, prev_checksum: GENESIS_CHECKSUM, events });
-  const opened = openFrame(11, record);
+  const record = encodeLogRecord({ first_seq: 11, prev_checksum: GENESIS_CHECKSUM, events });
+  const opened = openLogRecord(11, record);
   t.equal(opened.last_seq, 11 + events.length - 1, 'the header is read without decoding the events');
-  t.ok(opened.checksum.equals(decodeFrame(11, record).checksum));
+  t.ok(opened.checksum.equals(decodeLogRecord(11, record).checksum));
   const iterator = opened.events();
   const first = iterator.next();
   t.equal(canonicalJson(first.value), canonicalJson(events[0]), 'the first event comes before the rest are decoded');
@@ -107,12 +107,12 @@ t.test('an opened record gives the same events one at a time, and refuses the sa
 
   const { createHash } = await import('node:crypto');
   const reseal = (payload: Buffer): Buffer => Buffer.concat([createHash('sha256').update(payload).digest(), payload]);
-  const cut = openFrame(11, reseal(record.subarray(32, record.length - 3)));
+  const cut = openLogRecord(11, reseal(record.subarray(32, record.length - 3)));
   const read: unknown[] = [];
   t.throws(() => {
     for (const event of cut.events()) read.push(event);
   }, CorruptRecordError, 'a record cut short fails when its broken event is reached');
   t.equal(read.length, events.length - 1, 'the events before it were whole');
-  t.throws(() => openFrame(11, Buffer.concat([record.subarray(0, 40), Buffer.from([1])])), /checksum mismatch/, 'damage is still caught before any event');
-  t.throws(() => openFrame(12, record), /header does not match/, 'a record under another key');
+  t.throws(() => openLogRecord(11, Buffer.concat([record.subarray(0, 40), Buffer.from([1])])), /checksum mismatch/, 'damage is still caught before any event');
+  t.throws(() => openLogRecord(12, record), /header does not match/, 'a record under another key');
 });

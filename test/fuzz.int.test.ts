@@ -11,8 +11,8 @@
 import fs from 'node:fs';
 import pino from 'pino';
 import t from 'tap';
-import { LedgerRuntime } from '../bin/ledger-runtime.js';
-import { snapshotAdmin } from '../bin/snapshot-admin.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { snapshotAdmin } from '../app/snapshot-admin.js';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
 import { createSender } from '../fuzz/fuzz-request.js';

@@ -5,11 +5,11 @@
 import t from 'tap';
 import type { LedgerEvent } from '../engine/events.js';
 import { LedgerEngine } from '../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import type { IdPrefix } from '../engine/ports.js';
 import { deliveryEventId, hookEventName, transactionChanges } from '../hooks/hook-deliveries.js';
 import { hookBody, hookHeaders, hookSignature } from '../hooks/hook-payload.js';
-import { validateTransaction } from '../http/transaction-schemas.js';
+import { validateTransaction } from '../http/transaction-commands.js';
 import { MemoryLog } from '../wal/memory-log.js';
 
 function engineForTest(): { engine: LedgerEngine; log: MemoryLog; clock: { ms: number } } {

@@ -5,8 +5,8 @@
 import t from 'tap';
 import { foldBalance } from '../engine/balance-fold.js';
 import type { LedgerEvent } from '../engine/events.js';
-import { balanceView } from '../http/views.js';
-import { toJsonText } from '../http/json-text.js';
+import { balanceView } from '../wire/views.js';
+import { toJsonText } from '../wire/json-text.js';
 import { startScopedServer } from './helpers/scoped-server.js';
 import type { TestServer } from './helpers/test-server.js';
 

@@ -5,8 +5,9 @@
 
 import t from 'tap';
 import { identityView } from '../http/identity-view.js';
-import { toJsonText } from '../http/json-text.js';
-import { balanceView, ledgerView, transactionView } from '../http/views.js';
+import { toJsonText } from '../wire/json-text.js';
+import { transactionJson } from '../wire/transaction-json.js';
+import { balanceView, ledgerView } from '../wire/views.js';
 import { evaluateFilter, MODEL_FIELDS, MODEL_SORTABLE, type ModelCollection, type ModelCondition, type ModelRequest } from './helpers/filter-model.js';
 import { buildDataset, datasetOf, NAMES, seededRandom, TIERS, WORDS, type Dataset } from './helpers/query-dataset.js';
 import { startScopedServer } from './helpers/scoped-server.js';
@@ -15,8 +16,8 @@ import type { TestServer } from './helpers/test-server.js';
 const SEED = Number(process.env.FOLIO_SEED ?? Date.now() % 1_000_000);
 const FILTERS = Number(process.env.FOLIO_FILTERS ?? 2_500);
 const COLLECTIONS: ModelCollection[] = ['ledgers', 'balances', 'transactions', 'identities'];
-const VIEWS: Record<ModelCollection, (record: never) => Record<string, unknown>> = {
-  ledgers: ledgerView, balances: balanceView, transactions: transactionView, identities: identityView,
+const VIEWS: Record<ModelCollection, (record: never) => unknown> = {
+  ledgers: ledgerView, balances: balanceView, transactions: transactionJson, identities: identityView,
 };
 const OPERATORS_BY_KIND: Record<string, string[]> = {
   text: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'between', 'like', 'ilike', 'isnull', 'isnotnull'],

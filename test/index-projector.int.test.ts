@@ -12,7 +12,7 @@ import type { BalanceRecord } from '../engine/records.js';
 import { ProjectionError } from '../index/event-fold.js';
 import { IndexStore } from '../index/index-store.js';
 import { POISON_ATTEMPTS, Projector, type LogSource, type PoisonReport, type ProjectorLimits } from '../index/projector.js';
-import { openEngine, transfer } from './helpers/engine-fixture.js';
+import { engineRig, transfer } from './helpers/engine-rig.js';
 
 class ArrayLog implements LogSource {
   readonly events: LedgerEvent[] = [];
@@ -155,7 +155,7 @@ t.test('a poison event is reported after repeated failures, not retried every se
 });
 
 t.test('an event larger than a slice is folded and written in parts, giving the rows of the whole', async (t) => {
-  const { engine, log } = openEngine();
+  const { engine, log } = engineRig();
   const items = Array.from({ length: 700 }, (_, index) => transfer({
     source: index % 3 === 0 ? '@world' : '@pool', destination: `@payee-${index % 5}`, allow_overdraft: true, precise_amount: BigInt(index + 1),
   }));

@@ -3,8 +3,8 @@
 // so that clients parsing with an ordinary JSON parser see the same document.
 
 import t from 'tap';
-import { DecimalLiteral } from '../http/amounts.js';
-import { toJsonText } from '../http/json-text.js';
+import { DecimalLiteral } from '../wire/amounts.js';
+import { toJsonText } from '../wire/json-text.js';
 import { parseJsonLossless } from '../http/lossless-json.js';
 import { seededRandom } from './helpers/seeded-random.js';
 

@@ -7,16 +7,16 @@
 import t, { type Test } from 'tap';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import { LedgerEngine, type Outcome } from '../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import { GENERAL_LEDGER_ID, type TransactionRecord } from '../engine/records.js';
 import { REJECTION_REASONS, type RejectionCode } from '../engine/rejections.js';
 import { transactionHash } from '../engine/transaction-hash.js';
 import { MemoryLog } from '../wal/memory-log.js';
-import { balanceAmounts, CountingIds, ManualClock, openEngine, transfer, zeroSumViolations, type EngineFixture } from './helpers/engine-fixture.js';
+import { balanceAmounts, CountingIds, engineRig, FakeClock, transfer, zeroSumViolations, type EngineRig } from './helpers/engine-rig.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
 /** Asserts a rejection with the code, its stable reason, and no event or balance change. */
-function expectRejection<T>(t: Test, fixture: EngineFixture, run: () => Outcome<T>, code: RejectionCode, label: string): void {
+function expectRejection<T>(t: Test, fixture: EngineRig, run: () => Outcome<T>, code: RejectionCode, label: string): void {
   const seqBefore = fixture.log.appendedSeq;
   const balancesBefore = balanceAmounts(fixture.engine.state);
   const outcome = run();
@@ -42,7 +42,7 @@ function checkZeroSum(t: Test, engine: LedgerEngine, label: string): void {
 }
 
 /** Creates a USD balance in the general ledger and credits it from @world (which may overdraw). */
-function fundedBalance(t: Test, fixture: EngineFixture, amount: bigint, currency = 'USD'): string {
+function fundedBalance(t: Test, fixture: EngineRig, amount: bigint, currency = 'USD'): string {
   const balance = accept(t, fixture.engine.createBalance({ ledger_id: GENERAL_LEDGER_ID, currency, identity_id: '', indicator: '', meta_data: {} }), 'balance created');
   if (amount > 0n) {
     accept(t, fixture.engine.createTransaction(transfer({
@@ -63,7 +63,7 @@ function statusOf(engine: LedgerEngine, transactionId: string): TransactionRecor
 }
 
 t.test('the general ledger exists from genesis, once', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   t.ok(fixture.engine.state.ledgers.has(GENERAL_LEDGER_ID));
   const seq = fixture.log.appendedSeq;
   fixture.engine.ensureGenesis();
@@ -71,7 +71,7 @@ t.test('the general ledger exists from genesis, once', async (t) => {
 });
 
 t.test('ledgers: LDG_NOT_FOUND and updates', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   expectRejection(t, fixture, () => engine.updateLedger({ ledger_id: 'ldg_missing', name: 'x' }), 'LDG_NOT_FOUND', 'update of an unknown ledger');
   expectRejection(t, fixture, () => engine.createBalance({ ledger_id: 'ldg_missing', currency: 'USD', identity_id: '', indicator: '', meta_data: {} }), 'LDG_NOT_FOUND', 'balance in an unknown ledger');
@@ -85,7 +85,7 @@ t.test('ledgers: LDG_NOT_FOUND and updates', async (t) => {
 });
 
 t.test('balances: BAL_DUPLICATE_INDICATOR per (indicator, currency)', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   const command = { ledger_id: GENERAL_LEDGER_ID, currency: 'USD', identity_id: '', indicator: 'treasury', meta_data: {} };
   accept(t, engine.createBalance(command), 'first treasury USD');
@@ -100,7 +100,7 @@ t.test('balances: BAL_DUPLICATE_INDICATOR per (indicator, currency)', async (t) 
 });
 
 t.test('transactions: BAL_NOT_FOUND', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   const known = fundedBalance(t, fixture, 1000n);
   for (const skip_queue of [false, true]) {
@@ -113,7 +113,7 @@ t.test('transactions: BAL_NOT_FOUND', async (t) => {
 });
 
 t.test('transactions: TXN_CURRENCY_MISMATCH', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   const dollars = fundedBalance(t, fixture, 1000n, 'USD');
   const euros = fundedBalance(t, fixture, 1000n, 'EUR');
@@ -127,7 +127,7 @@ t.test('transactions: TXN_CURRENCY_MISMATCH', async (t) => {
 });
 
 t.test('transactions: TXN_SAME_SOURCE_DESTINATION', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   const balance = fundedBalance(t, fixture, 1000n);
   for (const skip_queue of [false, true]) {
@@ -142,7 +142,7 @@ t.test('transactions: TXN_SAME_SOURCE_DESTINATION', async (t) => {
 });
 
 t.test('transactions: TXN_INSUFFICIENT_FUNDS on the synchronous path', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   const source = fundedBalance(t, fixture, 500n);
   const destination = fundedBalance(t, fixture, 0n);
@@ -169,7 +169,7 @@ t.test('transactions: TXN_INSUFFICIENT_FUNDS on the synchronous path', async (t)
 });
 
 t.test('transactions: TXN_DUPLICATE_REFERENCE and idempotent retries', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine, log } = fixture;
   const source = fundedBalance(t, fixture, 10_000n);
   const destination = fundedBalance(t, fixture, 0n);
@@ -242,7 +242,7 @@ t.test('transactions: TXN_DUPLICATE_REFERENCE and idempotent retries', async (t)
 });
 
 t.test('QUEUE_BACKPRESSURE from small limits', async (t) => {
-  const fixture = openEngine({ mailbox_depth_max: 2, queued_total_max: 3 });
+  const fixture = engineRig({ mailbox_depth_max: 2, queued_total_max: 3 });
   const { engine } = fixture;
   const busy = fundedBalance(t, fixture, 1000n);
   const other = fundedBalance(t, fixture, 1000n);
@@ -262,7 +262,7 @@ t.test('QUEUE_BACKPRESSURE from small limits', async (t) => {
   checkZeroSum(t, engine, 'backpressure');
 
   await t.test('an identical retry is not refused for backpressure: it queues nothing', async (t) => {
-    const retryFixture = openEngine({ mailbox_depth_max: 1 });
+    const retryFixture = engineRig({ mailbox_depth_max: 1 });
     const from = fundedBalance(t, retryFixture, 100n);
     const command = transfer({ source: from, destination: '@sink', reference: 'retry-under-load' });
     const first = accept(t, retryFixture.engine.createTransaction(command), 'queued');
@@ -273,7 +273,7 @@ t.test('QUEUE_BACKPRESSURE from small limits', async (t) => {
 });
 
 t.test('@name balances are created once per (name, currency) in the general ledger', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   const before = engine.state.balances.size;
   const first = accept(t, engine.createTransaction(transfer({ source: '@world', destination: '@alice', allow_overdraft: true, skip_queue: true })), 'first use');
@@ -300,9 +300,9 @@ t.test('@name balances are created once per (name, currency) in the general ledg
 });
 
 t.test('the record of a new transaction', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine, clock } = fixture;
-  clock.ms = Date.UTC(2024, 5, 1, 12);
+  clock.ms = Date.UTC(2026, 5, 1, 12);
   const outcome = accept(t, engine.createTransaction(transfer({
     source: '@world', destination: '@alice', precise_amount: 12345n, precision: 100n, reference: 'rec-1',
     description: 'lunch', meta_data: { k: 'v' }, allow_overdraft: true, skip_queue: true,
@@ -322,7 +322,7 @@ t.test('the record of a new transaction', async (t) => {
 });
 
 t.test('queued transactions: QUEUED, then APPLIED or REJECTED on the same id, in order per source', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine, log } = fixture;
   const source = fundedBalance(t, fixture, 100n);
   const destination = fundedBalance(t, fixture, 0n);
@@ -351,7 +351,7 @@ t.test('queued transactions: QUEUED, then APPLIED or REJECTED on the same id, in
 });
 
 t.test('a skip_queue transaction drains its source mailbox first', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine, log } = fixture;
   const source = fundedBalance(t, fixture, 100n);
   const elsewhere = fundedBalance(t, fixture, 100n);
@@ -371,7 +371,7 @@ t.test('a skip_queue transaction drains its source mailbox first', async (t) => 
 });
 
 t.test('processQueued visits balances round-robin, one transaction each per turn', async (t) => {
-  const fixture = openEngine();
+  const fixture = engineRig();
   const { engine } = fixture;
   const hot = fundedBalance(t, fixture, 1000n);
   const cold = fundedBalance(t, fixture, 1000n);
@@ -390,7 +390,7 @@ t.test('processQueued visits balances round-robin, one transaction each per turn
 
 t.test('seeded random history: zero-sum after every command, queued order, replay to the same state', async (t) => {
   const random = seededRandom(t, 'ENGINE_HISTORY_SEED');
-  const fixture = openEngine({ mailbox_depth_max: 4, queued_total_max: 20 });
+  const fixture = engineRig({ mailbox_depth_max: 4, queued_total_max: 20 });
   const { engine, log, clock } = fixture;
   const names = ['@world', '@a', '@b', '@c'];
   const ids: string[] = [];
@@ -468,7 +468,7 @@ t.test('seeded random history: zero-sum after every command, queued order, repla
   });
 
   await t.test('replaying the log gives the same state', async (t) => {
-    const replayed = new LedgerEngine({ clock: new ManualClock(0), ids: new CountingIds(), log: new MemoryLog(), transactions: new MemoryTransactionStore() });
+    const replayed = new LedgerEngine({ clock: new FakeClock(0), ids: new CountingIds(), log: new MemoryLog(), transactions: new MemoryTransactionStore() });
     for (const event of log.events) replayed.replay(event);
     t.same(balanceAmounts(replayed.state), balanceAmounts(engine.state), 'balances');
     t.same([...replayed.state.ledgers.keys()], [...engine.state.ledgers.keys()], 'ledgers');

@@ -4,7 +4,7 @@
 // thought to write down; its seed is printed on failure so the case replays.
 
 import t from 'tap';
-import { DecimalLiteral } from '../http/amounts.js';
+import { DecimalLiteral } from '../wire/amounts.js';
 import { JSON_DEPTH_MAX, JsonSyntaxError, parseJsonLossless } from '../http/lossless-json.js';
 import { seededRandom } from './helpers/seeded-random.js';
 

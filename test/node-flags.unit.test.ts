@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { NODE_FLAGS } from '../bin/node-flags.js';
+import { NODE_FLAGS } from '../app/node-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const flags = NODE_FLAGS.join(' ');

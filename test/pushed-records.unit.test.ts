@@ -6,7 +6,9 @@
 import t from 'tap';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { packRecords, PushedRecords } from '../index/pushed-records.js';
-import { CorruptRecordError, encodeFrame, GENESIS_CHECKSUM } from '../wal/frame-codec.js';
+import { CorruptRecordError, decodeLogRecord, encodeLogRecord, GENESIS_CHECKSUM } from '../wal/log-record-codec.js';
+
+const CODEC = { decode: decodeLogRecord, corrupt: (key: number, detail: string) => new CorruptRecordError(key, detail) };
 
 interface Record {
   first_seq: number;
@@ -21,12 +23,12 @@ function makeLog(count: number): { records: Record[]; events: LedgerEvent[] } {
   let previous = GENESIS_CHECKSUM;
   let seq = 1;
   for (let index = 0; index < count; index += 1) {
-    const frameEvents: LedgerEvent[] = Array.from({ length: 1 + (index % 3) }, (_, offset) => ({ type: 'ledger.created', at: 1000 + seq + offset }));
-    const bytes = encodeFrame({ first_seq: seq, prev_checksum: previous, events: frameEvents });
-    records.push({ first_seq: seq, last_seq: seq + frameEvents.length - 1, bytes });
-    events.push(...frameEvents);
+    const recordEvents: LedgerEvent[] = Array.from({ length: 1 + (index % 3) }, (_, offset) => ({ type: 'ledger.created', at: 1000 + seq + offset }));
+    const bytes = encodeLogRecord({ first_seq: seq, prev_checksum: previous, events: recordEvents });
+    records.push({ first_seq: seq, last_seq: seq + recordEvents.length - 1, bytes });
+    events.push(...recordEvents);
     previous = Buffer.from(bytes.subarray(0, 32));
-    seq += frameEvents.length;
+    seq += recordEvents.length;
   }
   return { records, events };
 }
@@ -46,7 +48,7 @@ t.test('ranges come out whole, from pushed records and the log alike', async (t)
   const { records, events } = makeLog(30);
   const last = events.length;
   for (const [from, to] of [[1, last], [5, 17], [2, 2], [last - 3, last + 10]] as Array<[number, number]>) {
-    const queue = new PushedRecords();
+    const queue = new PushedRecords(CODEC);
     // Push only the middle third: the start and the end must come from the log.
     queue.push(packRecords(records.slice(10, 20)));
     const calls: Array<[number, number]> = [];
@@ -56,7 +58,7 @@ t.test('ranges come out whole, from pushed records and the log alike', async (t)
 
 t.test('pushed records are used, and let go once passed', async (t) => {
   const { records, events } = makeLog(12);
-  const queue = new PushedRecords();
+  const queue = new PushedRecords(CODEC);
   queue.push(packRecords(records));
   const calls: Array<[number, number]> = [];
   t.same(ats(queue.read(1, 8, fallbackFrom(events, calls))), expected(events, 1, 8));
@@ -72,7 +74,7 @@ t.test('pushed records are used, and let go once passed', async (t) => {
 t.test('past the cap the oldest records are dropped and read from the log instead', async (t) => {
   const { records, events } = makeLog(20);
   const recordBytes = records[0]!.bytes.length;
-  const queue = new PushedRecords(recordBytes * 5);
+  const queue = new PushedRecords(CODEC, recordBytes * 5);
   queue.push(packRecords(records.slice(0, 10)));
   queue.push(packRecords(records.slice(10)));
   const calls: Array<[number, number]> = [];
@@ -83,7 +85,7 @@ t.test('past the cap the oldest records are dropped and read from the log instea
 
 t.test('a gap in what was pushed starts the queue over', async (t) => {
   const { records, events } = makeLog(10);
-  const queue = new PushedRecords();
+  const queue = new PushedRecords(CODEC);
   queue.push(packRecords(records.slice(0, 3)));
   queue.push(packRecords(records.slice(5)));
   const calls: Array<[number, number]> = [];
@@ -93,8 +95,8 @@ t.test('a gap in what was pushed starts the queue over', async (t) => {
 
 t.test('a pushed record that does not chain to the one before it is refused', async (t) => {
   const { records, events } = makeLog(4);
-  const queue = new PushedRecords();
-  const forged = { ...records[2]!, bytes: encodeFrame({ first_seq: records[2]!.first_seq, prev_checksum: Buffer.alloc(32, 7), events: [{ type: 'ledger.created', at: 1 }, { type: 'ledger.created', at: 2 }, { type: 'ledger.created', at: 3 }] }) };
+  const queue = new PushedRecords(CODEC);
+  const forged = { ...records[2]!, bytes: encodeLogRecord({ first_seq: records[2]!.first_seq, prev_checksum: Buffer.alloc(32, 7), events: [{ type: 'ledger.created', at: 1 }, { type: 'ledger.created', at: 2 }, { type: 'ledger.created', at: 3 }] }) };
   queue.push(packRecords([records[0]!, records[1]!, forged, records[3]!]));
   t.throws(() => [...queue.read(1, events.length, fallbackFrom(events, []))], CorruptRecordError);
 });

@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import pino from 'pino';
 import t from 'tap';
-import { CutoverControl } from '../bin/cutover-control.js';
-import { LedgerRuntime } from '../bin/ledger-runtime.js';
+import { CutoverControl } from '../app/cutover-control.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
 import { parseRouteAccess, ROUTE_ACCESS_TABLE } from '../http/route-scopes.js';

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
-import { verifyDataDir } from '../snapshots/verify.js';
+import { verifyDataDir } from '../ops/verify.js';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { seededRandom } from './helpers/random-history.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';

@@ -10,7 +10,7 @@ import t from 'tap';
 import { applyEvent, LedgerState } from '../engine/ledger-state.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { transactionHash } from '../engine/transaction-hash.js';
-import { NullTransactionStore } from '../snapshots/null-transaction-store.js';
+import { NullTransactionStore } from '../lookups/null-transaction-store.js';
 import { readSnapshot } from '../snapshots/snapshot-file.js';
 import { writeSnapshotFile } from '../snapshots/snapshot-directory.js';
 import { stateHash } from '../snapshots/state-hash.js';

@@ -8,9 +8,9 @@ import path from 'node:path';
 import t from 'tap';
 import { foldBalance } from '../engine/balance-fold.js';
 import type { LedgerEvent } from '../engine/events.js';
-import { LogReader } from '../snapshots/log-reader.js';
-import { restoreDataDir, RestoreError } from '../snapshots/restore.js';
-import type { SnapshotInfo } from '../snapshots/snapshot-service.js';
+import { LogReader } from '../wal/log-reader.js';
+import { restoreDataDir, RestoreError } from '../ops/restore.js';
+import type { SnapshotInfo } from '../app/snapshot-service.js';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 const SCHEDULE = { every_events: 0, every_seconds: 0, keep: 5 };
@@ -106,8 +106,8 @@ t.test('restore to a seq inside a group-commit record cuts that record there', a
   await server.stop();
 
   const reader = LogReader.open(source);
-  const frames = [...reader.frames()];
-  const shared = frames.find((frame) => frame.first_seq > snapshot.seq && frame.events.length >= 3);
+  const logRecords = [...reader.logRecords()];
+  const shared = logRecords.find((logRecord) => logRecord.first_seq > snapshot.seq && logRecord.events.length >= 3);
   t.ok(shared, 'group commit put several events in one record');
   const toSeq = (shared?.first_seq ?? 0) + 1;
   const events: LedgerEvent[] = [...reader.events(1, toSeq)].map((logged) => logged.event);

@@ -5,10 +5,10 @@
 
 import fs from 'node:fs';
 import t from 'tap';
-import { CorruptRecordError } from '../wal/frame-codec.js';
+import { CorruptRecordError } from '../wal/log-record-codec.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { stateHash } from '../snapshots/state-hash.js';
-import { verifyDataDir } from '../snapshots/verify.js';
+import { verifyDataDir } from '../ops/verify.js';
 import { flipRecordByte, recordKeys, removeRecordsFrom, truncateRecord } from './helpers/log-surgery.js';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 

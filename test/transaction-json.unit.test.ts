@@ -1,13 +1,38 @@
-// The direct transaction writer must produce exactly what the generic view and writer produce, for
-// every kind of record: plain, rejected, split (with shares, legs, atomic), hold (with committed
-// amount), bulk, big amounts, odd strings and metadata.
+// The transaction writer (the one way a transaction is rendered) against the wire shape written out
+// plainly here as an object for the generic writer: the same text, for every kind of record: plain,
+// rejected, split (with shares, legs, atomic), hold (with committed amount), bulk, big amounts, odd
+// strings and metadata.
 
 import t from 'tap';
 import type { TransactionRecord } from '../engine/records.js';
-import { toJsonText } from '../http/json-text.js';
-import { transactionJsonText, transactionListJson } from '../http/transaction-json.js';
-import { transactionView } from '../http/views.js';
+import { toJsonText } from '../wire/json-text.js';
+import { transactionJsonText, transactionListJson } from '../wire/transaction-json.js';
+import { preciseToAmount, preciseToDecimalText } from '../wire/amounts.js';
+import { timeText } from '../wire/views.js';
 import { seededRandom } from './helpers/seeded-random.js';
+
+/** The wire shape of a transaction (interface.md 2.1 and decisions.md), field by field in wire order. */
+function transactionView(record: TransactionRecord): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    transaction_id: record.transaction_id, parent_transaction: record.parent_transaction, source: record.source,
+    destination: record.destination, reference: record.reference, currency: record.currency,
+    amount: preciseToAmount(record.precise_amount, record.precision), amount_string: preciseToDecimalText(record.precise_amount, record.precision),
+    precise_amount: record.precise_amount, precision: record.precision, description: record.description, status: record.status,
+    hash: record.hash, allow_overdraft: record.allow_overdraft, inflight: record.inflight, skip_queue: record.skip_queue,
+    created_at: timeText(record.created_at), scheduled_for: timeText(record.scheduled_for),
+    inflight_expiry_date: timeText(record.inflight_expiry_date), inflight_commit_date: timeText(record.inflight_commit_date),
+    meta_data: record.meta_data,
+  };
+  const share = (item: NonNullable<TransactionRecord['sources']>[number]) => ({ identifier: item.identifier, distribution: item.distribution, precise_amount: item.precise_amount });
+  if (record.rejection) view.rejection = record.rejection;
+  if (record.sources) view.sources = record.sources.map(share);
+  if (record.destinations) view.destinations = record.destinations.map(share);
+  if (record.atomic !== undefined) view.atomic = record.atomic;
+  if (record.legs) view.legs = record.legs;
+  if (record.batch_id !== undefined) view.batch_id = record.batch_id;
+  if (record.inflight && record.committed_amount !== undefined) view.precise_committed_amount = record.committed_amount;
+  return view;
+}
 
 function baseRecord(): TransactionRecord {
   return {

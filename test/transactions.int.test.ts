@@ -165,7 +165,12 @@ t.test('references: identical retry 200 with the original, different body 409, o
       t.same({ ...retry.body, status: original.body.status }, original.body, 'the original record');
       const different = await server.request('POST', '/transactions', { ...body, precise_amount: 26 });
       expectError(t, different, 409, 'TXN_DUPLICATE_REFERENCE', 'different amount');
-      expectError(t, await server.request('POST', '/transactions', { ...body, description: 'other' }), 409, 'TXN_DUPLICATE_REFERENCE', 'different description');
+      t.equal(different.body.error_detail.details.field, 'precise_amount', 'the conflict names the field that differs');
+      const otherDescription = await server.request('POST', '/transactions', { ...body, description: 'other' });
+      expectError(t, otherDescription, 409, 'TXN_DUPLICATE_REFERENCE', 'different description');
+      t.equal(otherDescription.body.error_detail.details.field, 'description');
+      const otherMeta = await server.request('POST', '/transactions', { ...body, meta_data: { changed: true } });
+      t.equal(otherMeta.body.error_detail.details.field, 'meta_data');
       expectError(t, await server.request('POST', '/transactions', { ...body, skip_queue: !skipQueue, precise_amount: 26 }), 409, 'TXN_DUPLICATE_REFERENCE', 'different amount on the other path');
       const sameThroughOtherPath = await server.request('POST', '/transactions', { ...body, skip_queue: !skipQueue });
       t.equal(sameThroughOtherPath.status, 200, 'the same request through the other path is still a retry');

@@ -5,11 +5,11 @@
 import fs from 'node:fs';
 import t from 'tap';
 import type { LedgerEvent } from '../engine/events.js';
-import { LogReader } from '../snapshots/log-reader.js';
+import { LogReader } from '../wal/log-reader.js';
 import { snapshotDirectoryIn, writeSnapshotFile } from '../snapshots/snapshot-directory.js';
-import { StateReplica } from '../snapshots/state-replica.js';
-import { verifyDataDir } from '../snapshots/verify.js';
-import { decodeFrame, encodeFrame } from '../wal/frame-codec.js';
+import { StateReplica } from '../app/state-replica.js';
+import { verifyDataDir } from '../ops/verify.js';
+import { decodeLogRecord, encodeLogRecord } from '../wal/log-record-codec.js';
 import { readRecord, recordKeys, writeRecord } from './helpers/log-surgery.js';
 import { startTestServer, tempDataDir } from './helpers/test-server.js';
 
@@ -32,9 +32,9 @@ async function history(t: { teardown(cleanup: () => unknown): void; ok(value: un
 async function editLastRecord(dataDir: string, change: (events: LedgerEvent[]) => void): Promise<number> {
   const keys = await recordKeys(dataDir);
   const last = keys[keys.length - 1] as number;
-  const frame = decodeFrame(last, await readRecord(dataDir, last));
-  change(frame.events);
-  await writeRecord(dataDir, last, encodeFrame({ first_seq: frame.first_seq, prev_checksum: frame.prev_checksum, events: frame.events }));
+  const logRecord = decodeLogRecord(last, await readRecord(dataDir, last));
+  change(logRecord.events);
+  await writeRecord(dataDir, last, encodeLogRecord({ first_seq: logRecord.first_seq, prev_checksum: logRecord.prev_checksum, events: logRecord.events }));
   return last;
 }
 

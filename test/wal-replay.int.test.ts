@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { foldBalance } from '../engine/balance-fold.js';
 import t, { type Test } from 'tap';
-import { LedgerRuntime } from '../bin/ledger-runtime.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import { LedgerEngine } from '../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import { MemoryLog } from '../wal/memory-log.js';
 import { CountingIds, ManualClock, SeededRandom, stableText, testSeeds } from './helpers/deterministic.js';
 import { tempDataDir } from './helpers/test-server.js';
@@ -212,7 +212,7 @@ for (const seed of testSeeds([11, 4242])) {
     sameSnapshot(t, 'state after reopening', snapshot(runtime, written), before);
     t.equal(runtime.startup.replayedEvents, runtime.log.appendedSeq, 'start-up replayed the whole log');
     t.doesNotThrow(() => {
-      for (const _frame of runtime.log.frames()) void _frame;
+      for (const _frame of runtime.log.logRecords()) void _frame;
     }, 'every log record checks out and chains to the one before');
 
     const expected = expectedAfterQueue(runtime, written);

@@ -1,5 +1,5 @@
 // The write-ahead log in LMDB. Appends are buffered and sealed into one record per event-loop turn (or
-// sooner when a frame is full): that is the group commit. Records are keyed by the seq of their first
+// sooner when a record is full): that is the group commit. Records are keyed by the seq of their first
 // event and committed by lmdb-js on a libuv pool thread. With overlappingSync the fsync of one commit
 // runs while the next commit is written, so two records are in the pipeline at once (and no more:
 // events that arrive while both are busy wait for the next record); a record counts as durable only
@@ -13,25 +13,25 @@ import { assert } from '../engine/assert.js';
 import type { EventLog } from '../engine/ports.js';
 import {
   CorruptRecordError,
-  decodeFrame,
+  decodeLogRecord,
   decodeOpened,
-  encodeFrame,
+  encodeLogRecord,
   GENESIS_CHECKSUM,
-  openFrame,
-  type DecodedFrame,
-  type OpenedFrame,
-} from './frame-codec.js';
+  openLogRecord,
+  type DecodedLogRecord,
+  type OpenedLogRecord,
+} from './log-record-codec.js';
 
 export interface LmdbLogOptions {
   /** Directory of the LMDB environment (data/wal). */
   dir: string;
   /** Events per record before a record is sealed early. */
-  frame_events_max?: number;
+  record_events_max?: number;
   /** Called once if a write fails; the process cannot continue safely. */
   onFatal?: (error: Error) => void;
 }
 
-const FRAME_EVENTS_MAX_DEFAULT = 10_000;
+const RECORD_EVENTS_MAX_DEFAULT = 10_000;
 /**
  * Records being committed at once. Each LMDB commit costs the event loop a fixed amount (lmdb-js queues
  * every write batch as new async work), so a record per event-loop turn made many small commits under
@@ -41,7 +41,7 @@ const FRAME_EVENTS_MAX_DEFAULT = 10_000;
  */
 const RECORDS_IN_FLIGHT_MAX = 2;
 /** Decoded records kept for random reads (lookups of older transactions), counted in events. */
-const FRAME_CACHE_EVENTS_MAX = 50_000;
+const RECORD_CACHE_EVENTS_MAX = 50_000;
 const RESOLVED: Promise<void> = Promise.resolve();
 
 interface Deferred {
@@ -86,7 +86,7 @@ export interface CommitStats {
 export class LmdbLog implements EventLog {
   private readonly env: RootDatabase;
   private readonly records: Database<Buffer, number>;
-  private readonly frameEventsMax: number;
+  private readonly recordEventsMax: number;
   private readonly onFatal: (error: Error) => void;
   private pending: LedgerEvent[] = [];
   private pendingDeferred: Deferred | undefined;
@@ -99,17 +99,17 @@ export class LmdbLog implements EventLog {
   private sealedSeq = 0;
   private readonly commitListeners: Array<(stats: CommitStats) => void> = [];
   /** Recently decoded records by key, oldest first (a Map keeps insertion order: LRU by re-inserting). */
-  private readonly frameCache = new Map<number, DecodedFrame>();
-  private frameCacheEvents = 0;
+  private readonly recordCache = new Map<number, DecodedLogRecord>();
+  private recordCacheEvents = 0;
   private readonly sealListeners: Array<(lastSeq: number) => void> = [];
   private readonly durableRecordListeners: Array<(record: DurableRecord) => void> = [];
 
   private constructor(options: LmdbLogOptions) {
     this.env = open({ path: options.dir, overlappingSync: true, separateFlushed: true, maxDbs: 4, mapSize: 1024 ** 3 });
     this.records = this.env.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
-    this.frameEventsMax = options.frame_events_max ?? FRAME_EVENTS_MAX_DEFAULT;
+    this.recordEventsMax = options.record_events_max ?? RECORD_EVENTS_MAX_DEFAULT;
     this.onFatal = options.onFatal ?? ((error) => { throw error; });
-    const last = this.lastFrame();
+    const last = this.lastLogRecord();
     if (last) {
       this._appendedSeq = this._durableSeq = this.sealedSeq = last.last_seq;
       this.lastChecksum = last.checksum;
@@ -141,7 +141,7 @@ export class LmdbLog implements EventLog {
     if (this.failure) throw this.failure;
     this.pending.push(event);
     this._appendedSeq += 1;
-    if (this.pending.length >= this.frameEventsMax) this.seal();
+    if (this.pending.length >= this.recordEventsMax) this.seal();
     else if (!this.sealScheduled) {
       this.sealScheduled = true;
       setImmediate(() => {
@@ -160,8 +160,8 @@ export class LmdbLog implements EventLog {
       this.pendingDeferred ??= deferred(this._appendedSeq);
       return this.pendingDeferred.promise;
     }
-    const frame = this.inFlight.find((candidate) => candidate.lastSeq >= seq);
-    return frame ? frame.promise : RESOLVED;
+    const logRecord = this.inFlight.find((candidate) => candidate.lastSeq >= seq);
+    return logRecord ? logRecord.promise : RESOLVED;
   }
 
   /** Seals what is buffered now and waits until all of it is on disk. */
@@ -189,12 +189,12 @@ export class LmdbLog implements EventLog {
 
   private seal(): void {
     if (this.pending.length === 0 || this.failure) return;
-    // Sealed again as soon as a record in flight is durable (advanceDurable), unless the frame is full.
-    if (this.inFlight.length >= RECORDS_IN_FLIGHT_MAX && this.pending.length < this.frameEventsMax) return;
+    // Sealed again as soon as a record in flight is durable (advanceDurable), unless the record is full.
+    if (this.inFlight.length >= RECORDS_IN_FLIGHT_MAX && this.pending.length < this.recordEventsMax) return;
     const events = this.pending;
     const firstSeq = this.sealedSeq + 1;
     this.pending = [];
-    const record = encodeFrame({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
+    const record = encodeLogRecord({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
     this.write(firstSeq, firstSeq + events.length - 1, record);
   }
 
@@ -204,13 +204,13 @@ export class LmdbLog implements EventLog {
    * may be buffered here: a follower appends no events of its own. The caller applies the record's
    * events to its state first, as the engine does before it appends.
    */
-  appendRecord(frame: DecodedFrame, record: Buffer): void {
+  appendRecord(logRecord: DecodedLogRecord, record: Buffer): void {
     if (this.failure) throw this.failure;
     assert(this.pending.length === 0, 'a copied record cannot follow events of this log still being sealed');
-    if (frame.first_seq !== this.sealedSeq + 1) throw new CorruptRecordError(frame.first_seq, `expected a record starting at seq ${this.sealedSeq + 1}`);
-    if (!frame.prev_checksum.equals(this.lastChecksum)) throw new CorruptRecordError(frame.first_seq, 'does not chain to the record before it');
-    this._appendedSeq = frame.last_seq;
-    this.write(frame.first_seq, frame.last_seq, record);
+    if (logRecord.first_seq !== this.sealedSeq + 1) throw new CorruptRecordError(logRecord.first_seq, `expected a record starting at seq ${this.sealedSeq + 1}`);
+    if (!logRecord.prev_checksum.equals(this.lastChecksum)) throw new CorruptRecordError(logRecord.first_seq, 'does not chain to the record before it');
+    this._appendedSeq = logRecord.last_seq;
+    this.write(logRecord.first_seq, logRecord.last_seq, record);
   }
 
   /** The checksum of the last record sealed: with appendedSeq, where this log's chain stands. */
@@ -278,10 +278,10 @@ export class LmdbLog implements EventLog {
    * between the records read. Throws CorruptRecordError naming the first bad record.
    */
   *read(fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER): Generator<LoggedEvent> {
-    for (const frame of this.openedFrames(this.startKeyFor(fromSeq))) {
-      if (frame.first_seq > toSeq) return;
-      let seq = frame.first_seq;
-      for (const event of frame.events()) {
+    for (const logRecord of this.openedLogRecords(this.startKeyFor(fromSeq))) {
+      if (logRecord.first_seq > toSeq) return;
+      let seq = logRecord.first_seq;
+      for (const event of logRecord.events()) {
         if (seq > toSeq) return;
         if (seq >= fromSeq) yield { seq, event };
         seq += 1;
@@ -290,58 +290,58 @@ export class LmdbLog implements EventLog {
   }
 
   /** The record stored under `key` (the seq of its first event), decoded and checked; cached. */
-  frameAt(key: number): DecodedFrame | undefined {
-    const cached = this.frameCache.get(key);
+  logRecordAt(key: number): DecodedLogRecord | undefined {
+    const cached = this.recordCache.get(key);
     if (cached) {
-      this.frameCache.delete(key);
-      this.frameCache.set(key, cached);
+      this.recordCache.delete(key);
+      this.recordCache.set(key, cached);
       return cached;
     }
     const bytes = this.records.get(key);
     if (!bytes) return undefined;
-    const frame = decodeFrame(key, bytes);
-    this.frameCache.set(key, frame);
-    this.frameCacheEvents += frame.events.length;
-    for (const [oldKey, old] of this.frameCache) {
-      if (this.frameCacheEvents <= FRAME_CACHE_EVENTS_MAX || oldKey === key) break;
-      this.frameCache.delete(oldKey);
-      this.frameCacheEvents -= old.events.length;
+    const logRecord = decodeLogRecord(key, bytes);
+    this.recordCache.set(key, logRecord);
+    this.recordCacheEvents += logRecord.events.length;
+    for (const [oldKey, old] of this.recordCache) {
+      if (this.recordCacheEvents <= RECORD_CACHE_EVENTS_MAX || oldKey === key) break;
+      this.recordCache.delete(oldKey);
+      this.recordCacheEvents -= old.events.length;
     }
-    return frame;
+    return logRecord;
   }
 
-  /** Decoded records from the one holding `seq` on, checked as `frames` does. */
-  framesFrom(seq: number): Generator<DecodedFrame> {
-    return this.frames(this.startKeyFor(seq));
+  /** Decoded records from the one holding `seq` on, checked as `logRecords` does. */
+  logRecordsFrom(seq: number): Generator<DecodedLogRecord> {
+    return this.logRecords(this.startKeyFor(seq));
   }
 
   /** Decoded records from `fromKey` on, verifying checksums and the chain between consecutive records. */
-  *frames(fromKey = 1): Generator<DecodedFrame> {
-    for (const frame of this.openedFrames(fromKey)) yield decodeOpened(frame);
+  *logRecords(fromKey = 1): Generator<DecodedLogRecord> {
+    for (const logRecord of this.openedLogRecords(fromKey)) yield decodeOpened(logRecord);
   }
 
-  /** As `frames`, with each record's events decoded only as they are iterated. */
-  private *openedFrames(fromKey: number): Generator<OpenedFrame> {
-    let previous: OpenedFrame | undefined;
+  /** As `logRecords`, with each record's events decoded only as they are iterated. */
+  private *openedLogRecords(fromKey: number): Generator<OpenedLogRecord> {
+    let previous: OpenedLogRecord | undefined;
     for (const { key, value } of this.records.getRange({ start: fromKey })) {
-      const frame = openFrame(key, value);
+      const logRecord = openLogRecord(key, value);
       if (previous) {
-        if (frame.first_seq !== previous.last_seq + 1) {
+        if (logRecord.first_seq !== previous.last_seq + 1) {
           throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
         }
-        if (!frame.prev_checksum.equals(previous.checksum)) {
+        if (!logRecord.prev_checksum.equals(previous.checksum)) {
           throw new CorruptRecordError(key, 'does not chain to the record before it');
         }
-      } else if (key === 1 && !frame.prev_checksum.equals(GENESIS_CHECKSUM)) {
+      } else if (key === 1 && !logRecord.prev_checksum.equals(GENESIS_CHECKSUM)) {
         throw new CorruptRecordError(key, 'first record does not start the chain');
       }
-      previous = frame;
-      yield frame;
+      previous = logRecord;
+      yield logRecord;
     }
   }
 
-  private lastFrame(): OpenedFrame | undefined {
-    for (const { key, value } of this.records.getRange({ reverse: true, limit: 1 })) return openFrame(key, value);
+  private lastLogRecord(): OpenedLogRecord | undefined {
+    for (const { key, value } of this.records.getRange({ reverse: true, limit: 1 })) return openLogRecord(key, value);
     return undefined;
   }
 

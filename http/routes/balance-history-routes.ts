@@ -5,13 +5,13 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import type { BalanceRecord } from '../../engine/records.js';
-import type { FoldAnswer } from '../../index/balance-history.js';
+import type { FoldAnswer } from '../ledger-core.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { respond } from '../respond.js';
 import { parseTimeInput } from '../time-input.js';
 import { validate } from '../validation.js';
-import { balanceView, timeText } from '../views.js';
+import { balanceView, timeText } from '../../wire/views.js';
 
 const historyQuerySchema = z.object({
   timestamp: z.string().max(64).optional(),

@@ -9,7 +9,7 @@ import { createBalanceSchema } from '../ledger-schemas.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
-import { balanceView } from '../views.js';
+import { balanceView } from '../../wire/views.js';
 
 const balanceQuerySchema = z.object({
   from_source: z.enum(['true', 'false']).optional(),

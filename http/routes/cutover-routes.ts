@@ -14,7 +14,7 @@ import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import { isReadOnlyPost } from '../respond.js';
+import { isReadOnlyPost } from '../backpressure.js';
 import { validate } from '../validation.js';
 
 export const CUTOVER_PATH_PREFIX = '/admin/cutover/';

@@ -8,10 +8,10 @@ import { ApiError, fromRejection } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
-import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema, resolveAmount } from '../transaction-schemas.js';
+import { resolveAmount } from '../transaction-commands.js';
+import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionJson } from '../transaction-json.js';
-import { transactionView } from '../views.js';
+import { transactionJson } from '../../wire/transaction-json.js';
 
 type AmountInput = { amount?: unknown; precise_amount?: unknown };
 
@@ -110,7 +110,7 @@ function runAction(engine: LedgerEngine, action: 'commit' | 'void', transactionI
     const precise = action === 'commit' ? actionAmount(engine, transactionId, input) : 0n;
     const outcome = engine.actOnInflight({ transaction_id: transactionId, action, precise_amount: precise, skip_queue: true });
     if (!outcome.ok) throw fromRejection(outcome.rejection);
-    return { transaction_id: transactionId, status: 'success', transaction: transactionView(outcome.value.transaction) };
+    return { transaction_id: transactionId, status: 'success', transaction: transactionJson(outcome.value.transaction) };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     return { transaction_id: transactionId, status: 'error', error: { code: error.code, message: error.message } };

@@ -7,7 +7,7 @@ import { createLedgerSchema, updateLedgerSchema } from '../ledger-schemas.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
-import { ledgerView } from '../views.js';
+import { ledgerView } from '../../wire/views.js';
 import { newestFirst } from './paging.js';
 
 export function ledgerRoutes(router: Router, core: LedgerCore): void {

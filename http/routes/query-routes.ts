@@ -11,20 +11,21 @@ import { filterSchema, validateSearch } from '../query-schemas.js';
 import type { FilterCollection, QueryPort, QueryRecord, QueryResult } from '../query-port.js';
 import { respond } from '../respond.js';
 import { validate } from '../validation.js';
-import { balanceView, ledgerView, transactionView } from '../views.js';
+import { transactionJson } from '../../wire/transaction-json.js';
+import { balanceView, ledgerView } from '../../wire/views.js';
 
 const FILTER_COLLECTIONS: readonly FilterCollection[] = ['ledgers', 'balances', 'transactions', 'identities'];
 /** Searchable collections; reconciliations answer empty until reconciliation records exist. */
 const SEARCH_COLLECTIONS = [...FILTER_COLLECTIONS, 'reconciliations'] as const;
 
-const VIEWS: Record<FilterCollection, (record: never) => Record<string, unknown>> = {
+const VIEWS: Record<FilterCollection, (record: never) => unknown> = {
   ledgers: ledgerView,
   balances: balanceView,
-  transactions: transactionView,
+  transactions: transactionJson,
   identities: identityView,
 };
 
-function view(collection: FilterCollection, record: QueryRecord): Record<string, unknown> {
+function view(collection: FilterCollection, record: QueryRecord): unknown {
   return VIEWS[collection](record as never);
 }
 

@@ -8,7 +8,7 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { refundSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionJson } from '../transaction-json.js';
+import { transactionJson } from '../../wire/transaction-json.js';
 
 export function refundRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;

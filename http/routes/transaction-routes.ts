@@ -8,9 +8,9 @@ import { IDENTIFIER_LENGTH_MAX, pageQuerySchema, REFERENCE_LENGTH_MAX } from '..
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
-import { validateBulk, validateTransaction } from '../transaction-schemas.js';
+import { validateBulk, validateTransaction } from '../transaction-commands.js';
 import { validate } from '../validation.js';
-import { transactionJson, transactionListJson } from '../transaction-json.js';
+import { transactionJson, transactionListJson } from '../../wire/transaction-json.js';
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;

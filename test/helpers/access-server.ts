@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { LedgerRuntime } from '../../bin/ledger-runtime.js';
+import { LedgerRuntime } from '../../app/ledger-runtime.js';
 import type { HookDeliveryLimits } from '../../hooks/hook-dispatcher.js';
 import { createApp, type FolioApp } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';

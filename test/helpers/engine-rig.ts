@@ -1,11 +1,13 @@
-// An engine wired for tests: the in-memory log and transaction store, a clock that only moves when told
-// to, and ids that count up, so every run of a test decides exactly the same events. Also small builders
-// for commands and the ledger-wide checks (zero sum, replay) that engine-level tests share.
+// The engine wired for tests (the one rig every engine-level test uses): the in-memory log and
+// transaction store, a clock that only moves when told to, and ids that count up, so every run of a test
+// decides exactly the same events. Also small builders for commands (over the engine's own
+// transferCommand) and the ledger-wide checks (zero sum, replay) that engine-level tests share.
 
 import type { Test } from 'tap';
-import type { CreateTransactionCommand, ShareCommand } from '../../engine/commands.js';
+import { transferCommand, type CreateTransactionCommand, type ShareCommand } from '../../engine/commands.js';
+import type { LedgerState } from '../../engine/ledger-state.js';
 import { LedgerEngine, type EngineLimits, type Outcome } from '../../engine/ledger-engine.js';
-import { MemoryTransactionStore } from '../../engine/memory-transaction-store.js';
+import { MemoryTransactionStore } from '../../lookups/memory-transaction-store.js';
 import type { Clock, IdPrefix, IdSource } from '../../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../../engine/records.js';
 import type { Rejection } from '../../engine/rejections.js';
@@ -20,7 +22,7 @@ export class FakeClock implements Clock {
     return this.ms;
   }
 
-  advance(ms: number): void {
+  advance(ms = 1): void {
     this.ms += ms;
   }
 }
@@ -80,25 +82,9 @@ export function share(identifier: string, distribution: string): ShareCommand {
   return { identifier, distribution, request: { kind: 'fixed', amount: BigInt(distribution) } };
 }
 
-/** A create command with "nothing special" defaults. */
-export function transfer(fields: Partial<CreateTransactionCommand> & { precise_amount: bigint }): CreateTransactionCommand {
-  return {
-    source: '',
-    destination: '',
-    precision: 100n,
-    currency: 'USD',
-    reference: '',
-    description: '',
-    meta_data: {},
-    allow_overdraft: false,
-    skip_queue: false,
-    inflight: false,
-    inflight_expiry_date: 0,
-    inflight_commit_date: 0,
-    scheduled_for: 0,
-    atomic: false,
-    ...fields,
-  };
+/** A create command with "nothing special" defaults: 100 USD units at precision 100, queued, no overdraft. */
+export function transfer(fields: Partial<CreateTransactionCommand>): CreateTransactionCommand {
+  return transferCommand({ source: '', destination: '', precise_amount: 100n, precision: 100n, currency: 'USD', ...fields });
 }
 
 export function ok<T>(outcome: Outcome<T>): T {
@@ -175,4 +161,32 @@ export function checkReplay(t: Test, rig: EngineRig): EngineRig {
   t.same([...replayed.mailboxes.all()].map(([id, record]) => [id, record.transaction_id]),
     [...state.mailboxes.all()].map(([id, record]) => [id, record.transaction_id]), 'replay: same mailboxes in the same order');
   return copy;
+}
+
+/** Violations of "for every currency the sum of all balances is zero" (settled and inflight). */
+export function zeroSumViolations(state: LedgerState): string[] {
+  const sums = new Map<string, { settled: bigint; inflight: bigint }>();
+  for (const balance of state.balances.values()) {
+    const sum = sums.get(balance.currency) ?? { settled: 0n, inflight: 0n };
+    sum.settled += balance.credit_balance - balance.debit_balance;
+    sum.inflight += balance.inflight_credit_balance - balance.inflight_debit_balance;
+    sums.set(balance.currency, sum);
+  }
+  const violations: string[] = [];
+  for (const [currency, sum] of sums) {
+    if (sum.settled !== 0n || sum.inflight !== 0n) violations.push(`${currency}: settled ${sum.settled}, inflight ${sum.inflight}`);
+  }
+  return violations;
+}
+
+/** The balances as plain comparable values, for before/after and replay comparisons. */
+export function balanceAmounts(state: LedgerState): Record<string, string> {
+  const amounts: Record<string, string> = {};
+  for (const balance of state.balances.values()) {
+    amounts[balance.balance_id] = [
+      balance.currency, balance.credit_balance, balance.debit_balance,
+      balance.inflight_credit_balance, balance.inflight_debit_balance, balance.version,
+    ].join(' ');
+  }
+  return amounts;
 }

@@ -4,8 +4,8 @@
 
 import fs from 'node:fs';
 import type { Test } from 'tap';
-import type { RuntimeOptions } from '../../bin/ledger-runtime.js';
-import { zeroSumViolations } from './engine-fixture.js';
+import type { RuntimeOptions } from '../../app/ledger-runtime.js';
+import { zeroSumViolations } from './engine-rig.js';
 import { startTestServer, type TestResponse, type TestServer } from './test-server.js';
 
 export async function openServer(t: Test, options: Partial<RuntimeOptions> = {}): Promise<TestServer> {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { LedgerRuntime, type RuntimeOptions } from '../../bin/ledger-runtime.js';
+import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
 import { createApp } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
 import { parseJsonLossless } from '../../http/lossless-json.js';

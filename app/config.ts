@@ -1,0 +1,138 @@
+// Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
+// when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
+// data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
+// hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
+// (FOLIO_WEBHOOK_SECRET), notifications.timeout_seconds, notifications.retry_count. FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
+// control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
+// as a follower of the one in that directory (see bin/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
+// stops it when its standard input ends, which is when the parent holding the other end of the pipe
+// has gone, however it went.
+
+import fs from 'node:fs';
+import { z } from 'zod';
+import { masterKeyRefusal } from '../http/app.js';
+import {
+  DEFAULT_NOTIFICATION_RETRY_COUNT,
+  DEFAULT_NOTIFICATION_TIMEOUT_SECONDS,
+  type NotificationTarget,
+} from '../hooks/notifications.js';
+import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from './snapshot-service.js';
+
+export interface FolioConfig {
+  server: { host: string; port: number; secret_key: string };
+  data_dir: string;
+  log_level: string;
+  snapshots: SnapshotSchedule;
+  /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
+  hooks: { allow_private_networks: boolean };
+  /** The server's notification webhook (balance monitors, reconciliation runs); empty url: none. */
+  notifications: { webhook_url: string; webhook_secret: string; timeout_seconds: number; retry_count: number };
+  /** The data directory of the leader this ledger follows; empty for an ordinary ledger. */
+  follow_data_dir: string;
+  stop_on_stdin_end: boolean;
+}
+
+export const DEFAULT_CONFIG: FolioConfig = {
+  server: { host: '127.0.0.1', port: 5001, secret_key: '' },
+  data_dir: './data',
+  log_level: 'info',
+  snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
+  hooks: { allow_private_networks: false },
+  notifications: {
+    webhook_url: '', webhook_secret: '', timeout_seconds: DEFAULT_NOTIFICATION_TIMEOUT_SECONDS, retry_count: DEFAULT_NOTIFICATION_RETRY_COUNT,
+  },
+  follow_data_dir: '',
+  stop_on_stdin_end: false,
+};
+
+const fileSchema = z.object({
+  server: z.object({
+    host: z.string().min(1).optional(),
+    port: z.number().int().min(0).max(65535).optional(),
+    secret_key: z.string().optional(),
+  }).optional(),
+  data_dir: z.string().min(1).optional(),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  snapshots: z.object({
+    every_events: z.number().int().min(0).optional(),
+    every_seconds: z.number().min(0).optional(),
+    keep: z.number().int().min(1).optional(),
+  }).optional(),
+  hooks: z.object({ allow_private_networks: z.boolean().optional() }).optional(),
+  notifications: z.object({
+    webhook_url: z.string().max(2048).optional(),
+    webhook_secret: z.string().optional(),
+    timeout_seconds: z.number().gt(0).max(60).optional(),
+    retry_count: z.number().int().min(0).max(10).optional(),
+  }).optional(),
+});
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEnv = process.env): FolioConfig {
+  const config: FolioConfig = structuredClone(DEFAULT_CONFIG);
+  const file = configPath ?? (fs.existsSync('folio.json') ? 'folio.json' : undefined);
+  if (file) mergeFile(config, file);
+  if (env.FOLIO_HOST) config.server.host = env.FOLIO_HOST;
+  if (env.FOLIO_PORT !== undefined && env.FOLIO_PORT !== '') config.server.port = parsePort(env.FOLIO_PORT);
+  if (env.FOLIO_SECRET_KEY !== undefined) config.server.secret_key = env.FOLIO_SECRET_KEY;
+  if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
+  if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
+  if (env.FOLIO_FOLLOW_DATA_DIR) config.follow_data_dir = env.FOLIO_FOLLOW_DATA_DIR;
+  if (env.FOLIO_STOP_ON_STDIN_END === '1') config.stop_on_stdin_end = true;
+  if (env.FOLIO_SNAPSHOT_EVERY_EVENTS) config.snapshots.every_events = parseCount('FOLIO_SNAPSHOT_EVERY_EVENTS', env.FOLIO_SNAPSHOT_EVERY_EVENTS, 0);
+  if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
+  if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
+  if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
+  if (env.FOLIO_WEBHOOK_URL !== undefined) config.notifications.webhook_url = env.FOLIO_WEBHOOK_URL;
+  if (env.FOLIO_WEBHOOK_SECRET !== undefined) config.notifications.webhook_secret = env.FOLIO_WEBHOOK_SECRET;
+  const refusal = masterKeyRefusal(config.server.secret_key);
+  if (refusal) throw new ConfigError(refusal);
+  return config;
+}
+
+function mergeFile(config: FolioConfig, file: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`cannot read config ${file}: ${(error as Error).message}`);
+  }
+  const result = fileSchema.safeParse(parsed);
+  if (!result.success) {
+    throw new ConfigError(`config ${file}: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  }
+  const values = result.data;
+  Object.assign(config.server, values.server ?? {});
+  if (values.data_dir) config.data_dir = values.data_dir;
+  if (values.log_level) config.log_level = values.log_level;
+  Object.assign(config.snapshots, values.snapshots ?? {});
+  Object.assign(config.hooks, values.hooks ?? {});
+  Object.assign(config.notifications, values.notifications ?? {});
+}
+
+/** The notification webhook as hook delivery takes it, or undefined when none is configured. */
+export function notificationTarget(config: FolioConfig): NotificationTarget | undefined {
+  const { webhook_url, webhook_secret, timeout_seconds, retry_count } = config.notifications;
+  return webhook_url === '' ? undefined : { url: webhook_url, secret: webhook_secret, timeout_seconds, retry_count };
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`FOLIO_PORT must be 0-65535, not ${text}`);
+  return port;
+}
+
+function parseCount(name: string, text: string, min: number): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, not ${text}`);
+  return value;
+}
+
+function parseFlag(name: string, text: string): boolean {
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new ConfigError(`${name} must be true or false, not ${text}`);
+}

@@ -1,0 +1,310 @@
+// A running ledger: opens the LMDB log and lookup store in a data directory, loads the newest usable
+// snapshot and replays the log after it into a fresh engine, and keeps the parts in step (sealed
+// records feed the lookup store, queued work feeds the queue runner, durable commits feed the snapshot
+// worker). This is the LedgerCore the HTTP layer serves.
+
+import fs from 'node:fs';
+import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
+import type { Clock, IdSource } from '../engine/ports.js';
+import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
+import type { LedgerCore } from '../http/ledger-core.js';
+import { BalanceFolds } from './balance-folds.js';
+import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
+import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
+import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
+import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
+import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
+import { loadNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
+import {
+  SnapshotError,
+  SnapshotService,
+  type SnapshotInfo,
+  type SnapshotLogger,
+  type SnapshotSchedule,
+} from './snapshot-service.js';
+import { restoreState } from '../snapshots/state-restore.js';
+import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
+import { HookOutboxStore } from '../hooks/outbox-store.js';
+import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
+import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import type { NotificationDeriver, NotificationTarget } from '../hooks/notifications.js';
+import type { FoldAnswer, HookAdmin } from '../http/ledger-core.js';
+import { QueueRunner } from './queue-runner.js';
+import { systemClock } from './system-clock.js';
+import { TimerRunner } from './timer-runner.js';
+import { UuidV7Ids } from './uuid-v7-ids.js';
+
+export interface RuntimeOptions {
+  dataDir: string;
+  clock?: Clock;
+  ids?: IdSource;
+  limits?: Partial<EngineLimits>;
+  /** Appended-but-not-durable events beyond which writes are refused (503). */
+  unflushedEventsMax?: number;
+  /** Transaction records waiting for the lookup store beyond which writes are refused (503). */
+  lookupBacklogMax?: number;
+  onFatal?: (error: Error) => void;
+  /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
+  snapshots?: SnapshotSchedule;
+  /** Signs deliveries of hooks registered before hooks had secrets of their own; empty sends those unsigned. */
+  secretKey?: string;
+  /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
+  hookTargets?: TargetPolicy;
+  hookDelivery?: Partial<HookDeliveryLimits>;
+  /** The server's notification webhook (balance monitors, reconciliation runs), if one is configured. */
+  notifications?: NotificationTarget;
+  /** Kinds of notification derived from the log; the server's own list unless a test says otherwise. */
+  notificationDerivers?: readonly NotificationDeriver[];
+  /** Where start-up, snapshot and hook messages go. */
+  logger?: SnapshotLogger & HookDispatcherLogger;
+  /** False runs without the query index (filter, search and balance history are then absent). */
+  index?: boolean;
+  indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source' | 'projectorWorker'>>;
+  /** Reports projection failures; the projector retries on its own. */
+  onIndexError?: (error: Error) => void;
+  /**
+   * Opens the ledger as a follower of another one's log (bin/log-follower.ts): it appends no events of
+   * its own, so the queue runner, timers, hook delivery and snapshots wait for `startWork()`.
+   */
+  follower?: boolean;
+}
+
+export interface StartupReport {
+  /** Seq of the snapshot start-up began from (0: replayed from genesis). */
+  snapshotSeq: number;
+  /** Snapshots passed over as unusable (each logged with its reason). */
+  skippedSnapshots: number;
+  /** Time to choose, read and load the snapshot, and to replay the log after it. */
+  snapshotMilliseconds: number;
+  replayMilliseconds: number;
+  replayedEvents: number;
+  lookupRecordsCaughtUp: number;
+  milliseconds: number;
+}
+
+export class LedgerRuntime implements LedgerCore {
+  readonly engine: LedgerEngine;
+  private readonly queue: QueueRunner;
+  private readonly timers: TimerRunner;
+  private readonly unflushedEventsMax: number;
+  private readonly lookupBacklogMax: number;
+  private snapshotService: SnapshotService | undefined;
+  /** Delivers transaction hooks from the log (set once the log is open and replayed, and work started). */
+  hooks!: HookDispatcher;
+  private index: SecondaryIndex | undefined;
+  /** Whether the queue runner, timers and hook delivery run (see pauseWork). */
+  private working = false;
+  /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
+  private readonly folds: BalanceFolds;
+  readonly hookAdmin: HookAdmin;
+  private readonly hookSealer: HookSecretSealer;
+
+  private constructor(
+    readonly log: LmdbLog,
+    readonly store: LmdbTransactionStore,
+    private readonly options: RuntimeOptions,
+    readonly startup: StartupReport,
+  ) {
+    const clock = options.clock ?? systemClock;
+    this.engine = new LedgerEngine({
+      clock,
+      ids: options.ids ?? new UuidV7Ids(clock),
+      log,
+      transactions: store,
+      limits: options.limits,
+    });
+    this.queue = new QueueRunner(this.engine);
+    this.queue.stop(); // until startWork(): a follower must not carry out queued work of its own
+    this.folds = new BalanceFolds(log);
+    const sealer = HookSecretSealer.openIn(options.dataDir);
+    const targets = options.hookTargets ?? { allowPrivateNetworks: false };
+    this.hookAdmin = { newSigningSecret: () => sealer.newSecret(), targetRefusal: (url) => urlRefusal(url, targets) };
+    this.hookSealer = sealer;
+    this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
+    this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
+    this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
+  }
+
+  static async open(options: RuntimeOptions): Promise<LedgerRuntime> {
+    const started = performance.now();
+    fs.mkdirSync(options.dataDir, { recursive: true });
+    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal });
+    const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
+    const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
+    const report: StartupReport = {
+      snapshotSeq: 0, skippedSnapshots: 0, snapshotMilliseconds: 0, replayMilliseconds: 0, replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0,
+    };
+    const snapshotStarted = performance.now();
+    const loaded = loadNewestSnapshot({
+      dir: snapshotDirectoryIn(options.dataDir),
+      log,
+      logEndSeq: log.appendedSeq,
+      onSkip: ({ file, reason }) => {
+        report.skippedSnapshots += 1;
+        options.logger?.warn({ file, reason }, 'snapshot skipped; trying the next older one');
+      },
+    });
+    const runtime = new LedgerRuntime(log, store, options, report);
+    if (loaded) runtime.loadSnapshot(loaded);
+    const replayStarted = performance.now();
+    report.snapshotMilliseconds = replayStarted - snapshotStarted;
+    report.replayedEvents = runtime.replay(report.snapshotSeq);
+    report.replayMilliseconds = performance.now() - replayStarted;
+    log.onSeal((lastSeq) => store.sealed(lastSeq));
+    log.onCommit(() => {
+      store.logDurable(log.durableSeq);
+      runtime.queue.kick();
+      runtime.snapshotService?.durable(log.durableSeq);
+    });
+    if (!options.follower) await log.durable(runtime.engine.ensureGenesis());
+    log.onCommit(() => {
+      if (runtime.working) runtime.hooks.wake();
+    });
+    if (options.index !== false) {
+      runtime.index = await SecondaryIndex.open({
+        projectorWorker: INDEX_PROJECTOR_WORKER,
+        onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
+        ...options.indexOptions,
+        dataDir: options.dataDir,
+        walDir: LmdbLog.directoryIn(options.dataDir),
+        source: log,
+      });
+      log.onDurableRecord((record) => runtime.index?.logDurable(record));
+    }
+    if (!options.follower) await runtime.startWork();
+    report.milliseconds = performance.now() - started;
+    return runtime;
+  }
+
+  /**
+   * Starts what appends events or acts on them on its own: the queue runner, timers and hook delivery
+   * (from the progress saved in data/hooks), and the snapshot worker the first time. A follower calls
+   * this once it is promoted; a fenced leader when it is unfenced.
+   */
+  async startWork(): Promise<void> {
+    if (this.working) return;
+    if (this.options.snapshots && !this.snapshotService) {
+      this.snapshotService = SnapshotService.start({
+        dataDir: this.options.dataDir,
+        schedule: this.options.snapshots,
+        durableSeq: this.log.durableSeq,
+        logger: this.options.logger,
+      });
+    }
+    this.hooks = await HookDispatcher.start({
+      source: this.log,
+      currentHooks: () => this.engine.state.hooks,
+      store: HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir)),
+      secretKey: this.options.secretKey ?? '',
+      sealer: this.hookSealer,
+      targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
+      limits: this.options.hookDelivery,
+      logger: this.options.logger,
+      notifications: this.options.notifications,
+      notificationDerivers: this.options.notificationDerivers,
+    });
+    this.working = true;
+    this.queue.resume();
+    this.timers.start();
+  }
+
+  /**
+   * Stops the queue runner and timers, so nothing but requests appends to the log, and stops hook
+   * delivery with its progress saved (data/hooks is then closed and can be copied). For a fence.
+   */
+  async pauseWork(): Promise<void> {
+    if (!this.working) return;
+    this.working = false;
+    this.queue.stop();
+    this.timers.stop();
+    await this.hooks.close();
+  }
+
+  /** Puts a snapshot's state into the (still empty) engine; the lookups already hold its records. */
+  private loadSnapshot(loaded: LoadedSnapshot): void {
+    this.store.setMuted(true);
+    try {
+      restoreState(this.engine.state, loaded.contents);
+    } finally {
+      this.store.setMuted(false);
+    }
+    this.startup.snapshotSeq = loaded.contents.header.seq;
+    this.options.logger?.info({ file: loaded.file, seq: loaded.contents.header.seq }, 'loaded snapshot');
+  }
+
+  /**
+   * Replays the log after `afterSeq` into the engine; the lookups already hold these records. Reading
+   * starts at the record holding `afterSeq` itself, so the link from a snapshot's record to the next one
+   * is checked too.
+   */
+  private replay(afterSeq: number): number {
+    let count = 0;
+    this.store.setMuted(true);
+    try {
+      for (const { seq, event } of this.log.read(Math.max(1, afterSeq))) {
+        if (seq <= afterSeq) continue;
+        this.engine.replay(event, { owned: true }); // decoded just now by read()
+        count += 1;
+      }
+    } finally {
+      this.store.setMuted(false);
+    }
+    return count;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
+  }
+
+  /** The snapshot worker, when periodic snapshots are on. */
+  get snapshots(): SnapshotService | undefined {
+    return this.snapshotService;
+  }
+
+  /** Writes a snapshot of everything logged so far (once it is durable). */
+  async snapshotNow(): Promise<SnapshotInfo> {
+    if (!this.snapshotService) throw new SnapshotError('snapshots are not enabled on this server');
+    await this.log.durable(this.log.appendedSeq);
+    return this.snapshotService.snapshotNow(this.log.durableSeq);
+  }
+
+  /** The query index (data/index.sqlite), fed from the durable log. */
+  get query(): SecondaryIndex | undefined {
+    return this.index;
+  }
+
+  onCommit(listener: (stats: CommitStats) => void): void {
+    this.log.onCommit(listener);
+  }
+
+  durable(seq: number): Promise<void> {
+    return this.log.durable(seq);
+  }
+
+  visibleSeq(): number {
+    return this.log.appendedSeq;
+  }
+
+  listTransactions(offset: number, limit: number): TransactionRecord[] {
+    return this.store.list(offset, limit);
+  }
+
+  balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer> {
+    return this.folds.at(balanceId, untilMs, toSeq);
+  }
+
+  overloaded(): string | undefined {
+    if (this.log.unflushedEvents > this.unflushedEventsMax) return 'the write-ahead log is behind; try again shortly';
+    if (this.store.backlog > this.lookupBacklogMax) return 'the lookup store is behind; try again shortly';
+    return undefined;
+  }
+
+  /** Stops queue work, makes everything appended durable and closes the stores. */
+  async close(): Promise<void> {
+    await this.pauseWork();
+    await this.snapshotService?.stop();
+    await this.index?.close();
+    await this.log.close();
+    await this.store.close();
+  }
+}

@@ -1,0 +1,95 @@
+// The Postgres side of the peers bench: a throwaway PostgreSQL with the peer's schema, its balance sets
+// created and funded through the peer's own batch function, and closed-loop loads driven directly with
+// pg from this process (no HTTP in front of it, which favours the peer). Connections are opened as a
+// load first needs them and reused by the loads after it.
+
+import { PeerLedger, type PeerTransfer } from '../postgres-peer/peer-ledger.js';
+import { startPostgres, type RunningPostgres } from '../postgres-peer/postgres-server.js';
+import { runClosedLoop, type ClosedLoopResult } from './closed-loop.js';
+import { balanceNames, CURRENCY, FUNDING, FUNDING_BATCH, pairSource, WORLD, type Workload } from './peer-workloads.js';
+
+export interface PostgresPeerLoad extends ClosedLoopResult {
+  transfersPerSecond: number;
+}
+
+function transfer(source: string, destination: string, amount: bigint, allowOverdraft: boolean): PeerTransfer {
+  return { reference: '', source, destination, amount, currency: CURRENCY, allowOverdraft };
+}
+
+export class PostgresPeerRig {
+  private readonly connections: PeerLedger[] = [];
+
+  private constructor(readonly server: RunningPostgres) {}
+
+  static async start(): Promise<PostgresPeerRig> {
+    const server = await startPostgres('peers-postgres');
+    const rig = new PostgresPeerRig(server);
+    try {
+      const [admin] = await rig.connected(1);
+      await admin!.install();
+      await admin!.createBalances([WORLD], CURRENCY);
+      return rig;
+    } catch (error) {
+      await rig.stop();
+      throw error;
+    }
+  }
+
+  /** Creates the set's balances and funds each from the world balance, in batches of the peer's own. */
+  async fund(balances: number): Promise<void> {
+    const [admin] = await this.connected(1);
+    const names = balanceNames(balances);
+    await admin!.createBalances(names, CURRENCY);
+    for (let start = 0; start < names.length; start += FUNDING_BATCH) {
+      const batch = names.slice(start, start + FUNDING_BATCH).map((name) => transfer(WORLD, name, FUNDING, true));
+      const outcome = await admin!.transferBatch(batch, CURRENCY);
+      if (!outcome.ok) throw new Error(`funding refused: ${outcome.code} at ${outcome.index}`);
+    }
+  }
+
+  /** After the bulk loading: vacuum and analyze (as autovacuum soon would), then a checkpoint, so neither falls inside a measurement. */
+  async settle(): Promise<void> {
+    const [admin] = await this.connected(1);
+    await admin!.maintain();
+  }
+
+  async load(workload: Workload, balances: number, clients: number, warmupSeconds: number, seconds: number): Promise<PostgresPeerLoad> {
+    const ledgers = await this.connected(clients);
+    const pairs = ledgers.map((_, client) => pairSource(balances, 1 + client));
+    const loop = await runClosedLoop({
+      clients, warmupSeconds, seconds,
+      async operation(client) {
+        const next = pairs[client]!;
+        const ledger = ledgers[client]!;
+        const items = Array.from({ length: workload.batch }, () => {
+          const { source, destination } = next();
+          return transfer(source, destination, 1n, false);
+        });
+        const outcome = workload.batch === 1 ? await ledger.transfer(items[0]!) : await ledger.transferBatch(items, CURRENCY);
+        if (!outcome.ok) throw new Error(`peer refused: ${outcome.code} at ${outcome.index}`);
+      },
+    });
+    return { ...loop, transfersPerSecond: (loop.operations * workload.batch) / seconds };
+  }
+
+  /** Checks the ledger's invariant after the loads: each currency's balances sum to zero. */
+  async sumsToZero(): Promise<boolean> {
+    const [admin] = await this.connected(1);
+    const sums = await admin!.sums();
+    return [...sums.values()].every((sum) => sum.balance === 0n && sum.creditsLessDebits === 0n);
+  }
+
+  async stop(): Promise<void> {
+    const open = this.connections.splice(0);
+    await Promise.allSettled(open.map((ledger) => ledger.close()));
+    await this.server.stop();
+  }
+
+  private async connected(count: number): Promise<PeerLedger[]> {
+    while (this.connections.length < count) {
+      const missing = Math.min(32, count - this.connections.length);
+      this.connections.push(...await Promise.all(Array.from({ length: missing }, () => PeerLedger.connect(this.server.connection))));
+    }
+    return this.connections.slice(0, count);
+  }
+}

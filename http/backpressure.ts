@@ -1,0 +1,25 @@
+// Write backpressure: while the log or the lookups are too far behind to take more (LedgerCore.overloaded),
+// every write is refused up front with 503 QUEUE_BACKPRESSURE and Retry-After, before its body is
+// decided, rather than buffered without bound. Reads, and the POST routes that only read, go on.
+
+import type Koa from 'koa';
+import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from './api-error.js';
+import type { LedgerCore } from './ledger-core.js';
+
+/** POST routes that only read (filter and search): they add nothing to the log, so overload does not stop them. */
+export function isReadOnlyPost(path: string): boolean {
+  return path.endsWith('/filter') || (path.startsWith('/search/') && path !== '/search/reindex');
+}
+
+/** Refuses a write up front while the log or the lookups are too far behind to take more. */
+export function refuseWhenOverloaded(core: LedgerCore): Koa.Middleware {
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path)) {
+      const reason = core.overloaded();
+      if (reason) {
+        throw new ApiError('QUEUE_BACKPRESSURE', reason, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
+      }
+    }
+    return next();
+  };
+}

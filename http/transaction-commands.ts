@@ -1,0 +1,206 @@
+// From request shapes (transaction-schemas.ts) to the engine's commands: amounts become exact bigints
+// (`precise_amount` as given, or `amount` converted with `precision` and refused if it would need
+// rounding; both only if they agree), split shares become share requests, times epoch milliseconds, and
+// the checks that span several fields are made. Only typed input is read: when some field failed its
+// shape, the conversions still run on a lenient parse of the body (each failed field left out), so one
+// answer names every bad field, but no value of an unchecked type ever reaches them.
+
+import type { BulkCommand, CreateTransactionCommand, ShareCommand } from '../engine/commands.js';
+import type { ShareRequest } from '../engine/split-distribution.js';
+import { amountToPrecise, parsePreciseAmount, parsePrecision } from '../wire/amounts.js';
+import { normalizeMetaData } from './common-schemas.js';
+import { parseTimeInput } from './time-input.js';
+import { bulkShape, transactionShape, type TransactionShape } from './transaction-schemas.js';
+import { lenient, lenientItems, validateShapeThen, type ReportIssue } from './validation.js';
+
+/**
+ * Legs one request may ask for, all items of a bulk together. A transaction's legs are the child
+ * transactions it can produce: one for a plain transfer, at most sources + destinations - 1 for a split
+ * (its shares are paired in one walk). Without this bound, 600 splits of 100 x 100 shares (5 MB of JSON)
+ * became one event of 120,000 records that held the event loop for seconds.
+ */
+export const REQUEST_LEGS_MAX = 10_000;
+
+/** The most legs a transaction can produce (see REQUEST_LEGS_MAX). */
+export function legCount(command: CreateTransactionCommand): number {
+  return (command.sources?.length ?? 1) + (command.destinations?.length ?? 1) - 1;
+}
+
+interface AmountFields {
+  amount?: unknown;
+  precise_amount?: unknown;
+  precision?: unknown;
+}
+
+export type ExactAmount =
+  | { ok: true; precise_amount: bigint; precision: bigint }
+  | { ok: false; field: string; message: string };
+
+/**
+ * Resolves the amount fields to exact values, or names the field at fault. `precision` overrides the
+ * body's (inflight commits use the hold's); `required: false` lets both amounts be absent (meaning 0).
+ */
+export function resolveAmount(
+  input: AmountFields,
+  options: { allowZero?: boolean; required?: boolean; precision?: bigint } = {},
+): ExactAmount {
+  const fail = (field: string, message: string): ExactAmount => ({ ok: false, field, message });
+  const precision = options.precision !== undefined
+    ? { ok: true as const, value: options.precision }
+    : input.precision === undefined ? { ok: true as const, value: 1n } : parsePrecision(input.precision);
+  if (!precision.ok) return fail('precision', precision.message);
+  const allowZero = options.allowZero === true;
+  const fromPrecise = input.precise_amount === undefined ? undefined : parsePreciseAmount(input.precise_amount, { allowZero });
+  const fromAmount = input.amount === undefined ? undefined : amountToPrecise(input.amount, precision.value, { allowZero });
+  if (fromPrecise && !fromPrecise.ok) return fail('precise_amount', fromPrecise.message);
+  if (fromAmount && !fromAmount.ok) return fail('amount', fromAmount.message);
+  if (!fromPrecise && !fromAmount) {
+    if (options.required === false) return { ok: true, precise_amount: 0n, precision: precision.value };
+    return fail('amount', 'amount or precise_amount is required');
+  }
+  if (fromPrecise && fromAmount && fromPrecise.value !== fromAmount.value) {
+    return fail('amount', 'amount × precision does not equal precise_amount');
+  }
+  return { ok: true, precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value };
+}
+
+const PERCENT = /^([0-9]+)(?:\.([0-9]{1,18}))?%$/;
+
+type ShareShape = NonNullable<TransactionShape['sources']>[number];
+
+/** A share request from its shape, or a message saying what is wrong with it. */
+function shareRequest(share: ShareShape, precision: bigint): ShareCommand | string {
+  if (share.precise_distribution !== undefined) {
+    const exact = parsePreciseAmount(share.precise_distribution);
+    if (!exact.ok) return `precise_distribution ${exact.message}`;
+    return { identifier: share.identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } };
+  }
+  const text = (share.distribution ?? '').trim();
+  if (text === '') return 'distribution is required';
+  let request: ShareRequest;
+  const percent = PERCENT.exec(text);
+  if (text.toLowerCase() === 'left') request = { kind: 'left' };
+  else if (percent) {
+    const fraction = percent[2] ?? '';
+    request = { kind: 'percent', numerator: BigInt((percent[1] as string) + fraction), denominator: 10n ** BigInt(fraction.length) };
+  } else {
+    const fixed = amountToPrecise(text, precision);
+    if (!fixed.ok) return `distribution must be an amount, a percentage like 25% or "left" (${fixed.message})`;
+    request = { kind: 'fixed', amount: fixed.value };
+  }
+  return { identifier: share.identifier, distribution: text, request };
+}
+
+const TIME_FIELDS = ['inflight_expiry_date', 'inflight_commit_date', 'scheduled_for'] as const;
+
+/**
+ * The command a transaction shape stands for, or undefined after reporting what is wrong. `complete`
+ * is false when the shape came from a lenient parse (some field failed and is absent here): the
+ * conversions still run, to report their own problems, but no command is made.
+ */
+function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: ReportIssue, path: PropertyKey[] = []): CreateTransactionCommand | undefined {
+  let failed = !complete;
+  const fail = (message: string, ...at: PropertyKey[]): void => {
+    failed = true;
+    report([...path, ...at], message);
+  };
+  if ((shape.source === undefined) === (shape.sources === undefined)) fail('give exactly one of source and sources', 'source');
+  if ((shape.destination === undefined) === (shape.destinations === undefined)) fail('give exactly one of destination and destinations', 'destination');
+  const amount = resolveAmount(shape);
+  if (!amount.ok) fail(amount.message, amount.field);
+  const times = { inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0 };
+  for (const field of TIME_FIELDS) {
+    const text = shape[field];
+    if (text === undefined) continue;
+    const time = parseTimeInput(text);
+    if (time.ok) times[field] = time.epochMs;
+    else fail(time.message, field);
+  }
+  let metaData: Record<string, unknown> = {};
+  if (shape.meta_data) {
+    const normalized = normalizeMetaData(shape.meta_data);
+    if (typeof normalized === 'string') fail(normalized, 'meta_data');
+    else metaData = normalized;
+  }
+  const shares: Partial<Record<'sources' | 'destinations', ShareCommand[]>> = {};
+  if (amount.ok) {
+    for (const side of ['sources', 'destinations'] as const) {
+      const list = shape[side];
+      if (!list) continue;
+      const commands: ShareCommand[] = [];
+      for (const [index, share] of list.entries()) {
+        const request = shareRequest(share, amount.precision);
+        if (typeof request === 'string') fail(request, side, index, 'distribution');
+        else commands.push(request);
+      }
+      shares[side] = commands;
+    }
+  }
+  if (failed || !amount.ok || shape.currency === undefined) return undefined;
+  const command: CreateTransactionCommand = {
+    source: shape.source ?? '',
+    destination: shape.destination ?? '',
+    precise_amount: amount.precise_amount,
+    precision: amount.precision,
+    currency: shape.currency,
+    reference: shape.reference ?? '',
+    description: shape.description ?? '',
+    meta_data: metaData,
+    allow_overdraft: shape.allow_overdraft ?? false,
+    skip_queue: shape.skip_queue ?? false,
+    inflight: shape.inflight ?? false,
+    ...times,
+    atomic: shape.atomic ?? false,
+  };
+  if (shares.sources) command.sources = shares.sources;
+  if (shares.destinations) command.destinations = shares.destinations;
+  return command;
+}
+
+export interface ValidatedTransaction {
+  command: CreateTransactionCommand;
+  dry_run: boolean;
+}
+
+const lenientTransaction = lenient(transactionShape);
+
+export function validateTransaction(input: unknown): ValidatedTransaction {
+  return validateShapeThen(transactionShape, lenientTransaction, input, (shape, complete, report) => {
+    const command = toCommand(shape, complete, report);
+    return command && { command, dry_run: shape.dry_run ?? false };
+  });
+}
+
+export interface ValidatedBulk {
+  command: BulkCommand;
+  dry_run: boolean;
+}
+
+const lenientBulk = lenient(bulkShape, { transactions: lenientItems(lenientTransaction) });
+
+export function validateBulk(input: unknown): ValidatedBulk {
+  return validateShapeThen(bulkShape, lenientBulk, input, (shape, complete, report) => {
+    const items = shape.transactions as Array<Partial<TransactionShape> | undefined> | undefined;
+    if (!items) return undefined;
+    const transactions: CreateTransactionCommand[] = [];
+    for (const [index, item] of items.entries()) {
+      const command = item && toCommand(item, complete, report, ['transactions', index]);
+      if (command) transactions.push(command);
+    }
+    if (!complete || transactions.length !== items.length) return undefined;
+    const legs = transactions.reduce((total, command) => total + legCount(command), 0);
+    if (legs > REQUEST_LEGS_MAX) {
+      report(['transactions'], `the batch asks for ${legs} legs; at most ${REQUEST_LEGS_MAX} in one request (a split counts sources + destinations - 1)`);
+      return undefined;
+    }
+    return {
+      command: {
+        transactions,
+        atomic: shape.atomic ?? false,
+        inflight: shape.inflight ?? false,
+        skip_queue: shape.skip_queue ?? false,
+      },
+      dry_run: shape.dry_run ?? false,
+    };
+  });
+}

@@ -1,0 +1,63 @@
+// The layering docs/architecture.md describes, checked on every import of every source file: the
+// engine imports nothing of Folio's outside itself; the shared encodings (codec/, wire/) and the thread
+// helper (threads/) only the engine; each adapter the engine and the shared layers, never a sibling
+// adapter (what it needs from one is a port it declares); the application layer (app/) wires adapters
+// together; operator tools (ops/) use the application layer; bin/ holds the entry points.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SHARED = ['engine', 'codec', 'wire', 'threads'];
+
+/** Folders each folder's sources may import from (besides their own). */
+const ALLOWED: Record<string, readonly string[]> = {
+  engine: [],
+  codec: ['engine'],
+  wire: ['engine'],
+  threads: [],
+  wal: SHARED,
+  lookups: SHARED,
+  http: SHARED,
+  hooks: SHARED,
+  index: SHARED,
+  snapshots: SHARED,
+  app: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots'],
+  ops: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'app'],
+  cloud: [...SHARED, 'http', 'app'],
+  bin: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'app', 'ops', 'cloud'],
+};
+
+function sourcesOf(folder: string): string[] {
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith('.ts')) files.push(full);
+    }
+  };
+  walk(path.join(ROOT, folder));
+  return files;
+}
+
+t.test('every import respects the layers', async (t) => {
+  const { include } = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+  const layered = include.filter((folder) => folder !== 'bench');
+  t.same(layered.filter((folder) => !(folder in ALLOWED)), [], 'every source folder has a rule here');
+  const violations: string[] = [];
+  for (const folder of layered) {
+    for (const file of sourcesOf(folder)) {
+      const text = fs.readFileSync(file, 'utf8');
+      for (const match of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+        const target = path.relative(ROOT, path.resolve(path.dirname(file), match[1] as string));
+        const targetFolder = target.split(path.sep)[0] as string;
+        if (targetFolder === folder || ALLOWED[folder]?.includes(targetFolder)) continue;
+        violations.push(`${path.relative(ROOT, file)} imports ${target}`);
+      }
+    }
+  }
+  t.same(violations, [], 'no import crosses a layer the wrong way');
+});

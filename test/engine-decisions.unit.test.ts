@@ -1,0 +1,111 @@
+// The engine's decisions as specifications: given a history, when a command, then the events it logs
+// (or its rejection). Each spec names the events it depends on; see helpers/engine-spec.ts.
+
+import t from 'tap';
+import { given } from './helpers/engine-spec.js';
+import { transfer } from './helpers/engine-rig.js';
+import type { LedgerEngine } from '../engine/ledger-engine.js';
+
+/** A history in which @alice holds 1,000 USD units, funded from @world. */
+function fundedAlice(engine: LedgerEngine): void {
+  const funded = engine.createTransaction(transfer({ source: '@world', destination: '@alice', precise_amount: 1_000n, allow_overdraft: true, skip_queue: true }));
+  if (!funded.ok) throw new Error(funded.rejection.message);
+}
+
+function holdFromAlice(engine: LedgerEngine): string {
+  fundedAlice(engine);
+  const hold = engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 300n, inflight: true, skip_queue: true }));
+  if (!hold.ok) throw new Error(hold.rejection.message);
+  return hold.value.transaction.transaction_id;
+}
+
+t.test('a synchronous transfer logs one applied event with balanced postings', async (t) => {
+  given(t, fundedAlice)
+    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true })))
+    .then([{
+      type: 'transaction.applied',
+      transactions: [{ status: 'APPLIED', precise_amount: 250n }],
+      postings: [{ field: 'debit', amount: 250n }, { field: 'credit', amount: 250n }],
+    }]);
+});
+
+t.test('a transfer beyond the available amount is refused and logs nothing', async (t) => {
+  given(t, fundedAlice)
+    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_001n, skip_queue: true })))
+    .thenRejected('TXN_INSUFFICIENT_FUNDS');
+});
+
+t.test('a queued transfer logs a queued event; its turn logs the outcome', async (t) => {
+  const rig = given(t, fundedAlice)
+    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 5n })))
+    .then([{ type: 'transaction.queued', transactions: [{ status: 'QUEUED' }] }]);
+  const before = rig.log.appendedSeq;
+  rig.engine.processQueued(10);
+  t.match(rig.log.events.slice(before), [{ type: 'transaction.applied', transactions: [{ status: 'APPLIED' }] }]);
+});
+
+t.test('a hold reserves, a commit settles part of it, the rest stays held', async (t) => {
+  let holdId = '';
+  given(t, (engine) => { holdId = holdFromAlice(engine); })
+    .when((engine) => engine.actOnInflight({ transaction_id: holdId, action: 'commit', precise_amount: 100n, skip_queue: true }))
+    .then([{
+      type: 'transaction.committed',
+      transactions: [{ transaction_id: holdId, status: 'INFLIGHT', committed_amount: 100n }, { action: 'commit', status: 'APPLIED', precise_amount: 100n }],
+    }]);
+});
+
+t.test('a void of a committed hold is refused', async (t) => {
+  let holdId = '';
+  given(t, (engine) => {
+    holdId = holdFromAlice(engine);
+    engine.actOnInflight({ transaction_id: holdId, action: 'commit', precise_amount: 0n, skip_queue: true });
+  })
+    .when((engine) => engine.actOnInflight({ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: true }))
+    .thenRejected('TXN_ALREADY_COMMITTED');
+});
+
+t.test('a reused reference with another body is a conflict; the same body is answered from the log', async (t) => {
+  const first = transfer({ source: '@world', destination: '@alice', precise_amount: 7n, allow_overdraft: true, skip_queue: true, reference: 'ref-1' });
+  given(t, (engine) => { engine.createTransaction(first); })
+    .when((engine) => engine.createTransaction({ ...first, precise_amount: 8n }))
+    .thenRejected('TXN_DUPLICATE_REFERENCE');
+  given(t, (engine) => { engine.createTransaction(first); })
+    .when((engine) => engine.createTransaction(first))
+    .then([]);
+});
+
+t.test('a dry run decides and logs nothing', async (t) => {
+  given(t, fundedAlice)
+    .when((engine) => {
+      const projection = engine.projectTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true }));
+      t.equal(projection.would_apply, true);
+      return undefined;
+    })
+    .then([]);
+});
+
+t.test('a metadata change logs the patch, not the merged object', async (t) => {
+  let ledgerId = '';
+  given(t, (engine) => {
+    const created = engine.createLedger({ name: 'l', meta_data: { a: 1 } });
+    if (created.ok) ledgerId = created.value.ledger_id;
+  })
+    .when((engine) => engine.updateMetadata(ledgerId, { b: 2 }))
+    .then([{ type: 'metadata.updated', metadata_patches: [{ entity_id: ledgerId, meta_data: { b: 2 } }] }]);
+});
+
+t.test('revoking a key revokes the keys made from it, in one event', async (t) => {
+  const key = (name: string, createdBy: string) => ({ name, owner_id: 'o', scopes: ['ledgers:read'], expires_at: 0, secret_hash: 'h', created_by: createdBy });
+  let rootId = '';
+  given(t, (engine) => {
+    const make = (name: string, createdBy: string): string => {
+      const made = engine.createApiKey(key(name, createdBy));
+      return made.ok ? made.value.api_key_id : '';
+    };
+    rootId = make('root', '');
+    make('grandchild', make('child', rootId));
+    make('other', '');
+  })
+    .when((engine) => engine.revokeApiKey(rootId))
+    .then([{ type: 'api_key.revoked', api_keys: [{ name: 'root', is_revoked: true }, { name: 'child', is_revoked: true }, { name: 'grandchild', is_revoked: true }] }]);
+});

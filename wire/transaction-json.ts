@@ -1,0 +1,63 @@
+// The JSON of a transaction, written directly from the record: the one way a transaction is rendered,
+// in responses, hook payloads and search hits alike. Transactions are the most frequent response by far,
+// and the generic writer, walking objects of many shapes, was a measurable share of each request.
+// Others embed it as RawJson (toJsonText writes it as it is).
+
+import type { SplitShare, TransactionRecord } from '../engine/records.js';
+import { preciseToAmount, preciseToDecimalText } from './amounts.js';
+import { jsonString, RawJson, toJsonText } from './json-text.js';
+import { timeText } from './views.js';
+
+function numberText(value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null';
+}
+
+export function transactionJsonText(record: TransactionRecord): string {
+  let text = '{"transaction_id":' + jsonString(record.transaction_id)
+    + ',"parent_transaction":' + jsonString(record.parent_transaction)
+    + ',"source":' + jsonString(record.source)
+    + ',"destination":' + jsonString(record.destination)
+    + ',"reference":' + jsonString(record.reference)
+    + ',"currency":' + jsonString(record.currency)
+    + ',"amount":' + numberText(preciseToAmount(record.precise_amount, record.precision))
+    + ',"amount_string":' + jsonString(preciseToDecimalText(record.precise_amount, record.precision))
+    + ',"precise_amount":' + record.precise_amount.toString()
+    + ',"precision":' + record.precision.toString()
+    + ',"description":' + jsonString(record.description)
+    + ',"status":' + jsonString(record.status)
+    + ',"hash":' + jsonString(record.hash)
+    + ',"allow_overdraft":' + (record.allow_overdraft ? 'true' : 'false')
+    + ',"inflight":' + (record.inflight ? 'true' : 'false')
+    + ',"skip_queue":' + (record.skip_queue ? 'true' : 'false')
+    + ',"created_at":' + jsonString(timeText(record.created_at))
+    + ',"scheduled_for":' + jsonString(timeText(record.scheduled_for))
+    + ',"inflight_expiry_date":' + jsonString(timeText(record.inflight_expiry_date))
+    + ',"inflight_commit_date":' + jsonString(timeText(record.inflight_commit_date))
+    + ',"meta_data":' + toJsonText(record.meta_data);
+  if (record.rejection) {
+    const { code, reason, message } = record.rejection;
+    text += ',"rejection":{"code":' + jsonString(code) + ',"reason":' + jsonString(reason) + ',"message":' + jsonString(message) + '}';
+  }
+  if (record.sources) text += ',"sources":' + sharesText(record.sources);
+  if (record.destinations) text += ',"destinations":' + sharesText(record.destinations);
+  if (record.atomic !== undefined) text += ',"atomic":' + (record.atomic ? 'true' : 'false');
+  if (record.legs) text += ',"legs":[' + record.legs.map(jsonString).join(',') + ']';
+  if (record.batch_id !== undefined) text += ',"batch_id":' + jsonString(record.batch_id);
+  if (record.inflight && record.committed_amount !== undefined) text += ',"precise_committed_amount":' + record.committed_amount.toString();
+  return text + '}';
+}
+
+function sharesText(shares: SplitShare[]): string {
+  return '[' + shares.map((share) => '{"identifier":' + jsonString(share.identifier) + ',"distribution":' + jsonString(share.distribution)
+    + ',"precise_amount":' + share.precise_amount.toString() + '}').join(',') + ']';
+}
+
+/** A transaction ready to be embedded in a response. */
+export function transactionJson(record: TransactionRecord): RawJson {
+  return new RawJson(transactionJsonText(record));
+}
+
+/** A list of transactions ready to be embedded in a response. */
+export function transactionListJson(records: TransactionRecord[]): RawJson {
+  return new RawJson('[' + records.map(transactionJsonText).join(',') + ']');
+}

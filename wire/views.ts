@@ -1,0 +1,56 @@
+// Records as clients see them: times as ISO 8601 (the zero time for "unset"), exact amounts as bigint
+// digits, the display `amount` as the double nearest the exact value, derived balance totals filled in.
+
+import {
+  availableAmount,
+  balanceAmount,
+  inflightAmount,
+  type BalanceRecord,
+  type LedgerRecord,
+  type SplitShare,
+  type TransactionRecord,
+} from '../engine/records.js';
+import { preciseToAmount, preciseToDecimalText } from './amounts.js';
+
+export const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+/** The last time formatted: records decided in the same millisecond (most, under load) share it. */
+let lastTimeMs = 0;
+let lastTimeText = ZERO_TIME;
+
+export function timeText(epochMs: number): string {
+  if (epochMs === lastTimeMs) return lastTimeText;
+  lastTimeText = epochMs === 0 ? ZERO_TIME : new Date(epochMs).toISOString();
+  lastTimeMs = epochMs;
+  return lastTimeText;
+}
+
+export function ledgerView(ledger: LedgerRecord): Record<string, unknown> {
+  return {
+    ledger_id: ledger.ledger_id,
+    name: ledger.name,
+    created_at: timeText(ledger.created_at),
+    meta_data: ledger.meta_data,
+  };
+}
+
+export function balanceView(balance: BalanceRecord): Record<string, unknown> {
+  return {
+    balance_id: balance.balance_id,
+    ledger_id: balance.ledger_id,
+    identity_id: balance.identity_id,
+    indicator: balance.indicator,
+    currency: balance.currency,
+    balance: balanceAmount(balance),
+    credit_balance: balance.credit_balance,
+    debit_balance: balance.debit_balance,
+    inflight_balance: inflightAmount(balance),
+    inflight_credit_balance: balance.inflight_credit_balance,
+    inflight_debit_balance: balance.inflight_debit_balance,
+    available_balance: availableAmount(balance),
+    version: balance.version,
+    created_at: timeText(balance.created_at),
+    meta_data: balance.meta_data,
+  };
+}
+
