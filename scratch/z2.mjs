@@ -1,0 +1,10 @@
+import { z } from 'zod';
+const Tx = z.object({ id: z.string(), amt: z.bigint() }).meta({ id: 'Transaction', description: 'a tx' });
+const List = z.array(Tx);
+const Wrap = z.object({ data: List, one: Tx });
+console.log(JSON.stringify(z.toJSONSchema(Wrap, { unrepresentable: 'any', override: (ctx) => { if (ctx.zodSchema._zod.def.type === 'bigint') ctx.jsonSchema.type = 'integer'; } })));
+console.log(JSON.stringify(z.toJSONSchema(Tx, { unrepresentable: 'any' })));
+const q = z.object({ at_seq: z.coerce.number().int().min(0).optional(), l: z.preprocess((v)=>v, z.number().int()) });
+console.log(JSON.stringify(z.toJSONSchema(q, { io: 'input', unrepresentable: 'any' })));
+const c = z.custom((v) => true, 'x').meta({ type: 'object' });
+console.log(JSON.stringify(z.toJSONSchema(z.object({m: c.transform(v=>v)}), { io: 'input', unrepresentable: 'any' })));
