@@ -35,6 +35,7 @@ function simplifiedUnions(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const result: JsonSchema = {};
   for (const [key, item] of Object.entries(value)) result[key] = simplifiedUnions(item);
+  if (Array.isArray(result.type) && result.type.includes('number')) result.type = result.type.filter((type) => type !== 'integer');
   const members = result.anyOf;
   if (!Array.isArray(members)) return result;
   const texts = members.map((member) => JSON.stringify(member));

@@ -60,6 +60,7 @@ export function openApiDocument(router: Router, options: DocumentOptions): Recor
     paths,
     components: {
       schemas: components.all(),
+      examples: errorExamples(),
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-svc-key', description: 'The master key or an API key (X-Blnk-Key is accepted too)' },
         bearer: { type: 'http', scheme: 'bearer', description: 'The same key as a bearer token' },
@@ -160,11 +161,18 @@ function successResponse(answer: SuccessAnswer, components: ComponentSchemas): R
 
 function errorResponse(codes: readonly ErrorCode[], components: ComponentSchemas): Record<string, unknown> {
   const examples: Record<string, unknown> = {};
-  for (const code of codes) examples[code] = { summary: ERROR_MEANINGS[code], value: errorExample(code) };
+  for (const code of codes) examples[code] = { $ref: `#/components/examples/${code}` };
   return {
     description: codes.join(', '),
     content: { 'application/json': { schema: components.schemaOf(errorEnvelopeSchema, 'output'), examples } },
   };
+}
+
+/** One example envelope per error code, referred to by every response that can carry the code. */
+function errorExamples(): Record<string, unknown> {
+  const examples: Record<string, unknown> = {};
+  for (const code of Object.keys(ERROR_MEANINGS) as ErrorCode[]) examples[code] = { summary: ERROR_MEANINGS[code], value: errorExample(code) };
+  return examples;
 }
 
 function errorExample(code: ErrorCode): Record<string, unknown> {

@@ -1,0 +1,12 @@
+import { Router } from '@koa/router';
+import { openApiDocument } from '../dist/http/openapi/openapi-document.js';
+import { createApp } from '../dist/http/app.js';
+import pino from 'pino';
+const fake = { engine: {}, query: {}, hookAdmin: {}, durable(){}, visibleSeq(){return 0} };
+const metrics = { watchIndex(){}, };
+const app = createApp({ core: fake, logger: pino({level:'silent'}), metrics, version: 't', snapshots: {}, cutover: { holdWhileFenced(){} } });
+const doc = openApiDocument(app.router, { version: 't' });
+console.log(JSON.stringify(doc).length, Object.keys(doc.paths).length, Object.keys(doc.components.schemas));
+import fs from 'node:fs'; fs.writeFileSync('scratch/doc.json', JSON.stringify(doc, null, 1));
+import { Validator } from '@seriousme/openapi-schema-validator';
+const v = new Validator(); const r = await v.validate(doc); console.log(JSON.stringify(r).slice(0, 3000));
