@@ -33,12 +33,14 @@ const ASSETS: Readonly<Record<string, { file: string; type: string }>> = {
 };
 const START_PATH = '/docs/start.js';
 
+// The empty icon keeps the browser from asking for /favicon.ico, which is not a public route.
 const PAGE = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Folio API reference</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/docs/swagger-ui.css">
 </head>
 <body>
