@@ -4,6 +4,7 @@
 
 import { RECONCILIATION_CHUNK_ROWS_MAX, type ExternalRecord } from '../engine/reconciliation-records.js';
 import {
+  bandSizes,
   candidatesByAmount,
   candidatesByDate,
   candidatesByReference,
@@ -26,7 +27,8 @@ export function indexRunReads(index: SecondaryIndex): RunReads {
     candidates(asOf, waitMs): CandidateSource {
       return {
         byReference: (probes, rowsMax) => read(asOf, waitMs, (reader) => candidatesByReference(reader, probes, rowsMax)),
-        byAmount: (probes, rowsMax) => read(asOf, waitMs, (reader) => candidatesByAmount(reader, probes, rowsMax)),
+        byAmount: (probes, rowsMax, through) => read(asOf, waitMs, (reader) => candidatesByAmount(reader, probes, rowsMax, through)),
+        bandSizes: (probes, cap) => read(asOf, waitMs, (reader) => bandSizes(reader, probes, cap)),
         byDate: (probes, rowsMax) => read(asOf, waitMs, (reader) => candidatesByDate(reader, probes, rowsMax)),
         groupMembers: (field, keys, membersMax) => read(asOf, waitMs, (reader) => groupMembers(reader, field, keys, membersMax)),
         precisions: (currency) => read(asOf, waitMs, (reader) => precisionsOf(reader, currency)),

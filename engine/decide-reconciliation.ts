@@ -6,7 +6,6 @@
 
 import type { LedgerEvent, MetadataPatch } from './events.js';
 import type { LedgerState } from './ledger-state.js';
-import { mergeMetaData } from './metadata.js';
 import { checkRule, strategyRefusal, type RuleCommand } from './matching-rules.js';
 import type { IdSource } from './ports.js';
 import {
@@ -18,13 +17,12 @@ import {
   type MatchingRuleRecord,
   type ReconciliationMatch,
   type ReconciliationRecord,
-  type ReconciliationResultsChunk,
   type ReconciliationStrategy,
   type UnmatchedExternal,
   type UploadKind,
   type UploadRecord,
 } from './reconciliation-records.js';
-import { metadataSizeRefusal, type RegistryDecision } from './decide-registry.js';
+import type { RegistryDecision } from './decide-registry.js';
 import { assert } from './assert.js';
 import { reject } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
@@ -171,9 +169,15 @@ export interface RunResults {
 }
 
 /**
- * A finished run: its results in chunks, each chunk with the metadata marks of the transactions it
- * matched, then the completed record. A mark that would push a transaction's metadata past its bound
- * is left out (the match stands; the transaction keeps its metadata).
+ * A finished run: its results in chunks, then the marks on the transactions it matched (metadata
+ * patches, in transaction id order, so that applying them reads the ledger's records in log order),
+ * then the completed record.
+ *
+ * A mark is a fixed set of small system keys (reconciliation_id, reconciled_at, external_transaction_id
+ * and, when several records matched one transaction, external_transaction_count): at most a few hundred
+ * bytes, and a later run's mark replaces it. It is written whatever the transaction's metadata already
+ * holds, so the 64 KiB bound on what clients write may be exceeded by that much; checking would mean
+ * reading every matched transaction back, which is most of the cost of a large run.
  */
 export function decideCompleteReconciliation(
   state: LedgerState,
@@ -183,8 +187,6 @@ export function decideCompleteReconciliation(
 ): Decided<{ record: ReconciliationRecord; events: LedgerEvent[] }> {
   const current = runOf(state, reconciliationId);
   if (!current.ok) return current;
-  const reconciledAt = new Date(now).toISOString();
-  const externalIds = externalIdsByInternal(results.matches);
   const events: LedgerEvent[] = [];
   let unmatchedFrom = 0;
   for (let start = 0; start < results.matches.length || unmatchedFrom < results.unmatched.length; start += RECONCILIATION_CHUNK_ROWS_MAX) {
@@ -192,11 +194,11 @@ export function decideCompleteReconciliation(
     const room = RECONCILIATION_CHUNK_ROWS_MAX - matches.length;
     const unmatched = results.unmatched.slice(unmatchedFrom, unmatchedFrom + room);
     unmatchedFrom += unmatched.length;
-    const chunk: ReconciliationResultsChunk = { reconciliation_id: reconciliationId, matches, unmatched };
-    const event: LedgerEvent = { type: 'reconciliation.results', at: now, reconciliation_results: [chunk] };
-    const patches = marksFor(state, matches, externalIds, reconciliationId, reconciledAt);
-    if (patches.length > 0) event.metadata_patches = patches;
-    events.push(event);
+    events.push({ type: 'reconciliation.results', at: now, reconciliation_results: [{ reconciliation_id: reconciliationId, matches, unmatched }] });
+  }
+  const marks = marksFor(state, results.matches, reconciliationId, new Date(now).toISOString());
+  for (let start = 0; start < marks.length; start += RECONCILIATION_CHUNK_ROWS_MAX) {
+    events.push({ type: 'reconciliation.results', at: now, metadata_patches: marks.slice(start, start + RECONCILIATION_CHUNK_ROWS_MAX) });
   }
   const record: ReconciliationRecord = {
     ...current.value,
@@ -210,39 +212,24 @@ export function decideCompleteReconciliation(
   return accept({ record, events });
 }
 
-/** Internal id -> the external ids matched to it, in order (several under many_to_one). */
-function externalIdsByInternal(matches: ReconciliationMatch[]): Map<string, string[]> {
-  const byInternal = new Map<string, string[]>();
+/** One mark per matched transaction, in id order (version-7 ids: the order they were recorded in). */
+function marksFor(state: LedgerState, matches: ReconciliationMatch[], reconciliationId: string, reconciledAt: string): MetadataPatch[] {
+  const byInternal = new Map<string, { first: string; count: number }>();
   for (const match of matches) {
     for (const internalId of match.internal_ids) {
-      const list = byInternal.get(internalId);
-      if (list) list.push(match.external_id);
-      else byInternal.set(internalId, [match.external_id]);
+      const seen = byInternal.get(internalId);
+      if (seen) seen.count += 1;
+      else byInternal.set(internalId, { first: match.external_id, count: 1 });
     }
   }
-  return byInternal;
-}
-
-/** One mark per matched transaction, made once (by the first match that names it). */
-function marksFor(
-  state: LedgerState,
-  matches: ReconciliationMatch[],
-  externalIds: Map<string, string[]>,
-  reconciliationId: string,
-  reconciledAt: string,
-): MetadataPatch[] {
+  const ids = [...byInternal.keys()].sort();
   const patches: MetadataPatch[] = [];
-  for (const match of matches) {
-    for (const internalId of match.internal_ids) {
-      const ids = externalIds.get(internalId);
-      if (!ids || ids[0] !== match.external_id) continue;
-      const transaction = state.transaction(internalId);
-      if (!transaction) continue;
-      const mark: Record<string, unknown> = { reconciliation_id: reconciliationId, reconciled_at: reconciledAt, external_transaction_id: ids[0] };
-      if (ids.length > 1) mark.external_transaction_ids = ids;
-      if (metadataSizeRefusal(mergeMetaData(transaction.meta_data, mark))) continue;
-      patches.push({ entity_id: internalId, meta_data: mark });
-    }
+  for (const internalId of ids) {
+    assert(state.pendingTransaction(internalId) !== undefined || state.transactions.has(internalId), `a run matched unknown transaction ${internalId}`);
+    const { first, count } = byInternal.get(internalId) as { first: string; count: number };
+    const mark: Record<string, unknown> = { reconciliation_id: reconciliationId, reconciled_at: reconciledAt, external_transaction_id: first };
+    if (count > 1) mark.external_transaction_count = count;
+    patches.push({ entity_id: internalId, meta_data: mark });
   }
   return patches;
 }

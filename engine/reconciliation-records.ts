@@ -155,6 +155,3 @@ export interface ReconciliationResultsChunk {
   matches: ReconciliationMatch[];
   unmatched: UnmatchedExternal[];
 }
-
-/** The metadata keys a completed run sets on each transaction it matched. */
-export const RECONCILED_META_KEYS = ['reconciliation_id', 'reconciled_at', 'external_transaction_id'] as const;

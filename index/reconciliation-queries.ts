@@ -4,7 +4,9 @@
 // records of an upload, and a run's results page by page.
 //
 // Lookups are batched: many probes (one per external record and rule) travel as one JSON array, which
-// SQLite walks joining each probe to the index, so a thousand lookups cost one round trip. Every read
+// SQLite walks joining each probe to the index, so a thousand lookups cost one round trip. The probes are
+// always the outer loop (CROSS JOIN fixes SQLite's join order) and the index is named: left to itself,
+// the planner, which knows nothing of a JSON array's length, may walk the table and probe the array. Every read
 // is bounded: a batch returns at most `rows_max` rows, or says it would have returned more (the caller
 // then splits it), and a group is read only when its size is within bounds.
 
@@ -110,33 +112,72 @@ async function bounded(reader: SqliteConnection, sql: string, params: Array<stri
 
 export async function candidatesByReference(reader: SqliteConnection, probes: ReferenceProbe[], rowsMax: number): Promise<BoundedRows> {
   const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q
-    JOIN transactions t ON t.reference = q.value->>1 WHERE t.status = 'APPLIED'`;
+    CROSS JOIN transactions t INDEXED BY transactions_by_reference ON t.reference = q.value->>1 WHERE t.status = 'APPLIED'`;
   return bounded(reader, sql, [JSON.stringify(probes.map((probe) => [probe.probe, probe.reference]))], rowsMax);
 }
 
-export async function candidatesByAmount(reader: SqliteConnection, probes: AmountProbe[], rowsMax: number): Promise<BoundedRows> {
-  const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q
-    JOIN transactions t INDEXED BY transactions_by_precise_amount ON t.precise_amount BETWEEN q.value->>3 AND q.value->>4
-    WHERE t.currency = q.value->>1 AND t.precision = q.value->>2 AND t.status = 'APPLIED'
-      AND t.created_at BETWEEN q.value->>5 AND q.value->>6`;
-  const packed = probes.map((probe) => [
+/**
+ * Transactions in an amount band (one precision each), optionally within a time window too, read
+ * through the amount index, or through the time index when the window is the narrower of the two
+ * (`through`; see bandSizes).
+ */
+export async function candidatesByAmount(reader: SqliteConnection, probes: AmountProbe[], rowsMax: number, through: AmountLookup = 'amount'): Promise<BoundedRows> {
+  const join = through === 'amount'
+    ? 'CROSS JOIN transactions t INDEXED BY transactions_by_precise_amount ON t.precise_amount BETWEEN q.value->>3 AND q.value->>4'
+    : 'CROSS JOIN transactions t INDEXED BY transactions_by_created_at ON t.created_at BETWEEN q.value->>5 AND q.value->>6';
+  const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q ${join}
+    WHERE t.precise_amount BETWEEN q.value->>3 AND q.value->>4 AND t.created_at BETWEEN q.value->>5 AND q.value->>6
+      AND t.currency = q.value->>1 AND t.precision = q.value->>2 AND t.status = 'APPLIED'`;
+  return bounded(reader, sql, [JSON.stringify(probes.map(packAmountProbe))], rowsMax);
+}
+
+export type AmountLookup = 'amount' | 'time';
+
+function packAmountProbe(probe: AmountProbe): Array<string | number> {
+  return [
     probe.probe, probe.currency, amountKey(probe.precision), amountKey(probe.low),
     probe.high === undefined ? ABOVE_EVERY_AMOUNT : amountKey(probe.high), probe.fromMs ?? TIME_MIN, probe.toMs ?? TIME_MAX,
-  ]);
-  return bounded(reader, sql, [JSON.stringify(packed)], rowsMax);
+  ];
+}
+
+/**
+ * How many index entries the probes' amount bands and their time windows each span, every count
+ * stopped at `cap`: read from the indexes alone (no row is fetched), to tell which index narrows a
+ * rule's lookups more on this ledger.
+ */
+export async function bandSizes(reader: SqliteConnection, probes: AmountProbe[], cap: number): Promise<{ amount: number; time: number }> {
+  const rows = await reader.all<{ amount: number; time: number }>(
+    `SELECT
+       sum((SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY transactions_by_precise_amount
+         WHERE t.precise_amount BETWEEN q.value->>3 AND q.value->>4 LIMIT ?1))) AS amount,
+       sum((SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY transactions_by_created_at
+         WHERE t.created_at BETWEEN q.value->>5 AND q.value->>6 LIMIT ?1))) AS time
+     FROM json_each(?2) q`,
+    [cap, JSON.stringify(probes.map(packAmountProbe))],
+  );
+  return { amount: rows[0]?.amount ?? 0, time: rows[0]?.time ?? 0 };
 }
 
 export async function candidatesByDate(reader: SqliteConnection, probes: DateProbe[], rowsMax: number): Promise<BoundedRows> {
   const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q
-    JOIN transactions t INDEXED BY transactions_by_created_at ON t.created_at BETWEEN q.value->>1 AND q.value->>2
+    CROSS JOIN transactions t INDEXED BY transactions_by_created_at ON t.created_at BETWEEN q.value->>1 AND q.value->>2
     WHERE t.status = 'APPLIED' AND (q.value->>3 IS NULL OR t.currency = q.value->>3)`;
   const packed = probes.map((probe) => [probe.probe, probe.fromMs, probe.toMs, probe.currency ?? null]);
   return bounded(reader, sql, [JSON.stringify(packed)], rowsMax);
 }
 
-function groupingColumn(field: InternalGroupingField): string {
+/** The index each grouping column is found through (index-schema.ts names them). */
+const GROUPING_INDEXES: Record<InternalGroupingField, string> = {
+  parent_transaction: 'transactions_by_set_parent_transaction',
+  batch_id: 'transactions_by_set_batch_id',
+  reference: 'transactions_by_reference',
+  source: 'transactions_by_source_created_at',
+  destination: 'transactions_by_destination_created_at',
+};
+
+function groupingColumn(field: InternalGroupingField): { column: string; index: string } {
   if (!(INTERNAL_GROUPING_FIELDS as readonly string[]).includes(field)) throw new Error(`not a grouping field: ${field}`);
-  return field;
+  return { column: field, index: GROUPING_INDEXES[field] };
 }
 
 /**
@@ -150,9 +191,10 @@ export async function groupMembers(
   keys: string[],
   membersMax: number,
 ): Promise<{ groups: Map<string, CandidateRow[]>; tooLarge: string[] }> {
-  const column = groupingColumn(field);
+  const { column, index } = groupingColumn(field);
   const sizes = await reader.all<{ key: string; size: number }>(
-    `SELECT k.value AS key, (SELECT count(*) FROM (SELECT 1 FROM transactions t WHERE t.${column} = k.value AND t.${column} != '' LIMIT ?)) AS size
+    `SELECT k.value AS key, (SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY ${index}
+       WHERE t.${column} = k.value AND t.${column} != '' LIMIT ?)) AS size
      FROM json_each(?) k`,
     [membersMax + 1, JSON.stringify(keys)],
   );
@@ -161,8 +203,8 @@ export async function groupMembers(
   const groups = new Map<string, CandidateRow[]>();
   if (readable.length === 0) return { groups, tooLarge };
   const rows = await reader.all<RawCandidate>(
-    `SELECT 0 AS probe, ${CANDIDATE_COLUMNS} FROM transactions t
-     WHERE t.${column} IN (SELECT value FROM json_each(?)) AND t.${column} != '' AND t.status = 'APPLIED'`,
+    `SELECT 0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) k CROSS JOIN transactions t INDEXED BY ${index}
+       ON t.${column} = k.value WHERE t.${column} != '' AND t.status = 'APPLIED'`,
     [JSON.stringify(readable)],
   );
   for (const raw of rows) {

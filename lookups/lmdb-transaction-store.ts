@@ -133,6 +133,11 @@ export class LmdbTransactionStore implements TransactionStore {
     return this.readRecord(transactionId, recordKey);
   }
 
+  has(transactionId: string): boolean {
+    if (this.overlay.has(transactionId)) return true;
+    return fitsKey(transactionId) && this.positions.doesExist(transactionId);
+  }
+
   idForReference(reference: string): string | undefined {
     const fresh = this.referenceOverlay.get(reference);
     if (fresh !== undefined) return fresh;

@@ -3,7 +3,10 @@
 // ledger. For each rule the narrowest lookup it allows is used (engine/matching-rules.ts ruleAnchors):
 //   reference equals         the transaction with that reference (references are unique)
 //   amount equals (+ drift)  transactions whose amount lies in the band the drift allows, at each
-//                            precision the currency is recorded with (with the rule's time window, if any)
+//                            precision the currency is recorded with; with the rule's time window too,
+//                            if it has one, walking whichever of the two indexes spans fewer entries
+//                            for a sample of the probes (a 1% band of a busy ledger can hold thousands
+//                            of transactions where an hour holds a few dozen, or the other way round)
 //   a date window            transactions recorded within it
 // Every candidate a rule can accept lies in its lookup, so the union over a run's rules, checked exactly
 // afterwards (rule-evaluation.ts), is the same set a comparison with every transaction would give.
@@ -16,7 +19,7 @@
 // candidates under one rule is "too broad" and reported rather than matched on a partial view.
 
 import { ruleAnchors, type RuleAnchors } from '../engine/matching-rules.js';
-import type { AmountProbe, CandidateSource, DateProbe, ProbedTransaction, ReferenceProbe } from './candidate-source.js';
+import type { AmountLookup, AmountProbe, CandidateSource, DateProbe, ProbedTransaction, ReferenceProbe } from './candidate-source.js';
 import type { InternalTransaction, MatchSide } from './match-sides.js';
 import type { PreparedRule } from './rule-evaluation.js';
 
@@ -31,6 +34,10 @@ export const DEFAULT_FINDER_LIMITS: FinderLimits = {
   batch_rows_max: 50_000,
   candidates_per_record_max: 1_000,
 };
+
+/** Probes sampled to choose between an amount band and a time window, and where each count stops. */
+const SAMPLE_PROBES = 16;
+const SAMPLE_COUNT_CAP = 2_000;
 
 export interface Probe {
   key: number;
@@ -98,7 +105,8 @@ export class CandidateFinder {
     }
     if (anchors.amountDrift && mode === 'transactions') {
       const lookups = await this.amountProbes(probes, anchors);
-      await this.batched(lookups, (batch, rowsMax) => this.source.byAmount(batch, rowsMax), collect, tooBroad);
+      const through = anchors.dateWindow ? await this.narrower(lookups) : 'amount';
+      await this.batched(lookups, (batch, rowsMax) => this.source.byAmount(batch, rowsMax, through), collect, tooBroad);
       return;
     }
     if (anchors.dateWindow) {
@@ -142,6 +150,15 @@ export class CandidateFinder {
       }
     }
     return lookups;
+  }
+
+  /** Which index spans fewer entries for a sample of the lookups (spread over them). */
+  private async narrower(lookups: AmountProbe[]): Promise<AmountLookup> {
+    if (lookups.length === 0) return 'amount';
+    const step = Math.max(1, Math.floor(lookups.length / SAMPLE_PROBES));
+    const sample = lookups.filter((_, index) => index % step === 0).slice(0, SAMPLE_PROBES);
+    const sizes = await this.source.bandSizes(sample, SAMPLE_COUNT_CAP);
+    return sizes.time < sizes.amount ? 'time' : 'amount';
   }
 
   private async precisions(currency: string): Promise<bigint[]> {

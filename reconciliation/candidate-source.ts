@@ -38,9 +38,14 @@ export interface ProbedTransaction {
   row: InternalTransaction;
 }
 
+/** Which index an amount lookup with a time window walks: the amount's, or the time's. */
+export type AmountLookup = 'amount' | 'time';
+
 export interface CandidateSource {
   byReference(probes: ReferenceProbe[], rowsMax: number): Promise<ProbedTransaction[] | undefined>;
-  byAmount(probes: AmountProbe[], rowsMax: number): Promise<ProbedTransaction[] | undefined>;
+  byAmount(probes: AmountProbe[], rowsMax: number, through: AmountLookup): Promise<ProbedTransaction[] | undefined>;
+  /** Index entries the probes' bands and windows span (each count stopped at `cap`), summed. */
+  bandSizes(probes: AmountProbe[], cap: number): Promise<{ amount: number; time: number }>;
   byDate(probes: DateProbe[], rowsMax: number): Promise<ProbedTransaction[] | undefined>;
   /** Members of each group by key; keys with more than `membersMax` transactions are only named. */
   groupMembers(field: InternalGroupingField, keys: string[], membersMax: number): Promise<{ groups: Map<string, InternalTransaction[]>; tooLarge: string[] }>;
