@@ -10,6 +10,7 @@ export interface CsvRow {
 }
 
 export class CsvSyntaxError extends Error {
+  override readonly name = 'CsvSyntaxError';
   constructor(readonly line: number, message: string) {
     super(message);
   }

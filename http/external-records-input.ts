@@ -77,6 +77,7 @@ function exactAmount(value: unknown, currency: string): { value: bigint; precisi
 
 /** A refused upload: where, and why. */
 export class UploadRefusal extends Error {
+  override readonly name = 'UploadRefusal';
   constructor(message: string, readonly details: Record<string, unknown>) {
     super(message);
   }
