@@ -3,6 +3,7 @@
 
 import { cloudCommand } from '../cloud/cloud-command.js';
 import { ConfigError, loadConfig } from '../app/config.js';
+import { reconCommand } from '../ops/recon-command.js';
 import { reindexCommand } from '../ops/reindex-command.js';
 import { serve } from '../app/serve.js';
 import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from '../ops/snapshot-commands.js';
@@ -22,6 +23,9 @@ commands:
   reindex [--config FILE] [--offline]
                            rebuild the query index from the log (asks a running server to do it,
                            or rebuilds the file itself when none answers or with --offline)
+  recon upload|start|status [--url URL]
+                           reconciliation through a running server: upload a statement, start a run
+                           and follow its progress, show a run (folio recon help for the options)
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -51,6 +55,8 @@ async function main(argv: string[]): Promise<number> {
     case 'cloud':
       await cloudCommand();
       return -1; // keeps running until a signal
+    case 'recon':
+      return reconCommand(args, (name) => option(args, name));
     case 'reindex':
       return reindexCommand(loadConfig(option(args, '--config')), args);
     case undefined:
