@@ -17,6 +17,7 @@ import { transferCommand } from '../engine/commands.js';
 import { indexFileIn, removeIndexFiles } from '../index/index-store.js';
 import { buildIndexFile } from '../index/secondary-index.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
+import { mulberry32 } from './mulberry32.js';
 import type { BenchResult, Figure } from './report.js';
 import { makeTempDir, removeTempDir } from './resources.js';
 import type { BenchSettings } from './settings.js';
@@ -26,23 +27,11 @@ const STEP_MS = 30_000;
 const START_MS = Date.UTC(2025, 0, 1);
 const BALANCES = 1_000;
 /**
- * Events per log record while seeding: what a server's group commit writes under steady load. Reading
- * an old transaction back (as marking a matched one does) decodes its whole record, so the record size
- * shapes the cost of marking: see docs/decisions-recon.md.
+ * Events per log record while seeding: what a server's group commit writes under steady load. Marking a
+ * matched transaction does not read its record back (the lookups keep merged patches beside it), so the
+ * record size no longer shapes the cost of marking: see docs/decisions-recon.md.
  */
 const RECORD_EVENTS = 100;
-
-/** A small seeded generator, so runs compare like with like. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Seeded {
   amounts: bigint[];
@@ -51,7 +40,7 @@ interface Seeded {
 async function seed(dataDir: string, count: number, log: (line: string) => void): Promise<Seeded> {
   const clock = { at: START_MS, now(): number { return this.at; } };
   const runtime = await LedgerRuntime.open({ dataDir, index: false, clock });
-  const next = random(7);
+  const next = mulberry32(7);
   const amounts: bigint[] = new Array(count);
   const started = performance.now();
   for (let index = 0; index < count; index += 1) {
@@ -88,7 +77,7 @@ async function buildIndex(dataDir: string, log: (line: string) => void): Promise
 
 /** Statement lines for `lines` random transactions; `drifted` nudges amounts and dates inside the rule. */
 function statement(seeded: Seeded, lines: number, drifted: boolean, seedValue: number): ExternalRecord[] {
-  const next = random(seedValue);
+  const next = mulberry32(seedValue);
   const chosen = new Set<number>();
   while (chosen.size < lines) chosen.add(Math.floor(next() * seeded.amounts.length));
   const records: ExternalRecord[] = [];
