@@ -27,6 +27,7 @@ import path from 'node:path';
 import type { TransactionStore } from '../engine/ports.js';
 import { hasGeneratedReference, idOfGeneratedReference, type MetaData, type TransactionRecord } from '../engine/records.js';
 import { ByteReader, ByteWriter } from '../codec/byte-writer.js';
+import { readMeta, writeMeta } from '../codec/balance-codec.js';
 import { readTransaction, writeTransaction } from '../codec/event-codec.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
@@ -107,7 +108,7 @@ export class LmdbTransactionStore implements TransactionStore {
   private readonly idByReference: Database<string, string>;
   private readonly meta: Database<number, string>;
   private readonly patched: Database<Buffer, string>;
-  private readonly patches: Database<MetaData, string>;
+  private readonly patches: Database<Buffer, string>;
   /**
    * Merged patches of transactions already in LMDB that are not written yet, by id (the newest merge):
    * what reads see at once, as the overlay is for records.
@@ -135,7 +136,8 @@ export class LmdbTransactionStore implements TransactionStore {
     this.idByReference = this.env.openDB<string, string>({ name: 'references', encoding: 'string' });
     this.meta = this.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
     this.patched = this.env.openDB<Buffer, string>({ name: 'patched', encoding: 'binary' });
-    this.patches = this.env.openDB<MetaData, string>({ name: 'metadata_patches', encoding: 'msgpack' });
+    // Binary, written by the codec's metadata writer: metadata may hold integers beyond 64 bits.
+    this.patches = this.env.openDB<Buffer, string>({ name: 'metadata_patches', encoding: 'binary' });
     this._checkpoint = this.meta.get(CHECKPOINT_KEY) ?? 0;
   }
 
@@ -171,7 +173,7 @@ export class LmdbTransactionStore implements TransactionStore {
     if (position === PATCHED) return withPatch(this.readPatched(transactionId), pending);
     if (position > 0) return withPatch(this.readRecord(transactionId, position), pending);
     // The pending merge already holds the written one (patchMetaData merges over it).
-    return withPatch(this.readRecord(transactionId, recordUnderPatch(position)), pending ?? this.patches.get(transactionId));
+    return withPatch(this.readRecord(transactionId, recordUnderPatch(position)), pending ?? this.writtenPatch(transactionId));
   }
 
   has(transactionId: string): boolean {
@@ -211,7 +213,7 @@ export class LmdbTransactionStore implements TransactionStore {
     }
     const position = fitsKey(transactionId) ? this.positions.get(transactionId) : undefined;
     if (position === undefined) throw new Error(`metadata patch for unknown transaction ${transactionId}`);
-    const before = this.pendingPatches.get(transactionId) ?? (position <= PATCH_OVER_RECORD_MAX ? this.patches.get(transactionId) : undefined);
+    const before = this.pendingPatches.get(transactionId) ?? (position <= PATCH_OVER_RECORD_MAX ? this.writtenPatch(transactionId) : undefined);
     const merged = mergeMetaData(before ?? {}, patch);
     this.pendingPatches.set(transactionId, merged);
     this.unsealedPatches.push({ transactionId, patch: merged });
@@ -311,7 +313,7 @@ export class LmdbTransactionStore implements TransactionStore {
     for (const position of positions) {
       void this.positions.put(position.transactionId, position.recordKey);
       if (position.patched) void this.patched.put(position.transactionId, encodeRecord(position.patched));
-      if (position.patch) void this.patches.put(position.transactionId, position.patch);
+      if (position.patch) void this.patches.put(position.transactionId, encodePatch(position.patch));
       if (position.reference !== undefined) void this.idByReference.put(position.reference, position.transactionId);
     }
     return this.meta.put(CHECKPOINT_KEY, lastSeq).then(() => this.advanceCheckpoint(lastSeq));
@@ -401,7 +403,13 @@ export class LmdbTransactionStore implements TransactionStore {
       return whole ? { transactionId, reference: undefined, recordKey: PATCHED, patched: { ...whole, meta_data: merged(whole.meta_data) } } : undefined;
     }
     if (position > 0) return { transactionId, reference: undefined, recordKey: patchOver(position), patch: merged(undefined) };
-    return { transactionId, reference: undefined, recordKey: position, patch: merged(this.patches.get(transactionId)) };
+    return { transactionId, reference: undefined, recordKey: position, patch: merged(this.writtenPatch(transactionId)) };
+  }
+
+  /** The merged patches written over a transaction's record, if any. */
+  private writtenPatch(transactionId: string): MetaData | undefined {
+    const bytes = this.patches.get(transactionId);
+    return bytes === undefined ? undefined : readMeta(new ByteReader(bytes));
   }
 
   private readPatched(transactionId: string): TransactionRecord | undefined {
@@ -482,6 +490,12 @@ function compareIdsDescending(a: string, b: string): number {
 }
 
 const recordWriter = new ByteWriter(4 * 1024);
+
+function encodePatch(patch: MetaData): Buffer {
+  recordWriter.reset();
+  writeMeta(recordWriter, patch);
+  return Buffer.from(recordWriter.bytes());
+}
 
 function encodeRecord(record: TransactionRecord): Buffer {
   recordWriter.reset();

@@ -98,7 +98,7 @@ function patchSettledTransactions(engine: LedgerEngine, ids: string[]): void {
   engine.updateMetadata(ids[4] as string, { first: 1, replaced: 'no' });
   engine.updateMetadata(ids[4] as string, { second: 2, replaced: 'yes' });
   engine.updateMetadata(ids[2] as string, { again: true });
-  engine.updateMetadata(ids[6] as string, { reconciliation_id: 'recon_x' });
+  engine.updateMetadata(ids[6] as string, { reconciliation_id: 'recon_x', beyond_64_bits: 123456789012345678901234567890n });
 }
 
 /** What the storage says of the history, in a form every implementation must match exactly. */
@@ -106,7 +106,7 @@ function observe(storage: Storage, written: { ids: string[]; references: string[
   const events = [...storage.log.read(1)].map(({ seq, event }) => [seq, event.type, event.transactions?.length ?? 0, event.postings?.length ?? 0]);
   const records = written.ids.map((id) => {
     const record = storage.store.get(id);
-    return record && [record.transaction_id, record.status, String(record.precise_amount), String(record.committed_amount ?? ''), JSON.stringify(record.meta_data)];
+    return record && [record.transaction_id, record.status, String(record.precise_amount), String(record.committed_amount ?? ''), JSON.stringify(record.meta_data, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))];
   });
   const byReference = written.references.map((reference) => storage.store.idForReference(reference));
   return { appended: storage.log.appendedSeq, events, records, byReference, unknown: [storage.store.get('txn_none'), storage.store.idForReference('none')] };
