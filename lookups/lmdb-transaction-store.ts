@@ -196,7 +196,9 @@ export class LmdbTransactionStore implements TransactionStore {
     if (this.muted) return;
     if (patched) this.fromPatch.add(record);
     this.overlay.set(record.transaction_id, record);
-    if (!hasGeneratedReference(record)) this.referenceOverlay.set(record.reference, record.transaction_id);
+    // A patch changes metadata only. A rejected refund's reference may since have been taken over by a
+    // new refund of the same original, and the patch must not take it back.
+    if (!patched && !hasGeneratedReference(record)) this.referenceOverlay.set(record.reference, record.transaction_id);
     this.unsealed.push(record);
   }
 
@@ -267,6 +269,7 @@ export class LmdbTransactionStore implements TransactionStore {
         if (this.fromPatch.has(record)) {
           position.recordKey = PATCHED;
           position.patched = record;
+          position.reference = undefined; // a patch never moves a reference (see put)
         }
         positions.push(position);
       }
