@@ -32,12 +32,15 @@ import type { ReconciliationPort } from '../reconciliation-port.js';
 import { instantRequestFrom, resultsPageSchema, ruleCommandFrom, startCommandFrom } from '../reconciliation-schemas.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { z } from 'zod';
 
 /** The route that reads multipart bodies itself (json-body.ts lets them through). */
 export const UPLOAD_PATH = '/reconciliation/upload';
 
 export function reconciliationRoutes(router: Router, core: LedgerCore, port: ReconciliationPort, bodyBytesMax = BODY_BYTES_MAX): void {
   const { engine } = core;
+  describeReconciliationRoutes(router);
 
   router.post(UPLOAD_PATH, multipartReader(bodyBytesMax), async (ctx) => {
     const upload = ctx.state.upload as ReadUpload | undefined;
@@ -122,6 +125,60 @@ export function reconciliationRoutes(router: Router, core: LedgerCore, port: Rec
     const data = entries.map((entry) => unmatchedView(entry.reason, entry.record, run.source));
     await respond(ctx, core, 200, listView(run, run.unmatched_transactions, page, data), visibleSeq);
   });
+}
+
+// ---- API reference (http/openapi/route-docs.ts): the answers' schemas, open to added fields ----
+
+const TAG = 'Reconciliation';
+const uploadSchema = z.looseObject({ upload_id: z.string(), record_count: z.number().int(), source: z.string(), status: z.string(), created_at: z.string() }).meta({ id: 'ReconciliationUpload' });
+const ruleSchema = z.looseObject({
+  rule_id: z.string(), name: z.string(), description: z.string(),
+  criteria: z.array(z.looseObject({ field: z.string(), operator: z.string(), allowable_drift: z.number().optional() })),
+}).meta({ id: 'MatchingRule' });
+export const reconciliationJsonSchema = z.looseObject({
+  reconciliation_id: z.string(), upload_id: z.string(), source: z.string(), status: z.enum(['started', 'in_progress', 'completed', 'failed']),
+  strategy: z.string(), matched_transactions: z.number().int(), unmatched_transactions: z.number().int(),
+  processed_count: z.number().int(), total_count: z.number().int(), is_dry_run: z.boolean(),
+}).meta({ id: 'Reconciliation' });
+const matchSchema = z.looseObject({
+  external_transaction_id: z.string(), internal_transaction_id: z.string(), internal_transaction_ids: z.array(z.string()), rule_id: z.string(),
+  amount_difference: z.number(), precise_amount_difference: z.number().int(), difference_precision: z.number().int(), time_difference_seconds: z.number(),
+});
+const unmatchedSchema = z.looseObject({ external_transaction_id: z.string(), reason: z.string(), record: z.looseObject({}) });
+const pageOf = (item: z.ZodType): z.ZodType => z.looseObject({ reconciliation_id: z.string(), status: z.string(), total_count: z.number().int(), offset: z.number().int(), limit: z.number().int(), data: z.array(item) });
+const ruleBody = z.object({
+  name: z.string(), description: z.string().optional(),
+  criteria: z.array(z.object({ field: z.enum(['amount', 'currency', 'reference', 'description', 'date']), operator: z.enum(['equals', 'contains', 'greater_than', 'less_than', 'before', 'after']), allowable_drift: z.number().optional() })),
+});
+const runFields = {
+  strategy: z.enum(['one_to_one', 'one_to_many', 'many_to_one']), grouping_criteria: z.string().optional(), matching_rule_ids: z.array(z.string()), dry_run: z.boolean().optional(),
+};
+const externalRecordBody = z.object({ id: z.string(), amount: z.union([z.number(), z.string()]), currency: z.string(), reference: z.string(), description: z.string(), date: z.string(), source: z.string().optional() });
+
+function describeReconciliationRoutes(router: Router): void {
+  describeRoute(router, `POST ${UPLOAD_PATH}`, {
+    tag: TAG, summary: 'Upload a statement (multipart: `file`, CSV or a JSON array, and `source`)',
+    description: 'A bad row refuses the whole upload, naming its line and field; nothing of it is stored.',
+    answers: answers(201, 'The upload', uploadSchema), errors: ['RECON_UPLOAD_FAILED'],
+  });
+  describeRoute(router, 'POST /reconciliation/matching-rules', { tag: TAG, summary: 'Create a matching rule', body: ruleBody, answers: answers(201, 'The rule', ruleSchema), errors: ['RECON_RULE_INVALID'], invalidCode: 'RECON_RULE_INVALID' });
+  describeRoute(router, 'GET /reconciliation/matching-rules', { tag: TAG, summary: 'List matching rules', answers: answers(200, 'The rules', z.array(ruleSchema)) });
+  describeRoute(router, 'GET /reconciliation/matching-rules/:id', { tag: TAG, summary: 'Read a matching rule', answers: answers(200, 'The rule', ruleSchema), errors: ['RECON_RULE_NOT_FOUND'] });
+  describeRoute(router, 'PUT /reconciliation/matching-rules/:id', { tag: TAG, summary: 'Replace a matching rule', body: ruleBody, answers: answers(200, 'The rule', ruleSchema), errors: ['RECON_RULE_INVALID', 'RECON_RULE_NOT_FOUND'], invalidCode: 'RECON_RULE_INVALID' });
+  describeRoute(router, 'DELETE /reconciliation/matching-rules/:id', { tag: TAG, summary: 'Delete a matching rule', answers: answers(200, 'Deleted', z.object({ message: z.string() })), errors: ['RECON_RULE_NOT_FOUND'] });
+  describeRoute(router, 'POST /reconciliation/start', {
+    tag: TAG, summary: 'Start a background reconciliation of an upload', body: z.object({ upload_id: z.string(), ...runFields }),
+    answers: answers(201, 'The run, started', z.looseObject({ reconciliation_id: z.string(), status: z.string(), is_dry_run: z.boolean() })),
+    errors: ['RECON_UPLOAD_NOT_FOUND', 'RECON_RULE_NOT_FOUND', 'RECON_MATCHING_RULES_REQUIRED'],
+  });
+  describeRoute(router, 'POST /reconciliation/start-instant', {
+    tag: TAG, summary: 'Reconcile up to 10,000 records at once', body: z.object({ external_transactions: z.array(externalRecordBody), ...runFields }),
+    answers: answers(200, 'The finished run with its matches and unmatched records', z.looseObject({ reconciliation_id: z.string(), matches: z.array(matchSchema), unmatched: z.array(unmatchedSchema) })),
+    errors: ['RECON_EXTERNAL_TXNS_REQUIRED', 'RECON_RULE_NOT_FOUND', 'RECON_MATCHING_RULES_REQUIRED'],
+  });
+  describeRoute(router, 'GET /reconciliation/:id', { tag: TAG, summary: 'Read a reconciliation (status, progress, counts)', answers: answers(200, 'The run', reconciliationJsonSchema), errors: ['RECON_NOT_FOUND'] });
+  describeRoute(router, 'GET /reconciliation/:id/matches', { tag: TAG, summary: "Page through a run's matches", query: resultsPageSchema, answers: answers(200, 'A page of matches', pageOf(matchSchema)), errors: ['RECON_NOT_FOUND'] });
+  describeRoute(router, 'GET /reconciliation/:id/unmatched', { tag: TAG, summary: "Page through a run's unmatched records", query: resultsPageSchema, answers: answers(200, 'A page of unmatched records', pageOf(unmatchedSchema)), errors: ['RECON_NOT_FOUND'] });
 }
 
 function runOf(port: ReconciliationPort, reconciliationId: string): ReconciliationRecord {
