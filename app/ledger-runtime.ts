@@ -34,6 +34,10 @@ import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
 import { UuidV7Ids } from './uuid-v7-ids.js';
+import { ReconciliationRunner, type RunnerLimits } from '../reconciliation/reconciliation-runner.js';
+import type { ReconciliationPort } from '../http/reconciliation-port.js';
+import { indexRunReads } from './reconciliation-reads.js';
+import { reconciliationService } from './reconciliation-service.js';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -68,6 +72,8 @@ export interface RuntimeOptions {
    * its own, so the queue runner, timers, hook delivery and snapshots wait for `startWork()`.
    */
   follower?: boolean;
+  /** Bounds of reconciliation runs (reconciliation/reconciliation-runner.ts). */
+  reconciliationLimits?: Partial<RunnerLimits>;
 }
 
 export interface StartupReport {
@@ -93,6 +99,9 @@ export class LedgerRuntime implements LedgerCore {
   /** Delivers transaction hooks from the log (set once the log is open and replayed, and work started). */
   hooks!: HookDispatcher;
   private index: SecondaryIndex | undefined;
+  /** Reconciliation runs (they need the index: candidates and results are read from it). */
+  private runner: ReconciliationRunner | undefined;
+  private _reconciliation: ReconciliationPort | undefined;
   /** Whether the queue runner, timers and hook delivery run (see pauseWork). */
   private working = false;
   /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
@@ -101,6 +110,8 @@ export class LedgerRuntime implements LedgerCore {
   /** Gives back the data directory's lock (data-dir-lock.ts), once closed. */
   private unlock: () => void = () => undefined;
   private readonly hookSealer: HookSecretSealer;
+  private readonly clock: Clock;
+  private readonly ids: IdSource;
 
   private constructor(
     readonly log: LmdbLog,
@@ -109,9 +120,11 @@ export class LedgerRuntime implements LedgerCore {
     readonly startup: StartupReport,
   ) {
     const clock = options.clock ?? systemClock;
+    this.clock = clock;
+    this.ids = options.ids ?? new UuidV7Ids(clock);
     this.engine = new LedgerEngine({
       clock,
-      ids: options.ids ?? new UuidV7Ids(clock),
+      ids: this.ids,
       log,
       transactions: store,
       limits: options.limits,
@@ -185,6 +198,7 @@ export class LedgerRuntime implements LedgerCore {
         source: log,
       });
       log.onDurableRecord((record) => runtime.index?.logDurable(record));
+      runtime.openReconciliation(runtime.index);
     }
     if (!options.follower) await runtime.startWork();
     report.milliseconds = performance.now() - started;
@@ -221,6 +235,27 @@ export class LedgerRuntime implements LedgerCore {
     this.working = true;
     this.queue.resume();
     this.timers.start();
+    this.runner?.resumeInterrupted();
+  }
+
+  private openReconciliation(index: SecondaryIndex): void {
+    const runner = new ReconciliationRunner({
+      engine: this.engine,
+      durable: (seq) => this.log.durable(seq),
+      visibleSeq: () => this.log.appendedSeq,
+      reads: indexRunReads(index),
+      ids: this.ids,
+      clock: this.clock,
+      limits: this.options.reconciliationLimits,
+      onError: (error, reconciliationId) => this.options.logger?.warn({ reconciliation_id: reconciliationId, err: error.message }, 'reconciliation failed'),
+    });
+    this.runner = runner;
+    this._reconciliation = reconciliationService(runner, index);
+  }
+
+  /** Reconciliation runs, when the query index runs. */
+  get reconciliation(): ReconciliationPort | undefined {
+    return this._reconciliation;
   }
 
   /**
@@ -230,6 +265,7 @@ export class LedgerRuntime implements LedgerCore {
   async pauseWork(): Promise<void> {
     if (!this.working) return;
     this.working = false;
+    await this.runner?.pause();
     this.queue.stop();
     this.timers.stop();
     await this.hooks.close();

@@ -12,6 +12,7 @@ import { lifecycleBench } from './lifecycle-bench.js';
 import { memoryBench } from './memory-bench.js';
 import { peersBench } from './peers-bench.js';
 import { queuedBench } from './queued-bench.js';
+import { reconBench } from './recon-bench.js';
 import { accessBench, indexBench, snapshotsBench } from './standalone-benches.js';
 import { formatTable, writeResult, type BenchResult } from './report.js';
 import { writeReport } from './results-report/write-report.js';
@@ -30,6 +31,7 @@ const BENCHES: Record<string, Bench> = {
   snapshots: snapshotsBench,
   cloud: cloudBench,
   peers: peersBench,
+  recon: reconBench,
 };
 
 function log(line: string): void {

@@ -4,6 +4,7 @@
 import { cloudCommand } from '../cloud/cloud-command.js';
 import { ConfigError, loadConfig } from '../app/config.js';
 import { openApiCommand } from '../app/openapi-command.js';
+import { reconCommand } from '../ops/recon-command.js';
 import { reindexCommand } from '../ops/reindex-command.js';
 import { serve } from '../app/serve.js';
 import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from '../ops/snapshot-commands.js';
@@ -24,6 +25,9 @@ commands:
   reindex [--config FILE] [--offline]
                            rebuild the query index from the log (asks a running server to do it,
                            or rebuilds the file itself when none answers or with --offline)
+  recon upload|start|status [--url URL]
+                           reconciliation through a running server: upload a statement, start a run
+                           and follow its progress, show a run (folio recon help for the options)
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -55,6 +59,8 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keeps running until a signal
     case 'openapi':
       return openApiCommand();
+    case 'recon':
+      return reconCommand(args, (name) => option(args, name));
     case 'reindex':
       return reindexCommand(loadConfig(option(args, '--config')), args);
     case undefined:

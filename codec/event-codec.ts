@@ -9,6 +9,7 @@
 //                  transactions  u32 count, each a transaction record (below)
 //                  postings      u32 count, each: balance id, u8 field, amount
 //                  rest          u32 length, msgpack of the event's other fields
+//                  external records, reconciliation results: chunks of rows (reconciliation-codec.ts)
 //   transaction  ids and names (u16 length + UTF-8), precise_amount and precision (amounts), the
 //                description (u32 length + UTF-8), u8 status, hash, u8 flags, four f64 times, metadata
 //                (u32 length + msgpack, 0 when empty), u8 optional parts present, then batch_id,
@@ -22,6 +23,7 @@ import type { EventType, LedgerEvent, Posting, PostingField } from '../engine/ev
 import { OPTIONAL_TRANSACTION_FIELDS, type TransactionRecord, type TransactionStatus } from '../engine/records.js';
 import { readAmount, readBalanceAt, readMeta, writeAmount, writeBalance, writeMeta } from './balance-codec.js';
 import { ByteReader, ByteWriter } from './byte-writer.js';
+import { readExternalRecordChunks, readResultChunks, writeExternalRecordChunks, writeResultChunks } from './reconciliation-codec.js';
 
 const blobPackr = new Packr({ useRecords: false, useBigIntExtension: true });
 const blobUnpackr = new Unpackr({ useRecords: false, useBigIntExtension: true });
@@ -31,7 +33,9 @@ const EVENT_TYPES: readonly EventType[] = [
   'transaction.applied', 'transaction.inflight', 'transaction.committed', 'transaction.voided',
   'transaction.rejected', 'transaction.bulk', 'identity.created', 'identity.updated', 'identity.deleted',
   'metadata.updated', 'api_key.created', 'api_key.revoked', 'api_key.used', 'hook.created', 'hook.updated',
-  'hook.deleted',
+  'hook.deleted', 'matching_rule.created', 'matching_rule.updated', 'matching_rule.deleted', 'reconciliation.uploaded',
+  'reconciliation.started', 'reconciliation.progressed', 'reconciliation.results', 'reconciliation.completed',
+  'reconciliation.failed',
 ];
 const EVENT_TYPE_CODE = new Map(EVENT_TYPES.map((type, index) => [type, index]));
 
@@ -39,7 +43,8 @@ const EVENT_TYPE_CODE = new Map(EVENT_TYPES.map((type, index) => [type, index]))
 const EVENT_FIELDS = {
   type: 'fixed', at: 'fixed', balances: 'fixed', transactions: 'fixed', postings: 'fixed',
   ledgers: 'rest', balance_meta: 'rest', metadata_patches: 'rest', identities: 'rest', deleted_identities: 'rest', api_keys: 'rest',
-  hooks: 'rest', deleted_hooks: 'rest',
+  hooks: 'rest', deleted_hooks: 'rest', matching_rules: 'rest', deleted_matching_rules: 'rest', uploads: 'rest', reconciliations: 'rest',
+  external_records: 'fixed', reconciliation_results: 'fixed',
 } as const satisfies Record<keyof LedgerEvent, 'fixed' | 'rest'>;
 const REST_EVENT_FIELDS = (Object.keys(EVENT_FIELDS) as Array<keyof LedgerEvent>).filter((field) => EVENT_FIELDS[field] === 'rest');
 
@@ -65,6 +70,8 @@ const PART_BALANCES = 1;
 const PART_TRANSACTIONS = 2;
 const PART_POSTINGS = 4;
 const PART_REST = 8;
+const PART_EXTERNAL_RECORDS = 16;
+const PART_RECONCILIATION_RESULTS = 32;
 
 const FLAG_ALLOW_OVERDRAFT = 1;
 const FLAG_INFLIGHT = 2;
@@ -85,6 +92,8 @@ export function writeEvent(out: ByteWriter, event: LedgerEvent): void {
   if (event.transactions) parts |= PART_TRANSACTIONS;
   if (event.postings) parts |= PART_POSTINGS;
   if (rest) parts |= PART_REST;
+  if (event.external_records) parts |= PART_EXTERNAL_RECORDS;
+  if (event.reconciliation_results) parts |= PART_RECONCILIATION_RESULTS;
   out.u8(parts);
   if (event.balances) {
     out.u32(event.balances.length);
@@ -103,6 +112,8 @@ export function writeEvent(out: ByteWriter, event: LedgerEvent): void {
     }
   }
   if (rest) writeBlob(out, rest);
+  if (event.external_records) writeExternalRecordChunks(out, event.external_records);
+  if (event.reconciliation_results) writeResultChunks(out, event.reconciliation_results);
 }
 
 function restOf(event: LedgerEvent): Record<string, unknown> | undefined {
@@ -233,5 +244,7 @@ export function readEvent(input: ByteReader): LedgerEvent {
     event.postings = postings;
   }
   if (parts & PART_REST) Object.assign(event, readBlob<Partial<LedgerEvent>>(input));
+  if (parts & PART_EXTERNAL_RECORDS) event.external_records = readExternalRecordChunks(input);
+  if (parts & PART_RECONCILIATION_RESULTS) event.reconciliation_results = readResultChunks(input);
   return event;
 }

@@ -11,6 +11,13 @@ import type {
   MetaData,
   TransactionRecord,
 } from './records.js';
+import type {
+  ExternalRecordsChunk,
+  MatchingRuleRecord,
+  ReconciliationRecord,
+  ReconciliationResultsChunk,
+  UploadRecord,
+} from './reconciliation-records.js';
 
 /** Which amount of a balance a posting moves. */
 export type PostingField = 'credit' | 'debit' | 'inflight_credit' | 'inflight_debit';
@@ -44,7 +51,16 @@ export type EventType =
   | 'api_key.used'
   | 'hook.created'
   | 'hook.updated'
-  | 'hook.deleted';
+  | 'hook.deleted'
+  | 'matching_rule.created'
+  | 'matching_rule.updated'
+  | 'matching_rule.deleted'
+  | 'reconciliation.uploaded'
+  | 'reconciliation.started'
+  | 'reconciliation.progressed'
+  | 'reconciliation.results'
+  | 'reconciliation.completed'
+  | 'reconciliation.failed';
 
 export interface LedgerEvent {
   type: EventType;
@@ -73,6 +89,15 @@ export interface LedgerEvent {
   /** Hooks created or changed (full records), and ids of deleted ones. */
   hooks?: HookRecord[];
   deleted_hooks?: string[];
+  /** Matching rules created or changed (full records), and ids of deleted ones. */
+  matching_rules?: MatchingRuleRecord[];
+  deleted_matching_rules?: string[];
+  /** Uploads of external records: the summaries (kept in the state) and the records in chunks (not). */
+  uploads?: UploadRecord[];
+  external_records?: ExternalRecordsChunk[];
+  /** Reconciliation runs created or changed (full records), and chunks of a run's results (not kept in the state). */
+  reconciliations?: ReconciliationRecord[];
+  reconciliation_results?: ReconciliationResultsChunk[];
 }
 
 /** Keys merged over the metadata of a ledger, balance, transaction or identity (engine/metadata.ts). */

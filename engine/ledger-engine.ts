@@ -38,7 +38,23 @@ import {
   type NewApiKey,
   type RegistryDecision,
 } from './decide-registry.js';
+import {
+  decideCompleteReconciliation,
+  decideCreateMatchingRule,
+  decideDeleteMatchingRule,
+  decideFailReconciliation,
+  decideReconciliationProgress,
+  decideResumeReconciliation,
+  decideStartReconciliation,
+  decideUpdateMatchingRule,
+  decideUpload,
+  type RunResults,
+  type StartReconciliationCommand,
+  type UploadCommand,
+} from './decide-reconciliation.js';
 import { DecisionScope, newBalance } from './decision-scope.js';
+import type { RuleCommand } from './matching-rules.js';
+import type { MatchingRuleRecord, ReconciliationRecord, UploadRecord } from './reconciliation-records.js';
 import type { LedgerEvent } from './events.js';
 import { applyEvent, LedgerState, type ApplyOptions } from './ledger-state.js';
 import { mergeMetaData } from './metadata.js';
@@ -296,6 +312,52 @@ export class LedgerEngine {
 
   deleteHook(hookId: string): Outcome<HookRecord> {
     return this.registry(decideDeleteHook(this.state, hookId, this.now()));
+  }
+
+  // ---- reconciliation (matching happens in reconciliation/, outside the engine) ----
+
+  createMatchingRule(command: RuleCommand): Outcome<MatchingRuleRecord> {
+    return this.registry(decideCreateMatchingRule(command, this.now(), this.ids));
+  }
+
+  updateMatchingRule(ruleId: string, command: RuleCommand): Outcome<MatchingRuleRecord> {
+    return this.registry(decideUpdateMatchingRule(this.state, ruleId, command, this.now()));
+  }
+
+  deleteMatchingRule(ruleId: string): Outcome<MatchingRuleRecord> {
+    return this.registry(decideDeleteMatchingRule(this.state, ruleId, this.now()));
+  }
+
+  uploadExternalRecords(command: UploadCommand): Outcome<UploadRecord> {
+    return this.registry(decideUpload(command, this.now(), this.ids));
+  }
+
+  startReconciliation(command: StartReconciliationCommand): Outcome<ReconciliationRecord> {
+    return this.registry(decideStartReconciliation(this.state, command, this.now(), this.ids));
+  }
+
+  reconciliationProgress(reconciliationId: string, processed: number): Outcome<ReconciliationRecord> {
+    return this.registry(decideReconciliationProgress(this.state, reconciliationId, processed, this.now()));
+  }
+
+  resumeReconciliation(reconciliationId: string): Outcome<ReconciliationRecord> {
+    return this.registry(decideResumeReconciliation(this.state, reconciliationId, this.now()));
+  }
+
+  failReconciliation(reconciliationId: string, reason: string): Outcome<ReconciliationRecord> {
+    return this.registry(decideFailReconciliation(this.state, reconciliationId, reason, this.now()));
+  }
+
+  /**
+   * Records a run's results and marks, then its completion: several events committed in this one turn,
+   * so they share one log record and a crash keeps all of them or none.
+   */
+  completeReconciliation(reconciliationId: string, results: RunResults): Outcome<ReconciliationRecord> {
+    const decision = decideCompleteReconciliation(this.state, reconciliationId, results, this.now());
+    if (!decision.ok) return decision;
+    let seq = this.log.appendedSeq;
+    for (const event of decision.value.events) seq = this.commit(event);
+    return { ok: true, value: decision.value.record, seq };
   }
 
   private registry<T>(decision: RegistryDecision<T>): Outcome<T> {

@@ -19,6 +19,7 @@ import {
   type TransactionRecord,
 } from './records.js';
 import { TimerSchedule } from './timer-schedule.js';
+import type { MatchingRuleRecord, ReconciliationRecord, UploadRecord } from './reconciliation-records.js';
 
 export class LedgerState {
   readonly ledgers = new Map<string, LedgerRecord>();
@@ -41,6 +42,11 @@ export class LedgerState {
   readonly balancesPerIdentity = new Map<string, number>();
   readonly apiKeys = new Map<string, ApiKeyRecord>();
   readonly hooks = new Map<string, HookRecord>();
+  readonly matchingRules = new Map<string, MatchingRuleRecord>();
+  /** Upload summaries; their records live in the log and the query index, never in memory. */
+  readonly uploads = new Map<string, UploadRecord>();
+  /** Reconciliation runs (not dry runs), by id; their results live in the log and the query index. */
+  readonly reconciliations = new Map<string, ReconciliationRecord>();
   /** Time of the latest applied event; decided times never go backwards. */
   lastEventAt = 0;
 
@@ -92,6 +98,10 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
   for (const key of event.api_keys ?? []) state.apiKeys.set(key.api_key_id, key);
   for (const hook of event.hooks ?? []) state.hooks.set(hook.hook_id, hook);
   for (const hookId of event.deleted_hooks ?? []) state.hooks.delete(hookId);
+  for (const rule of event.matching_rules ?? []) state.matchingRules.set(rule.rule_id, rule);
+  for (const ruleId of event.deleted_matching_rules ?? []) state.matchingRules.delete(ruleId);
+  for (const upload of event.uploads ?? []) state.uploads.set(upload.upload_id, upload);
+  for (const run of event.reconciliations ?? []) state.reconciliations.set(run.reconciliation_id, run);
 }
 
 /** Adds a balance whose record becomes the state's own (applyEvent copies the event's unless it is owned). */

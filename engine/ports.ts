@@ -34,6 +34,8 @@ export interface EventLog {
  */
 export interface TransactionStore {
   get(transactionId: string): TransactionRecord | undefined;
+  /** Whether a transaction was ever recorded, without reading it (cheap where get decodes a log record). */
+  has(transactionId: string): boolean;
   idForReference(reference: string): string | undefined;
   put(record: TransactionRecord, patched?: boolean): void;
   patchMetaData(transactionId: string, patch: MetaData): void;

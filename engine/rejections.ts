@@ -26,6 +26,10 @@ export const REJECTION_REASONS = {
   META_TOO_LARGE: 'metadata_too_large',
   APIKEY_NOT_FOUND: 'api_key_not_found',
   HOOK_NOT_FOUND: 'hook_not_found',
+  RECON_RULE_INVALID: 'rule_invalid',
+  RECON_RULE_NOT_FOUND: 'rule_not_found',
+  RECON_UPLOAD_NOT_FOUND: 'upload_not_found',
+  RECON_NOT_FOUND: 'reconciliation_not_found',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;

@@ -137,6 +137,19 @@ const LEARNERS: Record<string, (learned: Learned) => void> = {
     pools.add('hook', id);
   },
   'DELETE /hooks/:id': ({ sent, writes }) => writes.markDeleted(writes.hooks, sent.params[0]!),
+  // Rules and runs feed the shared pool of record ids the reconciliation routes draw from.
+  'POST /reconciliation/matching-rules': ({ body, pools }) => {
+    const id = text(body?.rule_id);
+    if (id) pools.add('record', id);
+  },
+  'POST /reconciliation/start': ({ body, pools }) => {
+    const id = text(body?.reconciliation_id);
+    if (id) pools.add('record', id);
+  },
+  'POST /reconciliation/start-instant': ({ body, pools }) => {
+    const id = text(body?.reconciliation_id);
+    if (id) pools.add('record', id);
+  },
   'POST /api-keys': ({ body, pools, writes }) => {
     const id = text(body?.api_key_id);
     const owner = text(body?.owner_id);

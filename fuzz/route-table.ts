@@ -82,6 +82,35 @@ const searchBody = z.object({
   per_page: z.number().int().min(0).max(SEARCH_PER_PAGE_MAX).optional(),
 });
 
+/** http/reconciliation-schemas.ts `ruleShape` (module-private; the route converts with ruleCommandFrom). */
+const ruleBody = z.object({
+  name: z.string().max(100),
+  description: z.string().max(200).optional(),
+  criteria: z.array(z.object({
+    field: z.enum(['amount', 'currency', 'reference', 'description', 'date', 'nope']),
+    operator: z.enum(['equals', 'contains', 'greater_than', 'less_than', 'before', 'after', 'nope']),
+    allowable_drift: z.union([z.number(), z.string().max(64)]).optional(),
+  })).max(16),
+});
+const runFields = {
+  strategy: z.enum(['one_to_one', 'one_to_many', 'many_to_one', 'nope']),
+  grouping_criteria: z.enum(['batch_id', 'reference', 'parent_transaction', 'date', 'nope']).optional(),
+  matching_rule_ids: z.array(z.string().max(64)).max(16).optional(),
+  dry_run: z.boolean().optional(),
+};
+/** http/reconciliation-schemas.ts `startShape` (module-private). */
+const startBody = z.object({ upload_id: z.string().max(64), ...runFields });
+/** http/reconciliation-schemas.ts `instantShape` with external records as http/external-records-input.ts reads them. */
+const instantBody = z.object({
+  external_transactions: z.array(z.object({
+    id: z.string().max(64), amount: z.union([z.number(), z.string().max(40)]), currency: z.enum([...CURRENCIES, 'usd']),
+    reference: z.string().max(64), description: z.string().max(100), date: z.string().max(40), source: z.string().max(40).optional(),
+  })).max(50).optional(),
+  ...runFields,
+});
+/** http/reconciliation-schemas.ts `resultsPageSchema` (module-private). */
+const resultsQuery = z.object({ limit: z.string().max(8).optional(), offset: z.string().max(8).optional() });
+
 // --- Path parameters --------------------------------------------------------------------------------
 
 const ledgerId: ParamFill = { pool: 'ledger', unknownPrefix: 'ldg' };
@@ -91,6 +120,8 @@ const holdId: ParamFill = { pool: 'hold', unknownPrefix: 'txn' };
 const identityId: ParamFill = { pool: 'identity', unknownPrefix: 'idt' };
 const hookId: ParamFill = { pool: 'hook', unknownPrefix: 'hook' };
 const apiKeyId: ParamFill = { pool: 'apiKey', unknownPrefix: 'key' };
+const ruleId: ParamFill = { pool: 'record', unknownPrefix: 'rule' };
+const reconciliationId: ParamFill = { pool: 'record', unknownPrefix: 'recon' };
 const anyRecordId: ParamFill = { pool: 'record', unknownPrefix: 'rule' };
 const searchCollection: ParamFill = { values: ['transactions', 'balances', 'ledgers', 'identities', 'reconciliations', 'nope'] };
 
@@ -152,6 +183,19 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'PUT', path: '/hooks/:id', params: { id: hookId }, body: hookSchema, schemaSource: exported, weight: 5 },
   { method: 'DELETE', path: '/hooks/:id', params: { id: hookId }, weight: 5 },
   { method: 'POST', path: '/hooks/:id/rotate-secret', params: { id: hookId }, weight: 3 },
+
+  // Uploads are multipart; the fuzzer's JSON bodies exercise the refusal (test/reconciliation-api covers files).
+  { method: 'POST', path: '/reconciliation/upload', weight: 1 },
+  { method: 'POST', path: '/reconciliation/matching-rules', body: ruleBody, schemaSource: declared, weight: 8 },
+  { method: 'GET', path: '/reconciliation/matching-rules', weight: 2 },
+  { method: 'GET', path: '/reconciliation/matching-rules/:id', params: { id: ruleId }, weight: 2 },
+  { method: 'PUT', path: '/reconciliation/matching-rules/:id', params: { id: ruleId }, body: ruleBody, schemaSource: declared, weight: 4 },
+  { method: 'DELETE', path: '/reconciliation/matching-rules/:id', params: { id: ruleId }, weight: 2 },
+  { method: 'POST', path: '/reconciliation/start', body: startBody, schemaSource: declared, weight: 4 },
+  { method: 'POST', path: '/reconciliation/start-instant', body: instantBody, schemaSource: declared, weight: 8 },
+  { method: 'GET', path: '/reconciliation/:id', params: { id: reconciliationId }, weight: 2 },
+  { method: 'GET', path: '/reconciliation/:id/matches', params: { id: reconciliationId }, query: resultsQuery, schemaSource: declared, weight: 2 },
+  { method: 'GET', path: '/reconciliation/:id/unmatched', params: { id: reconciliationId }, query: resultsQuery, schemaSource: declared, weight: 2 },
 
   { method: 'POST', path: '/api-keys', body: createApiKeySchema, schemaSource: exported, weight: 10 },
   { method: 'GET', path: '/api-keys', query: listApiKeysQuerySchema, schemaSource: exported, weight: 3 },

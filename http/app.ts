@@ -26,6 +26,7 @@ import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
 import { metadataRoutes } from './routes/metadata-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
+import { reconciliationRoutes, UPLOAD_PATH } from './routes/reconciliation-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
 import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
 import { cutoverRoutes, fenceGuard, type CutoverPort } from './routes/cutover-routes.js';
@@ -106,6 +107,7 @@ export function createApp(options: AppOptions): FolioApp {
     queryRoutes(router, options.core, options.core.query);
     options.metrics.watchIndex(options.core.query);
   }
+  if (options.core.reconciliation) reconciliationRoutes(router, options.core, options.core.reconciliation, options.bodyBytesMax);
   metadataRoutes(router, options.core); // last: its first path segment is a parameter
 
   koa.use(requestLog(options.logger, options.metrics));
@@ -114,7 +116,7 @@ export function createApp(options: AppOptions): FolioApp {
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
   koa.use(authenticate({ secretKey: options.secretKey ?? '', engine: options.core.engine, clock, usage: apiKeyUsage, router }));
   if (options.cutover) koa.use(fenceGuard(options.cutover));
-  koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax }));
+  koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax, uploadPaths: new Set([UPLOAD_PATH]) }));
   koa.use(refuseWhenOverloaded(options.core));
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));

@@ -4,6 +4,7 @@
 import type { LedgerEngine } from '../engine/ledger-engine.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { QueryPort } from './query-port.js';
+import type { ReconciliationPort } from './reconciliation-port.js';
 
 export interface LedgerCore {
   readonly engine: LedgerEngine;
@@ -25,6 +26,8 @@ export interface LedgerCore {
   readonly hookAdmin: HookAdmin;
   /** The query side (filter, search, balance history), when the index runs. */
   readonly query?: QueryPort;
+  /** Reconciliation runs, when the index runs (candidates and results are read from it). */
+  readonly reconciliation?: ReconciliationPort;
 }
 
 export interface HookAdmin {

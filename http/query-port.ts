@@ -4,12 +4,14 @@
 // expressions and answers with a value or a coded refusal.
 
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
+import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import type { FilterRequest, SearchRequest } from '../wire/query-requests.js';
 
 export type FilterCollection = 'ledgers' | 'balances' | 'transactions' | 'identities';
+/** Searchable collections: the filterable ones and reconciliation runs. */
+export type SearchCollection = FilterCollection | 'reconciliations';
 
-
-export type QueryRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord;
+export type QueryRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
 
 export type QueryRefusalCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT';
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; code: QueryRefusalCode; message: string };
@@ -17,7 +19,7 @@ export type QueryResult<T> = { ok: true; value: T } | { ok: false; code: QueryRe
 export interface QueryPort {
   /** `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it. */
   filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
-  search(collection: FilterCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<{
+  search(collection: SearchCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<{
     found: number;
     out_of: number;
     records: QueryRecord[];

@@ -91,6 +91,8 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'POST /reconciliation/start': 'reconciliation:write',
   'POST /reconciliation/start-instant': 'reconciliation:write',
   'GET /reconciliation/:id': 'reconciliation:read',
+  'GET /reconciliation/:id/matches': 'reconciliation:read',
+  'GET /reconciliation/:id/unmatched': 'reconciliation:read',
 
   // hooks: master key only, whatever scopes a key carries
   'POST /hooks': 'master',

@@ -8,6 +8,8 @@ import type { LedgerEvent, MetadataPatch } from '../engine/events.js';
 import { applyPosting } from '../engine/ledger-state.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
+import type { ExternalRecordsChunk, ReconciliationRecord, ReconciliationResultsChunk } from '../engine/reconciliation-records.js';
+import { chunkRows } from './reconciliation-tables.js';
 
 /** Rows one slice of events changes, each keyed by id in order of first appearance. */
 export interface RowChanges {
@@ -16,14 +18,22 @@ export interface RowChanges {
   identities: Map<string, IdentityRecord | null>;
   balances: Map<string, BalanceRecord>;
   transactions: Map<string, TransactionRecord>;
+  reconciliations: Map<string, ReconciliationRecord>;
+  /** Rows appended as they are (uploads and results are written once, keyed by position). */
+  externalRecords: ExternalRecordsChunk[];
+  reconciliationResults: ReconciliationResultsChunk[];
 }
 
 export function emptyChanges(): RowChanges {
-  return { ledgers: new Map(), identities: new Map(), balances: new Map(), transactions: new Map() };
+  return {
+    ledgers: new Map(), identities: new Map(), balances: new Map(), transactions: new Map(), reconciliations: new Map(),
+    externalRecords: [], reconciliationResults: [],
+  };
 }
 
 export function changedRowCount(changes: RowChanges): number {
-  return changes.ledgers.size + changes.identities.size + changes.balances.size + changes.transactions.size;
+  return changes.ledgers.size + changes.identities.size + changes.balances.size + changes.transactions.size
+    + changes.reconciliations.size + chunkRows({ external: changes.externalRecords, results: changes.reconciliationResults });
 }
 
 /** Balance ids an event needs the current state of (beyond those it creates itself). */
@@ -102,6 +112,9 @@ export function foldEvent(
   }
   for (const record of event.transactions ?? []) changes.transactions.set(record.transaction_id, record);
   for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched);
+  for (const chunk of event.external_records ?? []) changes.externalRecords.push(chunk);
+  for (const run of event.reconciliations ?? []) changes.reconciliations.set(run.reconciliation_id, run);
+  for (const chunk of event.reconciliation_results ?? []) changes.reconciliationResults.push(chunk);
 }
 
 function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances: Map<string, BalanceRecord>, changes: RowChanges, patched: PatchedRecords): void {
@@ -143,7 +156,8 @@ function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances:
 
 /** The rows an event changes, counted as a slice counts them. */
 export function eventRows(event: LedgerEvent): number {
-  return 1 + (event.transactions?.length ?? 0) + (event.postings?.length ?? 0) / 2;
+  return 1 + (event.transactions?.length ?? 0) + (event.postings?.length ?? 0) / 2 + (event.metadata_patches?.length ?? 0)
+    + chunkRows({ external: event.external_records, results: event.reconciliation_results });
 }
 
 /**
@@ -154,36 +168,49 @@ export function eventRows(event: LedgerEvent): number {
 const EVENT_PARTS = {
   type: 'header', at: 'header',
   ledgers: 1, identities: 2, deleted_identities: 3, balances: 4, balance_meta: 5, postings: 6, transactions: 7, metadata_patches: 8,
-  api_keys: 'unfolded', hooks: 'unfolded', deleted_hooks: 'unfolded',
+  external_records: 9, reconciliations: 10, reconciliation_results: 11,
+  api_keys: 'unfolded', hooks: 'unfolded', deleted_hooks: 'unfolded', matching_rules: 'unfolded', deleted_matching_rules: 'unfolded',
+  uploads: 'unfolded',
 } as const satisfies Record<keyof LedgerEvent, 'header' | 'unfolded' | number>;
 const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
   .filter((field) => typeof EVENT_PARTS[field] === 'number')
   .sort((a, b) => (EVENT_PARTS[a] as number) - (EVENT_PARTS[b] as number));
 
 /**
- * Cuts an event into parts of at most `rowsMax` items each, in fold order, so a projector folds and
+ * Cuts an event into parts of at most `rowsMax` rows each, in fold order, so a projector folds and
  * writes a huge event a slice at a time instead of holding all its rows at once. Folding the parts in
- * order with one shared `touched` set gives the same rows as folding the whole event.
+ * order with one shared `touched` set gives the same rows as folding the whole event. An item is a
+ * row, except a chunk of reconciliation rows, which weighs the rows it holds (and is never cut).
  */
 export function splitEvent(event: LedgerEvent, rowsMax: number): LedgerEvent[] {
   const parts: LedgerEvent[] = [];
   let part: LedgerEvent = { type: event.type, at: event.at };
-  let items = 0;
+  let rows = 0;
   for (const field of PART_FIELDS) {
     const list = event[field] as unknown[] | undefined;
     for (const item of list ?? []) {
-      if (items === rowsMax) {
+      const weight = itemRows(field, item);
+      if (rows > 0 && rows + weight > rowsMax) {
         parts.push(part);
         part = { type: event.type, at: event.at };
-        items = 0;
+        rows = 0;
       }
       const lists = part as unknown as Record<string, unknown[] | undefined>;
       (lists[field] ??= []).push(item);
-      items += 1;
+      rows += weight;
     }
   }
   parts.push(part);
   return parts;
+}
+
+function itemRows(field: keyof LedgerEvent, item: unknown): number {
+  if (field === 'external_records') return Math.max(1, (item as ExternalRecordsChunk).records.length);
+  if (field === 'reconciliation_results') {
+    const chunk = item as ReconciliationResultsChunk;
+    return Math.max(1, chunk.matches.length + chunk.unmatched.length);
+  }
+  return 1;
 }
 
 function current(balances: Map<string, BalanceRecord>, balanceId: string): BalanceRecord {

@@ -2,7 +2,7 @@
 // here and only the catalogue's own column names ever reach SQL text; values always travel as bound
 // parameters. `meta_data.<key>` fields are handled beside the catalogue (any key, bound as a JSON path).
 
-import type { Collection } from './index-schema.js';
+import { hasMetaData, type Collection } from './index-schema.js';
 
 /** How a field's values are written in requests and compared in SQLite. */
 export type FieldType = 'text' | 'amount' | 'time' | 'integer' | 'boolean' | 'meta';
@@ -94,6 +94,23 @@ const FIELDS: Record<Collection, FieldList> = {
     ['post_code', 'text'],
     ['created_at', 'time', true],
   ],
+  reconciliations: [
+    ['reconciliation_id', 'text', true],
+    ['upload_id', 'text', true],
+    ['source', 'text'],
+    ['strategy', 'text'],
+    ['grouping_criteria', 'text'],
+    ['is_dry_run', 'boolean'],
+    ['status', 'text', true],
+    ['started_at', 'time', true],
+    ['completed_at', 'time'],
+    ['matched_transactions', 'integer'],
+    ['unmatched_transactions', 'integer'],
+    ['processed_count', 'integer'],
+    ['total_count', 'integer'],
+    ['failure_reason', 'text'],
+    ['attempts', 'integer'],
+  ],
 };
 
 function buildCatalog(collection: Collection): Map<string, FieldSpec> {
@@ -103,6 +120,10 @@ function buildCatalog(collection: Collection): Map<string, FieldSpec> {
   if (collection === 'transactions') {
     catalog.set('balance_id', { name: 'balance_id', type: 'text', columns: ['source', 'destination'], sortable: false });
   }
+  // A run is created when it starts: `created_at` (the default sort everywhere) is its start.
+  if (collection === 'reconciliations') {
+    catalog.set('created_at', { name: 'created_at', type: 'time', columns: ['started_at'], sortable: true });
+  }
   return catalog;
 }
 
@@ -111,6 +132,7 @@ export const CATALOG: Record<Collection, Map<string, FieldSpec>> = {
   balances: buildCatalog('balances'),
   transactions: buildCatalog('transactions'),
   identities: buildCatalog('identities'),
+  reconciliations: buildCatalog('reconciliations'),
 };
 
 export const META_PREFIX = 'meta_data.';
@@ -134,7 +156,7 @@ export function metaPath(field: string): { ok: true; path: string } | { ok: fals
 }
 
 export function fieldNames(collection: Collection): string[] {
-  return [...CATALOG[collection].keys(), 'meta_data.<key>'];
+  return [...CATALOG[collection].keys(), ...(hasMetaData(collection) ? ['meta_data.<key>'] : [])];
 }
 
 export function sortableFields(collection: Collection): string[] {

@@ -5,7 +5,7 @@
 
 import { CATALOG, fieldNames, META_PREFIX, metaPath, OPERATORS, OPERATORS_BY_TYPE, sortableFields, type FieldSpec, type Operator } from './field-catalog.js';
 import { convertValue } from './field-values.js';
-import { LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
+import { hasMetaData, LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
 import { asciiLower, likeToGlob, predicateSql, type Predicate, type SqlFragment } from './predicates.js';
 import type { FilterCondition, FilterRequest } from '../wire/query-requests.js';
 import type { SqlValue } from './sqlite-connection.js';
@@ -57,7 +57,7 @@ export function joinWhere(fragments: SqlFragment[], joiner: string): SqlFragment
 
 /** The field a request names: a catalogue field, or a metadata path typed as `meta`. */
 export function resolveField(collection: Collection, name: string): Compiled<{ spec: FieldSpec; metaPath?: string }> {
-  if (typeof name === 'string' && name.startsWith(META_PREFIX)) {
+  if (typeof name === 'string' && name.startsWith(META_PREFIX) && hasMetaData(collection)) {
     const path = metaPath(name);
     if (!path.ok) return fail(path.message);
     return { ok: true, value: { spec: { name, type: 'meta', columns: ['meta_data'], sortable: false }, metaPath: path.path } };

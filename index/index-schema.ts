@@ -7,11 +7,13 @@
 // flags are 0/1; `meta_data` is JSON text for json_extract and FTS; `extra` holds what has no column
 // (split shares, rejection, hold progress, metadata with integers beyond 2^53) as base64 msgpack.
 
-/** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 2;
+import { RECONCILIATION_TABLES_SQL } from './reconciliation-tables.js';
 
-export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities';
-export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities'];
+/** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
+export const SCHEMA_VERSION = 3;
+
+export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
+export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
 
 export interface TableLayout {
   table: Collection;
@@ -29,6 +31,12 @@ export interface TableLayout {
   searchColumns: readonly string[];
   /** Secondary indexes, as column lists. */
   indexes: readonly (readonly string[])[];
+  /**
+   * Indexes over the rows where a column is set (not ''): small when few rows have a value, and what
+   * reconciliation looks groups up by (reconciliation-tables.ts). A query must say `<column> != ''`
+   * for SQLite to use one.
+   */
+  setColumnIndexes?: readonly string[];
 }
 
 export const LAYOUTS: Record<Collection, TableLayout> = {
@@ -68,6 +76,7 @@ export const LAYOUTS: Record<Collection, TableLayout> = {
       ['created_at'], ['source', 'created_at'], ['destination', 'created_at'], ['reference'], ['status', 'created_at'],
       ['currency', 'created_at'], ['precise_amount'],
     ],
+    setColumnIndexes: ['parent_transaction', 'batch_id'],
   },
   identities: {
     table: 'identities',
@@ -84,7 +93,26 @@ export const LAYOUTS: Record<Collection, TableLayout> = {
     ],
     indexes: [['created_at'], ['identity_type', 'created_at'], ['email_address'], ['last_name'], ['organization_name']],
   },
+  reconciliations: {
+    table: 'reconciliations',
+    idColumn: 'reconciliation_id',
+    columns: [
+      'reconciliation_id', 'upload_id', 'source', 'strategy', 'grouping_criteria', 'matching_rule_ids', 'is_dry_run', 'status',
+      'started_at', 'completed_at', 'matched_transactions', 'unmatched_transactions', 'processed_count', 'total_count',
+      'failure_reason', 'attempts',
+    ],
+    integerColumns: [
+      'is_dry_run', 'started_at', 'completed_at', 'matched_transactions', 'unmatched_transactions', 'processed_count', 'total_count', 'attempts',
+    ],
+    searchColumns: ['source', 'strategy', 'status', 'failure_reason'],
+    indexes: [['started_at'], ['upload_id'], ['status', 'started_at']],
+  },
 };
+
+/** Collections whose records carry `meta_data` (filters and searches may address its keys). */
+export function hasMetaData(collection: Collection): boolean {
+  return LAYOUTS[collection].columns.includes('meta_data');
+}
 
 /** The internal row id: it follows first appearance in the log and breaks ties in every sort. */
 export const ROW_ID = 'row_id';
@@ -117,7 +145,10 @@ function ftsDefinition(layout: TableLayout, content: string): string {
 
 function secondaryIndexesSql(layout: TableLayout): string[] {
   const name = layout.table;
-  return layout.indexes.map((index) => `CREATE INDEX ${name}_by_${index.join('_')} ON ${name}(${index.join(', ')})`);
+  return [
+    ...layout.indexes.map((index) => `CREATE INDEX ${name}_by_${index.join('_')} ON ${name}(${index.join(', ')})`),
+    ...(layout.setColumnIndexes ?? []).map((column) => `CREATE INDEX ${name}_by_set_${column} ON ${name}(${column}) WHERE ${column} != ''`),
+  ];
 }
 
 /**
@@ -183,6 +214,7 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
     'CREATE TABLE index_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);',
     `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0);`,
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
+    RECONCILIATION_TABLES_SQL,
     ...(deferred ? [] : COLLECTIONS.map((collection) => script([...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], [])]))),
   ].join('\n');
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
 import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
 import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
+import { RECONCILIATION_TABLES } from './reconciliation-tables.js';
 
 export const INDEX_FILE_NAME = 'index.sqlite';
 /** Reader connections: queries beyond this many wait for a free one. */
@@ -132,7 +133,8 @@ export class IndexStore {
 
   /** Empties every table (the index then rebuilds from seq 1). */
   async reset(): Promise<void> {
-    const statements = COLLECTIONS.map((collection) => `DELETE FROM ${LAYOUTS[collection].table};`).join('\n');
+    const tables = [...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES];
+    const statements = tables.map((table) => `DELETE FROM ${table};`).join('\n');
     await this.writer.exec(`BEGIN; ${statements} UPDATE index_state SET value = 0 WHERE key IN ('checkpoint', 'checkpoint_at'); COMMIT;`);
   }
 

@@ -34,8 +34,17 @@ import {
 import type { IndexCheckpoint, IndexStore } from './index-store.js';
 import { deleteSql, LAYOUTS, selectColumns, upsertSql, type Collection } from './index-schema.js';
 import {
+  externalRecordRows,
+  INSERT_EXTERNAL_RECORDS_SQL,
+  INSERT_MATCHES_SQL,
+  INSERT_UNMATCHED_SQL,
+  matchRows,
+  unmatchedRows,
+} from './reconciliation-tables.js';
+import {
   balanceFromRow,
   balanceRow,
+  reconciliationRow,
   identityFromRow,
   identityRow,
   ledgerFromRow,
@@ -466,6 +475,13 @@ export class Projector {
     if (deleted.length > 0) pending.push(this.statement(deleteSql(LAYOUTS.identities)).run([JSON.stringify(deleted)]));
     upsert('balances', [...changes.balances.values()].map(balanceRow));
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
+    upsert('reconciliations', [...changes.reconciliations.values()].map(reconciliationRow));
+    const insert = (sql: string, rows: SqlValue[][]): void => {
+      if (rows.length > 0) pending.push(this.statement(sql).run([jsonBytes(rows)]));
+    };
+    insert(INSERT_EXTERNAL_RECORDS_SQL, changes.externalRecords.flatMap(externalRecordRows));
+    insert(INSERT_MATCHES_SQL, changes.reconciliationResults.flatMap(matchRows));
+    insert(INSERT_UNMATCHED_SQL, changes.reconciliationResults.flatMap(unmatchedRows));
     await Promise.all(pending);
     return changedRowCount(changes);
   }

@@ -15,6 +15,7 @@ import {
   type TransactionRecord,
 } from '../engine/records.js';
 import { amountFromKey, amountKey } from './sortable-amount.js';
+import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { toJsonText } from '../engine/exact-json.js';
 import type { SqlValue } from './sqlite-connection.js';
 
@@ -186,4 +187,35 @@ export function identityFromRow(row: SelectedRow): IdentityRecord {
   identity.meta_data = readMeta(row, extra);
   identity.created_at = integer(row.created_at);
   return identity as unknown as IdentityRecord;
+}
+
+// ---- reconciliations ----
+
+export function reconciliationRow(run: ReconciliationRecord): SqlValue[] {
+  return [
+    run.reconciliation_id, run.upload_id, run.source, run.strategy, run.grouping_criteria, JSON.stringify(run.matching_rule_ids),
+    run.is_dry_run ? 1 : 0, run.status, run.started_at, run.completed_at, run.matched_transactions, run.unmatched_transactions,
+    run.processed_count, run.total_count, run.failure_reason, run.attempts,
+  ];
+}
+
+export function reconciliationFromRow(row: SelectedRow): ReconciliationRecord {
+  return {
+    reconciliation_id: text(row.reconciliation_id),
+    upload_id: text(row.upload_id),
+    source: text(row.source),
+    strategy: text(row.strategy) as ReconciliationRecord['strategy'],
+    grouping_criteria: text(row.grouping_criteria),
+    matching_rule_ids: JSON.parse(text(row.matching_rule_ids) || '[]') as string[],
+    is_dry_run: row.is_dry_run === 1,
+    status: text(row.status) as ReconciliationRecord['status'],
+    started_at: integer(row.started_at),
+    completed_at: integer(row.completed_at),
+    matched_transactions: integer(row.matched_transactions),
+    unmatched_transactions: integer(row.unmatched_transactions),
+    processed_count: integer(row.processed_count),
+    total_count: integer(row.total_count),
+    failure_reason: text(row.failure_reason),
+    attempts: integer(row.attempts),
+  };
 }

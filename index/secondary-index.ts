@@ -20,12 +20,13 @@ import { Projector, REBUILD_PROJECTOR_LIMITS, type BatchReport, type LogSource, 
 import { ProjectorThread } from './projector-thread.js';
 import type { WorkerEntry } from '../threads/worker-entry.js';
 import { packRecords, type DurableRecord } from './pushed-records.js';
-import { balanceFromRow, identityFromRow, ledgerFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
+import { balanceFromRow, identityFromRow, ledgerFromRow, reconciliationFromRow, transactionFromRow, type SelectedRow } from './record-rows.js';
+import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { compileSearch, type SearchRequest } from './search-compiler.js';
 import { runSearch } from './search-executor.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
-export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord;
+export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
 
 export type QueryErrorCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT';
 export type QueryAnswer<T> = { ok: true; value: T } | { ok: false; code: QueryErrorCode; message: string };
@@ -102,6 +103,7 @@ const fromRow: Record<Collection, (row: SelectedRow) => IndexedRecord> = {
   balances: balanceFromRow,
   transactions: transactionFromRow,
   identities: identityFromRow,
+  reconciliations: reconciliationFromRow,
 };
 
 interface Waiter {
@@ -284,9 +286,17 @@ export class SecondaryIndex {
   /** The balance folded from the log up to `untilMs`, reading no further than `toSeq`. */
 
 
+  /**
+   * A read of reconciliation's (reconciliation-queries.ts) once the index holds `seq`, waiting for it up to
+   * `waitMs`: a background run may wait longer for the index than a request does.
+   */
+  reconciliationRead<T>(seq: number, waitMs: number, work: (reader: SqliteConnection) => Promise<T>): Promise<QueryAnswer<T>> {
+    return this.query(seq, work, waitMs);
+  }
+
   /** Waits for the index to reach `visibleSeq`, then runs `work` on one reader for its whole length. */
-  private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>): Promise<QueryAnswer<T>> {
-    if (!(await this.waitFor(visibleSeq))) {
+  private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>, waitMs = this.waitMsMax): Promise<QueryAnswer<T>> {
+    if (!(await this.waitFor(visibleSeq, waitMs))) {
       return {
         ok: false,
         code: 'SRCH_INDEX_BEHIND',

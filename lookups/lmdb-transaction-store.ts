@@ -7,10 +7,13 @@
 // own. Reading an older transaction decodes its log record (recently read records are cached by the log).
 // This keeps the per-transaction cost of the lookups to one or two small keys.
 //
-// One exception: a transaction whose newest version comes from a metadata patch exists in the log only
-// as its earlier record plus the patch, so that version is kept whole (encoded as the log encodes a
-// transaction) in a table of its own, and its position says so (PATCHED). A later full record moves
-// the position back to its log record.
+// One exception: a transaction whose newest version comes from metadata patches exists in the log only
+// as its earlier record plus the patches. Its position then names that record together with the
+// patches merged into one, kept in a table of its own (`metadata_patches`), and a read merges the two:
+// so patching an old transaction never reads it back (a reconciliation run marks ten thousand of them;
+// reading each back meant decoding its whole log record). A transaction patched while its record was
+// still in memory is kept whole instead (PATCHED, in the `patched` table), as are versions written so
+// by earlier releases. A later full record moves the position back to its log record.
 //
 // The log is the only thing on the acknowledgement path. Lookups are written behind it: apply puts full
 // records into an in-memory overlay that reads see at once; each sealed log record becomes a generation,
@@ -24,6 +27,7 @@ import path from 'node:path';
 import type { TransactionStore } from '../engine/ports.js';
 import { hasGeneratedReference, idOfGeneratedReference, type MetaData, type TransactionRecord } from '../engine/records.js';
 import { ByteReader, ByteWriter } from '../codec/byte-writer.js';
+import { readMeta, writeMeta } from '../codec/balance-codec.js';
 import { readTransaction, writeTransaction } from '../codec/event-codec.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
@@ -45,6 +49,19 @@ const CATCH_UP_BATCH_RECORDS = 50_000;
 const LOOKUP_KEY_LENGTH_MAX = 500;
 /** The position of a transaction whose newest version is kept whole in the `patched` table. */
 const PATCHED = -1;
+/**
+ * Positions at or below this name a log record and the merged patches in `metadata_patches`: the
+ * record key k is stored as -1 - k.
+ */
+const PATCH_OVER_RECORD_MAX = -2;
+
+function patchOver(recordKey: number): number {
+  return -1 - recordKey;
+}
+
+function recordUnderPatch(position: number): number {
+  return -1 - position;
+}
 
 /** A log record as the store reads it (wal/log-record-codec.ts DecodedLogRecord satisfies it). */
 export interface LogRecordEvents {
@@ -65,6 +82,13 @@ interface Generation {
   lastSeq: number;
   /** In put order; a transaction put twice appears twice (the later put wins when written). */
   records: TransactionRecord[];
+  /** Patches of transactions already in LMDB: each the merge of all their patches so far. */
+  patches: PendingPatch[];
+}
+
+interface PendingPatch {
+  transactionId: string;
+  patch: MetaData;
 }
 
 interface Position {
@@ -74,6 +98,8 @@ interface Position {
   recordKey: number;
   /** The record itself, when its newest version came from a metadata patch (recordKey is PATCHED). */
   patched?: TransactionRecord;
+  /** The merged patches over the record the position names (recordKey <= PATCH_OVER_RECORD_MAX). */
+  patch?: MetaData;
 }
 
 export class LmdbTransactionStore implements TransactionStore {
@@ -82,6 +108,13 @@ export class LmdbTransactionStore implements TransactionStore {
   private readonly idByReference: Database<string, string>;
   private readonly meta: Database<number, string>;
   private readonly patched: Database<Buffer, string>;
+  private readonly patches: Database<Buffer, string>;
+  /**
+   * Merged patches of transactions already in LMDB that are not written yet, by id (the newest merge):
+   * what reads see at once, as the overlay is for records.
+   */
+  private readonly pendingPatches = new Map<string, MetaData>();
+  private unsealedPatches: PendingPatch[] = [];
   /** Records put from metadata patches and not yet written (see PATCHED). */
   private readonly fromPatch = new WeakSet<TransactionRecord>();
   /** Everything put and not yet written to LMDB, for reads. */
@@ -103,6 +136,8 @@ export class LmdbTransactionStore implements TransactionStore {
     this.idByReference = this.env.openDB<string, string>({ name: 'references', encoding: 'string' });
     this.meta = this.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
     this.patched = this.env.openDB<Buffer, string>({ name: 'patched', encoding: 'binary' });
+    // Binary, written by the codec's metadata writer: metadata may hold integers beyond 64 bits.
+    this.patches = this.env.openDB<Buffer, string>({ name: 'metadata_patches', encoding: 'binary' });
     this._checkpoint = this.meta.get(CHECKPOINT_KEY) ?? 0;
   }
 
@@ -127,10 +162,23 @@ export class LmdbTransactionStore implements TransactionStore {
   get(transactionId: string): TransactionRecord | undefined {
     const fresh = this.overlay.get(transactionId);
     if (fresh || !fitsKey(transactionId)) return fresh;
-    const recordKey = this.positions.get(transactionId);
-    if (recordKey === undefined) return undefined;
-    if (recordKey === PATCHED) return this.readPatched(transactionId);
-    return this.readRecord(transactionId, recordKey);
+    const position = this.positions.get(transactionId);
+    if (position === undefined) return undefined;
+    return this.resolve(transactionId, position);
+  }
+
+  /** The newest version of a transaction from its position in LMDB, with any patch not yet written. */
+  private resolve(transactionId: string, position: number): TransactionRecord | undefined {
+    const pending = this.pendingPatches.get(transactionId);
+    if (position === PATCHED) return withPatch(this.readPatched(transactionId), pending);
+    if (position > 0) return withPatch(this.readRecord(transactionId, position), pending);
+    // The pending merge already holds the written one (patchMetaData merges over it).
+    return withPatch(this.readRecord(transactionId, recordUnderPatch(position)), pending ?? this.writtenPatch(transactionId));
+  }
+
+  has(transactionId: string): boolean {
+    if (this.overlay.has(transactionId)) return true;
+    return fitsKey(transactionId) && this.positions.doesExist(transactionId);
   }
 
   idForReference(reference: string): string | undefined {
@@ -154,20 +202,33 @@ export class LmdbTransactionStore implements TransactionStore {
     this.unsealed.push(record);
   }
 
+  /**
+   * A record still in memory is merged at once. One already in LMDB is not read back: the patch is
+   * merged with the patches it already has, and reads merge them over the record when they ask.
+   */
   patchMetaData(transactionId: string, patch: MetaData): void {
     if (this.muted) return;
-    const record = this.get(transactionId);
-    if (!record) throw new Error(`metadata patch for unknown transaction ${transactionId}`);
-    this.put({ ...record, meta_data: mergeMetaData(record.meta_data, patch) }, true);
+    const fresh = this.overlay.get(transactionId);
+    if (fresh) {
+      this.put({ ...fresh, meta_data: mergeMetaData(fresh.meta_data, patch) }, true);
+      return;
+    }
+    const position = fitsKey(transactionId) ? this.positions.get(transactionId) : undefined;
+    if (position === undefined) throw new Error(`metadata patch for unknown transaction ${transactionId}`);
+    const before = this.pendingPatches.get(transactionId) ?? (position <= PATCH_OVER_RECORD_MAX ? this.writtenPatch(transactionId) : undefined);
+    const merged = mergeMetaData(before ?? {}, patch);
+    this.pendingPatches.set(transactionId, merged);
+    this.unsealedPatches.push({ transactionId, patch: merged });
   }
 
   /** The log sealed a record ending at `lastSeq`: every put since the last seal came from its events. */
   sealed(lastSeq: number): void {
     const recordKey = this.sealedSeq + 1;
     this.sealedSeq = lastSeq;
-    if (this.unsealed.length === 0) return;
-    this.generations.push({ recordKey, lastSeq, records: this.unsealed });
+    if (this.unsealed.length === 0 && this.unsealedPatches.length === 0) return;
+    this.generations.push({ recordKey, lastSeq, records: this.unsealed, patches: this.unsealedPatches });
     this.unsealed = [];
+    this.unsealedPatches = [];
   }
 
   /** The log is durable up to `seq`: the generations it covers may be written. */
@@ -197,9 +258,12 @@ export class LmdbTransactionStore implements TransactionStore {
       this.advanceCheckpoint(this.durableSeq);
       return;
     }
-    // Positions go in put order, so a transaction put more than once ends at its newest record.
+    // Positions go in put order, so a transaction put more than once ends at its newest record. A
+    // generation's patches go before its records: a patch lands there only for a transaction not in
+    // memory, so a record of the same generation is newer.
     const positions: Position[] = [];
     for (const generation of written) {
+      for (const pending of generation.patches) positions.push(this.patchedPosition(pending));
       for (const record of generation.records) {
         const position: Position = { transactionId: record.transaction_id, reference: clientReference(record), recordKey: generation.recordKey };
         if (this.fromPatch.has(record)) {
@@ -212,6 +276,9 @@ export class LmdbTransactionStore implements TransactionStore {
     }
     this.writing = this.writeBatch(positions, lastSeq).then(() => {
       for (const generation of written) {
+        for (const { transactionId, patch } of generation.patches) {
+          if (this.pendingPatches.get(transactionId) === patch) this.pendingPatches.delete(transactionId);
+        }
         for (const record of generation.records) {
           const id = record.transaction_id;
           if (this.overlay.get(id) === record) this.overlay.delete(id);
@@ -230,10 +297,26 @@ export class LmdbTransactionStore implements TransactionStore {
    * together from its writer thread. The checkpoint goes last, so even if the batch were split it never
    * lands before the entries it covers.
    */
+  /**
+   * Where a patched transaction already in LMDB now stands: its record with the merged patches, or,
+   * over a version kept whole, that version with the patch merged in (read from `patched`, never from
+   * the log).
+   */
+  private patchedPosition({ transactionId, patch }: PendingPatch): Position {
+    const position = this.positions.get(transactionId) as number;
+    if (position === PATCHED) {
+      const whole = this.readPatched(transactionId) as TransactionRecord;
+      return { transactionId, reference: undefined, recordKey: PATCHED, patched: { ...whole, meta_data: mergeMetaData(whole.meta_data, patch) } };
+    }
+    const recordKey = position > 0 ? patchOver(position) : position;
+    return { transactionId, reference: undefined, recordKey, patch };
+  }
+
   private writeBatch(positions: Iterable<Position>, lastSeq: number): Promise<void> {
     for (const position of positions) {
       void this.positions.put(position.transactionId, position.recordKey);
       if (position.patched) void this.patched.put(position.transactionId, encodeRecord(position.patched));
+      if (position.patch) void this.patches.put(position.transactionId, encodePatch(position.patch));
       if (position.reference !== undefined) void this.idByReference.put(position.reference, position.transactionId);
     }
     return this.meta.put(CHECKPOINT_KEY, lastSeq).then(() => this.advanceCheckpoint(lastSeq));
@@ -266,10 +349,9 @@ export class LmdbTransactionStore implements TransactionStore {
         }
         for (const patch of event.metadata_patches ?? []) {
           if (metadataTarget(patch.entity_id) !== 'transaction') continue;
-          const base = this.pendingRecord(pending.get(patch.entity_id)) ?? this.get(patch.entity_id);
-          if (!base) continue; // the log is checked by replay; a patch without its record cannot be placed
-          const merged = { ...base, meta_data: mergeMetaData(base.meta_data, patch.meta_data) };
-          add({ transactionId: merged.transaction_id, reference: undefined, recordKey: PATCHED, patched: merged });
+          const position = this.caughtUpPatch(patch.entity_id, patch.meta_data, pending.get(patch.entity_id));
+          // The log is checked by replay; a patch without its record cannot be placed.
+          if (position) add(position);
         }
       }
       lastSeq = logRecord.last_seq;
@@ -292,6 +374,7 @@ export class LmdbTransactionStore implements TransactionStore {
       this.positions.clearSync();
       this.idByReference.clearSync();
       this.patched.clearSync();
+      this.patches.clearSync();
       this.meta.put(CHECKPOINT_KEY, 0);
     });
     this._checkpoint = 0;
@@ -302,10 +385,34 @@ export class LmdbTransactionStore implements TransactionStore {
     this.muted = muted;
   }
 
-  /** The record a position of the catch-up batch stands for. */
-  private pendingRecord(position: Position | undefined): TransactionRecord | undefined {
-    if (!position) return undefined;
-    return position.patched ?? this.readRecord(position.transactionId, position.recordKey);
+  /**
+   * A patch met while catching up, over the transaction's position in the batch so far or else in LMDB:
+   * merged with the patches already over its record, or into a version kept whole.
+   */
+  private caughtUpPatch(transactionId: string, patch: MetaData, inBatch: Position | undefined): Position | undefined {
+    const merged = (patches: MetaData | undefined): MetaData => mergeMetaData(patches ?? {}, patch);
+    if (inBatch) {
+      if (inBatch.patched) {
+        const whole = inBatch.patched;
+        return { transactionId, reference: undefined, recordKey: PATCHED, patched: { ...whole, meta_data: merged(whole.meta_data) } };
+      }
+      if (inBatch.patch) return { transactionId, reference: undefined, recordKey: inBatch.recordKey, patch: merged(inBatch.patch) };
+      return { transactionId, reference: undefined, recordKey: patchOver(inBatch.recordKey), patch: merged(undefined) };
+    }
+    const position = fitsKey(transactionId) ? this.positions.get(transactionId) : undefined;
+    if (position === undefined) return undefined;
+    if (position === PATCHED) {
+      const whole = this.readPatched(transactionId);
+      return whole ? { transactionId, reference: undefined, recordKey: PATCHED, patched: { ...whole, meta_data: merged(whole.meta_data) } } : undefined;
+    }
+    if (position > 0) return { transactionId, reference: undefined, recordKey: patchOver(position), patch: merged(undefined) };
+    return { transactionId, reference: undefined, recordKey: position, patch: merged(this.writtenPatch(transactionId)) };
+  }
+
+  /** The merged patches written over a transaction's record, if any. */
+  private writtenPatch(transactionId: string): MetaData | undefined {
+    const bytes = this.patches.get(transactionId);
+    return bytes === undefined ? undefined : readMeta(new ByteReader(bytes));
   }
 
   private readPatched(transactionId: string): TransactionRecord | undefined {
@@ -348,7 +455,7 @@ export class LmdbTransactionStore implements TransactionStore {
         skipped += 1; // skipped entries need not be read from the log
         continue;
       }
-      const record = this.readRecord(key, value);
+      const record = this.resolve(key, value);
       if (record && take(record)) return result;
     }
     while (freshIndex < fresh.length) {
@@ -368,6 +475,10 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 }
 
+function withPatch(record: TransactionRecord | undefined, patch: MetaData | undefined): TransactionRecord | undefined {
+  return record && patch ? { ...record, meta_data: mergeMetaData(record.meta_data, patch) } : record;
+}
+
 /** The reference to index, unless it is the one generated from the id. */
 function clientReference(record: TransactionRecord): string | undefined {
   return hasGeneratedReference(record) ? undefined : record.reference;
@@ -382,6 +493,12 @@ function compareIdsDescending(a: string, b: string): number {
 }
 
 const recordWriter = new ByteWriter(4 * 1024);
+
+function encodePatch(patch: MetaData): Buffer {
+  recordWriter.reset();
+  writeMeta(recordWriter, patch);
+  return Buffer.from(recordWriter.bytes());
+}
 
 function encodeRecord(record: TransactionRecord): Buffer {
   recordWriter.reset();

@@ -14,6 +14,10 @@ export class MemoryTransactionStore implements TransactionStore {
     return this.byId.get(transactionId);
   }
 
+  has(transactionId: string): boolean {
+    return this.byId.has(transactionId);
+  }
+
   idForReference(reference: string): string | undefined {
     return this.idByReference.get(reference);
   }

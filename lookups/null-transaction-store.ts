@@ -10,6 +10,10 @@ export class NullTransactionStore implements TransactionStore {
     return undefined;
   }
 
+  has(_transactionId: string): boolean {
+    return false;
+  }
+
   idForReference(_reference: string): string | undefined {
     return undefined;
   }

@@ -8,6 +8,7 @@ import { buildIndexFile } from '../index/secondary-index.js';
 import { indexFileIn, removeIndexFiles } from '../index/index-store.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import type { FolioConfig } from '../app/config.js';
+import { serverUrl, serviceHeaders } from './server-address.js';
 
 const POLL_INTERVAL_MS = 250;
 const HEALTH_TIMEOUT_MS = 1_000;
@@ -56,11 +57,6 @@ export async function reindexCommand(config: FolioConfig, args: string[]): Promi
   return reindexOffline(config, reporter);
 }
 
-function serverUrl(config: FolioConfig): string {
-  const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}`;
-}
-
 async function answers(base: string): Promise<boolean> {
   try {
     const response = await fetch(`${base}/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
@@ -71,7 +67,7 @@ async function answers(base: string): Promise<boolean> {
 }
 
 async function reindexOnline(base: string, config: FolioConfig, reporter: ProgressReporter): Promise<number> {
-  const headers: Record<string, string> = config.server.secret_key ? { 'X-svc-key': config.server.secret_key } : {};
+  const headers = serviceHeaders(config);
   const started = await fetch(`${base}/search/reindex`, { method: 'POST', headers });
   if (started.status === 409) process.stderr.write('a reindex is already running on the server; following it\n');
   else if (!started.ok) {

@@ -145,6 +145,33 @@ export const STATE_LAYOUT = {
     },
     hashed: (state) => keyedBy(state.hooks),
   },
+  matchingRules: {
+    kind: 'stored',
+    name: 'matching_rules',
+    capture: (state) => state.matchingRules.values(),
+    restore: (event, items) => {
+      event.matching_rules = items as NonNullable<LedgerEvent['matching_rules']>;
+    },
+    hashed: (state) => keyedBy(state.matchingRules),
+  },
+  uploads: {
+    kind: 'stored',
+    name: 'uploads',
+    capture: (state) => state.uploads.values(),
+    restore: (event, items) => {
+      event.uploads = items as NonNullable<LedgerEvent['uploads']>;
+    },
+    hashed: (state) => keyedBy(state.uploads),
+  },
+  reconciliations: {
+    kind: 'stored',
+    name: 'reconciliations',
+    capture: (state) => state.reconciliations.values(),
+    restore: (event, items) => {
+      event.reconciliations = items as NonNullable<LedgerEvent['reconciliations']>;
+    },
+    hashed: (state) => keyedBy(state.reconciliations),
+  },
   balanceIdByIndicator: { kind: 'table', name: 'balance_id_by_indicator' },
   balancesPerIdentity: {
     kind: 'stored',

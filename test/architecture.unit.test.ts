@@ -25,10 +25,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   hooks: SHARED,
   index: SHARED,
   snapshots: SHARED,
-  app: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots'],
-  ops: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'app'],
+  reconciliation: SHARED,
+  app: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation'],
+  ops: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'app'],
   cloud: [...SHARED, 'http', 'app'],
-  bin: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'app', 'ops', 'cloud'],
+  bin: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'app', 'ops', 'cloud'],
 };
 
 function sourcesOf(folder: string): string[] {

@@ -19,8 +19,11 @@ import { tempDataDir } from './helpers/test-server.js';
 interface Storage {
   log: EventLog & { read(fromSeq: number, toSeq?: number): Iterable<LoggedEvent>; durable(seq: number): Promise<void> };
   store: TransactionStore;
-  /** Closes and opens the same storage again, for implementations that keep data; undefined otherwise. */
-  reopen?: () => Promise<Storage>;
+  /**
+   * Closes and opens the same storage again, for implementations that keep data (undefined otherwise);
+   * `rebuild` deletes what can be rebuilt from the log first.
+   */
+  reopen?: (rebuild?: boolean) => Promise<Storage>;
   close(): Promise<void>;
 }
 
@@ -41,8 +44,9 @@ function openLmdb(dataDir: string): Storage {
   };
   return {
     log, store, close,
-    async reopen() {
+    async reopen(rebuild = false) {
       await close();
+      if (rebuild) fs.rmSync(LmdbTransactionStore.directoryIn(dataDir), { recursive: true, force: true });
       const reopened = openLmdb(dataDir);
       await (reopened.store as LmdbTransactionStore).catchUp(reopened.log.appendedSeq);
       return reopened;
@@ -87,6 +91,18 @@ function writeHistory(engine: LedgerEngine): { ids: string[]; references: string
 }
 
 /**
+ * Patches of transactions settled long ago (their records already written out): the LMDB store keeps
+ * these as merged patches over the record instead of reading the record back (lookups/
+ * lmdb-transaction-store.ts), including over a version it kept whole.
+ */
+function patchSettledTransactions(engine: LedgerEngine, ids: string[]): void {
+  engine.updateMetadata(ids[4] as string, { first: 1, replaced: 'no' });
+  engine.updateMetadata(ids[4] as string, { second: 2, replaced: 'yes' });
+  engine.updateMetadata(ids[2] as string, { again: true });
+  engine.updateMetadata(ids[6] as string, { reconciliation_id: 'recon_x', beyond_64_bits: 123456789012345678901234567890n });
+}
+
+/**
  * A queued refund rejected for funds, a second refund that takes over its reference, then a metadata
  * patch of the rejected one: the reference stays with the second (a patch never moves a reference).
  */
@@ -114,7 +130,7 @@ function observe(storage: Storage, written: { ids: string[]; references: string[
   const events = [...storage.log.read(1)].map(({ seq, event }) => [seq, event.type, event.transactions?.length ?? 0, event.postings?.length ?? 0]);
   const records = written.ids.map((id) => {
     const record = storage.store.get(id);
-    return record && [record.transaction_id, record.status, String(record.precise_amount), String(record.committed_amount ?? ''), JSON.stringify(record.meta_data)];
+    return record && [record.transaction_id, record.status, String(record.precise_amount), String(record.committed_amount ?? ''), JSON.stringify(record.meta_data, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))];
   });
   const byReference = written.references.map((reference) => storage.store.idForReference(reference));
   return { appended: storage.log.appendedSeq, events, records, byReference, unknown: [storage.store.get('txn_none'), storage.store.idForReference('none')] };
@@ -128,15 +144,25 @@ t.test('every log and transaction store implementation answers the same', async 
       const engine = engineOver(storage);
       const written = writeHistory(engine);
       await storage.log.durable(storage.log.appendedSeq);
+      // Let the LMDB store write its records out (it does so behind the log), then patch old ones.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      patchSettledTransactions(engine, written.ids);
+      t.match(storage.store.get(written.ids[4] as string)?.meta_data, { first: 1, second: 2, replaced: 'yes' }, 'patches are seen at once, merged');
+      await storage.log.durable(storage.log.appendedSeq);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      t.ok(written.ids.every((id) => storage.store.has(id)) && !storage.store.has('txn_none'), 'has() knows every transaction and only those');
       const seen = observe(storage, written);
       observations.set(implementation.name, seen);
       t.same((seen as { records: unknown[] }).records.filter((record) => record === undefined), [], 'every transaction is found by id');
       t.same((seen as { byReference: unknown[] }).byReference, written.ids, 'and by its reference, client-chosen or generated');
       t.match(storage.store.get(written.ids[2] as string)?.meta_data, { patched: true }, 'a metadata patch reaches the stored record');
       t.same([...storage.log.read(3, 5)].map(({ seq }) => seq), [3, 4, 5], 'a range of the log reads in order');
-      if (storage.reopen) {
-        storage = await storage.reopen();
+      const reopen = storage.reopen;
+      if (reopen) {
+        storage = await reopen();
         t.same(observe(storage, written), seen, 'the same after closing and opening again');
+        storage = await (storage.reopen ?? reopen)(true);
+        t.same(observe(storage, written), seen, 'the same when the lookups are rebuilt from the log');
         const again = engineOver(storage);
         t.same(again.state.balanceByIndicator('@held', 'USD')?.credit_balance, 4n, 'and replays to the same state');
       }

@@ -8,11 +8,13 @@ import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import { identityJsonSchema, identityView } from '../identity-view.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { filterSchema, searchSchema, validateSearch } from '../query-schemas.js';
-import type { FilterCollection, QueryPort, QueryRecord, QueryResult } from '../query-port.js';
+import type { FilterCollection, QueryPort, QueryRecord, QueryResult, SearchCollection } from '../query-port.js';
 import { respond } from '../respond.js';
 import { validate } from '../validation.js';
 import { transactionJson, transactionJsonSchema } from '../../wire/transaction-json.js';
 import { balanceJsonSchema, balanceView, ledgerJsonSchema, ledgerView } from '../../wire/views.js';
+import { reconciliationView } from '../../wire/reconciliation-views.js';
+import { reconciliationJsonSchema } from './reconciliation-routes.js';
 import { z } from 'zod';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
@@ -45,7 +47,7 @@ const reindexExample = {
 };
 const searchAnswerSchema = z.object({
   found: z.number().int(),
-  hits: z.array(z.object({ document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema]) })),
+  hits: z.array(z.object({ document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema, reconciliationJsonSchema]) })),
   out_of: z.number().int(),
   page: z.number().int(),
   request_params: z.object({ collection_name: z.string(), per_page: z.number().int(), q: z.string() }),
@@ -53,17 +55,18 @@ const searchAnswerSchema = z.object({
 });
 
 const FILTER_COLLECTIONS: readonly FilterCollection[] = ['ledgers', 'balances', 'transactions', 'identities'];
-/** Searchable collections; reconciliations answer empty until reconciliation records exist. */
-const SEARCH_COLLECTIONS = [...FILTER_COLLECTIONS, 'reconciliations'] as const;
+/** Searchable collections: the filterable ones and reconciliation runs (dry runs are never stored). */
+const SEARCH_COLLECTIONS: readonly SearchCollection[] = [...FILTER_COLLECTIONS, 'reconciliations'];
 
-const VIEWS: Record<FilterCollection, (record: never) => unknown> = {
+const VIEWS: Record<SearchCollection, (record: never) => unknown> = {
   ledgers: ledgerView,
   balances: balanceView,
   transactions: transactionJson,
   identities: identityView,
+  reconciliations: reconciliationView,
 };
 
-function view(collection: FilterCollection, record: QueryRecord): unknown {
+function view(collection: SearchCollection, record: QueryRecord): unknown {
   return VIEWS[collection](record as never);
 }
 
@@ -119,15 +122,11 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     }
     const body = validateSearch(ctx.request.body);
     const requestParams = { collection_name: collection, per_page: body.per_page, q: body.q };
-    if (collection === 'reconciliations') {
-      await respond(ctx, core, 200, { found: 0, hits: [], out_of: 0, page: body.page, request_params: requestParams, search_time_ms: 0 }, visibleSeq);
-      return;
-    }
-    const filterCollection = collection as FilterCollection;
-    const result = answered(await query.search(filterCollection, body, visibleSeq));
+    const searchCollection = collection as SearchCollection;
+    const result = answered(await query.search(searchCollection, body, visibleSeq));
     await respond(ctx, core, 200, {
       found: result.found,
-      hits: result.records.map((record) => ({ document: view(filterCollection, record) })),
+      hits: result.records.map((record) => ({ document: view(searchCollection, record) })),
       out_of: result.out_of,
       page: body.page,
       request_params: requestParams,
