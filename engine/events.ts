@@ -9,6 +9,7 @@ import type {
   IdentityRecord,
   LedgerRecord,
   MetaData,
+  MonitorRecord,
   TransactionRecord,
 } from './records.js';
 
@@ -20,6 +21,11 @@ export interface Posting {
   balance_id: string;
   field: PostingField;
   amount: bigint;
+  /**
+   * When the change counts for balance history (a transaction's `effective_date`), if not when the
+   * event was decided: never later than that. Balances now are moved all the same.
+   */
+  effective_at?: number;
 }
 
 /** Names what happened, for logs and hooks; applying an event never depends on it. */
@@ -44,7 +50,11 @@ export type EventType =
   | 'api_key.used'
   | 'hook.created'
   | 'hook.updated'
-  | 'hook.deleted';
+  | 'hook.deleted'
+  | 'balance.identity_updated'
+  | 'balance_monitor.created'
+  | 'balance_monitor.updated'
+  | 'balance_monitor.deleted';
 
 export interface LedgerEvent {
   type: EventType;
@@ -73,6 +83,19 @@ export interface LedgerEvent {
   /** Hooks created or changed (full records), and ids of deleted ones. */
   hooks?: HookRecord[];
   deleted_hooks?: string[];
+  /** Balances given to another identity (Blnk's PUT /balances/:id/identity). */
+  balance_identities?: Array<{ balance_id: string; identity_id: string }>;
+  /** Balance monitors created or changed (full records), and ids of deleted ones. */
+  monitors?: MonitorRecord[];
+  deleted_monitors?: string[];
+  /** Monitors whose condition this event's postings made true (engine/balance-monitors.ts); applying ignores them. */
+  monitor_alerts?: MonitorAlert[];
+}
+
+/** A monitor that fired, with the balance as the event leaves it. */
+export interface MonitorAlert {
+  monitor: MonitorRecord;
+  balance: BalanceRecord;
 }
 
 /** Keys merged over the metadata of a ledger, balance, transaction or identity (engine/metadata.ts). */

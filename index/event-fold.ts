@@ -30,6 +30,7 @@ export function changedRowCount(changes: RowChanges): number {
 export function balancesNeeded(event: LedgerEvent, into: Set<string>): void {
   for (const posting of event.postings ?? []) into.add(posting.balance_id);
   for (const entry of event.balance_meta ?? []) into.add(entry.balance_id);
+  for (const entry of event.balance_identities ?? []) into.add(entry.balance_id);
   for (const patch of event.metadata_patches ?? []) {
     if (metadataTarget(patch.entity_id) === 'balance') into.add(patch.entity_id);
   }
@@ -102,6 +103,11 @@ export function foldEvent(
   }
   for (const record of event.transactions ?? []) changes.transactions.set(record.transaction_id, record);
   for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched);
+  for (const { balance_id, identity_id } of event.balance_identities ?? []) {
+    const balance = current(balances, balance_id);
+    balance.identity_id = identity_id;
+    changes.balances.set(balance_id, balance);
+  }
 }
 
 function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances: Map<string, BalanceRecord>, changes: RowChanges, patched: PatchedRecords): void {
@@ -155,6 +161,8 @@ const EVENT_PARTS = {
   type: 'header', at: 'header',
   ledgers: 1, identities: 2, deleted_identities: 3, balances: 4, balance_meta: 5, postings: 6, transactions: 7, metadata_patches: 8,
   api_keys: 'unfolded', hooks: 'unfolded', deleted_hooks: 'unfolded',
+  balance_identities: 9,
+  monitors: 'unfolded', deleted_monitors: 'unfolded', monitor_alerts: 'unfolded',
 } as const satisfies Record<keyof LedgerEvent, 'header' | 'unfolded' | number>;
 const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
   .filter((field) => typeof EVENT_PARTS[field] === 'number')

@@ -52,9 +52,9 @@ t.test('ledgers', async (t) => {
     t.same((await server.request('GET', `/ledgers/${id}`)).body, merged.body, 'the update is what a read returns');
   });
 
-  await t.test('unknown ledgers: 404 LDG_NOT_FOUND', async (t) => {
-    expectError(t, await server.request('GET', '/ledgers/ldg_missing'), 404, 'LDG_NOT_FOUND', 'GET');
-    expectError(t, await server.request('PUT', '/ledgers/ldg_missing', { name: 'x' }), 404, 'LDG_NOT_FOUND', 'PUT');
+  await t.test('unknown ledgers: 404 LGR_NOT_FOUND', async (t) => {
+    expectError(t, await server.request('GET', '/ledgers/ldg_missing'), 404, 'LGR_NOT_FOUND', 'GET');
+    expectError(t, await server.request('PUT', '/ledgers/ldg_missing', { name: 'x' }), 404, 'LGR_NOT_FOUND', 'PUT');
   });
 
   await t.test('validation', async (t) => {
@@ -95,16 +95,16 @@ t.test('balances', async (t) => {
     t.same(read.body, created.body);
   });
 
-  await t.test('unknown ledger: 404 LDG_NOT_FOUND; unknown balance: 404 BAL_NOT_FOUND', async (t) => {
-    expectError(t, await server.request('POST', '/balances', { ledger_id: 'ldg_missing', currency: 'USD' }), 404, 'LDG_NOT_FOUND', 'create in unknown ledger');
+  await t.test('unknown ledger: 404 LGR_NOT_FOUND; unknown balance: 404 BAL_NOT_FOUND', async (t) => {
+    expectError(t, await server.request('POST', '/balances', { ledger_id: 'ldg_missing', currency: 'USD' }), 404, 'LGR_NOT_FOUND', 'create in unknown ledger');
     expectError(t, await server.request('GET', '/balances/bln_missing'), 404, 'BAL_NOT_FOUND', 'GET unknown');
     expectError(t, await server.request('GET', '/balances/bln_missing?from_source=true'), 404, 'BAL_NOT_FOUND', 'GET unknown from source');
   });
 
   await t.test('an indicator is unique per currency: 409 BAL_DUPLICATE_INDICATOR', async (t) => {
-    await createBalance(server, { indicator: 'fees' });
-    expectError(t, await server.request('POST', '/balances', { ledger_id: 'general_ledger_id', currency: 'USD', indicator: 'fees' }), 409, 'BAL_DUPLICATE_INDICATOR', 'same name and currency');
-    const euro = await server.request('POST', '/balances', { ledger_id: 'general_ledger_id', currency: 'EUR', indicator: 'fees' });
+    await createBalance(server, { indicator: '@fees' });
+    expectError(t, await server.request('POST', '/balances', { ledger_id: 'general_ledger_id', currency: 'USD', indicator: '@fees' }), 409, 'BAL_DUPLICATE_INDICATOR', 'same name and currency');
+    const euro = await server.request('POST', '/balances', { ledger_id: 'general_ledger_id', currency: 'EUR', indicator: '@fees' });
     t.equal(euro.status, 201, 'another currency is another balance');
   });
 
@@ -118,8 +118,8 @@ t.test('balances', async (t) => {
     t.equal(found.body.balance, 700);
     const encoded = await server.request('GET', '/balances/indicator/%40savings/currency/USD');
     t.equal(encoded.body.balance_id, transfer.destination, 'a percent-encoded @ finds it too');
-    const named = await createBalance(server, { indicator: 'operating', currency: 'GBP' });
-    t.equal((await server.request('GET', '/balances/indicator/operating/currency/GBP')).body.balance_id, named.balance_id, 'explicitly named balances too');
+    const named = await createBalance(server, { indicator: '@operating', currency: 'GBP' });
+    t.equal((await server.request('GET', '/balances/indicator/@operating/currency/GBP')).body.balance_id, named.balance_id, 'explicitly named balances too');
     expectError(t, await server.request('GET', '/balances/indicator/@savings/currency/EUR'), 404, 'BAL_NOT_FOUND', 'other currency');
     expectError(t, await server.request('GET', '/balances/indicator/@nobody/currency/USD'), 404, 'BAL_NOT_FOUND', 'unknown name');
   });

@@ -1,4 +1,4 @@
-// Ledgers: create, list, read, update.
+// Ledgers: create, list (with Blnk's query-string filters), read, update.
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
@@ -8,6 +8,7 @@ import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 import { ledgerView } from '../../wire/views.js';
+import { answeredFilteredList } from './filtered-lists.js';
 import { newestFirst } from './paging.js';
 
 export function ledgerRoutes(router: Router, core: LedgerCore): void {
@@ -21,13 +22,14 @@ export function ledgerRoutes(router: Router, core: LedgerCore): void {
 
   router.get('/ledgers', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
+    if (await answeredFilteredList(ctx, core, 'ledgers', page)) return;
     const ledgers = newestFirst(engine.state.ledgers, page.offset, page.limit);
     await respond(ctx, core, 200, ledgers.map(ledgerView));
   });
 
   router.get('/ledgers/:id', async (ctx) => {
     const ledger = engine.state.ledgers.get(ctx.params.id as string);
-    if (!ledger) throw new ApiError('LDG_NOT_FOUND', `ledger ${ctx.params.id} not found`);
+    if (!ledger) throw new ApiError('LGR_NOT_FOUND', `ledger ${ctx.params.id} not found`);
     await respond(ctx, core, 200, ledgerView(ledger));
   });
 

@@ -4,38 +4,18 @@
 
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import { identityView } from '../identity-view.js';
+import { ApiError } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
-import { filterSchema, validateSearch } from '../query-schemas.js';
-import type { FilterCollection, QueryPort, QueryRecord, QueryResult } from '../query-port.js';
+import { answered, recordView as view } from '../query-answers.js';
+import { filterSchema, multiSearchSchema, validateSearch, type SearchBody } from '../query-schemas.js';
+import type { FilterCollection, QueryPort } from '../query-port.js';
 import { respond } from '../respond.js';
 import { validate } from '../validation.js';
-import { transactionJson } from '../../wire/transaction-json.js';
-import { balanceView, ledgerView } from '../../wire/views.js';
 
 const FILTER_COLLECTIONS: readonly FilterCollection[] = ['ledgers', 'balances', 'transactions', 'identities'];
 /** Searchable collections; reconciliations answer empty until reconciliation records exist. */
 const SEARCH_COLLECTIONS = [...FILTER_COLLECTIONS, 'reconciliations'] as const;
 
-const VIEWS: Record<FilterCollection, (record: never) => unknown> = {
-  ledgers: ledgerView,
-  balances: balanceView,
-  transactions: transactionJson,
-  identities: identityView,
-};
-
-function view(collection: FilterCollection, record: QueryRecord): unknown {
-  return VIEWS[collection](record as never);
-}
-
-function answered<T>(result: QueryResult<T>): T {
-  if (result.ok) return result.value;
-  const headers = result.code === 'SRCH_INDEX_BEHIND' || result.code === 'SRCH_QUERY_TIMEOUT'
-    ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) }
-    : undefined;
-  throw new ApiError(result.code, result.message, undefined, headers);
-}
 
 export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort): void {
   for (const collection of FILTER_COLLECTIONS) {
@@ -63,21 +43,45 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     if (!(SEARCH_COLLECTIONS as readonly string[]).includes(collection)) {
       throw new ApiError('GEN_NOT_FOUND', `no search collection ${JSON.stringify(collection)}; collections: ${SEARCH_COLLECTIONS.join(', ')}`);
     }
-    const body = validateSearch(ctx.request.body);
-    const requestParams = { collection_name: collection, per_page: body.per_page, q: body.q };
-    if (collection === 'reconciliations') {
-      await respond(ctx, core, 200, { found: 0, hits: [], out_of: 0, page: body.page, request_params: requestParams, search_time_ms: 0 }, visibleSeq);
-      return;
-    }
-    const filterCollection = collection as FilterCollection;
-    const result = answered(await query.search(filterCollection, body, visibleSeq));
-    await respond(ctx, core, 200, {
-      found: result.found,
-      hits: result.records.map((record) => ({ document: view(filterCollection, record) })),
-      out_of: result.out_of,
-      page: body.page,
-      request_params: requestParams,
-      search_time_ms: result.search_time_ms,
-    }, visibleSeq);
+    await respond(ctx, core, 200, await searchAnswer(query, collection, validateSearch(ctx.request.body), visibleSeq), visibleSeq);
   });
+
+  // Blnk's multi-search (Typesense's): several searches in one request, one result each, in order; a
+  // search that cannot run is answered in its place as `{code, error}` and the others still run.
+  router.post('/multi-search', async (ctx: Koa.Context) => {
+    const visibleSeq = core.visibleSeq();
+    const { searches } = validate(multiSearchSchema, ctx.request.body);
+    const results: unknown[] = [];
+    for (const search of searches) {
+      try {
+        if (!(SEARCH_COLLECTIONS as readonly string[]).includes(search.collection)) {
+          throw new ApiError('GEN_NOT_FOUND', `no search collection ${JSON.stringify(search.collection)}; collections: ${SEARCH_COLLECTIONS.join(', ')}`);
+        }
+        const { collection: _collection, ...body } = search;
+        results.push(await searchAnswer(query, search.collection, validateSearch(body), visibleSeq));
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        results.push({ code: error.status, error: error.message });
+      }
+    }
+    await respond(ctx, core, 200, { results }, visibleSeq);
+  });
+}
+
+/** Searches one collection and answers as Typesense does (each hit a `document`). */
+async function searchAnswer(query: QueryPort, collection: string, body: SearchBody, visibleSeq: number): Promise<Record<string, unknown>> {
+  const requestParams = { collection_name: collection, per_page: body.per_page, q: body.q };
+  if (collection === 'reconciliations') {
+    return { found: 0, hits: [], out_of: 0, page: body.page, request_params: requestParams, search_time_ms: 0 };
+  }
+  const filterCollection = collection as FilterCollection;
+  const result = answered(await query.search(filterCollection, body, visibleSeq));
+  return {
+    found: result.found,
+    hits: result.records.map((record) => ({ document: view(filterCollection, record) })),
+    out_of: result.out_of,
+    page: body.page,
+    request_params: requestParams,
+    search_time_ms: result.search_time_ms,
+  };
 }

@@ -11,6 +11,7 @@ import { accepted, respond } from '../respond.js';
 import { validateBulk, validateTransaction } from '../transaction-commands.js';
 import { validate } from '../validation.js';
 import { transactionJson, transactionListJson } from '../../wire/transaction-json.js';
+import { answeredFilteredList } from './filtered-lists.js';
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
@@ -26,26 +27,34 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   });
 
   router.post('/transactions/bulk', async (ctx) => {
-    const { command, dry_run } = validateBulk(ctx.request.body);
+    const { command, dry_run, run_async } = validateBulk(ctx.request.body);
     if (dry_run) {
       await respond(ctx, core, 200, projectionView(engine.projectBulk(command)));
       return;
     }
     const { value, seq } = accepted(engine.createBulk(command));
+    // Blnk writes batch statuses in lower case: applied, inflight, queued (and Folio's partial).
     const body: Record<string, unknown> = {
       batch_id: value.batch_id,
-      status: value.status,
+      status: value.status.toLowerCase(),
       transaction_count: value.transaction_count,
     };
     if (value.failure) {
       const { code, reason, message } = value.failure.rejection;
       body.failed = { index: value.failure.index, error: { code, reason, message } };
     }
+    // run_async: Blnk's 202 and message. The batch is recorded before the answer all the same, so the
+    // status says how it stands rather than Blnk's "processing".
+    if (run_async) {
+      await respond(ctx, core, 202, { message: 'Bulk transaction processing started', ...body }, seq);
+      return;
+    }
     await respond(ctx, core, 201, body, seq);
   });
 
   router.get('/transactions', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
+    if (await answeredFilteredList(ctx, core, 'transactions', page)) return;
     await respond(ctx, core, 200, transactionListJson(core.listTransactions(page.offset, page.limit)));
   });
 
