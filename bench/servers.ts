@@ -41,9 +41,9 @@ export function explainFailure(error: unknown, servers: Array<RunningServer | un
   return new Error(`${(error as Error).message}\n${gone.join('\n')}`);
 }
 
-export async function startFolio(label: string): Promise<RunningServer> {
+export async function startFolio(label: string, options: { nodeArgs?: string[] } = {}): Promise<RunningServer> {
   const dataDir = makeTempDir(label);
-  const child = spawnChild(process.execPath, [...NODE_FLAGS, FOLIO_CLI, 'serve'], {
+  const child = spawnChild(process.execPath, [...NODE_FLAGS, ...(options.nodeArgs ?? []), FOLIO_CLI, 'serve'], {
     env: {
       ...process.env, FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir,
       FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn',
