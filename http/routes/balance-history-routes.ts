@@ -22,7 +22,7 @@ const historyQuerySchema = z.object({
 });
 
 /** Blnk's batch size of snapshot work: checked, but a state snapshot takes every balance in one pass. */
-const snapshotQuerySchema = z.object({
+export const snapshotQuerySchema = z.object({
   batch_size: z.preprocess(
     (value) => (value === undefined || value === '' ? 1000 : typeof value === 'string' ? Number(value) : value),
     z.number({ message: 'invalid batch_size value' }).int('invalid batch_size value').min(1, 'invalid batch_size value'),
@@ -53,7 +53,8 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   router.post('/balances-snapshots', async (ctx) => {
     validate(snapshotQuerySchema, ctx.query);
     const refusal = core.takeBalanceSnapshots();
-    if (refusal) throw new ApiError('SNAPSHOT_UNAVAILABLE', refusal);
+    // Not a passing condition (no Retry-After would help): the server runs without snapshots.
+    if (refusal) throw new ApiError('GEN_BAD_REQUEST', refusal);
     await respond(ctx, core, 200, { message: 'Snapshotting in progress. should be completed shortly' });
   });
 }

@@ -20,7 +20,7 @@ const balanceQuerySchema = z.object({
 });
 
 /** Blnk's PUT /balances/:id/identity: the identity the balance now belongs to. */
-const balanceIdentitySchema = z.object({
+export const balanceIdentitySchema = z.object({
   identity_id: z.string({ message: 'identity_id is required' }).trim().min(1, 'identity_id is required').max(IDENTIFIER_LENGTH_MAX),
 });
 

@@ -26,7 +26,7 @@ type TokenField = keyof typeof TOKENIZABLE;
 /** Names one request may list (more than the tokenizable fields is never needed). */
 const FIELDS_MAX = 32;
 
-const fieldListSchema = z.object({ fields: z.array(z.string().max(64)).max(FIELDS_MAX).optional() });
+export const fieldListSchema = z.object({ fields: z.array(z.string().max(64)).max(FIELDS_MAX).optional() });
 
 /** `firstName`, `first_name`, `FirstName`, `FIRST_NAME` -> `first_name`, if tokenizable. */
 function tokenField(name: string): TokenField | undefined {

@@ -14,7 +14,7 @@ import { validate } from '../validation.js';
 /** The shortest threshold (shorter ones are raised to it), and the default. */
 export const RECOVERY_THRESHOLD_MIN_MS = 2 * 60_000;
 
-const recoverQuerySchema = z.object({ threshold: z.string().max(64).optional() });
+export const recoverQuerySchema = z.object({ threshold: z.string().max(64).optional() });
 
 export function queueRecoveryRoutes(router: Router, core: LedgerCore): void {
   router.post('/transactions/recover', async (ctx) => {
