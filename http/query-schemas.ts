@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { ApiError } from './api-error.js';
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from './common-schemas.js';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, plainNumber } from './common-schemas.js';
 import { validate } from './validation.js';
 
 /** Conditions per filter request. */
@@ -36,17 +36,17 @@ export const filterSchema = z.object({
   sort_order: z.string().max(16).optional(),
   include_count: z.boolean().optional(),
   // As in Blnk: a limit of 0 or less, or over the maximum, means the default; a negative offset, 0.
-  limit: z.number().int().default(LIST_LIMIT_DEFAULT)
+  limit: plainNumber().pipe(z.number().int()).default(LIST_LIMIT_DEFAULT)
     .transform((limit) => (limit < 1 || limit > LIST_LIMIT_MAX ? LIST_LIMIT_DEFAULT : limit)),
-  offset: z.number().int().max(FILTER_OFFSET_MAX).default(0).transform((offset) => Math.max(0, offset)),
+  offset: plainNumber().pipe(z.number().int().max(FILTER_OFFSET_MAX)).default(0).transform((offset) => Math.max(0, offset)),
 });
 
 const searchSchema = z.object({
   q: z.string().max(QUERY_TEXT_LENGTH_MAX).default('*'),
   filter_by: z.string().max(FILTER_BY_LENGTH_MAX).default(''),
   sort_by: z.string().max(512).default(''),
-  page: z.number().int().min(1).max(SEARCH_PAGE_MAX).default(1),
-  per_page: z.number().int().min(0).max(SEARCH_PER_PAGE_MAX).default(SEARCH_PER_PAGE_DEFAULT),
+  page: plainNumber().pipe(z.number().int().min(1).max(SEARCH_PAGE_MAX)).default(1),
+  per_page: plainNumber().pipe(z.number().int().min(0).max(SEARCH_PER_PAGE_MAX)).default(SEARCH_PER_PAGE_DEFAULT),
 });
 
 export type SearchBody = z.output<typeof searchSchema>;
