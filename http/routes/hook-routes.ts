@@ -48,8 +48,8 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
 
   router.delete('/hooks/:id', async (ctx) => {
     const { seq } = accepted(engine.deleteHook(ctx.params.id as string));
-    await core.durable(seq);
-    ctx.status = 204;
+    // Blnk's answer, which its SDK reads (DeleteHookResp).
+    await respond(ctx, core, 200, { message: 'hook deleted successfully' }, seq);
   });
 }
 
