@@ -86,7 +86,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'POST /identities/:id/tokenize/:field': 'identities:write',
   'POST /identities/:id/tokenize': 'identities:write',
   'GET /identities/:id/detokenize/:field': 'identities:read',
-  'POST /identities/:id/detokenize': 'identities:read',
+  'POST /identities/:id/detokenize': 'identities:write',
   'POST /identities/filter': 'identities:read',
   'POST /:collection/filter': ':collection:read',
 
