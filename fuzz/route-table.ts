@@ -15,8 +15,6 @@ import { identitySchema, metadataUpdateSchema } from '../http/identity-schemas.j
 import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/ledger-schemas.js';
 import { monitorSchema } from '../http/monitor-schemas.js';
 import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
-import { snapshotQuerySchema } from '../http/routes/balance-history-routes.js';
-import { balanceIdentitySchema } from '../http/routes/balance-routes.js';
 import { fieldListSchema } from '../http/routes/identity-token-routes.js';
 import { recoverQuerySchema } from '../http/routes/queue-recovery-routes.js';
 import {
@@ -28,6 +26,8 @@ import {
   refundSchema,
   transactionShape,
 } from '../http/transaction-schemas.js';
+import { snapshotQuerySchema, historyQuerySchema } from '../http/routes/balance-history-routes.js';
+import { balanceIdentitySchema, balanceQuerySchema } from '../http/routes/balance-routes.js';
 import type fc from 'fast-check';
 import type { FuzzJson, PoolName } from './fuzz-json.js';
 import { CURRENCIES, MONITOR_HINTS } from './field-hints.js';
@@ -87,10 +87,6 @@ const searchBody = z.object({
   page: z.number().int().min(1).max(SEARCH_PAGE_MAX).optional(),
   per_page: z.number().int().min(0).max(SEARCH_PER_PAGE_MAX).optional(),
 });
-/** http/routes/balance-routes.ts `balanceQuerySchema` (module-private). */
-const balanceQuery = z.object({ from_source: z.enum(['true', 'false']).optional() });
-/** http/routes/balance-history-routes.ts `historyQuerySchema` (module-private). */
-const historyQuery = z.object({ timestamp: z.string().max(64).optional(), from_source: z.enum(['true', 'false']).optional() });
 
 // --- Path parameters --------------------------------------------------------------------------------
 
@@ -113,6 +109,11 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/', weight: 1 },
   { method: 'GET', path: '/health', weight: 2 },
   { method: 'GET', path: '/metrics', weight: 2 },
+  { method: 'GET', path: '/openapi.json', weight: 1 },
+  { method: 'GET', path: '/docs', weight: 1 },
+  { method: 'GET', path: '/docs/start.js', weight: 1 },
+  { method: 'GET', path: '/docs/swagger-ui.css', weight: 1 },
+  { method: 'GET', path: '/docs/swagger-ui-bundle.js', weight: 1 },
 
   { method: 'POST', path: '/ledgers', body: createLedgerSchema, schemaSource: exported, weight: 20 },
   { method: 'GET', path: '/ledgers', query: pageQuerySchema, schemaSource: exported, weight: 5 },
@@ -121,8 +122,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
 
   { method: 'POST', path: '/balances', body: createBalanceSchema, schemaSource: exported, weight: 30 },
   { method: 'GET', path: '/balances', query: pageQuerySchema, schemaSource: exported, weight: 5 },
-  { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuery, schemaSource: declared, weight: 10 },
-  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: historyQuery, schemaSource: declared, weight: 5 },
+  { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuerySchema, schemaSource: exported, weight: 10 },
+  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'PUT', path: '/balances/:id/identity', params: { id: balanceId }, body: balanceIdentitySchema, schemaSource: exported, weight: 5 },
   { method: 'POST', path: '/balances-snapshots', query: snapshotQuerySchema, schemaSource: exported, weight: 1 },
   {

@@ -33,6 +33,7 @@ import { queueRecoveryRoutes } from './routes/queue-recovery-routes.js';
 import { backupRoutes, type BackupPort } from './routes/backup-routes.js';
 import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
 import { cutoverRoutes, fenceGuard, type CutoverPort } from './routes/cutover-routes.js';
+import { docsRoutes } from './routes/docs-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
 
@@ -92,6 +93,7 @@ export function createApp(options: AppOptions): FolioApp {
 
   const router = new Router();
   systemRoutes(router, options.metrics, options.version);
+  docsRoutes(router, options.version);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
   balanceMonitorRoutes(router, options.core);

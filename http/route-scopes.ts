@@ -1,7 +1,8 @@
 // Who may call each route: the one table of access rules. Keys are `<METHOD> <router path pattern>`, the
 // pattern written exactly as the route registers it, so the table can be checked against the router
 // (test/route-scopes.unit.test.ts fails when a registered route has no entry). Values:
-//   'public'           no key needed, even with authentication on (only /health)
+//   'public'           no key needed, even with authentication on (/health, and the API's description:
+//                      /openapi.json and the /docs page with its files)
 //   'any-key'          any valid key, whatever its scopes (what is running, for a client checking it)
 //   'master'           the master key only (hooks, operations on the server itself)
 //   '<resource>:<act>' an API key whose scopes cover it (the master key always passes)
@@ -30,6 +31,11 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /health': 'public',
   // Blnk's service check; with authentication on it takes a key, as every route but /health does.
   'GET /': 'any-key',
+  'GET /openapi.json': 'public',
+  'GET /docs': 'public',
+  'GET /docs/start.js': 'public',
+  'GET /docs/swagger-ui.css': 'public',
+  'GET /docs/swagger-ui-bundle.js': 'public',
   'GET /metrics': 'master',
 
   // ledgers

@@ -13,9 +13,13 @@ import type { LedgerCore } from '../ledger-core.js';
 import { respond } from '../respond.js';
 import { parseTimeInput } from '../time-input.js';
 import { validate } from '../validation.js';
-import { balanceView, timeText } from '../../wire/views.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { balanceJsonSchema, balanceView, timeText, timeTextSchema } from '../../wire/views.js';
 
-const historyQuerySchema = z.object({
+const historySchema = z.object({ balance: balanceJsonSchema, timestamp: timeTextSchema, from_source: z.literal(true) });
+
+export const historyQuerySchema = z.object({
   timestamp: z.string().max(64).optional(),
   // Blnk reads "1" as true too.
   from_source: z.enum(['true', 'false', '1', '0']).optional(),
@@ -30,6 +34,11 @@ export const snapshotQuerySchema = z.object({
 });
 
 export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
+  describeRoute(router, 'GET /balances/:id/at', {
+    tag: 'Balances', summary: 'A balance as it stood at a moment, folded from the log', query: historyQuerySchema,
+    answers: answers(200, 'The balance at `timestamp`', historySchema, { balance: EXAMPLES.balance, timestamp: '2026-05-04T12:00:00.000Z', from_source: true }),
+    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'QUEUE_BACKPRESSURE'],
+  });
   router.get('/balances/:id/at', async (ctx) => {
     const balanceId = ctx.params.id as string;
     const params = validate(historyQuerySchema, ctx.query);

@@ -16,7 +16,23 @@ import { resolveAmount } from '../transaction-commands.js';
 import { BULK_INFLIGHT_MAX, bulkCommitSchema, bulkVoidSchema, inflightActionSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
 import { parsePreciseAmount } from '../../wire/amounts.js';
-import { transactionJson, transactionJsonWith } from '../../wire/transaction-json.js';
+import { z } from 'zod';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { projectionJsonSchema } from '../projection-view.js';
+import { transactionJson, transactionJsonSchema, transactionJsonWith } from '../../wire/transaction-json.js';
+
+const HOLD_ERRORS = ['TXN_NOT_FOUND', 'TXN_NOT_INFLIGHT', 'TXN_COMMIT_AMOUNT_EXCEEDED', 'TXN_PARTIAL_NOT_ALLOWED', 'TXN_ALREADY_COMMITTED', 'TXN_ALREADY_VOIDED'] as const;
+const queuedActionSchema = z.object({ transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true) });
+const bulkActionSchema = z.object({
+  dry_run: z.literal(true).optional(),
+  results: z.array(z.union([
+    z.object({ transaction_id: z.string(), status: z.literal('success'), transaction: transactionJsonSchema }),
+    z.object({ transaction_id: z.string(), status: z.literal('error'), error: z.object({ code: z.string(), message: z.string() }) }),
+    projectionJsonSchema.extend({ transaction_id: z.string() }),
+  ])),
+});
+const bulkActionExample = { results: [{ transaction_id: 'txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03', status: 'error', error: { code: 'TXN_NOT_INFLIGHT', message: 'transaction is not inflight' } }] };
 
 type AmountInput = { amount?: unknown; precise_amount?: unknown };
 type Action = 'commit' | 'void';
@@ -57,6 +73,11 @@ function refuseNonPositive(input: AmountInput): void {
 export function inflightRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
+  describeRoute(router, 'PUT /transactions/inflight/:id', {
+    tag: 'Transactions', summary: 'Commit (all or part) or void a hold', body: inflightActionSchema, bodyExample: { status: 'commit', amount: 10, skip_queue: true },
+    answers: answers(200, 'The commit or void transaction; queued: the hold with `queued: true`; or a dry run', z.union([transactionJsonSchema, queuedActionSchema, projectionJsonSchema]), EXAMPLES.transaction),
+    errors: [...HOLD_ERRORS, 'TXN_INVALID_STATUS_ACTION'],
+  });
   router.put('/transactions/inflight/:id', async (ctx) => {
     const body = validate(inflightActionSchema, ctx.request.body);
     const action = body.status.trim().toLowerCase();
@@ -86,6 +107,11 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, answer, seq);
   });
 
+  describeRoute(router, 'POST /transactions/inflight/bulk/commit', {
+    tag: 'Transactions', summary: 'Commit up to 100 holds, each on its own', body: bulkCommitSchema,
+    bodyExample: { transactions: [{ transaction_id: 'txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03' }] },
+    answers: answers(200, 'A result per hold', bulkActionSchema, bulkActionExample),
+  });
   router.post('/transactions/inflight/bulk/commit', async (ctx) => {
     refuseBulkSize(ctx.request.body, 'transactions');
     const body = validate(bulkCommitSchema, ctx.request.body);
@@ -93,6 +119,11 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
     await respondBulk(ctx, core, 'commit', items, body);
   });
 
+  describeRoute(router, 'POST /transactions/inflight/bulk/void', {
+    tag: 'Transactions', summary: 'Void up to 100 holds, each on its own', body: bulkVoidSchema,
+    bodyExample: { transaction_ids: ['txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03'] },
+    answers: answers(200, 'A result per hold', bulkActionSchema, bulkActionExample),
+  });
   router.post('/transactions/inflight/bulk/void', async (ctx) => {
     refuseBulkSize(ctx.request.body, 'transaction_ids');
     const body = validate(bulkVoidSchema, ctx.request.body);

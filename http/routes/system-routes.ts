@@ -2,17 +2,28 @@
 // Blnk's "server running..." check, with what is running.
 
 import type { Router } from '@koa/router';
+import { z } from 'zod';
 import type { Metrics } from '../metrics.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+
+const serviceSchema = z.object({ message: z.string(), service: z.string(), version: z.string() });
+const healthSchema = z.object({ status: z.literal('UP'), version: z.string() });
 
 export function systemRoutes(router: Router, metrics: Metrics, version: string): void {
+  describeRoute(router, 'GET /', { tag: 'System', summary: "Blnk's service check: what is running", answers: answers(200, 'Running', serviceSchema, { message: 'server running...', service: 'folio', version }) });
   router.get('/', (ctx) => {
     ctx.body = { message: 'server running...', service: 'folio', version };
   });
 
+  describeRoute(router, 'GET /health', { tag: 'System', summary: 'Is the server up', answers: answers(200, 'Up, with its version', healthSchema, { status: 'UP', version }) });
   router.get('/health', (ctx) => {
     ctx.body = { status: 'UP', version };
   });
 
+  describeRoute(router, 'GET /metrics', {
+    tag: 'System', summary: 'Prometheus metrics',
+    answers: [{ status: 200, description: 'Metrics in the Prometheus text format', schema: z.string(), contentType: 'text/plain' }],
+  });
   router.get('/metrics', async (ctx) => {
     ctx.type = metrics.contentType;
     ctx.body = await metrics.text();
