@@ -31,6 +31,8 @@ export const transactionJsonSchema = z.object({
   skip_queue: z.boolean(),
   created_at: timeTextSchema,
   scheduled_for: timeTextSchema,
+  /** Blnk's effective_date: the date the client gave, else when the transaction was recorded. */
+  effective_date: timeTextSchema,
   inflight_expiry_date: timeTextSchema,
   inflight_commit_date: timeTextSchema,
   meta_data: metaDataJsonSchema,

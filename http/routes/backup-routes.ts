@@ -5,7 +5,9 @@
 
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
+import { z } from 'zod';
 import { ApiError } from '../api-error.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
 
 /** What the routes need to make a backup (wired in app/ to ops/backup.ts). */
 export interface BackupPort {
@@ -27,6 +29,13 @@ export function backupRoutes(router: Router, backup: BackupPort): void {
     ctx.status = 200;
     ctx.body = { message: 'backup successful', out_dir: report.out_dir, log_end_seq: report.log_end_seq };
   };
+  const doc = {
+    tag: 'Operations', summary: 'Copy the data directory into a new directory under backup.dir, while serving',
+    answers: answers(200, 'Done', z.object({ message: z.string(), out_dir: z.string(), log_end_seq: z.number().int() })),
+    errors: ['GEN_BAD_REQUEST', 'ADMIN_BACKUP_FAILED'] as const,
+  };
+  describeRoute(router, 'POST /backup', doc);
   router.post('/backup', handler);
+  describeRoute(router, 'GET /backup', { ...doc, summary: `${doc.summary} (GET, as Blnk's router has it)` });
   router.get('/backup', handler);
 }

@@ -59,6 +59,10 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: answer.ok && answer.from_source }, seq);
   });
 
+  describeRoute(router, 'POST /balances-snapshots', {
+    tag: 'Balances', summary: 'Take a snapshot of every balance, in the background (historical balances start from it)', query: snapshotQuerySchema,
+    answers: answers(200, 'Started', z.object({ message: z.string() }), { message: 'Snapshotting in progress. should be completed shortly' }), errors: ['GEN_BAD_REQUEST'],
+  });
   router.post('/balances-snapshots', async (ctx) => {
     validate(snapshotQuerySchema, ctx.query);
     const refusal = core.takeBalanceSnapshots();

@@ -76,6 +76,10 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, balances.map(balanceView));
   });
 
+  describeRoute(router, 'PUT /balances/:id/identity', {
+    tag: 'Balances', summary: 'Give a balance to an identity', body: balanceIdentitySchema,
+    answers: answers(200, 'Done', z.object({ message: z.string() }), { message: 'Balance identity updated successfully' }), errors: ['BAL_NOT_FOUND', 'IDT_NOT_FOUND'],
+  });
   router.put('/balances/:id/identity', async (ctx) => {
     const { identity_id } = validate(balanceIdentitySchema, ctx.request.body ?? {});
     const { seq } = accepted(engine.updateBalanceIdentity(ctx.params.id as string, identity_id));

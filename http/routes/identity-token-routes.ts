@@ -16,6 +16,7 @@ import { IdentityTokens } from '../identity-tokens.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
 
 /** Tokenizable fields: the record's field and the name Blnk records it under. */
 const TOKENIZABLE = {
@@ -87,17 +88,26 @@ export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Bu
     return value;
   };
 
+  const message = z.object({ message: z.string() });
+  const values = z.object({ fields: z.record(z.string(), z.string()) });
+  const TOKEN_ERRORS = ['IDT_NOT_FOUND', 'IDT_FIELD_NOT_TOKENIZABLE', 'IDT_FIELD_ALREADY_TOKENIZED', 'IDT_TOKENIZATION_DISABLED'] as const;
+  const DETOKEN_ERRORS = ['IDT_NOT_FOUND', 'IDT_FIELD_NOT_TOKENIZED', 'IDT_TOKENIZATION_DISABLED'] as const;
+  const fieldWords = { field: 'first_name, last_name, other_names, email_address, phone_number, street or post_code (camelCase and PascalCase too)' };
+
+  describeRoute(router, 'GET /identities/:id/tokenized-fields', { tag: 'Identities', summary: 'Which fields of an identity are tokenized', answers: answers(200, 'The fields', z.object({ tokenized_fields: z.array(z.string()) })), errors: ['IDT_NOT_FOUND'] });
   router.get('/identities/:id/tokenized-fields', async (ctx) => {
     const identity = identityOf(ctx.params.id as string);
     const names = Object.entries(tokenizedMarks(identity)).filter(([, marked]) => marked === true).map(([name]) => name);
     await respond(ctx, core, 200, { tokenized_fields: names });
   });
 
+  describeRoute(router, 'POST /identities/:id/tokenize/:field', { tag: 'Identities', summary: 'Replace a field by its token', params: fieldWords, answers: answers(200, 'Done', message), errors: TOKEN_ERRORS });
   router.post('/identities/:id/tokenize/:field', async (ctx) => {
     const seq = tokenizeFields(ctx.params.id as string, [ctx.params.field as string]);
     await respond(ctx, core, 200, { message: 'Field tokenized successfully' }, seq);
   });
 
+  describeRoute(router, 'POST /identities/:id/tokenize', { tag: 'Identities', summary: 'Replace several fields by their tokens, all or none', body: fieldListSchema, bodyExample: { fields: ['first_name', 'email_address'] }, answers: answers(200, 'Done', message), errors: TOKEN_ERRORS });
   router.post('/identities/:id/tokenize', async (ctx) => {
     const { fields } = validate(fieldListSchema, ctx.request.body ?? {});
     if (!fields || fields.length === 0) throw new ApiError('GEN_VALIDATION_ERROR', 'at least one field must be specified', { fields: 'at least one field must be specified' });
@@ -105,12 +115,14 @@ export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Bu
     await respond(ctx, core, 200, { message: 'Fields tokenized successfully' }, seq);
   });
 
+  describeRoute(router, 'GET /identities/:id/detokenize/:field', { tag: 'Identities', summary: 'The value behind a tokenized field', params: fieldWords, answers: answers(200, 'The value', z.object({ field: z.string(), value: z.string() })), errors: DETOKEN_ERRORS });
   router.get('/identities/:id/detokenize/:field', async (ctx) => {
     const identity = identityOf(ctx.params.id as string);
     const field = ctx.params.field as string;
     await respond(ctx, core, 200, { field, value: detokenizeField(identity, field) });
   });
 
+  describeRoute(router, 'POST /identities/:id/detokenize', { tag: 'Identities', summary: 'The values behind several tokenized fields (none named: all of them)', body: fieldListSchema, answers: answers(200, 'The values', values), errors: DETOKEN_ERRORS });
   router.post('/identities/:id/detokenize', async (ctx) => {
     const { fields } = validate(fieldListSchema, ctx.request.body ?? {});
     const identity = identityOf(ctx.params.id as string);

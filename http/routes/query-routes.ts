@@ -105,6 +105,11 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
 
   // Blnk's multi-search (Typesense's): several searches in one request, one result each, in order; a
   // search that cannot run is answered in its place as `{code, error}` and the others still run.
+  describeRoute(router, 'POST /multi-search', {
+    tag: 'Search', summary: 'Several searches in one request, one result each, in order', body: multiSearchSchema,
+    bodyExample: { searches: [{ collection: 'transactions', q: 'order' }, { collection: 'balances', q: '*' }] },
+    answers: answers(200, 'A result per search', z.object({ results: z.array(z.union([searchAnswerSchema, z.object({ code: z.number().int(), error: z.string() })])) })),
+  });
   router.post('/multi-search', async (ctx: Koa.Context) => {
     const visibleSeq = core.visibleSeq();
     const { searches } = validate(multiSearchSchema, ctx.request.body);

@@ -10,6 +10,7 @@ import { formatGoDuration, parseGoDuration } from '../go-duration.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { respond } from '../respond.js';
 import { validate } from '../validation.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
 
 /** The shortest threshold (shorter ones are raised to it), and the default. */
 export const RECOVERY_THRESHOLD_MIN_MS = 2 * 60_000;
@@ -17,6 +18,10 @@ export const RECOVERY_THRESHOLD_MIN_MS = 2 * 60_000;
 export const recoverQuerySchema = z.object({ threshold: z.string().max(64).optional() });
 
 export function queueRecoveryRoutes(router: Router, core: LedgerCore): void {
+  describeRoute(router, 'POST /transactions/recover', {
+    tag: 'Transactions', summary: 'Carry out queued transactions that waited at least the threshold (Go duration, 2m at the least)', query: recoverQuerySchema,
+    answers: answers(200, 'How many', z.object({ recovered: z.number().int(), threshold: z.string() }), { recovered: 0, threshold: '5m0s' }),
+  });
   router.post('/transactions/recover', async (ctx) => {
     const { threshold } = validate(recoverQuerySchema, ctx.query);
     const asked = threshold === undefined || threshold === '' ? RECOVERY_THRESHOLD_MIN_MS : parseGoDuration(threshold);
