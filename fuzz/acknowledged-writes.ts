@@ -7,7 +7,7 @@
 // `learnFromAnswer` reads each successful answer once: it records the write here and feeds the id pools
 // that later requests draw from.
 
-import { parseJsonLossless } from '../http/lossless-json.js';
+import { parseJsonExact } from '../http/lossless-json.js';
 import type { SentCase } from './fuzz-case.js';
 import type { FuzzAnswer } from './fuzz-request.js';
 import { entryOf, RepeatedArray, type FuzzJson } from './fuzz-json.js';
@@ -58,7 +58,7 @@ type Json = Record<string, unknown>;
 
 function parsed(text: string): Json | undefined {
   try {
-    const value = parseJsonLossless(text);
+    const value = parseJsonExact(text);
     return typeof value === 'object' && value !== null ? value as Json : undefined;
   } catch {
     return undefined;

@@ -3,7 +3,7 @@
 // inflight; and every acknowledged write is still there, transactions with the same precise amount
 // digit for digit and findable by their reference.
 
-import { parseJsonLossless } from '../http/lossless-json.js';
+import { parseJsonExact } from '../http/lossless-json.js';
 import type { AcknowledgedWrites } from './acknowledged-writes.js';
 import type { Sender } from './fuzz-request.js';
 import { percentEncode } from './route-requests.js';
@@ -22,7 +22,7 @@ async function getJson(sender: Sender, path: string): Promise<{ status: number; 
   if (answer.kind === 'no-answer') return { status: 0, body: undefined };
   let body: unknown;
   try {
-    body = answer.text === '' ? undefined : parseJsonLossless(answer.text);
+    body = answer.text === '' ? undefined : parseJsonExact(answer.text);
   } catch {
     body = answer.text;
   }

@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import { DecimalLiteral } from '../wire/amounts.js';
-import { JSON_DEPTH_MAX, JsonSyntaxError, parseJsonLossless } from '../http/lossless-json.js';
+import { JSON_DEPTH_MAX, JsonSyntaxError, parseJsonExact, parseJsonLossless } from '../http/lossless-json.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
 /** A string value holding sixteen digits: its presence sends a document down the reviver path. */
@@ -224,3 +224,14 @@ function isSameJson(actual: unknown, expected: unknown): boolean {
     Object.getOwnPropertyDescriptor(expected, key)?.value,
   ));
 }
+
+t.test('answers are read with exact numbers and without the request limits', async (t) => {
+  // A list answer nests stored metadata one level deeper than the request that stored it; the fuzzer's
+  // checks read such listings (a 300,000-request run stopped on one before this).
+  let nested = '1';
+  for (let level = 0; level < JSON_DEPTH_MAX - 1; level += 1) nested = `{"a":${nested}}`;
+  const answer = `[{"precise_balance":123456789012345678901234,"meta_data":${nested}}]`;
+  t.throws(() => parseJsonLossless(answer), JsonSyntaxError, 'a request this deep is refused');
+  const read = parseJsonExact(answer) as Array<{ precise_balance: unknown }>;
+  t.equal(read[0]?.precise_balance, 123456789012345678901234n, 'and an answer keeps its exact numbers');
+});
