@@ -2,7 +2,8 @@
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
 // hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
-// (FOLIO_WEBHOOK_SECRET), notifications.timeout_seconds, notifications.retry_count. FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
+// (FOLIO_WEBHOOK_SECRET), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
+// (FOLIO_TOKENIZATION_SECRET: 32 bytes, or 64 hex digits), backup.dir (FOLIO_BACKUP_DIR). FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
 // control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
 // as a follower of the one in that directory (see bin/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
 // stops it when its standard input ends, which is when the parent holding the other end of the pipe
@@ -11,6 +12,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { masterKeyRefusal } from '../http/app.js';
+import { tokenizationSecretBytes } from '../http/identity-tokens.js';
 import {
   DEFAULT_NOTIFICATION_RETRY_COUNT,
   DEFAULT_NOTIFICATION_TIMEOUT_SECONDS,
@@ -27,6 +29,10 @@ export interface FolioConfig {
   hooks: { allow_private_networks: boolean };
   /** The server's notification webhook (balance monitors, reconciliation runs); empty url: none. */
   notifications: { webhook_url: string; webhook_secret: string; timeout_seconds: number; retry_count: number };
+  /** The key identity fields are tokenized with (http/identity-tokens.ts); empty: tokenization is off. */
+  tokenization: { secret: string };
+  /** Where POST /backup writes backups; empty: the route says none is configured. */
+  backup: { dir: string };
   /** The data directory of the leader this ledger follows; empty for an ordinary ledger. */
   follow_data_dir: string;
   stop_on_stdin_end: boolean;
@@ -41,6 +47,8 @@ export const DEFAULT_CONFIG: FolioConfig = {
   notifications: {
     webhook_url: '', webhook_secret: '', timeout_seconds: DEFAULT_NOTIFICATION_TIMEOUT_SECONDS, retry_count: DEFAULT_NOTIFICATION_RETRY_COUNT,
   },
+  tokenization: { secret: '' },
+  backup: { dir: '' },
   follow_data_dir: '',
   stop_on_stdin_end: false,
 };
@@ -65,6 +73,8 @@ const fileSchema = z.object({
     timeout_seconds: z.number().gt(0).max(60).optional(),
     retry_count: z.number().int().min(0).max(10).optional(),
   }).optional(),
+  tokenization: z.object({ secret: z.string().optional() }).optional(),
+  backup: z.object({ dir: z.string().optional() }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -88,6 +98,11 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
   if (env.FOLIO_WEBHOOK_URL !== undefined) config.notifications.webhook_url = env.FOLIO_WEBHOOK_URL;
   if (env.FOLIO_WEBHOOK_SECRET !== undefined) config.notifications.webhook_secret = env.FOLIO_WEBHOOK_SECRET;
+  if (env.FOLIO_TOKENIZATION_SECRET !== undefined) config.tokenization.secret = env.FOLIO_TOKENIZATION_SECRET;
+  if (env.FOLIO_BACKUP_DIR !== undefined) config.backup.dir = env.FOLIO_BACKUP_DIR;
+  if (config.tokenization.secret !== '' && !tokenizationSecretBytes(config.tokenization.secret)) {
+    throw new ConfigError('tokenization.secret (FOLIO_TOKENIZATION_SECRET) must be 32 bytes: 32 characters or 64 hex digits');
+  }
   const refusal = masterKeyRefusal(config.server.secret_key);
   if (refusal) throw new ConfigError(refusal);
   return config;
@@ -111,6 +126,13 @@ function mergeFile(config: FolioConfig, file: string): void {
   Object.assign(config.snapshots, values.snapshots ?? {});
   Object.assign(config.hooks, values.hooks ?? {});
   Object.assign(config.notifications, values.notifications ?? {});
+  Object.assign(config.tokenization, values.tokenization ?? {});
+  Object.assign(config.backup, values.backup ?? {});
+}
+
+/** The tokenization key, or undefined when tokenization is off (loadConfig has checked its length). */
+export function tokenizationKey(config: FolioConfig): Buffer | undefined {
+  return config.tokenization.secret === '' ? undefined : tokenizationSecretBytes(config.tokenization.secret);
 }
 
 /** The notification webhook as hook delivery takes it, or undefined when none is configured. */

@@ -9,6 +9,7 @@ import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
 import { BalanceFolds } from './balance-folds.js';
+import { SnapshotBalances } from './snapshot-balances.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
@@ -106,6 +107,8 @@ export class LedgerRuntime implements LedgerCore {
   private working = false;
   /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
   private readonly folds: BalanceFolds;
+  /** Balances as the state snapshots hold them, where historical balances may start. */
+  private readonly snapshotBalances: SnapshotBalances;
   readonly hookAdmin: HookAdmin;
   /** Gives back the data directory's lock (data-dir-lock.ts), once closed. */
   private unlock: () => void = () => undefined;
@@ -132,6 +135,7 @@ export class LedgerRuntime implements LedgerCore {
     this.queue = new QueueRunner(this.engine);
     this.queue.stop(); // until startWork(): a follower must not carry out queued work of its own
     this.folds = new BalanceFolds(log);
+    this.snapshotBalances = new SnapshotBalances(snapshotDirectoryIn(options.dataDir), log);
     const sealer = HookSecretSealer.openIn(options.dataDir);
     const targets = options.hookTargets ?? { allowPrivateNetworks: false };
     this.hookAdmin = { newSigningSecret: () => sealer.newSecret(), targetRefusal: (url) => urlRefusal(url, targets) };
@@ -340,8 +344,17 @@ export class LedgerRuntime implements LedgerCore {
     return this.store.list(offset, limit);
   }
 
-  balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer> {
-    return this.folds.at(balanceId, untilMs, toSeq);
+  async balanceHistory(balanceId: string, untilMs: number, toSeq: number, fromSnapshot = false): Promise<FoldAnswer> {
+    const start = fromSnapshot ? await this.snapshotBalances.startFor(balanceId, untilMs, toSeq) : undefined;
+    return this.folds.at(balanceId, untilMs, toSeq, start);
+  }
+
+  takeBalanceSnapshots(): string | undefined {
+    if (!this.snapshotService) return 'snapshots are not enabled on this server';
+    this.snapshotNow().catch((error: unknown) => {
+      this.options.logger?.warn({ err: error }, 'balance snapshot failed');
+    });
+    return undefined;
   }
 
   overloaded(): string | undefined {

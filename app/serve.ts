@@ -2,6 +2,7 @@
 // SIGTERM/SIGINT (stop accepting, let in-flight requests finish, make the log durable, exit 0). With
 // follow_data_dir it opens as a follower of that ledger's log, to be promoted by a control plane.
 
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
@@ -9,7 +10,8 @@ import { createHttpServer } from './http-server.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
 import { Metrics } from '../http/metrics.js';
-import { notificationTarget, type FolioConfig } from './config.js';
+import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
+import type { BackupPort } from '../http/routes/backup-routes.js';
 import { CutoverControl } from './cutover-control.js';
 import { LedgerRuntime } from './ledger-runtime.js';
 import { LogFollower } from './log-follower.js';
@@ -25,7 +27,23 @@ export function exposureWarning(host: string, secretKey: string): string | undef
   return `listening on ${host}, beyond loopback, with no secret key: anyone who can reach this address can move money; set server.secret_key (FOLIO_SECRET_KEY)`;
 }
 
-export async function serve(config: FolioConfig): Promise<void> {
+/** Copies a data directory while the server runs (ops/backup.ts, handed in by bin/: app/ does not import ops/). */
+export type BackupCopier = (dataDir: string, outDir: string) => Promise<{ outDir: string; logEndSeq: number }>;
+
+/** POST /backup: each backup in a new directory under backup.dir, named by its time. */
+function backupPort(config: FolioConfig, copy: BackupCopier | undefined): BackupPort {
+  const dir = config.backup.dir === '' || !copy ? undefined : config.backup.dir;
+  return {
+    dir,
+    run: async () => {
+      const outDir = path.join(dir as string, `backup_${new Date().toISOString().replace(/[:.]/g, '-')}`);
+      const report = await (copy as BackupCopier)(config.data_dir, outDir);
+      return { out_dir: report.outDir, log_end_seq: report.logEndSeq };
+    },
+  };
+}
+
+export async function serve(config: FolioConfig, backupCopier?: BackupCopier): Promise<void> {
   const destination = pino.destination({ dest: 2, sync: false });
   const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, destination);
   const fatal = (error: Error): void => {
@@ -60,6 +78,7 @@ export async function serve(config: FolioConfig): Promise<void> {
   const app = createApp({
     core: runtime, logger, metrics, version: FOLIO_VERSION,
     snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host, cutover,
+    tokenizationKey: tokenizationKey(config), backup: backupPort(config, backupCopier),
   });
   if (config.notifications.webhook_url !== '' && config.notifications.webhook_secret === '') {
     logger.warn('notifications.webhook_url is set without notifications.webhook_secret: notifications go out unsigned');

@@ -7,6 +7,7 @@ import { openApiCommand } from '../app/openapi-command.js';
 import { reconCommand } from '../ops/recon-command.js';
 import { reindexCommand } from '../ops/reindex-command.js';
 import { serve } from '../app/serve.js';
+import { backupDataDir } from '../ops/backup.js';
 import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from '../ops/snapshot-commands.js';
 
 const USAGE = `usage: folio <command> [options]
@@ -42,7 +43,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
     case 'serve':
-      await serve(loadConfig(option(args, '--config')));
+      await serve(loadConfig(option(args, '--config')), backupDataDir);
       return -1; // keeps running until a signal
     case 'verify':
       return verifyCommand((name) => option(args, name));

@@ -7,7 +7,8 @@
 //   event        u8 type, f64 at, u8 parts present, then each part present:
 //                  balances      u32 count, each a balance record (balance-codec.ts)
 //                  transactions  u32 count, each a transaction record (below)
-//                  postings      u32 count, each: balance id, u8 field, amount
+//                  postings      u32 count, each: balance id, u8 field (bit 0x80: an f64 effective time
+//                                follows), amount
 //                  rest          u32 length, msgpack of the event's other fields
 //                  external records, reconciliation results: chunks of rows (reconciliation-codec.ts)
 //   transaction  ids and names (u16 length + UTF-8), precise_amount and precision (amounts), the
@@ -36,6 +37,8 @@ const EVENT_TYPES: readonly EventType[] = [
   'hook.deleted', 'matching_rule.created', 'matching_rule.updated', 'matching_rule.deleted', 'reconciliation.uploaded',
   'reconciliation.started', 'reconciliation.progressed', 'reconciliation.results', 'reconciliation.completed',
   'reconciliation.failed',
+  // New types go at the end: an event's code is its place in this list, and old logs keep theirs.
+  'balance_monitor.created', 'balance_monitor.updated', 'balance_monitor.deleted', 'balance.identity_updated',
 ];
 const EVENT_TYPE_CODE = new Map(EVENT_TYPES.map((type, index) => [type, index]));
 
@@ -45,6 +48,7 @@ const EVENT_FIELDS = {
   ledgers: 'rest', balance_meta: 'rest', metadata_patches: 'rest', identities: 'rest', deleted_identities: 'rest', api_keys: 'rest',
   hooks: 'rest', deleted_hooks: 'rest', matching_rules: 'rest', deleted_matching_rules: 'rest', uploads: 'rest', reconciliations: 'rest',
   external_records: 'fixed', reconciliation_results: 'fixed',
+  monitors: 'rest', deleted_monitors: 'rest', monitor_alerts: 'rest', balance_identities: 'rest',
 } as const satisfies Record<keyof LedgerEvent, 'fixed' | 'rest'>;
 const REST_EVENT_FIELDS = (Object.keys(EVENT_FIELDS) as Array<keyof LedgerEvent>).filter((field) => EVENT_FIELDS[field] === 'rest');
 
@@ -52,6 +56,8 @@ const STATUSES: readonly TransactionStatus[] = ['QUEUED', 'APPLIED', 'INFLIGHT',
 const STATUS_CODE = new Map(STATUSES.map((status, index) => [status, index]));
 const POSTING_FIELDS: readonly PostingField[] = ['credit', 'debit', 'inflight_credit', 'inflight_debit'];
 const POSTING_FIELD_CODE = new Map(POSTING_FIELDS.map((field, index) => [field, index]));
+/** Set on a posting's field code when an f64 effective time follows it (logs before it never set it). */
+const POSTING_EFFECTIVE_AT = 0x80;
 
 /** Where each transaction field goes: fixed layout, its own optional slot, or the optional blob. */
 const TRANSACTION_FIELDS = {
@@ -60,7 +66,7 @@ const TRANSACTION_FIELDS = {
   allow_overdraft: 'fixed', inflight: 'fixed', skip_queue: 'fixed', created_at: 'fixed', inflight_expiry_date: 'fixed',
   inflight_commit_date: 'fixed', scheduled_for: 'fixed', meta_data: 'fixed',
   batch_id: 'slot', committed_amount: 'slot',
-  rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob',
+  rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob', effective_date: 'blob',
 } as const satisfies Record<keyof TransactionRecord, 'fixed' | 'slot' | 'blob'>;
 // Read back in the order a new record gets them (the slots come first in that order too), so decoded
 // records keep their key order.
@@ -107,7 +113,12 @@ export function writeEvent(out: ByteWriter, event: LedgerEvent): void {
     out.u32(event.postings.length);
     for (const posting of event.postings) {
       out.shortString(posting.balance_id);
-      out.u8(POSTING_FIELD_CODE.get(posting.field) as number);
+      const field = POSTING_FIELD_CODE.get(posting.field) as number;
+      if (posting.effective_at === undefined) out.u8(field);
+      else {
+        out.u8(field | POSTING_EFFECTIVE_AT);
+        out.f64(posting.effective_at);
+      }
       writeAmount(out, posting.amount);
     }
   }
@@ -237,9 +248,13 @@ export function readEvent(input: ByteReader): LedgerEvent {
     const postings: Posting[] = new Array(count);
     for (let index = 0; index < count; index += 1) {
       const balanceId = input.shortString();
-      const field = POSTING_FIELDS[input.u8()];
+      const code = input.u8();
+      const field = POSTING_FIELDS[code & ~POSTING_EFFECTIVE_AT];
       if (field === undefined) throw new Error('unknown posting field code');
-      postings[index] = { balance_id: balanceId, field, amount: readAmount(input) };
+      if (code & POSTING_EFFECTIVE_AT) {
+        const effectiveAt = input.f64();
+        postings[index] = { balance_id: balanceId, field, amount: readAmount(input), effective_at: effectiveAt };
+      } else postings[index] = { balance_id: balanceId, field, amount: readAmount(input) };
     }
     event.postings = postings;
   }

@@ -10,7 +10,7 @@
 import type { DecisionScope } from './decision-scope.js';
 import type { EventType } from './events.js';
 import { newTransaction, newTransactionIds } from './decision-scope.js';
-import { commitPostings, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
+import { commitPostings, effectiveAt, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
 import { heldAmount, isSplit, type SplitShare, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
 import { pairShares } from './split-distribution.js';
@@ -32,11 +32,12 @@ function settle(scope: DecisionScope, record: TransactionRecord): TransactionRec
   if (!source) return rejected(record, reject('BAL_NOT_FOUND', `balance ${record.source} not found`));
   const shortfall = scope.draft.checkFunds(source, record.precise_amount, record.allow_overdraft);
   if (shortfall) return rejected(record, shortfall);
+  const at = record.effective_date ?? 0;
   if (record.inflight) {
-    scope.draft.add(holdPostings(record.source, record.destination, record.precise_amount));
+    scope.draft.add(effectiveAt(holdPostings(record.source, record.destination, record.precise_amount), at));
     return { ...record, status: 'INFLIGHT', committed_amount: 0n };
   }
-  scope.draft.add(transferPostings(record.source, record.destination, record.precise_amount));
+  scope.draft.add(effectiveAt(transferPostings(record.source, record.destination, record.precise_amount), at));
   return { ...record, status: 'APPLIED' };
 }
 
@@ -59,6 +60,7 @@ function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): Transac
     // A split hold's expiry and auto-commit act on the parent, which closes all its legs at once.
     meta_data: { ...parent.meta_data, [PARENT_META_KEY]: parent.transaction_id },
     batch_id: parent.batch_id,
+    effective_date: parent.effective_date,
   }, scope.now));
   const mark = scope.mark();
   const settled: TransactionRecord[] = [];

@@ -56,6 +56,8 @@ export interface CreateTransactionCommand {
   scheduled_for: number;
   /** Splits: all legs or none. */
   atomic: boolean;
+  /** Epoch ms the transaction counts at for balance history; 0 or absent: when it is recorded. */
+  effective_date?: number;
 }
 
 export interface InflightActionCommand {

@@ -107,6 +107,10 @@ function legsOf(command: CreateTransactionCommand, record?: TransactionRecord): 
 
 /** The QUEUED record for a command, or why it cannot be recorded at all. */
 function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, batchId: string | undefined): Decided<TransactionRecord> {
+  // A back-dated transaction, as Blnk has them; a future one is what scheduled_for is for.
+  if ((command.effective_date ?? 0) > scope.now) {
+    return refuse(reject('TXN_VALIDATION_ERROR', 'Invalid effective_date: must not be in the future (use scheduled_for)'));
+  }
   const resolved = resolveSides(scope, command);
   if (!resolved.ok) return resolved;
   const sides = resolved.value;
@@ -133,6 +137,7 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if (sides.destinations) record.destinations = sides.destinations;
   if (sides.sources || sides.destinations) record.atomic = command.atomic;
   if (batchId !== undefined) record.batch_id = batchId;
+  if ((command.effective_date ?? 0) > 0) record.effective_date = command.effective_date;
   return accept(record);
 }
 
@@ -236,6 +241,7 @@ function differingField(scope: DecisionScope, command: CreateTransactionCommand,
     ['allow_overdraft', existing.allow_overdraft === command.allow_overdraft],
     ['inflight', existing.inflight === command.inflight],
     ['scheduled_for', existing.scheduled_for === command.scheduled_for],
+    ['effective_date', (existing.effective_date ?? 0) === (command.effective_date ?? 0)],
     command.sources ? ['sources', sameShares(command.sources, existing.sources)] : ['source', resolvesTo(command.source, existing.source)],
     command.destinations
       ? ['destinations', sameShares(command.destinations, existing.destinations)]

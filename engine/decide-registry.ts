@@ -5,12 +5,14 @@
 import type { LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
+import type { MonitorFields } from './balance-monitors.js';
 import type {
   ApiKeyRecord,
   HookRecord,
   IdentityFields,
   IdentityRecord,
   MetaData,
+  MonitorRecord,
 } from './records.js';
 import { mergeMetaData, metaDataBytes, METADATA_BYTES_MAX, metadataTarget, type MetadataTarget } from './metadata.js';
 import { reject, type Rejection } from './rejections.js';
@@ -145,6 +147,44 @@ export function decideRotateHookSecret(state: LedgerState, hookId: string, signi
   if (!current) return refuse(reject('HOOK_NOT_FOUND', `hook ${hookId} not found`));
   const hook: HookRecord = { ...current, signing_secret_sealed: signingSecretSealed };
   return decided(hook, { type: 'hook.updated', at: now, hooks: [hook] });
+}
+
+/** Monitors on one balance: each is checked whenever the balance moves, so their number is bounded. */
+export const MONITORS_PER_BALANCE_MAX = 100;
+
+export function decideCreateMonitor(state: LedgerState, fields: MonitorFields, now: number, ids: IdSource): RegistryDecision<MonitorRecord> {
+  const refusal = monitorRefusal(state, fields.balance_id);
+  if (refusal) return refuse(refusal);
+  const monitor: MonitorRecord = { ...fields, monitor_id: ids.next('mon'), created_at: now };
+  return decided(monitor, { type: 'balance_monitor.created', at: now, monitors: [monitor] });
+}
+
+/** Replaces a monitor's fields; its id and creation time stay. */
+export function decideUpdateMonitor(state: LedgerState, monitorId: string, fields: MonitorFields, now: number): RegistryDecision<MonitorRecord> {
+  const current = state.monitors.get(monitorId);
+  if (!current) return refuse(reject('BAL_MONITOR_NOT_FOUND', `Monitor with ID '${monitorId}' not found`));
+  if (fields.balance_id !== current.balance_id) {
+    const refusal = monitorRefusal(state, fields.balance_id);
+    if (refusal) return refuse(refusal);
+  }
+  const monitor: MonitorRecord = { ...fields, monitor_id: monitorId, created_at: current.created_at };
+  return decided(monitor, { type: 'balance_monitor.updated', at: now, monitors: [monitor] });
+}
+
+export function decideDeleteMonitor(state: LedgerState, monitorId: string, now: number): RegistryDecision<MonitorRecord> {
+  const current = state.monitors.get(monitorId);
+  if (!current) return refuse(reject('BAL_MONITOR_NOT_FOUND', `Monitor with ID '${monitorId}' not found`));
+  return decided(current, { type: 'balance_monitor.deleted', at: now, deleted_monitors: [monitorId] });
+}
+
+/** Why a monitor cannot watch this balance, if it cannot. */
+function monitorRefusal(state: LedgerState, balanceId: string): Rejection | undefined {
+  if (!state.balances.has(balanceId)) return reject('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+  const watching = state.monitorsByBalance.get(balanceId)?.size ?? 0;
+  if (watching >= MONITORS_PER_BALANCE_MAX) {
+    return reject('BAL_MONITOR_LIMIT_EXCEEDED', `balance ${balanceId} has ${watching} monitors; at most ${MONITORS_PER_BALANCE_MAX}`);
+  }
+  return undefined;
 }
 
 export function decideDeleteHook(state: LedgerState, hookId: string, now: number): RegistryDecision<HookRecord> {

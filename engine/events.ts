@@ -9,6 +9,7 @@ import type {
   IdentityRecord,
   LedgerRecord,
   MetaData,
+  MonitorRecord,
   TransactionRecord,
 } from './records.js';
 import type {
@@ -27,6 +28,11 @@ export interface Posting {
   balance_id: string;
   field: PostingField;
   amount: bigint;
+  /**
+   * When the change counts for balance history (a transaction's `effective_date`), if not when the
+   * event was decided: never later than that. Balances now are moved all the same.
+   */
+  effective_at?: number;
 }
 
 /** Names what happened, for logs and hooks; applying an event never depends on it. */
@@ -60,7 +66,11 @@ export type EventType =
   | 'reconciliation.progressed'
   | 'reconciliation.results'
   | 'reconciliation.completed'
-  | 'reconciliation.failed';
+  | 'reconciliation.failed'
+  | 'balance.identity_updated'
+  | 'balance_monitor.created'
+  | 'balance_monitor.updated'
+  | 'balance_monitor.deleted';
 
 export interface LedgerEvent {
   type: EventType;
@@ -98,6 +108,19 @@ export interface LedgerEvent {
   /** Reconciliation runs created or changed (full records), and chunks of a run's results (not kept in the state). */
   reconciliations?: ReconciliationRecord[];
   reconciliation_results?: ReconciliationResultsChunk[];
+  /** Balances given to another identity (Blnk's PUT /balances/:id/identity). */
+  balance_identities?: Array<{ balance_id: string; identity_id: string }>;
+  /** Balance monitors created or changed (full records), and ids of deleted ones. */
+  monitors?: MonitorRecord[];
+  deleted_monitors?: string[];
+  /** Monitors whose condition this event's postings made true (engine/balance-monitors.ts); applying ignores them. */
+  monitor_alerts?: MonitorAlert[];
+}
+
+/** A monitor that fired, with the balance as the event leaves it. */
+export interface MonitorAlert {
+  monitor: MonitorRecord;
+  balance: BalanceRecord;
 }
 
 /** Keys merged over the metadata of a ledger, balance, transaction or identity (engine/metadata.ts). */

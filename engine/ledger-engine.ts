@@ -8,6 +8,7 @@
 // scope that is never committed. Queued work and timers are in pending-work.ts.
 
 import { admissionRefusal } from './admission.js';
+import { monitorAlerts, type MonitorFields } from './balance-monitors.js';
 import type {
   BulkCommand,
   CreateBalanceCommand,
@@ -26,8 +27,11 @@ import {
   decideCreateApiKey,
   decideCreateHook,
   decideCreateIdentity,
+  decideCreateMonitor,
   decideDeleteHook,
   decideDeleteIdentity,
+  decideDeleteMonitor,
+  decideUpdateMonitor,
   decideMetadata,
   decideRevokeApiKey,
   decideRotateHookSecret,
@@ -71,6 +75,7 @@ import {
   type IdentityRecord,
   type LedgerRecord,
   type MetaData,
+  type MonitorRecord,
 } from './records.js';
 import { reject } from './rejections.js';
 import { refuse, type Outcome } from './result.js';
@@ -212,6 +217,19 @@ export class LedgerEngine {
     return this.pending.processQueued(itemsMax);
   }
 
+  /**
+   * Carries out at once the queued transactions that have waited since `cutoff` or longer (Blnk's
+   * POST /transactions/recover); returns how many.
+   */
+  recoverQueued(cutoff: number): number {
+    return this.pending.recoverQueued(cutoff);
+  }
+
+  /** The engine's time now (never before the last event). */
+  currentTime(): number {
+    return this.now();
+  }
+
   get queuedCount(): number {
     return this.state.mailboxes.size;
   }
@@ -236,7 +254,7 @@ export class LedgerEngine {
 
   updateLedger(command: UpdateLedgerCommand): Outcome<LedgerRecord> {
     const current = this.state.ledgers.get(command.ledger_id);
-    if (!current) return refuse(reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`));
+    if (!current) return refuse(reject('LGR_NOT_FOUND', `ledger ${command.ledger_id} not found`));
     const renamed: LedgerRecord = { ...current, name: command.name ?? current.name };
     const event: LedgerEvent = { type: 'ledger.updated', at: this.now(), ledgers: [renamed] };
     if (!command.meta_data) return this.accepted(renamed, event);
@@ -250,7 +268,7 @@ export class LedgerEngine {
 
   createBalance(command: CreateBalanceCommand): Outcome<BalanceRecord> {
     if (!this.state.ledgers.has(command.ledger_id)) {
-      return refuse(reject('LDG_NOT_FOUND', `ledger ${command.ledger_id} not found`));
+      return refuse(reject('LGR_NOT_FOUND', `ledger ${command.ledger_id} not found`));
     }
     if (command.identity_id !== '' && !this.state.identities.has(command.identity_id)) {
       return refuse(reject('IDT_NOT_FOUND', `identity ${command.identity_id} not found`));
@@ -264,6 +282,16 @@ export class LedgerEngine {
       command.meta_data, now,
     );
     return this.accepted(balance, { type: 'balance.created', at: now, balances: [balance] });
+  }
+
+  /** Gives a balance to an identity (Blnk's PUT /balances/:id/identity). */
+  updateBalanceIdentity(balanceId: string, identityId: string): Outcome<BalanceRecord> {
+    const balance = this.state.balances.get(balanceId);
+    if (!balance) return refuse(reject('BAL_NOT_FOUND', `balance ${balanceId} not found`));
+    if (!this.state.identities.has(identityId)) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
+    const event: LedgerEvent = { type: 'balance.identity_updated', at: this.now(), balance_identities: [{ balance_id: balanceId, identity_id: identityId }] };
+    const seq = this.commit(event);
+    return { ok: true, value: this.state.balances.get(balanceId) as BalanceRecord, seq };
   }
 
   // ---- identities, metadata, API keys, hooks ----
@@ -360,6 +388,20 @@ export class LedgerEngine {
     return { ok: true, value: decision.value.record, seq };
   }
 
+  // ---- balance monitors ----
+
+  createMonitor(fields: MonitorFields): Outcome<MonitorRecord> {
+    return this.registry(decideCreateMonitor(this.state, fields, this.now(), this.ids));
+  }
+
+  updateMonitor(monitorId: string, fields: MonitorFields): Outcome<MonitorRecord> {
+    return this.registry(decideUpdateMonitor(this.state, monitorId, fields, this.now()));
+  }
+
+  deleteMonitor(monitorId: string): Outcome<MonitorRecord> {
+    return this.registry(decideDeleteMonitor(this.state, monitorId, this.now()));
+  }
+
   private registry<T>(decision: RegistryDecision<T>): Outcome<T> {
     if (!decision.ok) return decision;
     return { ok: true, value: decision.value.record, seq: this.commit(decision.value.event) };
@@ -369,8 +411,13 @@ export class LedgerEngine {
     return { ok: true, value, seq: this.commit(event) };
   }
 
-  /** Apply, then log, in the same turn. An invariant failure here is a bug: it propagates and is fatal. */
+  /**
+   * Apply, then log, in the same turn. An invariant failure here is a bug: it propagates and is fatal.
+   * The monitors the event fires are decided first, against the state it is applied to, and logged in it.
+   */
   private commit(event: LedgerEvent): number {
+    const alerts = monitorAlerts(this.state, event);
+    if (alerts) event.monitor_alerts = alerts;
     applyEvent(this.state, event);
     return this.log.append(event);
   }

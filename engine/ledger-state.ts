@@ -16,6 +16,7 @@ import {
   type HookRecord,
   type IdentityRecord,
   type LedgerRecord,
+  type MonitorRecord,
   type TransactionRecord,
 } from './records.js';
 import { TimerSchedule } from './timer-schedule.js';
@@ -47,6 +48,10 @@ export class LedgerState {
   readonly uploads = new Map<string, UploadRecord>();
   /** Reconciliation runs (not dry runs), by id; their results live in the log and the query index. */
   readonly reconciliations = new Map<string, ReconciliationRecord>();
+  /** Balance monitors by id, in creation order. */
+  readonly monitors = new Map<string, MonitorRecord>();
+  /** Balance id -> ids of the monitors watching it. */
+  readonly monitorsByBalance = new Map<string, Set<string>>();
   /** Time of the latest applied event; decided times never go backwards. */
   lastEventAt = 0;
 
@@ -92,6 +97,7 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
     assert(balance, `metadata for unknown balance ${balance_id}`);
     balance.meta_data = meta_data;
   }
+  for (const { balance_id, identity_id } of event.balance_identities ?? []) setBalanceIdentity(state, balance_id, identity_id);
   if (event.postings) applyPostings(state, event.postings);
   for (const record of event.transactions ?? []) applyTransactionRecord(state, record);
   for (const patch of event.metadata_patches ?? []) applyMetadataPatch(state, patch);
@@ -102,6 +108,46 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
   for (const ruleId of event.deleted_matching_rules ?? []) state.matchingRules.delete(ruleId);
   for (const upload of event.uploads ?? []) state.uploads.set(upload.upload_id, upload);
   for (const run of event.reconciliations ?? []) state.reconciliations.set(run.reconciliation_id, run);
+  for (const monitor of event.monitors ?? []) setMonitor(state, monitor);
+  for (const monitorId of event.deleted_monitors ?? []) deleteMonitor(state, monitorId);
+}
+
+/** Gives a balance to another identity, keeping the count of balances per identity right. */
+function setBalanceIdentity(state: LedgerState, balanceId: string, identityId: string): void {
+  const balance = state.balances.get(balanceId);
+  assert(balance, `identity for unknown balance ${balanceId}`);
+  assert(identityId === '' || state.identities.has(identityId), `balance ${balanceId} given to unknown identity ${identityId}`);
+  const previous = balance.identity_id;
+  if (previous !== '') {
+    const left = (state.balancesPerIdentity.get(previous) ?? 1) - 1;
+    if (left === 0) state.balancesPerIdentity.delete(previous);
+    else state.balancesPerIdentity.set(previous, left);
+  }
+  if (identityId !== '') state.balancesPerIdentity.set(identityId, (state.balancesPerIdentity.get(identityId) ?? 0) + 1);
+  balance.identity_id = identityId;
+}
+
+function setMonitor(state: LedgerState, monitor: MonitorRecord): void {
+  assert(state.balances.has(monitor.balance_id), `monitor ${monitor.monitor_id} on unknown balance ${monitor.balance_id}`);
+  const previous = state.monitors.get(monitor.monitor_id);
+  if (previous) unwatch(state, previous);
+  state.monitors.set(monitor.monitor_id, monitor);
+  let watching = state.monitorsByBalance.get(monitor.balance_id);
+  if (!watching) state.monitorsByBalance.set(monitor.balance_id, (watching = new Set()));
+  watching.add(monitor.monitor_id);
+}
+
+function deleteMonitor(state: LedgerState, monitorId: string): void {
+  const monitor = state.monitors.get(monitorId);
+  assert(monitor, `deleting unknown monitor ${monitorId}`);
+  state.monitors.delete(monitorId);
+  unwatch(state, monitor);
+}
+
+function unwatch(state: LedgerState, monitor: MonitorRecord): void {
+  const watching = state.monitorsByBalance.get(monitor.balance_id);
+  watching?.delete(monitor.monitor_id);
+  if (watching?.size === 0) state.monitorsByBalance.delete(monitor.balance_id);
 }
 
 /** Adds a balance whose record becomes the state's own (applyEvent copies the event's unless it is owned). */

@@ -43,6 +43,26 @@ export class PendingWork {
     return processed;
   }
 
+  /**
+   * Carries out now every queued transaction recorded at or before `cutoff`, with whatever is queued
+   * ahead of it in its balance's mailbox (order is kept). Returns how many of those old ones there were.
+   */
+  recoverQueued(cutoff: number): number {
+    const stale = new Map<string, number>();
+    for (const [balanceId, record] of this.parts.state.mailboxes.all()) {
+      if (record.created_at <= cutoff) stale.set(balanceId, (stale.get(balanceId) ?? 0) + 1);
+    }
+    let recovered = 0;
+    for (const [balanceId, count] of stale) {
+      // The old ones are at the head of the mailbox (it is in arrival order): carry out that many.
+      for (let index = 0; index < count && this.parts.state.mailboxes.head(balanceId); index += 1) {
+        this.applyHead(balanceId);
+        recovered += 1;
+      }
+    }
+    return recovered;
+  }
+
   /** Applies everything the balances have queued, in order. */
   drain(balanceIds: Iterable<string>): void {
     for (const balanceId of balanceIds) {

@@ -9,7 +9,7 @@ export interface Clock {
   now(): number;
 }
 
-export type IdPrefix = 'ldg' | 'bln' | 'txn' | 'idt' | 'hook' | 'key' | 'rule' | 'upload' | 'recon' | 'bulk';
+export type IdPrefix = 'ldg' | 'bln' | 'txn' | 'idt' | 'hook' | 'key' | 'rule' | 'upload' | 'recon' | 'bulk' | 'mon';
 
 export interface IdSource {
   /** A fresh unique id `<prefix>_<uuid>`. Ids from one source sort in creation order. */

@@ -51,6 +51,12 @@ export class PostingDraft {
   }
 }
 
+/** Postings dated for balance history (a transaction's effective date); 0 leaves them at the event's time. */
+export function effectiveAt(postings: Posting[], at: number): Posting[] {
+  if (at > 0) for (const posting of postings) posting.effective_at = at;
+  return postings;
+}
+
 /** Settles a transfer: the source is debited and the destination credited. */
 export function transferPostings(source: string, destination: string, amount: bigint): Posting[] {
   return [

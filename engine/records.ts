@@ -84,7 +84,7 @@ export interface SplitShare {
  * in the same order as the one recorded.
  */
 export const OPTIONAL_TRANSACTION_FIELDS = [
-  'batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action',
+  'batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'effective_date',
 ] as const satisfies ReadonlyArray<keyof TransactionRecord>;
 
 export interface TransactionRecord {
@@ -124,6 +124,11 @@ export interface TransactionRecord {
   committed_amount?: bigint;
   /** Transactions recorded by one bulk request share its id. */
   batch_id?: string;
+  /**
+   * When the money moved for the books (epoch ms), if the client dated it back; never after
+   * `created_at`. Balance history counts the transaction at this time; without it, at `created_at`.
+   */
+  effective_date?: number;
 }
 
 /** Split parents carry shares instead of moving money themselves; their legs do the moving. */
@@ -200,6 +205,30 @@ export interface ApiKeyRecord {
    * tied to their creator). Revoking a key revokes every key it created, down the line.
    */
   created_by?: string;
+}
+
+export type MonitorField =
+  | 'balance' | 'credit_balance' | 'debit_balance' | 'inflight_balance' | 'inflight_credit_balance' | 'inflight_debit_balance';
+export type MonitorOperator = '>' | '<' | '>=' | '<=' | '=' | '==' | '!=';
+
+/** What a balance monitor watches: `field operator precise_value`, the value given with its precision. */
+export interface MonitorCondition {
+  field: MonitorField;
+  operator: MonitorOperator;
+  /** The threshold in the smallest unit: the client's value times its precision, exactly. */
+  precise_value: bigint;
+  precision: bigint;
+}
+
+/** A balance monitor (engine/balance-monitors.ts). */
+export interface MonitorRecord {
+  monitor_id: string;
+  balance_id: string;
+  description: string;
+  /** Kept for Blnk clients that send it; notifications go to the server's webhook (decisions.md). */
+  call_back_url: string;
+  condition: MonitorCondition;
+  created_at: number;
 }
 
 export type HookType = 'PRE_TRANSACTION' | 'POST_TRANSACTION';

@@ -2,10 +2,11 @@
 // be carried out. Each code has a stable machine reason; the HTTP edge maps codes to statuses.
 
 export const REJECTION_REASONS = {
-  LDG_NOT_FOUND: 'ledger_not_found',
+  LGR_NOT_FOUND: 'ledger_not_found',
   BAL_NOT_FOUND: 'balance_not_found',
   BAL_DUPLICATE_INDICATOR: 'duplicate_indicator',
   TXN_NOT_FOUND: 'transaction_not_found',
+  TXN_VALIDATION_ERROR: 'invalid_transaction',
   TXN_INSUFFICIENT_FUNDS: 'insufficient_funds',
   TXN_DUPLICATE_REFERENCE: 'duplicate_reference',
   TXN_CURRENCY_MISMATCH: 'currency_mismatch',
@@ -30,6 +31,8 @@ export const REJECTION_REASONS = {
   RECON_RULE_NOT_FOUND: 'rule_not_found',
   RECON_UPLOAD_NOT_FOUND: 'upload_not_found',
   RECON_NOT_FOUND: 'reconciliation_not_found',
+  BAL_MONITOR_NOT_FOUND: 'monitor_not_found',
+  BAL_MONITOR_LIMIT_EXCEEDED: 'monitor_limit_exceeded',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;

@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { FuzzObject, PoolRef, RawNumber, TimeFromNow, type FuzzJson, type PoolName } from './fuzz-json.js';
 import { oddString } from './hostile-values.js';
+import { MONITOR_FIELDS, MONITOR_OPERATORS } from '../engine/balance-monitors.js';
 
 export const CURRENCIES = ['USD', 'EUR', 'NGN', 'JPY', 'BTC'] as const;
 
@@ -126,7 +127,11 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   timestamp: time,
   expires_at: weighted([5, futureTime], [1, time]),
   allow_overdraft: fc.constantFrom(true, true, true, false),
-  ledger_id: weighted([4, ref('ledger')], [2, fc.constant('general_ledger_id')], [1, unknownId('ldg')]),
+  // Indicators live in the general ledger only, so it is drawn about as often as a ledger of the pool.
+  ledger_id: weighted([3, ref('ledger')], [3, fc.constant('general_ledger_id')], [1, unknownId('ldg')]),
+  track_fund_lineage: fc.constantFrom(false, false, false, true),
+  effective_date: time,
+  allocation_strategy: weighted([4, fc.constantFrom('FIFO', 'LIFO', 'PROPORTIONAL', ' fifo ')], [1, fc.constantFrom('', 'RANDOM')]),
   identity_id: weighted([4, ref('identity')], [1, unknownId('idt')], [1, fc.constant('')]),
   indicator: weighted([3, fc.integer({ min: 0, max: 200 }).map((index): FuzzJson => `@named-${index}`)], [1, fc.constant('')]),
   transaction_id: weighted([4, ref('hold')], [2, ref('transaction')], [1, unknownId('txn')]),
@@ -148,5 +153,22 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   filter_by: fc.constantFrom(
     '', 'created_at:[0..2000000000]', 'currency:=USD', 'precise_amount:>100', 'status:=APPLIED && currency:=USD',
     'created_at:[2000000000..0]', 'nope:=1', 'currency:=[USD,EUR]', '&&', 'precise_amount:>1e400',
+  ),
+};
+
+/**
+ * Hints a route's body needs where a field name means something else than in the shared table: a
+ * balance monitor's condition names a balance field and a comparison, not a filter's.
+ */
+export const MONITOR_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
+  balance_id: weighted([4, ref('balance')], [1, unknownId('bln')]),
+  // The whole condition, in the two forms Blnk takes (value with precision, or precise_value), so
+  // most reach the monitor code; the schema's own draws still try broken ones.
+  condition: weighted(
+    [3, fc.tuple(fc.constantFrom(...MONITOR_FIELDS), fc.constantFrom(...MONITOR_OPERATORS), fc.integer({ min: -100_000, max: 1_000_000 }), fc.constantFrom(1, 100, 1000))
+      .map(([field, operator, cents, scale]): FuzzJson => new FuzzObject([['field', field], ['operator', operator], ['value', cents / 100], ['precision', scale * 100]]))],
+    [2, fc.tuple(fc.constantFrom(...MONITOR_FIELDS), fc.constantFrom(...MONITOR_OPERATORS), preciseAmount)
+      .map(([field, operator, value]): FuzzJson => new FuzzObject([['field', field], ['operator', operator], ['precise_value', value]]))],
+    [1, fc.constantFrom<FuzzJson>(new FuzzObject([['field', 'available'], ['operator', '>'], ['value', 1]]), new FuzzObject([['field', 'balance'], ['operator', '~']]))],
   ),
 };

@@ -29,7 +29,10 @@ export async function setUpLedger(session: FuzzSession): Promise<void> {
   const funded: Array<{ id: string; currency: string }> = [];
   for (const currency of CURRENCIES) {
     for (let index = 0; index < BALANCES_PER_CURRENCY; index += 1) {
-      const balance = await post(session, 'POST /balances', '/balances', { ledger_id: ledgers[index % ledgers.length], currency, indicator: `@setup-${currency}-${index}` });
+      // Indicators name balances of the general ledger only (as in Blnk).
+      const ledgerId = ledgers[index % ledgers.length] as string;
+      const indicator = ledgerId === 'general_ledger_id' ? { indicator: `@setup-${currency}-${index}` } : {};
+      const balance = await post(session, 'POST /balances', '/balances', { ledger_id: ledgerId, currency, ...indicator });
       funded.push({ id: balance.balance_id, currency });
       await post(session, 'POST /transactions', '/transactions', {
         precise_amount: FUNDING, currency, source: '@world', destination: balance.balance_id, allow_overdraft: true, skip_queue: true,

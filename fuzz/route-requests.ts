@@ -117,7 +117,7 @@ export function bodyArbitrary(route: FuzzRoute): fc.Arbitrary<FuzzJson> | undefi
   if (!route.body) return undefined;
   let arbitrary = bodyArbitraries.get(route);
   if (!arbitrary) {
-    arbitrary = schemaArbitrary(route.body, { hints: FIELD_HINTS });
+    arbitrary = schemaArbitrary(route.body, { hints: { ...FIELD_HINTS, ...route.hints } });
     bodyArbitraries.set(route, arbitrary);
   }
   return arbitrary;

@@ -13,7 +13,10 @@ import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQueryS
 import { pageQuerySchema } from '../http/common-schemas.js';
 import { identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
 import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/ledger-schemas.js';
-import { filterSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
+import { monitorSchema } from '../http/monitor-schemas.js';
+import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
+import { fieldListSchema } from '../http/routes/identity-token-routes.js';
+import { recoverQuerySchema } from '../http/routes/queue-recovery-routes.js';
 import {
   BULK_TRANSACTIONS_MAX,
   bulkCommitSchema,
@@ -23,10 +26,11 @@ import {
   refundSchema,
   transactionShape,
 } from '../http/transaction-schemas.js';
-import { historyQuerySchema } from '../http/routes/balance-history-routes.js';
-import { balanceQuerySchema } from '../http/routes/balance-routes.js';
-import type { PoolName } from './fuzz-json.js';
-import { CURRENCIES } from './field-hints.js';
+import { snapshotQuerySchema, historyQuerySchema } from '../http/routes/balance-history-routes.js';
+import { balanceIdentitySchema, balanceQuerySchema } from '../http/routes/balance-routes.js';
+import type fc from 'fast-check';
+import type { FuzzJson, PoolName } from './fuzz-json.js';
+import { CURRENCIES, MONITOR_HINTS } from './field-hints.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -44,6 +48,8 @@ export interface FuzzRoute {
   query?: z.ZodType;
   /** `declared` when the schema is this table's stand-in for one the route keeps to itself. */
   schemaSource?: 'exported' | 'declared';
+  /** Field hints of this route's own, over the shared ones (field-hints.ts). */
+  hints?: Readonly<Record<string, fc.Arbitrary<FuzzJson>>>;
   /** Relative share of the cases this route gets. */
   weight: number;
 }
@@ -123,12 +129,15 @@ const apiKeyId: ParamFill = { pool: 'apiKey', unknownPrefix: 'key' };
 const ruleId: ParamFill = { pool: 'record', unknownPrefix: 'rule' };
 const reconciliationId: ParamFill = { pool: 'record', unknownPrefix: 'recon' };
 const anyRecordId: ParamFill = { pool: 'record', unknownPrefix: 'rule' };
+const monitorId: ParamFill = { values: ['mon_0190d5a0-0000-7000-8000-000000000000', 'mon_', 'x'] };
+const identityField: ParamFill = { values: ['firstName', 'first_name', 'EmailAddress', 'category', 'nope', ''] };
 const searchCollection: ParamFill = { values: ['transactions', 'balances', 'ledgers', 'identities', 'reconciliations', 'nope'] };
 
 const declared = 'declared' as const;
 const exported = 'exported' as const;
 
 export const FUZZ_ROUTES: readonly FuzzRoute[] = [
+  { method: 'GET', path: '/', weight: 1 },
   { method: 'GET', path: '/health', weight: 2 },
   { method: 'GET', path: '/metrics', weight: 2 },
   { method: 'GET', path: '/openapi.json', weight: 1 },
@@ -146,10 +155,19 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/balances', query: pageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuerySchema, schemaSource: exported, weight: 10 },
   { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
+  { method: 'PUT', path: '/balances/:id/identity', params: { id: balanceId }, body: balanceIdentitySchema, schemaSource: exported, weight: 5 },
+  { method: 'POST', path: '/balances-snapshots', query: snapshotQuerySchema, schemaSource: exported, weight: 1 },
   {
     method: 'GET', path: '/balances/indicator/:indicator/currency/:currency',
     params: { indicator: { pool: 'indicator', unknownPrefix: '@none' }, currency: { values: [...CURRENCIES, 'usd', ''] } }, weight: 5,
   },
+
+  { method: 'POST', path: '/balance-monitors', body: monitorSchema, schemaSource: exported, hints: MONITOR_HINTS, weight: 10 },
+  { method: 'GET', path: '/balance-monitors', weight: 2 },
+  { method: 'GET', path: '/balance-monitors/balances/:balance_id', params: { balance_id: balanceId }, weight: 2 },
+  { method: 'GET', path: '/balance-monitors/:id', params: { id: monitorId }, weight: 2 },
+  { method: 'PUT', path: '/balance-monitors/:id', params: { id: monitorId }, body: monitorSchema, schemaSource: exported, hints: MONITOR_HINTS, weight: 3 },
+  { method: 'DELETE', path: '/balance-monitors/:id', params: { id: monitorId }, weight: 2 },
 
   { method: 'POST', path: '/transactions', body: transactionBody, schemaSource: exported, weight: 120 },
   { method: 'POST', path: '/transactions/bulk', body: bulkBody, schemaSource: exported, weight: 25 },
@@ -159,6 +177,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'PUT', path: '/transactions/inflight/:id', params: { id: holdId }, body: inflightActionSchema, schemaSource: exported, weight: 50 },
   { method: 'POST', path: '/transactions/inflight/bulk/commit', body: bulkCommitSchema, schemaSource: exported, weight: 15 },
   { method: 'POST', path: '/transactions/inflight/bulk/void', body: bulkVoidSchema, schemaSource: exported, weight: 15 },
+  { method: 'POST', path: '/transactions/recover', query: recoverQuerySchema, schemaSource: exported, weight: 2 },
   { method: 'POST', path: '/refund-transaction/:id', params: { id: transactionId }, body: refundSchema, schemaSource: exported, weight: 30 },
 
   { method: 'POST', path: '/identities', body: identitySchema, schemaSource: exported, weight: 15 },
@@ -166,6 +185,11 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/identities/:id', params: { id: identityId }, weight: 5 },
   { method: 'PUT', path: '/identities/:id', params: { id: identityId }, body: identitySchema, schemaSource: exported, weight: 10 },
   { method: 'DELETE', path: '/identities/:id', params: { id: identityId }, weight: 5 },
+  { method: 'GET', path: '/identities/:id/tokenized-fields', params: { id: identityId }, weight: 2 },
+  { method: 'POST', path: '/identities/:id/tokenize/:field', params: { id: identityId, field: identityField }, weight: 3 },
+  { method: 'POST', path: '/identities/:id/tokenize', params: { id: identityId }, body: fieldListSchema, schemaSource: exported, weight: 3 },
+  { method: 'GET', path: '/identities/:id/detokenize/:field', params: { id: identityId, field: identityField }, weight: 3 },
+  { method: 'POST', path: '/identities/:id/detokenize', params: { id: identityId }, body: fieldListSchema, schemaSource: exported, weight: 3 },
 
   { method: 'POST', path: '/:id/metadata', params: { id: anyRecordId }, body: metadataUpdateSchema, schemaSource: exported, weight: 30 },
 
@@ -174,6 +198,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'POST', path: '/transactions/filter', body: filterSchema, schemaSource: exported, weight: 10 },
   { method: 'POST', path: '/identities/filter', body: filterSchema, schemaSource: exported, weight: 5 },
   { method: 'POST', path: '/search/:collection', params: { collection: searchCollection }, body: searchBody, schemaSource: declared, weight: 15 },
+  { method: 'POST', path: '/multi-search', body: multiSearchSchema, schemaSource: exported, weight: 5 },
   { method: 'POST', path: '/search/reindex', weight: 1 },
   { method: 'GET', path: '/search/reindex', weight: 2 },
 
@@ -201,6 +226,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/api-keys', query: listApiKeysQuerySchema, schemaSource: exported, weight: 3 },
   { method: 'DELETE', path: '/api-keys/:id', params: { id: apiKeyId }, weight: 3 },
 
+  { method: 'POST', path: '/backup', weight: 1 },
+  { method: 'GET', path: '/backup', weight: 1 },
   { method: 'POST', path: '/admin/snapshots', weight: 1 },
   { method: 'GET', path: '/admin/snapshots', weight: 2 },
 ];

@@ -12,6 +12,7 @@
 import { hash } from 'node:crypto';
 import type { LedgerEvent } from '../engine/events.js';
 import { reconciliationNotifications } from './reconciliation-notifications.js';
+import { balanceMonitorNotifications } from './monitor-notifications.js';
 
 /** One notification an event calls for: its event name and the `data` of the body. */
 export interface NotificationDraft {
@@ -47,7 +48,7 @@ export const DEFAULT_NOTIFICATION_RETRY_COUNT = 5;
  * Every kind of notification the server sends. Add a deriver here to send a new kind; it is called
  * for every logged event, so it should return early for events it does not handle.
  */
-export const NOTIFICATION_DERIVERS: NotificationDeriver[] = [reconciliationNotifications];
+export const NOTIFICATION_DERIVERS: NotificationDeriver[] = [reconciliationNotifications, balanceMonitorNotifications];
 
 /** The notifications an event calls for, in deriver order. */
 export function notificationsIn(event: LedgerEvent, derivers: readonly NotificationDeriver[] = NOTIFICATION_DERIVERS): Notification[] {

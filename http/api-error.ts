@@ -1,5 +1,7 @@
 // Errors as the API reports them. Every failure a client can cause becomes an ApiError with a stable
 // code; the error middleware (error-envelope.ts) is the one place that turns them into responses.
+// Where the public Blnk ledger has a code of its own for a condition, that code is used, with the
+// status Blnk gives it (decisions.md; docs/decisions-blnk.md lists the codes and where they apply).
 
 import type { Rejection } from '../engine/rejections.js';
 
@@ -18,11 +20,18 @@ export const STATUS_BY_CODE = {
   GEN_INTERNAL_ERROR: 500,
   QUEUE_BACKPRESSURE: 503,
   GEN_SHUTTING_DOWN: 503,
-  LDG_NOT_FOUND: 404,
+  LGR_NOT_FOUND: 404,
   BAL_NOT_FOUND: 404,
   BAL_DUPLICATE_INDICATOR: 409,
   BAL_INVALID_TIMESTAMP: 400,
+  BAL_MONITOR_NOT_FOUND: 404,
+  BAL_MONITOR_LIMIT_EXCEEDED: 400,
   TXN_NOT_FOUND: 404,
+  TXN_VALIDATION_ERROR: 400,
+  TXN_INVALID_AMOUNT: 400,
+  TXN_PRECISION_NOT_INTEGER: 400,
+  TXN_BULK_EMPTY: 400,
+  TXN_BULK_LIMIT_EXCEEDED: 400,
   TXN_INSUFFICIENT_FUNDS: 400,
   TXN_DUPLICATE_REFERENCE: 409,
   TXN_CURRENCY_MISMATCH: 400,
@@ -36,6 +45,11 @@ export const STATUS_BY_CODE = {
   TXN_ALREADY_COMMITTED: 409,
   TXN_ALREADY_VOIDED: 409,
   IDT_NOT_FOUND: 404,
+  IDT_VALIDATION_ERROR: 400,
+  IDT_FIELD_NOT_TOKENIZABLE: 400,
+  IDT_FIELD_ALREADY_TOKENIZED: 409,
+  IDT_FIELD_NOT_TOKENIZED: 400,
+  IDT_TOKENIZATION_DISABLED: 403,
   META_ENTITY_NOT_FOUND: 404,
   META_UNSUPPORTED_ENTITY: 400,
   META_TOO_LARGE: 400,
@@ -58,7 +72,9 @@ export const STATUS_BY_CODE = {
   AUTH_MASTER_KEY_REQUIRED: 403,
   AUTH_CROSS_OWNER_ACCESS: 403,
   SRCH_QUERY_INVALID: 400,
+  SRCH_REINDEX_IN_PROGRESS: 409,
   SNAPSHOT_UNAVAILABLE: 503,
+  ADMIN_BACKUP_FAILED: 500,
   SRCH_INDEX_BEHIND: 503,
   SRCH_QUERY_TIMEOUT: 503,
   // moving a ledger to a new process (http/routes/cutover-routes.ts)

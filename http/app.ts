@@ -18,16 +18,20 @@ import { requestLog } from './request-log.js';
 import { refuseWhenOverloaded } from './backpressure.js';
 import { refuseWhileShuttingDown } from './shutdown-guard.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
+import { balanceMonitorRoutes } from './routes/balance-monitor-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
 import { hookRoutes } from './routes/hook-routes.js';
 import { balanceHistoryRoutes } from './routes/balance-history-routes.js';
 import { identityRoutes } from './routes/identity-routes.js';
+import { identityTokenRoutes } from './routes/identity-token-routes.js';
 import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
 import { metadataRoutes } from './routes/metadata-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { reconciliationRoutes, UPLOAD_PATH } from './routes/reconciliation-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
+import { queueRecoveryRoutes } from './routes/queue-recovery-routes.js';
+import { backupRoutes, type BackupPort } from './routes/backup-routes.js';
 import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
 import { cutoverRoutes, fenceGuard, type CutoverPort } from './routes/cutover-routes.js';
 import { docsRoutes } from './routes/docs-routes.js';
@@ -55,6 +59,10 @@ export interface AppOptions {
   apiKeyUseFlushMs?: number;
   /** Fence, follow and promote for a control plane's cutover (/admin/cutover/*, master key only). */
   cutover?: CutoverPort;
+  /** Backups to disk (Blnk's /backup); without it the route says none is configured. */
+  backup?: BackupPort;
+  /** The key identity fields are tokenized with (32 bytes); without it tokenization is refused. */
+  tokenizationKey?: Buffer;
 }
 
 export interface FolioApp {
@@ -89,9 +97,12 @@ export function createApp(options: AppOptions): FolioApp {
   docsRoutes(router, options.version);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
+  balanceMonitorRoutes(router, options.core);
   transactionRoutes(router, options.core);
   inflightRoutes(router, options.core);
   refundRoutes(router, options.core);
+  queueRecoveryRoutes(router, options.core);
+  backupRoutes(router, options.backup ?? { dir: undefined, run: () => Promise.reject(new Error('not configured')) });
   if (options.snapshots) adminRoutes(router, options.snapshots);
   const clock = options.clock ?? { now: () => Date.now() };
   const apiKeyUsage = new ApiKeyUsage(options.core.engine, options.apiKeyUseFlushMs);
@@ -102,6 +113,7 @@ export function createApp(options: AppOptions): FolioApp {
   }
   hookRoutes(router, options.core);
   identityRoutes(router, options.core);
+  identityTokenRoutes(router, options.core, options.tokenizationKey);
   balanceHistoryRoutes(router, options.core);
   if (options.core.query) {
     queryRoutes(router, options.core, options.core.query);

@@ -106,7 +106,7 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
 export function authorize(principal: Principal | undefined, access: RouteAccess, params: Record<string, string>): void {
   if (access.kind === 'public') return;
   if (!principal) throw new ApiError('AUTH_MISSING_API_KEY', 'an API key is required (X-svc-key header)');
-  if (principal.kind === 'master') return;
+  if (principal.kind === 'master' || access.kind === 'any_key') return;
   if (access.kind === 'master') throw new ApiError('AUTH_MASTER_KEY_REQUIRED', 'this operation requires the master key');
   const resource = access.kind === 'scope' ? access.resource : params[access.param];
   const required = `${resource}:${access.action}`;

@@ -93,8 +93,17 @@ const nonNegativeInteger = (fallback: number, maximum: number) =>
     z.number().int().min(0).max(maximum),
   );
 
-/** `limit` (default 20, at most 100) and `offset` of list endpoints, from the query string. */
+/**
+ * A list's `limit` as Blnk reads it: anything but a whole number from 1 to the maximum (missing, 0,
+ * negative, over the maximum, not a number) means the default page size.
+ */
+const pageLimit = z.any().optional().transform((value: unknown) => {
+  const limit = typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN;
+  return limit >= 1 && limit <= LIST_LIMIT_MAX ? limit : LIST_LIMIT_DEFAULT;
+});
+
+/** `limit` (default 20, at most 100; see pageLimit) and `offset` of list endpoints, from the query string. */
 export const pageQuerySchema = z.object({
-  limit: nonNegativeInteger(LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX).pipe(z.number().min(1)),
+  limit: pageLimit,
   offset: nonNegativeInteger(0, Number.MAX_SAFE_INTEGER),
 });

@@ -17,9 +17,16 @@ export interface LedgerCore {
   /**
    * The balance folded from the log up to `untilMs` (Number.MAX_SAFE_INTEGER: its whole history, as
    * `from_source` reads it), reading no further than `toSeq`: undefined when it did not exist by then.
-   * Bounded: refused with QUEUE_BACKPRESSURE when too many folds are waiting.
+   * `fromSnapshot`: start from the newest balance snapshot taken by then, when there is one (the answer
+   * says whether it came from source). Bounded: refused with QUEUE_BACKPRESSURE when too many folds
+   * are waiting.
    */
-  balanceHistory(balanceId: string, untilMs: number, toSeq: number): Promise<FoldAnswer>;
+  balanceHistory(balanceId: string, untilMs: number, toSeq: number, fromSnapshot?: boolean): Promise<FoldAnswer>;
+  /**
+   * Takes balance snapshots (a state snapshot of every balance) in the background, as Blnk's POST
+   * /balances-snapshots does; why it cannot, if it cannot.
+   */
+  takeBalanceSnapshots(): string | undefined;
   /** Why new writes should be refused right now (the log or lookups are too far behind), if they should. */
   overloaded(): string | undefined;
   /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
@@ -39,5 +46,5 @@ export interface HookAdmin {
 
 /** A balance folded from the log (undefined: it did not exist then), or a fold refused for load. */
 export type FoldAnswer =
-  | { ok: true; balance: BalanceRecord | undefined }
+  | { ok: true; balance: BalanceRecord | undefined; from_source: boolean }
   | { ok: false; code: 'QUEUE_BACKPRESSURE'; message: string };

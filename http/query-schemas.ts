@@ -28,12 +28,17 @@ const conditionSchema = z.object({
 
 export const filterSchema = z.object({
   filters: z.array(conditionSchema).max(FILTER_CONDITIONS_MAX),
-  logical_operator: z.string().max(16).optional(),
+  // A bad logical operator is a validation error in Blnk (its body parser refuses it), unlike a bad field.
+  logical_operator: z.string().max(16).optional()
+    .refine((value) => value === undefined || ['', 'and', 'or'].includes(value.trim().toLowerCase()), "logical_operator must be 'and' or 'or'")
+    .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim().toLowerCase())),
   sort_by: z.string().max(256).optional(),
   sort_order: z.string().max(16).optional(),
   include_count: z.boolean().optional(),
-  limit: plainNumber().pipe(z.number().int().min(1).max(LIST_LIMIT_MAX)).default(LIST_LIMIT_DEFAULT),
-  offset: plainNumber().pipe(z.number().int().min(0).max(FILTER_OFFSET_MAX)).default(0),
+  // As in Blnk: a limit of 0 or less, or over the maximum, means the default; a negative offset, 0.
+  limit: plainNumber().pipe(z.number().int()).default(LIST_LIMIT_DEFAULT)
+    .transform((limit) => (limit < 1 || limit > LIST_LIMIT_MAX ? LIST_LIMIT_DEFAULT : limit)),
+  offset: plainNumber().pipe(z.number().int().max(FILTER_OFFSET_MAX)).default(0).transform((offset) => Math.max(0, offset)),
 });
 
 export const searchSchema = z.object({
@@ -45,6 +50,14 @@ export const searchSchema = z.object({
 });
 
 export type SearchBody = z.output<typeof searchSchema>;
+
+/** Searches in one multi-search request. */
+export const MULTI_SEARCHES_MAX = 50;
+
+/** A multi-search: each search names its collection beside the fields of a search body (checked per search). */
+export const multiSearchSchema = z.object({
+  searches: z.array(z.looseObject({ collection: z.string().min(1).max(64) })).min(1).max(MULTI_SEARCHES_MAX),
+});
 
 /** Search bodies are refused with the search error code, whatever is wrong with them. */
 export function validateSearch(body: unknown): SearchBody {

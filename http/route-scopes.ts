@@ -3,6 +3,7 @@
 // (test/route-scopes.unit.test.ts fails when a registered route has no entry). Values:
 //   'public'           no key needed, even with authentication on (/health, and the API's description:
 //                      /openapi.json and the /docs page with its files)
+//   'any-key'          any valid key, whatever its scopes (what is running, for a client checking it)
 //   'master'           the master key only (hooks, operations on the server itself)
 //   '<resource>:<act>' an API key whose scopes cover it (the master key always passes)
 //   ':<param>:<act>'   the resource is the path parameter `<param>` (filter routes over a collection)
@@ -20,6 +21,7 @@ export type ScopeAction = (typeof SCOPE_ACTIONS)[number];
 /** What a route needs. */
 export type RouteAccess =
   | { kind: 'public' }
+  | { kind: 'any_key' }
   | { kind: 'master' }
   | { kind: 'scope'; resource: ScopeResource; action: ScopeAction }
   | { kind: 'param_scope'; param: string; action: ScopeAction };
@@ -27,6 +29,8 @@ export type RouteAccess =
 export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   // system
   'GET /health': 'public',
+  // Blnk's service check; with authentication on it takes a key, as every route but /health does.
+  'GET /': 'any-key',
   'GET /openapi.json': 'public',
   'GET /docs': 'public',
   'GET /docs/start.js': 'public',
@@ -45,7 +49,17 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /balances': 'balances:read',
   'GET /balances/:id': 'balances:read',
   'GET /balances/:id/at': 'balances:read',
+  'PUT /balances/:id/identity': 'balances:write',
+  'POST /balances-snapshots': 'balances:write',
   'GET /balances/indicator/:indicator/currency/:currency': 'balances:read',
+
+  // balance monitors: conditions on balances
+  'POST /balance-monitors': 'balances:write',
+  'GET /balance-monitors': 'balances:read',
+  'GET /balance-monitors/balances/:balance_id': 'balances:read',
+  'GET /balance-monitors/:id': 'balances:read',
+  'PUT /balance-monitors/:id': 'balances:write',
+  'DELETE /balance-monitors/:id': 'balances:delete',
 
   // transactions, holds, refunds
   'POST /transactions': 'transactions:write',
@@ -57,6 +71,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'POST /transactions/inflight/bulk/commit': 'transactions:write',
   'POST /transactions/inflight/bulk/void': 'transactions:write',
   'POST /refund-transaction/:id': 'transactions:write',
+  'POST /transactions/recover': 'transactions:write',
 
   // identities
   'POST /identities': 'identities:write',
@@ -73,11 +88,17 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'POST /ledgers/filter': 'ledgers:read',
   'POST /balances/filter': 'balances:read',
   'POST /transactions/filter': 'transactions:read',
+  'GET /identities/:id/tokenized-fields': 'identities:read',
+  'POST /identities/:id/tokenize/:field': 'identities:write',
+  'POST /identities/:id/tokenize': 'identities:write',
+  'GET /identities/:id/detokenize/:field': 'identities:read',
+  'POST /identities/:id/detokenize': 'identities:write',
   'POST /identities/filter': 'identities:read',
   'POST /:collection/filter': ':collection:read',
 
   // search; rebuilding the index is an operation on the server, so it takes the master key
   'POST /search/:collection': 'search:read',
+  'POST /multi-search': 'search:read',
   'POST /search/reindex': 'master',
   'GET /search/reindex': 'search:read',
 
@@ -108,6 +129,8 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'DELETE /api-keys/:id': 'api-keys:delete',
 
   // operations
+  'POST /backup': 'master',
+  'GET /backup': 'master',
   'POST /admin/snapshots': 'master',
   'GET /admin/snapshots': 'master',
   'POST /admin/cutover/fence': 'master',
@@ -120,6 +143,7 @@ const MASTER: RouteAccess = { kind: 'master' };
 
 export function parseRouteAccess(text: string): RouteAccess | undefined {
   if (text === 'public') return { kind: 'public' };
+  if (text === 'any-key') return { kind: 'any_key' };
   if (text === 'master') return MASTER;
   if (text.startsWith(':')) {
     const [param, action] = text.slice(1).split(':');

@@ -7,11 +7,12 @@
 
 import type { BulkCommand, CreateTransactionCommand, ShareCommand } from '../engine/commands.js';
 import type { ShareRequest } from '../engine/split-distribution.js';
-import { amountToPrecise, parsePreciseAmount, parsePrecision } from '../wire/amounts.js';
+import { amountToPrecise, decimalTextOf, parsePreciseAmount, parsePrecision } from '../wire/amounts.js';
 import { normalizeMetaData } from './common-schemas.js';
 import { parseTimeInput } from './time-input.js';
-import { bulkShape, transactionShape, type TransactionShape } from './transaction-schemas.js';
-import { lenient, lenientItems, validateShapeThen, type ReportIssue } from './validation.js';
+import { ApiError } from './api-error.js';
+import { BULK_TRANSACTIONS_MAX, bulkShape, transactionShape, type TransactionShape } from './transaction-schemas.js';
+import { lenient, lenientItems, validateShapeThen, type ReportIssue, type ValidationCode } from './validation.js';
 
 /**
  * Legs one request may ask for, all items of a bulk together. A transaction's legs are the child
@@ -34,7 +35,7 @@ interface AmountFields {
 
 export type ExactAmount =
   | { ok: true; precise_amount: bigint; precision: bigint }
-  | { ok: false; field: string; message: string };
+  | { ok: false; field: string; message: string; code?: ValidationCode };
 
 /**
  * Resolves the amount fields to exact values, or names the field at fault. `precision` overrides the
@@ -44,15 +45,21 @@ export function resolveAmount(
   input: AmountFields,
   options: { allowZero?: boolean; required?: boolean; precision?: bigint } = {},
 ): ExactAmount {
-  const fail = (field: string, message: string): ExactAmount => ({ ok: false, field, message });
+  const fail = (field: string, message: string, code?: ValidationCode): ExactAmount => ({ ok: false, field, message, code });
   const precision = options.precision !== undefined
     ? { ok: true as const, value: options.precision }
     : input.precision === undefined ? { ok: true as const, value: 1n } : parsePrecision(input.precision);
-  if (!precision.ok) return fail('precision', precision.message);
+  if (!precision.ok) {
+    return fractional(input.precision)
+      ? fail('precision', 'precision must be an integer value', 'TXN_PRECISION_NOT_INTEGER')
+      : fail('precision', precision.message);
+  }
   const allowZero = options.allowZero === true;
   const fromPrecise = input.precise_amount === undefined ? undefined : parsePreciseAmount(input.precise_amount, { allowZero });
   const fromAmount = input.amount === undefined ? undefined : amountToPrecise(input.amount, precision.value, { allowZero });
-  if (fromPrecise && !fromPrecise.ok) return fail('precise_amount', fromPrecise.message);
+  if (fromPrecise && !fromPrecise.ok) {
+    return fail('precise_amount', fromPrecise.message, isZero(input.precise_amount) ? 'TXN_INVALID_AMOUNT' : undefined);
+  }
   if (fromAmount && !fromAmount.ok) return fail('amount', fromAmount.message);
   if (!fromPrecise && !fromAmount) {
     if (options.required === false) return { ok: true, precise_amount: 0n, precision: precision.value };
@@ -62,6 +69,18 @@ export function resolveAmount(
     return fail('amount', 'amount × precision does not equal precise_amount');
   }
   return { ok: true, precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value };
+}
+
+/** A number with a fractional part (Blnk's TXN_PRECISION_NOT_INTEGER condition). */
+function fractional(value: unknown): boolean {
+  const text = decimalTextOf(value);
+  return text !== undefined && /^[0-9]*\.[0-9]*[1-9][0-9]*$/.test(text);
+}
+
+/** An amount of exactly zero: not a malformed amount but a non-positive one (TXN_INVALID_AMOUNT). */
+function isZero(value: unknown): boolean {
+  const parsed = parsePreciseAmount(value, { allowZero: true });
+  return parsed.ok && parsed.value === 0n;
 }
 
 const PERCENT = /^([0-9]+)(?:\.([0-9]{1,18}))?%$/;
@@ -91,7 +110,7 @@ function shareRequest(share: ShareShape, precision: bigint): ShareCommand | stri
   return { identifier: share.identifier, distribution: text, request };
 }
 
-const TIME_FIELDS = ['inflight_expiry_date', 'inflight_commit_date', 'scheduled_for'] as const;
+const TIME_FIELDS = ['inflight_expiry_date', 'inflight_commit_date', 'scheduled_for', 'effective_date'] as const;
 
 /**
  * The command a transaction shape stands for, or undefined after reporting what is wrong. `complete`
@@ -106,9 +125,17 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
   };
   if ((shape.source === undefined) === (shape.sources === undefined)) fail('give exactly one of source and sources', 'source');
   if ((shape.destination === undefined) === (shape.destinations === undefined)) fail('give exactly one of destination and destinations', 'destination');
+  const sameBalance = shape.source !== undefined && (shape.source === shape.destination
+    || (shape.destinations ?? []).some((share) => share.identifier === shape.source));
+  if (sameBalance || (shape.destination !== undefined && (shape.sources ?? []).some((share) => share.identifier === shape.destination))) {
+    fail('source and destination cannot be the same balance', 'destination');
+  }
   const amount = resolveAmount(shape);
-  if (!amount.ok) fail(amount.message, amount.field);
-  const times = { inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0 };
+  if (!amount.ok) {
+    failed = true;
+    report([...path, amount.field], amount.message, amount.code);
+  }
+  const times = { inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, effective_date: 0 };
   for (const field of TIME_FIELDS) {
     const text = shape[field];
     if (text === undefined) continue;
@@ -168,17 +195,37 @@ export function validateTransaction(input: unknown): ValidatedTransaction {
   return validateShapeThen(transactionShape, lenientTransaction, input, (shape, complete, report) => {
     const command = toCommand(shape, complete, report);
     return command && { command, dry_run: shape.dry_run ?? false };
-  });
+  }, 'TXN_VALIDATION_ERROR');
 }
 
 export interface ValidatedBulk {
   command: BulkCommand;
   dry_run: boolean;
+  /** Answer 202 at once, as Blnk's asynchronous batches do (the batch is still recorded before that). */
+  run_async: boolean;
 }
 
 const lenientBulk = lenient(bulkShape, { transactions: lenientItems(lenientTransaction) });
 
+/**
+ * An empty batch and one over the limit have codes of their own (Blnk's TXN_BULK_EMPTY and
+ * TXN_BULK_LIMIT_EXCEEDED), checked before any item is.
+ */
+function bulkSizeRefusal(input: unknown): ApiError | undefined {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
+  const items = (input as { transactions?: unknown }).transactions;
+  if (items === undefined || items === null) return new ApiError('TXN_BULK_EMPTY', 'transactions cannot be empty', { transactions: 'must not be empty' });
+  if (!Array.isArray(items)) return undefined;
+  if (items.length === 0) return new ApiError('TXN_BULK_EMPTY', 'transactions cannot be empty', { transactions: 'must not be empty' });
+  if (items.length > BULK_TRANSACTIONS_MAX) {
+    return new ApiError('TXN_BULK_LIMIT_EXCEEDED', `too many transactions; max is ${BULK_TRANSACTIONS_MAX}`, { transactions: `at most ${BULK_TRANSACTIONS_MAX}` });
+  }
+  return undefined;
+}
+
 export function validateBulk(input: unknown): ValidatedBulk {
+  const refusal = bulkSizeRefusal(input);
+  if (refusal) throw refusal;
   return validateShapeThen(bulkShape, lenientBulk, input, (shape, complete, report) => {
     const items = shape.transactions as Array<Partial<TransactionShape> | undefined> | undefined;
     if (!items) return undefined;
@@ -190,8 +237,8 @@ export function validateBulk(input: unknown): ValidatedBulk {
     if (!complete || transactions.length !== items.length) return undefined;
     const legs = transactions.reduce((total, command) => total + legCount(command), 0);
     if (legs > REQUEST_LEGS_MAX) {
-      report(['transactions'], `the batch asks for ${legs} legs; at most ${REQUEST_LEGS_MAX} in one request (a split counts sources + destinations - 1)`);
-      return undefined;
+      const message = `the batch asks for ${legs} legs; at most ${REQUEST_LEGS_MAX} in one request (a split counts sources + destinations - 1)`;
+      throw new ApiError('TXN_BULK_LIMIT_EXCEEDED', message, { transactions: message });
     }
     return {
       command: {
@@ -201,6 +248,7 @@ export function validateBulk(input: unknown): ValidatedBulk {
         skip_queue: shape.skip_queue ?? false,
       },
       dry_run: shape.dry_run ?? false,
+      run_async: shape.run_async ?? false,
     };
-  });
+  }, 'TXN_VALIDATION_ERROR');
 }

@@ -45,6 +45,7 @@ export const transactionShape = z.object({
   inflight_expiry_date: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   inflight_commit_date: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   scheduled_for: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
+  effective_date: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   atomic: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });
@@ -55,6 +56,7 @@ export const bulkShape = z.object({
   atomic: z.boolean().optional(),
   inflight: z.boolean().optional(),
   skip_queue: z.boolean().optional(),
+  run_async: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });
 
@@ -80,10 +82,12 @@ export const bulkCommitSchema = z.object({
     amount: decimalInput.optional(),
     precise_amount: wholeNumberInput.optional(),
   })).min(1).max(BULK_INFLIGHT_MAX),
+  skip_queue: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });
 
 export const bulkVoidSchema = z.object({
   transaction_ids: z.array(identifierSchema).min(1).max(BULK_INFLIGHT_MAX),
+  skip_queue: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });

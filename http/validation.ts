@@ -1,18 +1,27 @@
 // Running zod at the edge: every body and query is parsed by a schema before anything else sees it,
-// and a failure becomes 400 GEN_VALIDATION_ERROR with one message per offending field (or the code of
-// the public Blnk ledger's own for the condition, see api-error.ts).
+// and a failure becomes a 400 with one message per offending field in `details`. The code is
+// GEN_VALIDATION_ERROR unless the public Blnk ledger has one of its own for the condition: a route says
+// which (TXN_VALIDATION_ERROR for transaction bodies, IDT_VALIDATION_ERROR for identities), and a check
+// may name a more specific one for its field (TXN_PRECISION_NOT_INTEGER), which then wins.
 
 import { z } from 'zod';
-import { ApiError } from './api-error.js';
+import { ApiError, type ErrorCode } from './api-error.js';
 
-export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+/** The codes a validation failure may carry (each a 400). */
+export type ValidationCode = Extract<ErrorCode,
+  'GEN_VALIDATION_ERROR' | 'GEN_MALFORMED_REQUEST' | 'TXN_VALIDATION_ERROR' | 'TXN_PRECISION_NOT_INTEGER' | 'TXN_INVALID_AMOUNT' | 'IDT_VALIDATION_ERROR'>;
+
+export function validate<S extends z.ZodType>(schema: S, input: unknown, code: ValidationCode = 'GEN_VALIDATION_ERROR'): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  throw validationError(detailsOf(result.error.issues));
+  throw validationError(detailsOf(result.error.issues), code);
 }
 
-/** Reports a problem with one field (a dotted path), for checks that run after the schema. */
-export type ReportIssue = (path: ReadonlyArray<PropertyKey>, message: string) => void;
+/**
+ * Reports a problem with one field (a dotted path), for checks that run after the schema; `code` when
+ * Blnk has a code of its own for exactly this problem.
+ */
+export type ReportIssue = (path: ReadonlyArray<PropertyKey>, message: string, code?: ValidationCode) => void;
 
 /**
  * The same object shape, forgiving: every field optional and left out when it fails its schema, and
@@ -43,15 +52,18 @@ export function validateShapeThen<S extends z.ZodType, R>(
   forgiving: z.ZodType<Partial<z.output<S>> | undefined>,
   input: unknown,
   finish: (shape: Partial<z.output<S>>, complete: boolean, report: ReportIssue) => R | undefined,
+  code: ValidationCode = 'GEN_VALIDATION_ERROR',
 ): R {
   const result = schema.safeParse(input);
   const details = result.success ? {} : detailsOf(result.error.issues);
-  const report: ReportIssue = (path, message) => {
+  let specific: ValidationCode | undefined;
+  const report: ReportIssue = (path, message, issueCode) => {
     details[fieldName(path)] ??= message;
+    specific ??= issueCode;
   };
   const shape = result.success ? (result.data as Partial<z.output<S>>) : forgiving.parse(input);
   const value = shape === undefined ? undefined : finish(shape, result.success, report);
-  if (Object.keys(details).length > 0 || value === undefined) throw validationError(details);
+  if (Object.keys(details).length > 0 || value === undefined) throw validationError(details, specific ?? code);
   return value;
 }
 
@@ -65,7 +77,7 @@ function fieldName(path: ReadonlyArray<PropertyKey>): string {
   return path.length > 0 ? path.map(String).join('.') : 'body';
 }
 
-function validationError(details: Record<string, string>): ApiError {
+export function validationError(details: Record<string, string>, code: ValidationCode = 'GEN_VALIDATION_ERROR'): ApiError {
   const fields = Object.keys(details);
-  return new ApiError('GEN_VALIDATION_ERROR', `invalid request: ${fields.map((field) => `${field}: ${details[field]}`).join('; ')}`, details);
+  return new ApiError(code, `invalid request: ${fields.map((field) => `${field}: ${details[field]}`).join('; ')}`, details);
 }

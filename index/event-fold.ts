@@ -40,6 +40,7 @@ export function changedRowCount(changes: RowChanges): number {
 export function balancesNeeded(event: LedgerEvent, into: Set<string>): void {
   for (const posting of event.postings ?? []) into.add(posting.balance_id);
   for (const entry of event.balance_meta ?? []) into.add(entry.balance_id);
+  for (const entry of event.balance_identities ?? []) into.add(entry.balance_id);
   for (const patch of event.metadata_patches ?? []) {
     if (metadataTarget(patch.entity_id) === 'balance') into.add(patch.entity_id);
   }
@@ -115,6 +116,11 @@ export function foldEvent(
   for (const chunk of event.external_records ?? []) changes.externalRecords.push(chunk);
   for (const run of event.reconciliations ?? []) changes.reconciliations.set(run.reconciliation_id, run);
   for (const chunk of event.reconciliation_results ?? []) changes.reconciliationResults.push(chunk);
+  for (const { balance_id, identity_id } of event.balance_identities ?? []) {
+    const balance = current(balances, balance_id);
+    balance.identity_id = identity_id;
+    changes.balances.set(balance_id, balance);
+  }
 }
 
 function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances: Map<string, BalanceRecord>, changes: RowChanges, patched: PatchedRecords): void {
@@ -171,6 +177,8 @@ const EVENT_PARTS = {
   external_records: 9, reconciliations: 10, reconciliation_results: 11,
   api_keys: 'unfolded', hooks: 'unfolded', deleted_hooks: 'unfolded', matching_rules: 'unfolded', deleted_matching_rules: 'unfolded',
   uploads: 'unfolded',
+  balance_identities: 12,
+  monitors: 'unfolded', deleted_monitors: 'unfolded', monitor_alerts: 'unfolded',
 } as const satisfies Record<keyof LedgerEvent, 'header' | 'unfolded' | number>;
 const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
   .filter((field) => typeof EVENT_PARTS[field] === 'number')

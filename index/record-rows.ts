@@ -111,7 +111,7 @@ export function balanceFromRow(row: SelectedRow): BalanceRecord {
 // ---- transactions ----
 
 /** Fields of a transaction record that have no column of their own. */
-const TRANSACTION_EXTRAS = ['rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'committed_amount'] as const;
+const TRANSACTION_EXTRAS = ['rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'committed_amount', 'effective_date'] as const;
 
 export function transactionRow(record: TransactionRecord): SqlValue[] {
   const extra: Record<string, unknown> = {};

@@ -28,7 +28,7 @@ import type { SqliteConnection } from './sqlite-connection.js';
 
 export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
 
-export type QueryErrorCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT';
+export type QueryErrorCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT' | 'SRCH_REINDEX_IN_PROGRESS';
 export type QueryAnswer<T> = { ok: true; value: T } | { ok: false; code: QueryErrorCode; message: string };
 
 export interface FilterPage {
@@ -336,7 +336,7 @@ export class SecondaryIndex {
 
   /** Starts a rebuild in the background; refused while one runs. */
   startReindex(): QueryAnswer<ReindexStatus> {
-    if (this.rebuild) return { ok: false, code: 'GEN_CONFLICT', message: 'a reindex is already running' };
+    if (this.rebuild) return { ok: false, code: 'SRCH_REINDEX_IN_PROGRESS', message: 'a reindex is already running' };
     if (this.closed) return { ok: false, code: 'GEN_CONFLICT', message: 'the index is closing' };
     this.reindexStartedMs = performance.now();
     this.reindex = {

@@ -37,6 +37,7 @@ export function stateHash(state: LedgerState): string {
     const entries = section.hashed(state);
     const byKey = entries instanceof Map ? (entries as Map<string, unknown>) : new Map(entries);
     const keys = [...byKey.keys()].sort();
+    if (keys.length === 0 && section.omitWhenEmpty) continue;
     hasher.line(`${section.name} ${keys.length}`);
     // Records carry their own id, so their key adds nothing; plain values are hashed with their key.
     for (const key of keys) {

@@ -33,12 +33,18 @@ export interface StoredSection {
   restore(event: RestoreEvent, items: unknown[], state: LedgerState): void;
   /** The section as key -> value for the state hash (hashed in key order, whatever the map order). */
   hashed(state: LedgerState): Iterable<[string, unknown]>;
+  /**
+   * Sections added after the hash's version: left out of the hash while empty, so states without any
+   * hash as they did before the section existed (snapshots written then still verify).
+   */
+  omitWhenEmpty?: boolean;
 }
 
 export interface DerivedSection {
   kind: 'derived';
   name: string;
   hashed(state: LedgerState): Iterable<[string, unknown]>;
+  omitWhenEmpty?: boolean;
 }
 
 /** Hashed in a form of its own (state-hash.ts), not as keyed canonical JSON. */
@@ -182,6 +188,22 @@ export const STATE_LAYOUT = {
       for (const [identityId, count] of items as Array<[string, number]>) state.balancesPerIdentity.set(identityId, count);
     },
     hashed: (state) => keyedBy(state.balancesPerIdentity),
+  },
+  monitors: {
+    kind: 'stored',
+    name: 'balance_monitors',
+    capture: (state) => state.monitors.values(),
+    restore: (event, items) => {
+      event.monitors = items as NonNullable<LedgerEvent['monitors']>;
+    },
+    hashed: (state) => keyedBy(state.monitors),
+    omitWhenEmpty: true,
+  },
+  monitorsByBalance: {
+    kind: 'derived',
+    name: 'monitors_by_balance',
+    hashed: (state) => new Map([...state.monitorsByBalance].map(([balanceId, ids]) => [balanceId, [...ids].sort()])),
+    omitWhenEmpty: true,
   },
   pendingHoldActions: { kind: 'derived', name: 'pending_hold_actions', hashed: (state) => keyedBy(state.pendingHoldActions) },
   refundLocks: { kind: 'derived', name: 'refund_locks', hashed: (state) => keyedBy(state.refundLocks) },

@@ -277,9 +277,9 @@ class Simulation {
       if (events.length !== 1 || events[0]?.type !== 'ledger.updated') diverge('updateLedger did not log one ledger.updated');
       this.count('ledger.updated');
     } else {
-      if (outcome.ok || outcome.rejection.code !== 'LDG_NOT_FOUND') diverge('updateLedger of an unknown ledger was not LDG_NOT_FOUND');
+      if (outcome.ok || outcome.rejection.code !== 'LGR_NOT_FOUND') diverge('updateLedger of an unknown ledger was not LGR_NOT_FOUND');
       if (events.length !== 0) diverge('a refused updateLedger logged something');
-      this.count('LDG_NOT_FOUND');
+      this.count('LGR_NOT_FOUND');
     }
   }
 
@@ -294,7 +294,7 @@ class Simulation {
     this.note(`createBalance ${ledger} ${currency} '${indicator}'`);
     const events = this.newEventsSince(before);
     let expected: string | undefined;
-    if (!this.model.ledgers.has(ledger)) expected = 'LDG_NOT_FOUND';
+    if (!this.model.ledgers.has(ledger)) expected = 'LGR_NOT_FOUND';
     else if (indicator !== '' && this.model.namedBalance(indicator, currency) !== undefined) expected = 'BAL_DUPLICATE_INDICATOR';
     if (expected !== undefined) {
       if (outcome.ok || outcome.rejection.code !== expected) {

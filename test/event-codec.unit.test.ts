@@ -45,6 +45,7 @@ const FULL: TransactionRecord = {
   rejection: { code: 'TXN_INSUFFICIENT_FUNDS', reason: 'insufficient_funds', message: 'no' },
   sources: [{ identifier: '@a', balance_id: 'bln_a', distribution: '50%', precise_amount: 5n * 10n ** 29n }, { identifier: '@b', balance_id: 'bln_b', distribution: 'left', precise_amount: 5n * 10n ** 29n }],
   atomic: false, legs: ['txn_2', 'txn_3'], action: 'commit', committed_amount: (1n << 64n) + 5n, batch_id: 'bulk_1',
+  effective_date: 1_600_000_000_000,
 };
 
 t.test('records with every optional field and amounts beyond 64 bits', async (t) => {
@@ -60,18 +61,38 @@ t.test('records with every optional field and amounts beyond 64 bits', async (t)
     postings: [
       { balance_id: 'bln_a', field: 'inflight_debit', amount: -(1n << 65n) },
       { balance_id: 'bln_b', field: 'inflight_credit', amount: 0n },
+      { balance_id: 'bln_b', field: 'credit', amount: 7n, effective_at: 1_600_000_000_000 },
     ],
     ledgers: [{ ledger_id: 'ldg_1', name: 'L', created_at: 1, meta_data: {} }],
     balance_meta: [{ balance_id: 'bln_x', meta_data: { a: 1 } }],
     deleted_identities: ['idt_2'],
     deleted_hooks: ['hook_1'],
+    monitors: [{
+      monitor_id: 'mon_1', balance_id: 'bln_x', description: 'd', call_back_url: '', created_at: 9,
+      condition: { field: 'balance', operator: '>=', precise_value: -(1n << 70n), precision: 100n },
+    }],
+    deleted_monitors: ['mon_2'],
   };
+  event.monitor_alerts = [{ monitor: event.monitors![0]!, balance: event.balances![0]! }];
   const [decoded] = roundTrip([event]);
   t.equal(canonicalJson(decoded), canonicalJson(event));
   t.equal(decoded?.transactions?.[0]?.committed_amount, (1n << 64n) + 5n, 'amounts stay bigint');
   t.equal(decoded?.postings?.[0]?.amount, -(1n << 65n));
   t.equal(decoded?.transactions?.[1]?.sources, undefined, 'an absent field stays absent');
   t.equal(decoded?.transactions?.[1]?.batch_id, undefined);
+  t.equal(decoded?.postings?.[2]?.effective_at, 1_600_000_000_000, 'a back-dated posting keeps its time');
+  t.equal(decoded?.postings?.[1]?.effective_at, undefined, 'and the others have none');
+  t.equal(decoded?.transactions?.[0]?.effective_date, 1_600_000_000_000);
+  t.equal(decoded?.monitor_alerts?.[0]?.monitor.condition.precise_value, -(1n << 70n), 'monitors keep exact thresholds');
+});
+
+t.test('new event types are numbered after the old ones', async (t) => {
+  // Every type has its code by position; a log written before monitors existed reads the same.
+  const old = roundTrip([{ type: 'hook.deleted', at: 1, deleted_hooks: ['hook_1'] }]);
+  t.equal(old[0]?.type, 'hook.deleted');
+  for (const type of ['balance_monitor.created', 'balance_monitor.updated', 'balance_monitor.deleted'] as const) {
+    t.equal(roundTrip([{ type, at: 1 }])[0]?.type, type);
+  }
 });
 
 t.test('records written in the earlier msgpack format still read', async (t) => {

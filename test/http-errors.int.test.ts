@@ -33,7 +33,7 @@ t.test('GET /health and GET /metrics', async (t) => {
 
 t.test('unknown routes: 404 GEN_NOT_FOUND', async (t) => {
   const server = await openServer(t);
-  for (const [method, path] of [['GET', '/'], ['GET', '/nope'], ['GET', '/ledgers/a/b'], ['POST', '/nope'], ['PUT', '/transactions'], ['GET', '/balances/indicator/x']]) {
+  for (const [method, path] of [['GET', '/nope'], ['GET', '/v2'], ['GET', '/ledgers/a/b'], ['POST', '/nope'], ['PUT', '/transactions'], ['GET', '/balances/indicator/x']]) {
     const response = await server.request(method as string, path as string, method === 'GET' ? undefined : { name: 'x' });
     if (method === 'PUT' && response.status === 405) {
       expectError(t, response, 405, 'GEN_METHOD_NOT_ALLOWED', `${method} ${path}`);
@@ -42,6 +42,10 @@ t.test('unknown routes: 404 GEN_NOT_FOUND', async (t) => {
     expectError(t, response, 404, 'GEN_NOT_FOUND', `${method} ${path}`);
   }
   expectError(t, await server.request('DELETE', '/ledgers'), 405, 'GEN_METHOD_NOT_ALLOWED', 'a known path with another method');
+  // `/` is Blnk's service check, not an unknown route.
+  const root = await server.request('GET', '/');
+  t.equal(root.status, 200, 'GET / answers');
+  t.match(root.body, { message: 'server running...', service: 'folio' }, 'GET / says what is running');
 });
 
 t.test('malformed JSON: 400 GEN_MALFORMED_REQUEST on every write route', async (t) => {
@@ -55,20 +59,20 @@ t.test('malformed JSON: 400 GEN_MALFORMED_REQUEST on every write route', async (
   expectError(t, await server.request('POST', '/ledgers', '<ledger/>', { 'content-type': 'application/xml' }), 415, 'GEN_UNSUPPORTED_MEDIA_TYPE', 'XML');
 });
 
-t.test('validation: 400 GEN_VALIDATION_ERROR with details per field', async (t) => {
+t.test('validation: 400 with details per field (TXN_VALIDATION_ERROR on transactions, as Blnk)', async (t) => {
   const server = await openServer(t);
   const missing = await server.request('POST', '/transactions', {});
-  expectError(t, missing, 400, 'GEN_VALIDATION_ERROR', 'empty transaction');
+  expectError(t, missing, 400, 'TXN_VALIDATION_ERROR', 'empty transaction');
   t.same(Object.keys(missing.body.error_detail.details ?? {}).sort(), ['amount', 'currency', 'destination', 'source'], 'each missing field named');
   const wrongTypes = await server.request('POST', '/transactions', { currency: 5, source: true, destination: [], reference: 7, description: {}, allow_overdraft: 'yes', skip_queue: 1, meta_data: 'x', precise_amount: 1 });
-  expectError(t, wrongTypes, 400, 'GEN_VALIDATION_ERROR', 'wrong types');
+  expectError(t, wrongTypes, 400, 'TXN_VALIDATION_ERROR', 'wrong types');
   t.same(Object.keys(wrongTypes.body.error_detail.details ?? {}).sort(),
     ['allow_overdraft', 'currency', 'description', 'destination', 'meta_data', 'reference', 'skip_queue', 'source'], 'each wrong field named');
   for (const value of Object.values(wrongTypes.body.error_detail.details ?? {})) t.type(value, 'string', 'each with a message');
   const tooLong = await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: '@a', destination: '@b', reference: 'r'.repeat(257), description: 'd'.repeat(2049) });
   t.same(Object.keys(tooLong.body.error_detail.details ?? {}).sort(), ['description', 'reference'], 'length limits named per field');
   const badAmount = await server.request('POST', '/transactions', { amount: 10.005, precision: 100, currency: 'USD', source: '@a', destination: '@b' });
-  expectError(t, badAmount, 400, 'GEN_VALIDATION_ERROR', 'amount needing rounding');
+  expectError(t, badAmount, 400, 'TXN_VALIDATION_ERROR', 'amount needing rounding');
   t.same(Object.keys(badAmount.body.error_detail.details ?? {}), ['amount'], 'the amount named');
   t.match(badAmount.body.error_detail.details.amount, /rounding/);
   await t.test('an amount problem is reported alongside other bad fields', async (t) => {

@@ -78,14 +78,15 @@ t.test('identities: every field, replace, list, delete', async (t) => {
 t.test('identity refusals', async (t) => {
   const server = await startScopedServer(t);
   const cases: Array<[string, string, unknown, number, string]> = [
-    ['POST', '/identities', { first_name: 'No type' }, 400, 'GEN_VALIDATION_ERROR'],
-    ['POST', '/identities', { identity_type: 'robot' }, 400, 'GEN_VALIDATION_ERROR'],
-    ['POST', '/identities', { identity_type: 'individual', dob: '1985-13-45' }, 400, 'GEN_VALIDATION_ERROR'],
-    ['POST', '/identities', { identity_type: 'individual', first_name: 'x'.repeat(300) }, 400, 'GEN_VALIDATION_ERROR'],
-    ['POST', '/identities', { identity_type: 'individual', meta_data: 'flat' }, 400, 'GEN_VALIDATION_ERROR'],
+    ['POST', '/identities', { first_name: 'No type' }, 400, 'IDT_VALIDATION_ERROR'],
+    ['POST', '/identities', { identity_type: 'robot' }, 400, 'IDT_VALIDATION_ERROR'],
+    ['POST', '/identities', { identity_type: 'individual', dob: '1985-13-45' }, 400, 'IDT_VALIDATION_ERROR'],
+    ['POST', '/identities', { identity_type: 'individual', first_name: 'x'.repeat(300) }, 400, 'IDT_VALIDATION_ERROR'],
+    ['POST', '/identities', { identity_type: 'individual', meta_data: 'flat' }, 400, 'IDT_VALIDATION_ERROR'],
     ['GET', '/identities/idt_missing', undefined, 404, 'IDT_NOT_FOUND'],
     ['PUT', '/identities/idt_missing', { identity_type: 'individual' }, 404, 'IDT_NOT_FOUND'],
-    ['PUT', '/identities/idt_missing', { first_name: 'x' }, 400, 'GEN_VALIDATION_ERROR'],
+    // An unknown identity is looked up first, as in Blnk: 404 whatever the body.
+    ['PUT', '/identities/idt_missing', { first_name: 'x' }, 404, 'IDT_NOT_FOUND'],
     ['DELETE', '/identities/idt_missing', undefined, 404, 'IDT_NOT_FOUND'],
   ];
   for (const [method, route, body, status, code] of cases) {
@@ -95,6 +96,11 @@ t.test('identity refusals', async (t) => {
   }
   const validation = await server.request('POST', '/identities', { first_name: 'No type' });
   t.ok(validation.body.error_detail.details.identity_type, 'the details name identity_type');
+  const existing = await server.request('POST', '/identities', { identity_type: 'individual' });
+  const badReplacement = await server.request('PUT', `/identities/${existing.body.identity_id}`, { first_name: 'x' });
+  t.equal(badReplacement.status, 400, 'a known identity with a bad body');
+  t.equal(badReplacement.body.error_detail.code, 'IDT_VALIDATION_ERROR');
+  t.ok(badReplacement.body.error_detail.details.identity_type);
 });
 
 t.test('metadata merges into every kind of record', async (t) => {

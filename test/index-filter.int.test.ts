@@ -156,11 +156,16 @@ t.test('refusals name what is allowed', async (t) => {
   await refused('transactions', where('meta_data.tier', 'eq', { nested: true }), 'GEN_BAD_REQUEST', /string, a number/);
   await refused('transactions', { filters: [], sort_by: 'description' }, 'GEN_BAD_REQUEST', /sortable \(indexed\) fields: transaction_id/);
   await refused('transactions', { filters: [], sort_order: 'sideways' }, 'GEN_BAD_REQUEST', /asc or desc/);
-  await refused('transactions', { filters: [], logical_operator: 'xor' }, 'GEN_BAD_REQUEST', /and or or/);
+  await refused('transactions', { filters: [], logical_operator: 'xor' }, 'GEN_VALIDATION_ERROR', /'and' or 'or'/);
   await refused('balances', where('description', 'eq', 'x'), 'GEN_BAD_REQUEST', /for balances; allowed fields/);
-  await refused('transactions', { filters: [], limit: 101 }, 'GEN_VALIDATION_ERROR', /limit/);
-  await refused('transactions', { filters: [], offset: -1 }, 'GEN_VALIDATION_ERROR', /offset/);
   await refused('transactions', { limit: 5 }, 'GEN_VALIDATION_ERROR', /filters/);
+  await refused('transactions', { filters: [], limit: 2.5 }, 'GEN_VALIDATION_ERROR', /limit/);
+  // As in Blnk: a limit out of range is the default (20), a negative offset 0.
+  for (const [body, label] of [[{ filters: [], limit: 101 }, 'limit 101'], [{ filters: [], limit: 0 }, 'limit 0'], [{ filters: [], offset: -1 }, 'offset -1']] as const) {
+    const answer = await server.request('POST', '/transactions/filter', body);
+    t.equal(answer.status, 200, label);
+    t.ok(answer.body.data.length <= 20, `${label}: at most the default page`);
+  }
   const malformed = await server.request('POST', '/transactions/filter', '{"filters": [');
   t.equal(malformed.body.error_detail.code, 'GEN_MALFORMED_REQUEST');
 });

@@ -70,11 +70,11 @@ t.test('the general ledger exists from genesis, once', async (t) => {
   t.equal(fixture.log.appendedSeq, seq, 'a second genesis logs nothing');
 });
 
-t.test('ledgers: LDG_NOT_FOUND and updates', async (t) => {
+t.test('ledgers: LGR_NOT_FOUND and updates', async (t) => {
   const fixture = engineRig();
   const { engine } = fixture;
-  expectRejection(t, fixture, () => engine.updateLedger({ ledger_id: 'ldg_missing', name: 'x' }), 'LDG_NOT_FOUND', 'update of an unknown ledger');
-  expectRejection(t, fixture, () => engine.createBalance({ ledger_id: 'ldg_missing', currency: 'USD', identity_id: '', indicator: '', meta_data: {} }), 'LDG_NOT_FOUND', 'balance in an unknown ledger');
+  expectRejection(t, fixture, () => engine.updateLedger({ ledger_id: 'ldg_missing', name: 'x' }), 'LGR_NOT_FOUND', 'update of an unknown ledger');
+  expectRejection(t, fixture, () => engine.createBalance({ ledger_id: 'ldg_missing', currency: 'USD', identity_id: '', indicator: '', meta_data: {} }), 'LGR_NOT_FOUND', 'balance in an unknown ledger');
   const ledger = accept(t, engine.createLedger({ name: 'Operations', meta_data: { team: 'a', region: 'eu' } }), 'ledger created');
   const updated = accept(t, engine.updateLedger({ ledger_id: ledger.ledger_id, meta_data: { team: 'b' } }), 'ledger updated');
   t.same(updated, { ...ledger, meta_data: { team: 'b', region: 'eu' } }, 'metadata merged, name kept');

@@ -93,7 +93,7 @@ t.test('pending holds, schedules and queued actions complete after a SIGKILL and
   await child.kill();
   const killedAt = Date.now();
   t.same(answers.map((answer) => answer.status), [201, 200, 200, 200, 201, 201], 'all queued work was acknowledged');
-  t.equal(answers[0]?.body.status, 'QUEUED');
+  t.equal(answers[0]?.body.status, 'queued');
   for (const answer of answers.slice(1, 4)) t.equal(answer.body.queued, true);
   const refundIds = answers.slice(4).map((answer) => answer.body.transaction_id as string);
   const depth = /^folio_mailbox_depth (\d+)/m.exec(metrics.text)?.[1];

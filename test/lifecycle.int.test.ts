@@ -135,12 +135,13 @@ t.test('state table, interface.md section 3', async (t) => {
     const { hold } = await openHold(100);
     const queuedCommit = await api.put(`/transactions/inflight/${hold.transaction_id}`, { status: 'commit' });
     t.equal(queuedCommit.status, 200);
-    t.same(queuedCommit.body, { transaction_id: hold.transaction_id, status: 'INFLIGHT', queued: true }, 'a queued commit answers with the hold, queued');
+    t.match(queuedCommit.body, { transaction_id: hold.transaction_id, status: 'INFLIGHT', queued: true, precise_amount: 100 }, 'a queued commit answers with the hold, queued (as Blnk)');
+    t.equal(queuedCommit.body.reference, hold.reference, 'the whole hold');
     t.equal((await api.waitForTransaction(hold.transaction_id, (record) => record.status !== 'INFLIGHT')).status, 'APPLIED');
 
     const second = await openHold(100);
     const queuedVoid = await api.put(`/transactions/inflight/${second.hold.transaction_id}`, { status: 'void', skip_queue: false });
-    t.same(queuedVoid.body, { transaction_id: second.hold.transaction_id, status: 'INFLIGHT', queued: true }, 'a queued void likewise');
+    t.match(queuedVoid.body, { transaction_id: second.hold.transaction_id, status: 'INFLIGHT', queued: true }, 'a queued void likewise');
     t.equal((await api.waitForTransaction(second.hold.transaction_id, (record) => record.status !== 'INFLIGHT')).status, 'VOID');
     t.same(await api.amounts(second.source), { balance: 1000n, inflight_debit: 0n, inflight_credit: 0n, available: 1000n });
   });
@@ -196,11 +197,11 @@ t.test('state table, interface.md section 3', async (t) => {
     t.equal(decimal.body.precise_amount, 250);
     const both = await api.put(`/transactions/inflight/${cents.hold.transaction_id}`, { status: 'commit', amount: 9, precise_amount: 1, skip_queue: true });
     t.equal(both.body.precise_amount, 1, 'precise_amount takes precedence');
-    // A sent amount must be more than zero: 0 once committed the whole hold (issue 13).
+    // A sent amount must be more than zero: 0 once committed the whole hold (issue 13). Blnk's code for it.
     await writesNothing(t, 'zero and negative commit amounts', async () => {
       for (const amount of [{ precise_amount: 0 }, { precise_amount: -1 }, { amount: 0 }, { amount: -2.5 }, { precise_amount: '0' }]) {
         const refused = await api.put(`/transactions/inflight/${cents.hold.transaction_id}`, { status: 'commit', ...amount, skip_queue: true });
-        checkError(t, refused, 400, 'GEN_VALIDATION_ERROR', JSON.stringify(amount));
+        checkError(t, refused, 400, 'TXN_INVALID_AMOUNT', JSON.stringify(amount));
       }
     });
     t.equal((await api.transaction(cents.hold.transaction_id)).status, 'INFLIGHT', 'the hold is still open');
@@ -230,7 +231,7 @@ t.test('state table, interface.md section 3', async (t) => {
       { method: 'PUT', path, body: { status: 'commit', skip_queue: true } },
     ]);
     t.equal(first?.status, 200);
-    t.same(first?.body, { transaction_id: hold.transaction_id, status: 'INFLIGHT', queued: true });
+    t.match(first?.body, { transaction_id: hold.transaction_id, status: 'INFLIGHT', queued: true });
     t.equal(second?.status, 409, 'a second queued action');
     t.equal(second?.body.error_detail.code, 'GEN_CONFLICT');
     t.equal(third?.status, 409, 'a synchronous action too');
@@ -325,7 +326,11 @@ t.test('error codes', async (t) => {
     checkError(t, await api.put(path, {}), 400, 'GEN_VALIDATION_ERROR', 'missing status');
     checkError(t, await api.put(path, { status: 'commit', precise_amount: 101, skip_queue: true }), 400, 'TXN_COMMIT_AMOUNT_EXCEEDED');
     checkError(t, await api.put(path, { status: 'commit', amount: 101 }), 400, 'TXN_COMMIT_AMOUNT_EXCEEDED', 'queued');
-    checkError(t, await api.put(path, { status: 'commit', precise_amount: -1 }), 400, 'GEN_VALIDATION_ERROR', 'negative amount');
+    checkError(t, await api.put(path, { status: 'commit', precise_amount: -1 }), 400, 'TXN_INVALID_AMOUNT', 'negative amount');
+    // Blnk checks a sent precise_amount before it looks the hold up, and for a void too.
+    checkError(t, await api.put('/transactions/inflight/txn_unknown', { status: 'commit', precise_amount: 0 }), 400, 'TXN_INVALID_AMOUNT', 'zero, unknown hold');
+    checkError(t, await api.put('/transactions/inflight/txn_unknown', { status: 'void', precise_amount: -100 }), 400, 'TXN_INVALID_AMOUNT', 'negative void');
+    checkError(t, await api.put('/transactions/inflight/txn_unknown', { status: 'commit' }), 404, 'TXN_NOT_FOUND', 'then the hold');
     await api.put(path, { status: 'commit', precise_amount: 60, skip_queue: true });
     checkError(t, await api.put(path, { status: 'commit', precise_amount: 41, skip_queue: true }), 400, 'TXN_COMMIT_AMOUNT_EXCEEDED', 'above the remainder');
     await api.put(path, { status: 'void', skip_queue: true });
@@ -417,7 +422,7 @@ t.test('error codes', async (t) => {
     }
     checkError(t, await api.post('/transactions', {
       precise_amount: 100, currency: 'USD', source: alice, destinations: [{ identifier: fresh('x'), distribution: 'lots' }],
-    }), 400, 'GEN_VALIDATION_ERROR', 'a distribution that is not one at all');
+    }), 400, 'TXN_VALIDATION_ERROR', 'a distribution that is not one at all');
   });
 });
 
@@ -626,7 +631,7 @@ t.test('bulk', async (t) => {
     const seq = server.runtime.log.appendedSeq;
     const batch = await api.post('/transactions/bulk', { transactions: items, atomic: true });
     t.equal(batch.status, 201);
-    t.match(batch.body, { status: 'APPLIED', transaction_count: 3 });
+    t.match(batch.body, { status: 'applied', transaction_count: 3 }, 'batch statuses in lower case, as Blnk writes them');
     t.match(batch.body.batch_id, /^bulk_/);
     t.equal(server.runtime.log.appendedSeq, seq + 1, 'one log record');
     for (const index of [0, 1, 2]) {
@@ -648,7 +653,7 @@ t.test('bulk', async (t) => {
     const item = (amount: number) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') });
     const partial = await api.post('/transactions/bulk', { transactions: [item(30), item(500), item(10)], skip_queue: true });
     t.equal(partial.status, 201);
-    t.equal(partial.body.status, 'PARTIAL');
+    t.equal(partial.body.status, 'partial');
     t.equal(partial.body.transaction_count, 1);
     t.equal(partial.body.failed.index, 1);
     t.equal(partial.body.failed.error.code, 'TXN_INSUFFICIENT_FUNDS');
@@ -660,13 +665,13 @@ t.test('bulk', async (t) => {
     const duplicate = await api.post('/transactions/bulk', {
       transactions: [{ ...item(1), reference: reused }, { ...item(1), reference: reused }],
     });
-    t.equal(duplicate.body.status, 'PARTIAL', 'a queued batch stops at a reused reference');
+    t.equal(duplicate.body.status, 'partial', 'a queued batch stops at a reused reference');
     t.equal(duplicate.body.failed.error.code, 'TXN_DUPLICATE_REFERENCE');
 
     const tag = `queued-${counter}`;
     const queued = await api.post('/transactions/bulk', { transactions: [5, 500, 5].map((amount, index) => ({ ...item(amount), reference: `${tag}-${index}` })) });
     t.equal(queued.status, 201);
-    t.equal(queued.body.status, 'QUEUED');
+    t.equal(queued.body.status, 'queued');
     const statuses = [];
     for (const index of [0, 1, 2]) {
       const id = (await api.get(`/transactions/reference/${tag}-${index}`)).body.transaction_id;
@@ -683,9 +688,31 @@ t.test('bulk', async (t) => {
       transactions: [10, 20].map((amount, index) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to'), reference: `${tag}-${index}` })),
       inflight: true, atomic: true,
     });
-    t.equal(batch.body.status, 'INFLIGHT');
+    t.equal(batch.body.status, 'inflight');
     t.same(await api.amounts(aliceId), { balance: 100n, inflight_debit: 30n, inflight_credit: 0n, available: 70n });
     t.equal((await api.get(`/transactions/reference/${tag}-0`)).body.status, 'INFLIGHT');
+    // The batch id stands for all its holds, as in Blnk: amounts are refused, the holds commit whole.
+    const batchPath = `/transactions/inflight/${batch.body.batch_id}`;
+    checkError(t, await api.put(batchPath, { status: 'commit', precise_amount: 5, skip_queue: true }), 400, 'TXN_PARTIAL_NOT_ALLOWED');
+    const committed = await api.put(batchPath, { status: 'commit', skip_queue: true });
+    t.equal(committed.status, 200);
+    t.equal(committed.body.status, 'APPLIED', 'the first hold\'s commit');
+    t.same(await api.amounts(aliceId), { balance: 70n, inflight_debit: 0n, inflight_credit: 0n, available: 70n }, 'every hold of the batch committed');
+    checkError(t, await api.put(batchPath, { status: 'void', skip_queue: true }), 404, 'TXN_NOT_FOUND', 'no open hold left in the batch');
+    const again = await api.post('/transactions/bulk', {
+      transactions: [7, 8].map((amount) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') })),
+      inflight: true, skip_queue: true, run_async: true,
+    });
+    t.equal(again.status, 202, 'run_async answers 202, as Blnk');
+    t.match(again.body, { message: 'Bulk transaction processing started', status: 'inflight', transaction_count: 2 });
+    const queuedVoid = await api.put(`/transactions/inflight/${again.body.batch_id}`, { status: 'void' });
+    t.match(queuedVoid.body, { transaction_id: again.body.batch_id, queued: true, transaction_count: 2 });
+    let released = await api.amounts(aliceId);
+    for (let tries = 0; released.inflight_debit !== 0n && tries < 200; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      released = await api.amounts(aliceId);
+    }
+    t.same(released, { balance: 70n, inflight_debit: 0n, inflight_credit: 0n, available: 70n }, 'the queued voids released both holds');
   });
 
   t.test('limits: 10,000 items are accepted, 10,001 refused', async (t) => {
@@ -696,9 +723,13 @@ t.test('bulk', async (t) => {
     t.equal(accepted.body.transaction_count, 10_000);
     t.equal((await api.balanceByName(sink)).balance, 10_000);
     await writesNothing(t, 'an oversized batch', async () => {
-      checkError(t, await api.post('/transactions/bulk', { transactions: [...many, many[0]], atomic: true }), 400, 'GEN_VALIDATION_ERROR');
+      checkError(t, await api.post('/transactions/bulk', { transactions: [...many, many[0]], atomic: true }), 400, 'TXN_BULK_LIMIT_EXCEEDED');
     });
-    checkError(t, await api.post('/transactions/bulk', { transactions: [] }), 400, 'GEN_VALIDATION_ERROR', 'an empty batch');
+    checkError(t, await api.post('/transactions/bulk', { transactions: [] }), 400, 'TXN_BULK_EMPTY', 'an empty batch');
+    checkError(t, await api.post('/transactions/bulk', {}), 400, 'TXN_BULK_EMPTY', 'no list at all');
+    const badItem = await api.post('/transactions/bulk', { transactions: [{ precise_amount: 1, currency: 'USD', source: '@a', destination: '@b', precision: 10.5 }] });
+    checkError(t, badItem, 400, 'TXN_PRECISION_NOT_INTEGER', 'a fractional precision in an item');
+    t.ok(badItem.body.error_detail.details['transactions.0.precision'], 'naming the item and field');
   });
 
   t.test('limits: at most 10,000 legs in one request, splits counting sources + destinations - 1', async (t) => {
@@ -709,7 +740,7 @@ t.test('bulk', async (t) => {
     });
     await writesNothing(t, 'a batch over the leg limit', async () => {
       const over = await api.post('/transactions/bulk', { transactions: Array.from({ length: 51 }, (_, index) => split(index)), atomic: true });
-      checkError(t, over, 400, 'GEN_VALIDATION_ERROR', '51 splits of 199 legs');
+      checkError(t, over, 400, 'TXN_BULK_LIMIT_EXCEEDED', '51 splits of 199 legs');
       t.match(over.body.error_detail.details.transactions, /10149 legs/);
     });
     const within = await api.post('/transactions/bulk', { transactions: Array.from({ length: 50 }, (_, index) => split(index)), atomic: true });
@@ -723,6 +754,7 @@ t.test('bulk inflight commit and void', async (t) => {
   const two = await openHold(100);
   const three = await openHold(100);
   const commit = await api.post('/transactions/inflight/bulk/commit', {
+    skip_queue: true,
     transactions: [
       { transaction_id: one.hold.transaction_id },
       { transaction_id: two.hold.transaction_id, precise_amount: 40 },
@@ -731,37 +763,63 @@ t.test('bulk inflight commit and void', async (t) => {
     ],
   });
   t.equal(commit.status, 200);
+  t.match(commit.body, { succeeded: 2, failed: 2 }, "Blnk's counts");
   const results = commit.body.results as any[];
-  t.same(results.map((result) => [result.transaction_id, result.status]), [
-    [one.hold.transaction_id, 'success'], [two.hold.transaction_id, 'success'], ['txn_nope', 'error'], [three.hold.transaction_id, 'error'],
-  ]);
+  t.same(results.map((result) => [result.transaction_id, result.status, result.code]), [
+    [one.hold.transaction_id, 'succeeded', undefined], [two.hold.transaction_id, 'succeeded', undefined],
+    ['txn_nope', 'failed', 'NOT_FOUND'], [three.hold.transaction_id, 'failed', 'INVALID_AMOUNT'],
+  ], "with Blnk's per-item codes");
   t.equal(results[0].transaction.status, 'APPLIED');
   t.equal(results[0].transaction.parent_transaction, one.hold.transaction_id);
   t.equal(results[1].transaction.precise_amount, 40);
-  t.equal(results[2].error.code, 'TXN_NOT_FOUND');
-  t.equal(results[3].error.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
+  t.type(results[3].message, 'string');
   t.equal((await api.transaction(one.hold.transaction_id)).status, 'APPLIED', 'carried out before the answer');
   t.equal((await api.transaction(two.hold.transaction_id)).precise_committed_amount, 40);
 
   const voided = await api.post('/transactions/inflight/bulk/void', {
+    skip_queue: true,
     transaction_ids: [two.hold.transaction_id, one.hold.transaction_id, three.hold.transaction_id, three.hold.transaction_id],
   });
   t.equal(voided.status, 200);
-  t.same((voided.body.results as any[]).map((result) => [result.status, result.transaction?.status ?? result.error.code]), [
-    ['success', 'VOID'], ['error', 'TXN_ALREADY_COMMITTED'], ['success', 'VOID'], ['error', 'TXN_ALREADY_VOIDED'],
+  t.same((voided.body.results as any[]).map((result) => [result.status, result.transaction?.status ?? result.code]), [
+    ['succeeded', 'VOID'], ['failed', 'ALREADY_COMMITTED'], ['succeeded', 'VOID'], ['failed', 'ALREADY_VOIDED'],
   ]);
   t.same(await api.amounts(two.source), { balance: 960n, inflight_debit: 0n, inflight_credit: 0n, available: 960n });
   t.same(await api.amounts(three.source), { balance: 1000n, inflight_debit: 0n, inflight_credit: 0n, available: 1000n });
 
-  const zero = await api.post('/transactions/inflight/bulk/commit', { transactions: [{ transaction_id: three.hold.transaction_id, precise_amount: 0 }] });
-  t.equal(zero.body.results[0].error.code, 'GEN_VALIDATION_ERROR', 'a zero commit amount in a bulk is refused too');
+  const zero = await api.post('/transactions/inflight/bulk/commit', { skip_queue: true, transactions: [{ transaction_id: three.hold.transaction_id, precise_amount: 0 }] });
+  t.same([zero.body.results[0].status, zero.body.results[0].code], ['failed', 'INVALID_AMOUNT'], 'a zero commit amount in a bulk is refused too');
 
   const tooMany = Array.from({ length: 101 }, () => three.hold.transaction_id);
-  checkError(t, await api.post('/transactions/inflight/bulk/void', { transaction_ids: tooMany }), 400, 'GEN_VALIDATION_ERROR', '101 voids');
-  checkError(t, await api.post('/transactions/inflight/bulk/commit', { transactions: tooMany.map((id) => ({ transaction_id: id })) }), 400, 'GEN_VALIDATION_ERROR', '101 commits');
-  const hundred = await api.post('/transactions/inflight/bulk/void', { transaction_ids: tooMany.slice(1) });
+  checkError(t, await api.post('/transactions/inflight/bulk/void', { transaction_ids: tooMany }), 400, 'TXN_BULK_LIMIT_EXCEEDED', '101 voids');
+  checkError(t, await api.post('/transactions/inflight/bulk/commit', { transactions: tooMany.map((id) => ({ transaction_id: id })) }), 400, 'TXN_BULK_LIMIT_EXCEEDED', '101 commits');
+  checkError(t, await api.post('/transactions/inflight/bulk/void', { transaction_ids: [] }), 400, 'TXN_BULK_EMPTY', 'no voids');
+  checkError(t, await api.post('/transactions/inflight/bulk/commit', { transactions: null }), 400, 'TXN_BULK_EMPTY', 'no commits');
+  const hundred = await api.post('/transactions/inflight/bulk/void', { skip_queue: true, transaction_ids: tooMany.slice(1) });
   t.equal(hundred.status, 200, '100 is the limit');
   t.equal(hundred.body.results.length, 100);
+});
+
+t.test('bulk inflight commit and void are queued by default, as in Blnk', async (t) => {
+  const one = await openHold(100);
+  const two = await openHold(100);
+  const queued = await api.post('/transactions/inflight/bulk/commit', {
+    transactions: [{ transaction_id: one.hold.transaction_id }, { transaction_id: one.hold.transaction_id }, { transaction_id: 'txn_nope' }],
+  });
+  t.equal(queued.status, 200);
+  t.same(queued.body, {
+    succeeded: 2,
+    failed: 1,
+    results: [
+      { transaction_id: one.hold.transaction_id, status: 'queued', code: 'QUEUED' },
+      { transaction_id: one.hold.transaction_id, status: 'queued', code: 'ALREADY_QUEUED', message: 'a commit or void is already queued for this transaction' },
+      { transaction_id: 'txn_nope', status: 'failed', code: 'NOT_FOUND', message: 'transaction txn_nope not found' },
+    ],
+  });
+  const voided = await api.post('/transactions/inflight/bulk/void', { transaction_ids: [two.hold.transaction_id] });
+  t.same(voided.body.results, [{ transaction_id: two.hold.transaction_id, status: 'queued', code: 'QUEUED' }]);
+  t.equal((await api.waitForTransaction(one.hold.transaction_id, (record) => record.status !== 'INFLIGHT')).status, 'APPLIED', 'applied in its turn');
+  t.equal((await api.waitForTransaction(two.hold.transaction_id, (record) => record.status !== 'INFLIGHT')).status, 'VOID');
 });
 
 t.test('bulk inflight commit and void as dry runs write nothing and project each item in order', async (t) => {
@@ -799,8 +857,9 @@ t.test('bulk inflight commit and void as dry runs write nothing and project each
   t.equal(sourceOf(rest).resulting_inflight_debit_balance, '0');
   t.equal(more.would_apply, false, 'nothing is left for the third');
   t.equal(more.rejection.code, 'TXN_ALREADY_COMMITTED');
-  t.same([unknown.status, unknown.error.code], ['error', 'TXN_NOT_FOUND']);
-  t.same([zero.status, zero.error.code], ['error', 'GEN_VALIDATION_ERROR']);
+  t.same([unknown.would_apply, unknown.rejection.code], [false, 'TXN_NOT_FOUND']);
+  t.same([zero.would_apply, zero.rejection.code], [false, 'TXN_INVALID_AMOUNT']);
+  t.equal(commit.body.would_apply, false, 'the batch would not apply whole');
   t.same((voided.body.results as any[]).map((result) => [result.would_apply, result.rejection?.code]), [[true, undefined], [false, 'TXN_ALREADY_VOIDED']]);
   t.same([await api.amounts(one.source), await api.amounts(two.source), await api.amounts(one.destination)], before, 'no balance moved');
   t.equal((await api.transaction(one.hold.transaction_id)).status, 'INFLIGHT', 'the holds are still open');
@@ -853,7 +912,7 @@ t.test('real timers: expiry, auto-commit and schedules a second or two ahead', a
   t.same(await api.amounts(payerId), { balance: 100n, inflight_debit: 0n, inflight_credit: 0n, available: 100n });
   checkError(t, await api.post('/transactions', {
     precise_amount: 1, currency: 'USD', source: payer, destination: fresh('f'), scheduled_for: 'next tuesday',
-  }), 400, 'GEN_VALIDATION_ERROR', 'an unreadable date');
+  }), 400, 'TXN_VALIDATION_ERROR', 'an unreadable date');
 });
 
 t.test('every balance still nets to zero, and matches its rebuild from the log', async (t) => {

@@ -171,7 +171,7 @@ t.test('reindex rebuilds the index while it keeps answering', async (t) => {
   t.equal(started.body.status, 'running');
   const again = await server.request('POST', '/search/reindex');
   t.equal(again.status, 409, 'one rebuild at a time');
-  t.equal(again.body.error_detail.code, 'GEN_CONFLICT');
+  t.equal(again.body.error_detail.code, 'SRCH_REINDEX_IN_PROGRESS');
   // Writes and queries go on during the rebuild and see their own writes.
   await post(server, '/transactions', { currency: 'USD', precise_amount: 9, source: '@world', destination: '@savings', allow_overdraft: true, skip_queue: true, description: 'during rebuild', reference: 'mid-rebuild' });
   const during = await search(server, 'transactions', { q: 'during' });

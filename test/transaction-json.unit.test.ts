@@ -21,6 +21,8 @@ function transactionView(record: TransactionRecord): Record<string, unknown> {
     hash: record.hash, allow_overdraft: record.allow_overdraft, inflight: record.inflight, skip_queue: record.skip_queue,
     created_at: timeText(record.created_at), scheduled_for: timeText(record.scheduled_for),
     inflight_expiry_date: timeText(record.inflight_expiry_date), inflight_commit_date: timeText(record.inflight_commit_date),
+    // Blnk's effective_date: the one given, else when it was recorded.
+    effective_date: timeText(record.effective_date ?? record.created_at),
     meta_data: record.meta_data,
   };
   const share = (item: NonNullable<TransactionRecord['sources']>[number]) => ({ identifier: item.identifier, distribution: item.distribution, precise_amount: item.precise_amount });
@@ -50,6 +52,7 @@ t.test('fixed cases match the generic writer', async (t) => {
     { ...baseRecord(), source: '', sources: [{ identifier: '@a', balance_id: 'bln_a', distribution: '50%', precise_amount: 625n }, { identifier: '@c', balance_id: 'bln_c', distribution: 'left', precise_amount: 625n }], atomic: true, legs: ['txn_2', 'txn_3'] },
     { ...baseRecord(), inflight: true, status: 'INFLIGHT', committed_amount: 300n, inflight_expiry_date: 1_763_785_000_000 },
     { ...baseRecord(), batch_id: 'bulk_1', precise_amount: 10n ** 39n, precision: 3n },
+    { ...baseRecord(), effective_date: 1_700_000_000_000 },
     { ...baseRecord(), description: 'quote " backslash \\ newline \n é 😀', reference: 'r\u0001', meta_data: { big: 2n ** 80n, nested: { list: [1, 'two', null] } } },
   ];
   for (const record of cases) t.equal(transactionJsonText(record), toJsonText(transactionView(record)));
@@ -73,6 +76,7 @@ t.test('seeded random records match the generic writer', async (t) => {
     };
     if (random.int(3) === 0) record.committed_amount = BigInt(random.int(100));
     if (random.int(4) === 0) record.batch_id = 'bulk_x';
+    if (random.int(4) === 0) record.effective_date = 1_600_000_000_000 + random.int(1_000_000);
     if (random.int(4) === 0) record.legs = ['txn_a'];
     if (random.int(5) === 0) record.meta_data = { k: pickText(), n: random.int(10) };
     const fast = transactionJsonText(record);

@@ -16,7 +16,7 @@ import {
 } from './helpers/http-fixture.js';
 
 const TRANSACTION_FIELDS = [
-  'allow_overdraft', 'amount', 'amount_string', 'created_at', 'currency', 'description', 'destination', 'hash', 'inflight',
+  'allow_overdraft', 'amount', 'amount_string', 'created_at', 'currency', 'description', 'destination', 'effective_date', 'hash', 'inflight',
   'inflight_commit_date', 'inflight_expiry_date', 'meta_data', 'parent_transaction', 'precise_amount', 'precision', 'reference',
   'scheduled_for', 'skip_queue', 'source', 'status', 'transaction_id',
 ];
@@ -71,7 +71,13 @@ t.test('the synchronous path', async (t) => {
     expectError(t, short, 400, 'TXN_INSUFFICIENT_FUNDS', 'insufficient funds');
     t.equal(short.body.error_detail.details?.reason, 'insufficient_funds', 'with its reason');
     expectError(t, await server.request('POST', '/transactions', { ...base, source: euros.balance_id, destination: destination.balance_id }), 400, 'TXN_CURRENCY_MISMATCH', 'currency mismatch');
-    expectError(t, await server.request('POST', '/transactions', { ...base, source: source.balance_id, destination: source.balance_id }), 400, 'TXN_SAME_SOURCE_DESTINATION', 'same balance');
+    // The same id on both sides is a validation error, as Blnk has it; the same balance reached through
+    // its @name is found only once resolved, and has a code of its own.
+    const same = await server.request('POST', '/transactions', { ...base, source: source.balance_id, destination: source.balance_id });
+    expectError(t, same, 400, 'TXN_VALIDATION_ERROR', 'same balance');
+    t.ok(same.body.error_detail.details.destination, 'naming the destination');
+    const named = await server.request('POST', '/transactions', { ...base, source: '@same-by-name', destination: destination.balance_id, allow_overdraft: true });
+    expectError(t, await server.request('POST', '/transactions', { ...base, source: '@same-by-name', destination: named.body.source }), 400, 'TXN_SAME_SOURCE_DESTINATION', 'same balance by name');
     expectError(t, await server.request('POST', '/transactions', { ...base, source: 'bln_missing', destination: destination.balance_id }), 404, 'BAL_NOT_FOUND', 'unknown source');
     expectError(t, await server.request('POST', '/transactions', { ...base, source: source.balance_id, destination: 'bln_missing' }), 404, 'BAL_NOT_FOUND', 'unknown destination');
     t.equal((await server.request('GET', `/balances/${poor.balance_id}`)).body.version, 0, 'refused transfers moved nothing');
@@ -140,7 +146,7 @@ t.test('the queued path: 201 QUEUED, then APPLIED or REJECTED on the same id', a
     const euros = await createBalance(server, { currency: 'EUR' });
     const base = { precise_amount: 10, currency: 'USD' };
     expectError(t, await server.request('POST', '/transactions', { ...base, source: euros.balance_id, destination: destination.balance_id }), 400, 'TXN_CURRENCY_MISMATCH', 'currency mismatch');
-    expectError(t, await server.request('POST', '/transactions', { ...base, source: source.balance_id, destination: source.balance_id }), 400, 'TXN_SAME_SOURCE_DESTINATION', 'same balance');
+    expectError(t, await server.request('POST', '/transactions', { ...base, source: source.balance_id, destination: source.balance_id }), 400, 'TXN_VALIDATION_ERROR', 'same balance');
     expectError(t, await server.request('POST', '/transactions', { ...base, source: 'bln_missing', destination: destination.balance_id }), 404, 'BAL_NOT_FOUND', 'unknown source');
   });
   await waitForEmptyQueue(server);
@@ -243,7 +249,7 @@ t.test('amounts: exact digits in and out, whatever their size', async (t) => {
   await t.test('too many digits: 400 on precise_amount', async (t) => {
     for (const form of [`"precise_amount":1${'0'.repeat(40)}`, `"precise_amount":"1${'0'.repeat(40)}"`]) {
       const response = await post(transfer(form, '@never'));
-      expectError(t, response, 400, 'GEN_VALIDATION_ERROR', form.slice(0, 30));
+      expectError(t, response, 400, 'TXN_VALIDATION_ERROR', form.slice(0, 30));
       t.ok(response.body.error_detail.details?.precise_amount, 'details name precise_amount');
     }
   });
@@ -267,7 +273,7 @@ t.test('amounts: exact digits in and out, whatever their size', async (t) => {
     for (const [fields, expected] of cases) {
       const response = await post(transfer(fields, '@converted'));
       if (expected === null) {
-        expectError(t, response, 400, 'GEN_VALIDATION_ERROR', fields);
+        expectError(t, response, 400, 'TXN_VALIDATION_ERROR', fields);
         t.ok(response.body.error_detail.details?.amount, `${fields}: details name amount`);
       } else {
         t.equal(response.status, 201, fields);
@@ -279,14 +285,14 @@ t.test('amounts: exact digits in and out, whatever their size', async (t) => {
   await t.test('precision limits and agreement between amount and precise_amount', async (t) => {
     t.equal((await post(transfer('"precise_amount":1,"precision":1000000000000000000', '@fine'))).status, 201, 'precision 10^18');
     const tooFine = await post(transfer('"precise_amount":1,"precision":10000000000000000000', '@fine'));
-    expectError(t, tooFine, 400, 'GEN_VALIDATION_ERROR', 'precision 10^19');
+    expectError(t, tooFine, 400, 'TXN_VALIDATION_ERROR', 'precision 10^19');
     t.ok(tooFine.body.error_detail.details?.precision, 'details name precision');
     t.equal((await post(transfer('"amount":2.5,"precise_amount":250,"precision":100', '@both'))).status, 201, 'both given and equal');
-    expectError(t, await post(transfer('"amount":2.5,"precise_amount":251,"precision":100', '@both')), 400, 'GEN_VALIDATION_ERROR', 'both given and different');
-    expectError(t, await post(transfer('"precision":100', '@none')), 400, 'GEN_VALIDATION_ERROR', 'no amount at all');
-    expectError(t, await post(transfer('"precise_amount":1.5', '@none')), 400, 'GEN_VALIDATION_ERROR', 'fractional precise_amount');
-    expectError(t, await post(transfer('"precise_amount":-1', '@none')), 400, 'GEN_VALIDATION_ERROR', 'negative precise_amount');
-    expectError(t, await post(transfer('"precise_amount":0', '@none')), 400, 'GEN_VALIDATION_ERROR', 'zero precise_amount');
+    expectError(t, await post(transfer('"amount":2.5,"precise_amount":251,"precision":100', '@both')), 400, 'TXN_VALIDATION_ERROR', 'both given and different');
+    expectError(t, await post(transfer('"precision":100', '@none')), 400, 'TXN_VALIDATION_ERROR', 'no amount at all');
+    expectError(t, await post(transfer('"precise_amount":1.5', '@none')), 400, 'TXN_VALIDATION_ERROR', 'fractional precise_amount');
+    expectError(t, await post(transfer('"precise_amount":-1', '@none')), 400, 'TXN_VALIDATION_ERROR', 'negative precise_amount');
+    expectError(t, await post(transfer('"precise_amount":0', '@none')), 400, 'TXN_INVALID_AMOUNT', 'zero precise_amount');
   });
   checkZeroSum(t, server, 'after large amounts');
 });
@@ -322,10 +328,12 @@ t.test('GET /transactions: newest first, paged without overlap or gaps across me
   t.equal((await server.request('GET', '/transactions?limit=100')).body.length, created.length);
   const statuses = new Set((await server.request('GET', '/transactions?limit=100')).body.map((item: any) => item.status));
   t.notOk(statuses.has('QUEUED'), 'queued ones are listed with their final status once decided');
-  const tooMany = await server.request('GET', '/transactions?limit=101');
-  if (tooMany.status === 200) t.ok(tooMany.body.length <= 100, 'limit over 100 is capped');
-  else expectError(t, tooMany, 400, 'GEN_VALIDATION_ERROR', 'limit over 100 is refused');
-  for (const query of ['limit=0', 'offset=-1', 'limit=x']) {
-    expectError(t, await server.request('GET', `/transactions?${query}`), 400, 'GEN_VALIDATION_ERROR', query);
+  // A limit that is not a whole number from 1 to 100 means the default page of 20, as in Blnk; a bad
+  // offset is refused.
+  for (const query of ['limit=101', 'limit=0', 'limit=x']) {
+    const page = await server.request('GET', `/transactions?${query}`);
+    t.equal(page.status, 200, `${query}: the default page`);
+    t.same(page.body.map((item: any) => item.transaction_id), newest.slice(0, 20), `${query}: the 20 newest`);
   }
+  expectError(t, await server.request('GET', '/transactions?offset=-1'), 400, 'GEN_VALIDATION_ERROR', 'offset=-1');
 });

@@ -31,6 +31,8 @@ export const transactionJsonSchema = z.object({
   skip_queue: z.boolean(),
   created_at: timeTextSchema,
   scheduled_for: timeTextSchema,
+  /** Blnk's effective_date: the date the client gave, else when the transaction was recorded. */
+  effective_date: timeTextSchema,
   inflight_expiry_date: timeTextSchema,
   inflight_commit_date: timeTextSchema,
   meta_data: metaDataJsonSchema,
@@ -68,6 +70,8 @@ export function transactionJsonText(record: TransactionRecord): string {
     + ',"scheduled_for":' + jsonString(timeText(record.scheduled_for))
     + ',"inflight_expiry_date":' + jsonString(timeText(record.inflight_expiry_date))
     + ',"inflight_commit_date":' + jsonString(timeText(record.inflight_commit_date))
+    // Blnk's effective_date: the date the client gave, else when it was recorded.
+    + ',"effective_date":' + jsonString(timeText(record.effective_date ?? record.created_at))
     + ',"meta_data":' + toJsonText(record.meta_data);
   if (record.rejection) {
     const { code, reason, message } = record.rejection;
@@ -90,6 +94,16 @@ function sharesText(shares: SplitShare[]): string {
 /** A transaction ready to be embedded in a response. */
 export function transactionJson(record: TransactionRecord): RawJson {
   return new RawJson(transactionJsonText(record));
+}
+
+/**
+ * A transaction with fields of the answer's own after its own (Blnk's queued hold action answers the
+ * hold with `queued: true`). The extra fields must not be fields of a transaction.
+ */
+export function transactionJsonWith(record: TransactionRecord, extra: Record<string, unknown>): RawJson {
+  const text = transactionJsonText(record);
+  const more = toJsonText(extra);
+  return new RawJson(more === '{}' ? text : text.slice(0, -1) + ',' + more.slice(1));
 }
 
 /** A list of transactions ready to be embedded in a response. */

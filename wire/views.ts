@@ -7,6 +7,7 @@ import {
   inflightAmount,
   type BalanceRecord,
   type LedgerRecord,
+  type MonitorRecord,
   type SplitShare,
   type TransactionRecord,
 } from '../engine/records.js';
@@ -86,3 +87,19 @@ export function balanceView(balance: BalanceRecord): Record<string, unknown> {
   };
 }
 
+
+/**
+ * A balance monitor as Blnk shows one: the condition with its `value` in the units of its precision (a
+ * display number), `precision`, and the exact `precise_value`.
+ */
+export function monitorView(monitor: MonitorRecord): Record<string, unknown> {
+  const { field, operator, precise_value, precision } = monitor.condition;
+  return {
+    monitor_id: monitor.monitor_id,
+    balance_id: monitor.balance_id,
+    description: monitor.description,
+    call_back_url: monitor.call_back_url,
+    created_at: timeText(monitor.created_at),
+    condition: { field, operator, value: preciseToAmount(precise_value, precision), precision, precise_value },
+  };
+}

@@ -122,6 +122,7 @@ export function isUndocumented(operation: Record<string, unknown>): boolean {
 function accessText(access: RouteAccess): string {
   switch (access.kind) {
     case 'public': return 'Access: public, no key needed.';
+    case 'any_key': return 'Access: any valid API key, whatever its scopes (or the master key).';
     case 'master': return 'Access: the master key only.';
     case 'scope': return `Access: an API key with the scope \`${access.resource}:${access.action}\` (or the master key).`;
     case 'param_scope': return `Access: an API key with the scope \`<${access.param}>:${access.action}\` (or the master key).`;

@@ -1,6 +1,8 @@
-// GET /balances/:id/at?timestamp=: the balance as it stood at a moment, folded from the log. Without a
-// timestamp the whole log is folded (the balance now, rebuilt from source). A balance created after the
-// moment did not exist then: 404.
+// GET /balances/:id/at?timestamp=: the balance as it stood at a moment, folded from the log, as Blnk
+// answers it: from the newest balance snapshot taken by then when there is one (`from_source: false`),
+// from the beginning of the log with `from_source=true` or when there is none (`from_source: true`).
+// Transactions count at their effective date. Without a timestamp: now. A balance created after the
+// moment did not exist then: 404. POST /balances-snapshots takes balance snapshots in the background.
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
@@ -19,7 +21,16 @@ const historySchema = z.object({ balance: balanceJsonSchema, timestamp: timeText
 
 export const historyQuerySchema = z.object({
   timestamp: z.string().max(64).optional(),
-  from_source: z.enum(['true', 'false']).optional(),
+  // Blnk reads "1" as true too.
+  from_source: z.enum(['true', 'false', '1', '0']).optional(),
+});
+
+/** Blnk's batch size of snapshot work: checked, but a state snapshot takes every balance in one pass. */
+export const snapshotQuerySchema = z.object({
+  batch_size: z.preprocess(
+    (value) => (value === undefined || value === '' ? 1000 : typeof value === 'string' ? Number(value) : value),
+    z.number({ message: 'invalid batch_size value' }).int('invalid batch_size value').min(1, 'invalid batch_size value'),
+  ),
 });
 
 export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
@@ -40,10 +51,24 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
     if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     await core.durable(seq);
-    const balance = foldedBalance(await core.balanceHistory(balanceId, untilMs, seq));
+    const fromSource = params.from_source === 'true' || params.from_source === '1';
+    const answer = await core.balanceHistory(balanceId, untilMs, seq, !fromSource);
+    const balance = foldedBalance(answer);
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
     const timestamp = untilMs === Number.MAX_SAFE_INTEGER ? new Date().toISOString() : timeText(untilMs);
-    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: true }, seq);
+    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: answer.ok && answer.from_source }, seq);
+  });
+
+  describeRoute(router, 'POST /balances-snapshots', {
+    tag: 'Balances', summary: 'Take a snapshot of every balance, in the background (historical balances start from it)', query: snapshotQuerySchema,
+    answers: answers(200, 'Started', z.object({ message: z.string() }), { message: 'Snapshotting in progress. should be completed shortly' }), errors: ['GEN_BAD_REQUEST'],
+  });
+  router.post('/balances-snapshots', async (ctx) => {
+    validate(snapshotQuerySchema, ctx.query);
+    const refusal = core.takeBalanceSnapshots();
+    // Not a passing condition (no Retry-After would help): the server runs without snapshots.
+    if (refusal) throw new ApiError('GEN_BAD_REQUEST', refusal);
+    await respond(ctx, core, 200, { message: 'Snapshotting in progress. should be completed shortly' });
   });
 }
 

@@ -1,21 +1,58 @@
-// Balances: create, list, read (live or rebuilt from the log), and find an internal balance by name.
+// Balances: create, list (with Blnk's query-string filters), read (live, with `?include=identity,ledger`,
+// or rebuilt from the log), give to an identity, and find an internal balance by name.
 
 import { foldedBalance } from './balance-history-routes.js';
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../api-error.js';
-import { pageQuerySchema } from '../common-schemas.js';
+import { IDENTIFIER_LENGTH_MAX, pageQuerySchema } from '../common-schemas.js';
 import { createBalanceSchema } from '../ledger-schemas.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
+import type { BalanceRecord } from '../../engine/records.js';
+import { identityView } from '../identity-view.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { balanceJsonSchema, balanceView } from '../../wire/views.js';
+import { balanceJsonSchema, balanceView, ledgerView } from '../../wire/views.js';
+import { answeredFilteredList } from './filtered-lists.js';
 
 export const balanceQuerySchema = z.object({
   from_source: z.enum(['true', 'false']).optional(),
 });
+
+/** Blnk's PUT /balances/:id/identity: the identity the balance now belongs to. */
+export const balanceIdentitySchema = z.object({
+  identity_id: z.string({ message: 'identity_id is required' }).trim().min(1, 'identity_id is required').max(IDENTIFIER_LENGTH_MAX),
+});
+
+/** What `?include=` may add to a balance: its identity and its ledger, as Blnk embeds them. */
+type Include = 'identity' | 'ledger';
+
+/** `?include=identity&include=ledger` or `?include=identity,ledger`; other names are ignored, as in Blnk. */
+function includesOf(raw: string | string[] | undefined): Set<Include> {
+  const names = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((value) => value.split(','));
+  const includes = new Set<Include>();
+  for (const name of names) {
+    const trimmed = name.trim().toLowerCase();
+    if (trimmed === 'identity' || trimmed === 'ledger') includes.add(trimmed);
+  }
+  return includes;
+}
+
+/** The balance with the records it names embedded when asked for (absent when it names none). */
+function withIncludes(core: LedgerCore, balance: BalanceRecord, includes: Set<Include>): Record<string, unknown> {
+  const view = balanceView(balance);
+  if (includes.has('identity') && balance.identity_id !== '') {
+    const identity = core.engine.state.identities.get(balance.identity_id);
+    if (identity) view.identity = identityView(identity);
+  }
+  if (includes.has('ledger')) {
+    const ledger = core.engine.state.ledgers.get(balance.ledger_id);
+    if (ledger) view.ledger = ledgerView(ledger);
+  }
+  return view;
+}
 
 export function balanceRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
@@ -23,7 +60,7 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'POST /balances', {
     tag: 'Balances', summary: 'Create a balance', body: createBalanceSchema,
     bodyExample: { ledger_id: 'ldg_0196a4c2-57e1-7c1e-9d5a-2f1e0b6c9a01', currency: 'USD', meta_data: { customer: 'c-77' } },
-    answers: answers(201, 'The balance', balanceJsonSchema, EXAMPLES.balance), errors: ['LDG_NOT_FOUND', 'BAL_DUPLICATE_INDICATOR', 'IDT_NOT_FOUND'],
+    answers: answers(201, 'The balance', balanceJsonSchema, EXAMPLES.balance), errors: ['LGR_NOT_FOUND', 'BAL_DUPLICATE_INDICATOR', 'IDT_NOT_FOUND'],
   });
   router.post('/balances', async (ctx) => {
     const command = validate(createBalanceSchema, ctx.request.body);
@@ -34,8 +71,19 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /balances', { tag: 'Balances', summary: 'List balances, newest first', query: pageQuerySchema, answers: answers(200, 'A page of balances', z.array(balanceJsonSchema), [EXAMPLES.balance]) });
   router.get('/balances', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
+    if (await answeredFilteredList(ctx, core, 'balances', page)) return;
     const balances = engine.state.balances.newestFirst(page.offset, page.limit);
     await respond(ctx, core, 200, balances.map(balanceView));
+  });
+
+  describeRoute(router, 'PUT /balances/:id/identity', {
+    tag: 'Balances', summary: 'Give a balance to an identity', body: balanceIdentitySchema,
+    answers: answers(200, 'Done', z.object({ message: z.string() }), { message: 'Balance identity updated successfully' }), errors: ['BAL_NOT_FOUND', 'IDT_NOT_FOUND'],
+  });
+  router.put('/balances/:id/identity', async (ctx) => {
+    const { identity_id } = validate(balanceIdentitySchema, ctx.request.body ?? {});
+    const { seq } = accepted(engine.updateBalanceIdentity(ctx.params.id as string, identity_id));
+    await respond(ctx, core, 200, { message: 'Balance identity updated successfully' }, seq);
   });
 
   describeRoute(router, 'GET /balances/indicator/:indicator/currency/:currency', {
@@ -67,6 +115,6 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
     }
     const balance = engine.state.balances.get(balanceId);
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
-    await respond(ctx, core, 200, balanceView(balance));
+    await respond(ctx, core, 200, withIncludes(core, balance, includesOf(ctx.query.include)));
   });
 }

@@ -61,8 +61,8 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'DELETE /hooks/:id', { tag: 'Hooks', summary: 'Delete a hook', answers: answers(204, 'Deleted'), errors: ['HOOK_NOT_FOUND'] });
   router.delete('/hooks/:id', async (ctx) => {
     const { seq } = accepted(engine.deleteHook(ctx.params.id as string));
-    await core.durable(seq);
-    ctx.status = 204;
+    // Blnk's answer, which its SDK reads (DeleteHookResp).
+    await respond(ctx, core, 200, { message: 'hook deleted successfully' }, seq);
   });
 }
 

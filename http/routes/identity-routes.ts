@@ -8,6 +8,7 @@ import { identityView } from '../identity-view.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
+import { answeredFilteredList } from './filtered-lists.js';
 import { newestFirst } from './paging.js';
 import { z } from 'zod';
 import { identityJsonSchema } from '../identity-view.js';
@@ -21,7 +22,7 @@ export function identityRoutes(router: Router, core: LedgerCore): void {
 
   describeRoute(router, 'POST /identities', { tag: 'Identities', summary: 'Create an identity', body: identitySchema, bodyExample: identityExample, answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity) });
   router.post('/identities', async (ctx) => {
-    const fields = validate(identitySchema, ctx.request.body);
+    const fields = validate(identitySchema, ctx.request.body, 'IDT_VALIDATION_ERROR');
     const { value, seq } = accepted(engine.createIdentity(fields));
     await respond(ctx, core, 201, identityView(value), seq);
   });
@@ -29,6 +30,7 @@ export function identityRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /identities', { tag: 'Identities', summary: 'List identities, newest first', query: pageQuerySchema, answers: answers(200, 'A page of identities', z.array(identityJsonSchema), [EXAMPLES.identity]) });
   router.get('/identities', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
+    if (await answeredFilteredList(ctx, core, 'identities', page)) return;
     await respond(ctx, core, 200, newestFirst(engine.state.identities, page.offset, page.limit).map(identityView));
   });
 
@@ -41,7 +43,9 @@ export function identityRoutes(router: Router, core: LedgerCore): void {
 
   describeRoute(router, 'PUT /identities/:id', { tag: 'Identities', summary: 'Replace an identity', body: identitySchema, bodyExample: identityExample, answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: ['IDT_NOT_FOUND'] });
   router.put('/identities/:id', async (ctx) => {
-    const fields = validate(identitySchema, ctx.request.body);
+    // An unknown identity is 404 whatever the body, as in Blnk (which looks it up before anything else).
+    if (!engine.state.identities.has(ctx.params.id as string)) throw new ApiError('IDT_NOT_FOUND', `identity ${ctx.params.id} not found`);
+    const fields = validate(identitySchema, ctx.request.body, 'IDT_VALIDATION_ERROR');
     const { value, seq } = accepted(engine.updateIdentity(ctx.params.id as string, fields));
     await respond(ctx, core, 200, identityView(value), seq);
   });

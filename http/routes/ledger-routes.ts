@@ -1,4 +1,4 @@
-// Ledgers: create, list, read, update.
+// Ledgers: create, list (with Blnk's query-string filters), read, update.
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
@@ -12,6 +12,7 @@ import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 import { ledgerView } from '../../wire/views.js';
+import { answeredFilteredList } from './filtered-lists.js';
 import { newestFirst } from './paging.js';
 
 export function ledgerRoutes(router: Router, core: LedgerCore): void {
@@ -30,20 +31,21 @@ export function ledgerRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /ledgers', { tag: 'Ledgers', summary: 'List ledgers, newest first', query: pageQuerySchema, answers: answers(200, 'A page of ledgers', z.array(ledgerJsonSchema), [EXAMPLES.ledger]) });
   router.get('/ledgers', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
+    if (await answeredFilteredList(ctx, core, 'ledgers', page)) return;
     const ledgers = newestFirst(engine.state.ledgers, page.offset, page.limit);
     await respond(ctx, core, 200, ledgers.map(ledgerView));
   });
 
-  describeRoute(router, 'GET /ledgers/:id', { tag: 'Ledgers', summary: 'Read a ledger', answers: answers(200, 'The ledger', ledgerJsonSchema, EXAMPLES.ledger), errors: ['LDG_NOT_FOUND'] });
+  describeRoute(router, 'GET /ledgers/:id', { tag: 'Ledgers', summary: 'Read a ledger', answers: answers(200, 'The ledger', ledgerJsonSchema, EXAMPLES.ledger), errors: ['LGR_NOT_FOUND'] });
   router.get('/ledgers/:id', async (ctx) => {
     const ledger = engine.state.ledgers.get(ctx.params.id as string);
-    if (!ledger) throw new ApiError('LDG_NOT_FOUND', `ledger ${ctx.params.id} not found`);
+    if (!ledger) throw new ApiError('LGR_NOT_FOUND', `ledger ${ctx.params.id} not found`);
     await respond(ctx, core, 200, ledgerView(ledger));
   });
 
   describeRoute(router, 'PUT /ledgers/:id', {
     tag: 'Ledgers', summary: 'Rename a ledger or replace its metadata', body: updateLedgerSchema, bodyExample: { name: 'Wallets' },
-    answers: answers(200, 'The updated ledger', ledgerJsonSchema, EXAMPLES.ledger), errors: ['LDG_NOT_FOUND'],
+    answers: answers(200, 'The updated ledger', ledgerJsonSchema, EXAMPLES.ledger), errors: ['LGR_NOT_FOUND'],
   });
   router.put('/ledgers/:id', async (ctx) => {
     const update = validate(updateLedgerSchema, ctx.request.body);

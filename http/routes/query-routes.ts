@@ -4,20 +4,20 @@
 
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import { identityJsonSchema, identityView } from '../identity-view.js';
-import type { LedgerCore } from '../ledger-core.js';
-import { filterSchema, searchSchema, validateSearch } from '../query-schemas.js';
-import type { FilterCollection, QueryPort, QueryRecord, QueryResult, SearchCollection } from '../query-port.js';
-import { respond } from '../respond.js';
-import { validate } from '../validation.js';
-import { transactionJson, transactionJsonSchema } from '../../wire/transaction-json.js';
-import { balanceJsonSchema, balanceView, ledgerJsonSchema, ledgerView } from '../../wire/views.js';
-import { reconciliationView } from '../../wire/reconciliation-views.js';
-import { reconciliationJsonSchema } from './reconciliation-routes.js';
 import { z } from 'zod';
+import { ApiError } from '../api-error.js';
+import { identityJsonSchema } from '../identity-view.js';
+import type { LedgerCore } from '../ledger-core.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
+import { answered, recordView as view } from '../query-answers.js';
+import { filterSchema, multiSearchSchema, searchSchema, validateSearch, type SearchBody } from '../query-schemas.js';
+import type { FilterCollection, QueryPort, SearchCollection } from '../query-port.js';
+import { respond } from '../respond.js';
+import { validate } from '../validation.js';
+import { transactionJsonSchema } from '../../wire/transaction-json.js';
+import { balanceJsonSchema, ledgerJsonSchema } from '../../wire/views.js';
+import { reconciliationJsonSchema } from './reconciliation-routes.js';
 
 const RECORD_SCHEMAS: Record<FilterCollection, z.ZodType> = {
   ledgers: ledgerJsonSchema,
@@ -58,25 +58,6 @@ const FILTER_COLLECTIONS: readonly FilterCollection[] = ['ledgers', 'balances', 
 /** Searchable collections: the filterable ones and reconciliation runs (dry runs are never stored). */
 const SEARCH_COLLECTIONS: readonly SearchCollection[] = [...FILTER_COLLECTIONS, 'reconciliations'];
 
-const VIEWS: Record<SearchCollection, (record: never) => unknown> = {
-  ledgers: ledgerView,
-  balances: balanceView,
-  transactions: transactionJson,
-  identities: identityView,
-  reconciliations: reconciliationView,
-};
-
-function view(collection: SearchCollection, record: QueryRecord): unknown {
-  return VIEWS[collection](record as never);
-}
-
-function answered<T>(result: QueryResult<T>): T {
-  if (result.ok) return result.value;
-  const headers = result.code === 'SRCH_INDEX_BEHIND' || result.code === 'SRCH_QUERY_TIMEOUT'
-    ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) }
-    : undefined;
-  throw new ApiError(result.code, result.message, undefined, headers);
-}
 
 export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort): void {
   for (const collection of FILTER_COLLECTIONS) {
@@ -120,17 +101,47 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     if (!(SEARCH_COLLECTIONS as readonly string[]).includes(collection)) {
       throw new ApiError('GEN_NOT_FOUND', `no search collection ${JSON.stringify(collection)}; collections: ${SEARCH_COLLECTIONS.join(', ')}`);
     }
-    const body = validateSearch(ctx.request.body);
-    const requestParams = { collection_name: collection, per_page: body.per_page, q: body.q };
-    const searchCollection = collection as SearchCollection;
-    const result = answered(await query.search(searchCollection, body, visibleSeq));
-    await respond(ctx, core, 200, {
-      found: result.found,
-      hits: result.records.map((record) => ({ document: view(searchCollection, record) })),
-      out_of: result.out_of,
-      page: body.page,
-      request_params: requestParams,
-      search_time_ms: result.search_time_ms,
-    }, visibleSeq);
+    await respond(ctx, core, 200, await searchAnswer(query, collection, validateSearch(ctx.request.body), visibleSeq), visibleSeq);
   });
+
+  // Blnk's multi-search (Typesense's): several searches in one request, one result each, in order; a
+  // search that cannot run is answered in its place as `{code, error}` and the others still run.
+  describeRoute(router, 'POST /multi-search', {
+    tag: 'Search', summary: 'Several searches in one request, one result each, in order', body: multiSearchSchema,
+    bodyExample: { searches: [{ collection: 'transactions', q: 'order' }, { collection: 'balances', q: '*' }] },
+    answers: answers(200, 'A result per search', z.object({ results: z.array(z.union([searchAnswerSchema, z.object({ code: z.number().int(), error: z.string() })])) })),
+  });
+  router.post('/multi-search', async (ctx: Koa.Context) => {
+    const visibleSeq = core.visibleSeq();
+    const { searches } = validate(multiSearchSchema, ctx.request.body);
+    const results: unknown[] = [];
+    for (const search of searches) {
+      try {
+        if (!(SEARCH_COLLECTIONS as readonly string[]).includes(search.collection)) {
+          throw new ApiError('GEN_NOT_FOUND', `no search collection ${JSON.stringify(search.collection)}; collections: ${SEARCH_COLLECTIONS.join(', ')}`);
+        }
+        const { collection: _collection, ...body } = search;
+        results.push(await searchAnswer(query, search.collection, validateSearch(body), visibleSeq));
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        results.push({ code: error.status, error: error.message });
+      }
+    }
+    await respond(ctx, core, 200, { results }, visibleSeq);
+  });
+}
+
+/** Searches one collection and answers as Typesense does (each hit a `document`). */
+async function searchAnswer(query: QueryPort, collection: string, body: SearchBody, visibleSeq: number): Promise<Record<string, unknown>> {
+  const requestParams = { collection_name: collection, per_page: body.per_page, q: body.q };
+  const searchCollection = collection as SearchCollection;
+  const result = answered(await query.search(searchCollection, body, visibleSeq));
+  return {
+    found: result.found,
+    hits: result.records.map((record) => ({ document: view(searchCollection, record) })),
+    out_of: result.out_of,
+    page: body.page,
+    request_params: requestParams,
+    search_time_ms: result.search_time_ms,
+  };
 }

@@ -25,7 +25,8 @@ export function refundRoutes(router: Router, core: LedgerCore): void {
     errors: ['TXN_NOT_FOUND', 'TXN_NOT_REFUNDABLE', 'TXN_INSUFFICIENT_FUNDS', 'META_TOO_LARGE'],
   });
   router.post('/refund-transaction/:id', async (ctx) => {
-    const body = validate(refundSchema, ctx.request.body ?? {});
+    // A body Blnk's binder cannot read (a field of the wrong type) is malformed there, as decisions.md has it.
+    const body = validate(refundSchema, ctx.request.body ?? {}, 'GEN_MALFORMED_REQUEST');
     const command = {
       transaction_id: ctx.params.id as string,
       skip_queue: body.skip_queue ?? false,

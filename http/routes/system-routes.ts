@@ -1,13 +1,20 @@
-// Health and metrics: the two routes that answer without touching the ledger.
+// Service info, health and metrics: the routes that answer without touching the ledger. `GET /` is
+// Blnk's "server running..." check, with what is running.
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import type { Metrics } from '../metrics.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 
+const serviceSchema = z.object({ message: z.string(), service: z.string(), version: z.string() });
 const healthSchema = z.object({ status: z.literal('UP'), version: z.string() });
 
 export function systemRoutes(router: Router, metrics: Metrics, version: string): void {
+  describeRoute(router, 'GET /', { tag: 'System', summary: "Blnk's service check: what is running", answers: answers(200, 'Running', serviceSchema, { message: 'server running...', service: 'folio', version }) });
+  router.get('/', (ctx) => {
+    ctx.body = { message: 'server running...', service: 'folio', version };
+  });
+
   describeRoute(router, 'GET /health', { tag: 'System', summary: 'Is the server up', answers: answers(200, 'Up, with its version', healthSchema, { status: 'UP', version }) });
   router.get('/health', (ctx) => {
     ctx.body = { status: 'UP', version };

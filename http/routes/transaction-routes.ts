@@ -10,6 +10,7 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { validateBulk, validateTransaction } from '../transaction-commands.js';
 import { validate } from '../validation.js';
+import { answeredFilteredList } from './filtered-lists.js';
 import { z } from 'zod';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
@@ -18,7 +19,7 @@ import { bulkShape, transactionShape } from '../transaction-schemas.js';
 import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
 
 const TRANSACTION_ERRORS = [
-  'BAL_NOT_FOUND', 'LDG_NOT_FOUND', 'TXN_INSUFFICIENT_FUNDS', 'TXN_DUPLICATE_REFERENCE', 'TXN_CURRENCY_MISMATCH',
+  'BAL_NOT_FOUND', 'LGR_NOT_FOUND', 'TXN_INSUFFICIENT_FUNDS', 'TXN_DUPLICATE_REFERENCE', 'TXN_CURRENCY_MISMATCH',
   'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'META_TOO_LARGE',
 ] as const;
 const transactionExample = {
@@ -66,20 +67,27 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     errors: TRANSACTION_ERRORS,
   });
   router.post('/transactions/bulk', async (ctx) => {
-    const { command, dry_run } = validateBulk(ctx.request.body);
+    const { command, dry_run, run_async } = validateBulk(ctx.request.body);
     if (dry_run) {
       await respond(ctx, core, 200, projectionView(engine.projectBulk(command)));
       return;
     }
     const { value, seq } = accepted(engine.createBulk(command));
+    // Blnk writes batch statuses in lower case: applied, inflight, queued (and Folio's partial).
     const body: Record<string, unknown> = {
       batch_id: value.batch_id,
-      status: value.status,
+      status: value.status.toLowerCase(),
       transaction_count: value.transaction_count,
     };
     if (value.failure) {
       const { code, reason, message } = value.failure.rejection;
       body.failed = { index: value.failure.index, error: { code, reason, message } };
+    }
+    // run_async: Blnk's 202 and message. The batch is recorded before the answer all the same, so the
+    // status says how it stands rather than Blnk's "processing".
+    if (run_async) {
+      await respond(ctx, core, 202, { message: 'Bulk transaction processing started', ...body }, seq);
+      return;
     }
     await respond(ctx, core, 201, body, seq);
   });
@@ -87,6 +95,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /transactions', { tag: 'Transactions', summary: 'List transactions, newest first', query: pageQuerySchema, answers: answers(200, 'A page of transactions', z.array(transactionJsonSchema), [EXAMPLES.transaction]) });
   router.get('/transactions', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
+    if (await answeredFilteredList(ctx, core, 'transactions', page)) return;
     await respond(ctx, core, 200, transactionListJson(core.listTransactions(page.offset, page.limit)));
   });
 

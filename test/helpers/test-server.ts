@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
-import { createApp } from '../../http/app.js';
+import { createApp, type AppOptions } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
 import { parseJsonLossless } from '../../http/lossless-json.js';
 
@@ -35,7 +35,10 @@ export function tempDataDir(label = 'folio'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${label}-`));
 }
 
-export async function startTestServer(options: Partial<RuntimeOptions> = {}): Promise<TestServer> {
+/** App options a test may set beside the runtime's: the tokenization key, a backup port. */
+export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backup'>>;
+
+export async function startTestServer(options: Partial<RuntimeOptions> = {}, appOptions: TestAppOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const runtime = await LedgerRuntime.open({ ...options, dataDir });
   const logger = pino({ level: process.env.FOLIO_LOG_LEVEL ?? 'warn' });
@@ -45,7 +48,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}): Pr
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const app = createApp({ core: runtime, logger, metrics, version: 'test' });
+  const app = createApp({ core: runtime, logger, metrics, version: 'test', ...appOptions });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;

@@ -1,0 +1,79 @@
+// Blnk's documented requests and the answers its own sources expect, written down as data in our words:
+// each case names where the expectation comes from (a Go API test in blnkfinance/blnk `api/*_test.go`,
+// its error table `internal/apierror/codes.go`, its docs or its SDK's tests), the request, and what
+// the answer must hold (status, error code, a partial body). `{name}` in a path or body is filled from
+// the set-up (test/blnk-compat.int.test.ts): ledger, balance, other (a second balance), identity,
+// txn (an applied transaction), reference (its reference), hold (an open inflight transaction).
+// Where Folio answers differently on purpose, the case says so and docs/decisions-blnk.md says why.
+
+export interface BlnkCase {
+  name: string;
+  /** Where in Blnk's sources or docs the expectation is written. */
+  source: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  body?: unknown;
+  status: number;
+  code?: string;
+  /** A partial body the answer must match (tap's t.match). */
+  match?: unknown;
+}
+
+export const BLNK_CASES: readonly BlnkCase[] = [
+  // service
+  { name: 'service check', source: 'api/api.go GET /', method: 'GET', path: '/', status: 200, match: { message: 'server running...' } },
+
+  // ledgers
+  { name: 'unknown ledger', source: 'api/ledger_api_test.go; codes.go LGR_NOT_FOUND', method: 'GET', path: '/ledgers/ldg_missing', status: 404, code: 'LGR_NOT_FOUND' },
+  { name: 'ledger by name in the query string', source: 'api/ledger_api_test.go "Query param filter"', method: 'GET', path: '/ledgers?name_eq=Compat%20ledger', status: 200, match: [{ ledger_id: '{ledger}' }] },
+  { name: 'bad logical operator', source: 'api/ledger_api_test.go "Malformed filter operator"', method: 'GET', path: '/ledgers?name_eq=x&logical_operator=xor', status: 400 },
+  { name: 'update of an unknown ledger', source: 'api/ledger_api_test.go TestUpdateLedger', method: 'PUT', path: '/ledgers/ldg_missing', body: { name: 'x' }, status: 404, code: 'LGR_NOT_FOUND' },
+
+  // balances
+  { name: 'balances by currency, none match', source: 'api/api_coverage_test.go "Query param filter"', method: 'GET', path: '/balances?currency_eq=ZZZNONE', status: 200, match: [] },
+  { name: 'balances, malformed filter', source: 'api/api_coverage_test.go "Malformed filter"', method: 'GET', path: '/balances?currency_eq=USD&logical_operator=xor', status: 400 },
+  { name: 'balance with its identity', source: 'api/balance_api_test.go "include=identity"', method: 'GET', path: '/balances/{balance}?include=identity', status: 200, match: { balance_id: '{balance}', identity: { identity_id: '{identity}' } } },
+  { name: 'balance with its ledger', source: 'api/balance_api_test.go "include=ledger"', method: 'GET', path: '/balances/{balance}?include=ledger', status: 200, match: { ledger: { ledger_id: '{ledger}' } } },
+  { name: 'balance in an unknown ledger', source: 'codes.go LGR_NOT_FOUND', method: 'POST', path: '/balances', body: { ledger_id: 'ldg_missing', currency: 'USD' }, status: 404, code: 'LGR_NOT_FOUND' },
+  { name: 'indicator outside the general ledger', source: 'api/model/balance.go validator', method: 'POST', path: '/balances', body: { ledger_id: '{ledger}', currency: 'USD', indicator: '@cash' }, status: 400 },
+  { name: 'indicator without @', source: 'api/model/balance.go validator', method: 'POST', path: '/balances', body: { ledger_id: 'general_ledger_id', currency: 'USD', indicator: 'cash' }, status: 400 },
+  { name: 'indicator with a space', source: 'api/model/balance.go validator', method: 'POST', path: '/balances', body: { ledger_id: 'general_ledger_id', currency: 'USD', indicator: '@petty cash' }, status: 400 },
+  { name: 'allocation strategy not known', source: 'api/model/balance.go validator', method: 'POST', path: '/balances', body: { ledger_id: '{ledger}', currency: 'USD', allocation_strategy: 'RANDOM' }, status: 400 },
+  { name: 'allocation strategy in any case', source: 'api/model/balance.go validator', method: 'POST', path: '/balances', body: { ledger_id: '{ledger}', currency: 'USD', allocation_strategy: 'fifo' }, status: 201 },
+  { name: 'give a balance to an identity', source: 'api/balance.go UpdateBalanceIdentity', method: 'PUT', path: '/balances/{other}/identity', body: { identity_id: '{identity}' }, status: 200, match: { message: 'Balance identity updated successfully' } },
+  { name: 'identity of an unknown balance', source: 'api/balance.go UpdateBalanceIdentity', method: 'PUT', path: '/balances/bln_missing/identity', body: { identity_id: '{identity}' }, status: 404, code: 'BAL_NOT_FOUND' },
+  { name: 'identity_id missing', source: 'api/balance.go UpdateBalanceIdentity', method: 'PUT', path: '/balances/{other}/identity', body: {}, status: 400, code: 'GEN_VALIDATION_ERROR' },
+  { name: 'balance snapshots', source: 'api/balance.go TakeBalanceSnapshots', method: 'POST', path: '/balances-snapshots?batch_size=100', status: 200, match: { message: /Snapshotting in progress/ } },
+  { name: 'balance snapshots, bad batch size', source: 'api/balance.go TakeBalanceSnapshots', method: 'POST', path: '/balances-snapshots?batch_size=-1', status: 400, code: 'GEN_VALIDATION_ERROR' },
+  { name: 'balance at a time, bad timestamp', source: 'codes.go BAL_INVALID_TIMESTAMP', method: 'GET', path: '/balances/{balance}/at?timestamp=yesterday', status: 400, code: 'BAL_INVALID_TIMESTAMP' },
+
+  // transactions
+  { name: 'transaction by reference in the query string', source: 'api/transaction_query_api_test.go', method: 'GET', path: '/transactions?reference_eq={reference}', status: 200, match: [{ transaction_id: '{txn}' }] },
+  { name: 'transactions, malformed filter', source: 'api/transaction_query_api_test.go', method: 'GET', path: '/transactions?status_eq=APPLIED&logical_operator=xor', status: 400 },
+  { name: 'precision that is not a whole number', source: 'codes.go TXN_PRECISION_NOT_INTEGER', method: 'POST', path: '/transactions', body: { amount: 1, precision: 1.5, currency: 'USD', source: '@world', destination: '{balance}', reference: 'compat-precision' }, status: 400, code: 'TXN_PRECISION_NOT_INTEGER' },
+  { name: 'bulk with no transactions', source: 'codes.go TXN_BULK_EMPTY; api/model/bulk_request_test.go', method: 'POST', path: '/transactions/bulk', body: { transactions: [] }, status: 400, code: 'TXN_BULK_EMPTY' },
+  { name: 'bulk statuses in lower case', source: 'SDK BulkTransactionStatus (applied | inflight | queued)', method: 'POST', path: '/transactions/bulk', body: { skip_queue: true, transactions: [{ precise_amount: 5, currency: 'USD', source: '@world', destination: '{balance}', reference: 'compat-bulk-1', allow_overdraft: true }] }, status: 201, match: { batch_id: /^bulk_/, status: 'applied', transaction_count: 1 } },
+  { name: 'bulk run_async', source: 'docs: bulk transactions, run_async', method: 'POST', path: '/transactions/bulk', body: { run_async: true, skip_queue: true, transactions: [{ precise_amount: 5, currency: 'USD', source: '@world', destination: '{balance}', reference: 'compat-bulk-2', allow_overdraft: true }] }, status: 202, match: { message: 'Bulk transaction processing started', batch_id: /^bulk_/ } },
+  { name: 'bulk commit with no transactions', source: 'api/transaction_bulk_inflight_test.go', method: 'POST', path: '/transactions/inflight/bulk/commit', body: { transactions: [] }, status: 400, code: 'TXN_BULK_EMPTY' },
+  { name: 'bulk void over the limit', source: 'api/transaction_bulk_inflight_test.go', method: 'POST', path: '/transactions/inflight/bulk/void', body: { transaction_ids: Array.from({ length: 101 }, (_, index) => `txn_${index}`) }, status: 400, code: 'TXN_BULK_LIMIT_EXCEEDED' },
+  { name: 'bulk void: per-item results', source: 'api/transaction_bulk_inflight_test.go; SDK BulkCommitInflightResponse', method: 'POST', path: '/transactions/inflight/bulk/void', body: { skip_queue: true, transaction_ids: ['{hold}', 'txn_missing'] }, status: 200, match: { succeeded: 1, failed: 1, results: [{ transaction_id: '{hold}', status: 'succeeded' }, { transaction_id: 'txn_missing', status: 'failed', code: 'NOT_FOUND' }] } },
+  { name: 'commit of an unknown hold', source: 'codes.go TXN_NOT_FOUND', method: 'PUT', path: '/transactions/inflight/txn_missing', body: { status: 'commit' }, status: 404, code: 'TXN_NOT_FOUND' },
+  { name: 'queue recovery', source: 'SDK RecoverQueueResponse; docs: queue recovery', method: 'POST', path: '/transactions/recover?threshold=10m', status: 200, match: { recovered: 0, threshold: '10m0s' } },
+  { name: 'queue recovery, bad threshold', source: 'api: RecoverQueuedTransactions', method: 'POST', path: '/transactions/recover?threshold=soon', status: 400 },
+
+  // identities
+  { name: 'identity by first name in the query string', source: 'api/api_coverage_test.go "Query param filter matches"', method: 'GET', path: '/identities?first_name_eq=Compat', status: 200, match: [{ identity_id: '{identity}' }] },
+  { name: 'identities, malformed filter', source: 'api/api_coverage_test.go "Malformed filter"', method: 'GET', path: '/identities?first_name_eq=x&logical_operator=xor', status: 400 },
+  { name: 'balances, negative offset', source: 'api/api_coverage_test.go "Invalid offset"', method: 'GET', path: '/balances?offset=-1', status: 400, code: 'GEN_VALIDATION_ERROR' },
+  { name: 'identities, bad limit coerced', source: 'api/api_coverage_test.go "Bad limit coerced"', method: 'GET', path: '/identities?limit=abc', status: 200 },
+  { name: 'update of an unknown identity, whatever the body', source: 'api/identity_test.go', method: 'PUT', path: '/identities/idt_missing', body: { nonsense: true }, status: 404, code: 'IDT_NOT_FOUND' },
+  { name: 'tokenize without a key', source: 'api/identity_tokenization_api_test.go "disabled"', method: 'POST', path: '/identities/{identity}/tokenize/firstName', status: 403, code: 'IDT_TOKENIZATION_DISABLED' },
+  { name: 'tokenize a field that cannot be', source: 'api/identity_tokenization_api_test.go', method: 'POST', path: '/identities/{identity}/tokenize/category', status: 400, code: 'IDT_FIELD_NOT_TOKENIZABLE' },
+
+  // balance monitors
+  { name: 'monitor on an unknown balance', source: 'api/balance_monitor tests', method: 'POST', path: '/balance-monitors', body: { balance_id: 'bln_missing', condition: { field: 'balance', operator: '>', value: 1, precision: 100 } }, status: 404, code: 'BAL_NOT_FOUND' },
+  { name: 'unknown monitor', source: 'codes.go BAL_MONITOR_NOT_FOUND', method: 'GET', path: '/balance-monitors/mon_missing', status: 404, code: 'BAL_MONITOR_NOT_FOUND' },
+
+  // search
+  { name: 'multi-search', source: 'api/search_api_test.go MultiSearch', method: 'POST', path: '/multi-search', body: { searches: [{ collection: 'ledgers', q: '*' }, { collection: 'balances', q: '*' }] }, status: 200, match: { results: [{ found: Number }, { found: Number }] } },
+];
