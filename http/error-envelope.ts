@@ -28,6 +28,10 @@ export function errorEnvelope(logger: Logger): Koa.Middleware {
 
 export function sendError(ctx: Koa.Context, error: ApiError): void {
   ctx.status = error.status;
+  // A body refused part way (over the size limit in chunked encoding, say) is left unread on the
+  // socket, and Node does not drain a body the reader had started on: the next request on that
+  // keep-alive connection would wait for ever. Such a connection is closed after this answer.
+  if (!ctx.req.complete) ctx.set('Connection', 'close');
   for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
   ctx.type = 'application/json';
   ctx.body = envelopeText(error);

@@ -90,3 +90,36 @@ t.test('numbers that are not money take any JSON number, long decimals included'
   t.equal(tooBig.status, 400, 'an integer beyond 2^53 is checked against the bound, not refused for its type');
   t.match(tooBig.body.error_detail.message, /limit/);
 });
+
+t.test('a chunked body refused part way closes its connection instead of stalling the next request', async (t) => {
+  // Over the size limit in chunked encoding, the body is refused after part of it was read; the rest
+  // stayed on the keep-alive connection and the next request on it was never answered (fuzz seed
+  // 1824102869, case 2438).
+  const server = await startTestServer({ index: false });
+  t.teardown(() => server.stop());
+  const { hostname, port } = new URL(server.url);
+  const chunk = (text: string): string => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+  const half = `[${'0,'.repeat(3_000_000)}`;
+  const request = `POST /transactions/inflight/bulk/commit HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n`
+    + `Transfer-Encoding: chunked\r\n\r\n${chunk(half)}${chunk(`${'0,'.repeat(3_000_000)}0]`)}0\r\n\r\n`
+    + `GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`;
+  const outcome = await new Promise<{ answer: string; how: string }>((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(request));
+    let answer = '';
+    socket.on('data', (data) => {
+      answer += data.toString('utf8');
+      if (/HTTP\/1\.1 200 /.test(answer)) {
+        socket.destroy();
+        resolve({ answer, how: 'answered' });
+      }
+    });
+    socket.on('close', () => resolve({ answer, how: 'closed' }));
+    socket.on('error', () => undefined); // the server may close while the rest of the body is still being written
+    socket.setTimeout(10_000, () => {
+      socket.destroy();
+      resolve({ answer, how: 'silent' });
+    });
+  });
+  t.match(outcome.answer, /^HTTP\/1\.1 413 /, 'the body is refused as too large');
+  t.not(outcome.how, 'silent', `the connection is answered or closed, never left waiting (${outcome.how})`);
+});
