@@ -30,8 +30,10 @@ export function sendError(ctx: Koa.Context, error: ApiError): void {
   ctx.status = error.status;
   // A body refused part way (over the size limit in chunked encoding, say) is left unread on the
   // socket, and Node does not drain a body the reader had started on: the next request on that
-  // keep-alive connection would wait for ever. Such a connection is closed after this answer.
-  if (!ctx.req.complete) ctx.set('Connection', 'close');
+  // keep-alive connection would wait for ever. The rest is read and dropped, as Node does for a body
+  // nobody read (bounded by the server's request timeout). Closing instead would cut off a client
+  // still writing its body before it reads this answer (EPIPE).
+  if (!ctx.req.complete) ctx.req.resume();
   for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
   ctx.type = 'application/json';
   ctx.body = envelopeText(error);
