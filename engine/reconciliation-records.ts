@@ -155,3 +155,55 @@ export interface ReconciliationResultsChunk {
   matches: ReconciliationMatch[];
   unmatched: UnmatchedExternal[];
 }
+
+// ---- the candidate lookups: what matching (reconciliation/) asks of the query index (index/) ----
+
+/** An APPLIED transaction as matching reads it from the query index. */
+export interface InternalTransaction {
+  transaction_id: string;
+  parent_transaction: string;
+  batch_id: string;
+  source: string;
+  destination: string;
+  reference: string;
+  description: string;
+  currency: string;
+  precise_amount: bigint;
+  precision: bigint;
+  created_at: number;
+}
+
+/** A candidate found for one probe (`probe` is the caller's number for it). */
+export interface ProbedTransaction {
+  probe: number;
+  row: InternalTransaction;
+}
+
+export interface ReferenceProbe {
+  probe: number;
+  reference: string;
+}
+
+export interface AmountProbe {
+  probe: number;
+  currency: string;
+  /** The precision of the internal transactions this band is for. */
+  precision: bigint;
+  /** Inclusive bounds on precise_amount at that precision; no `high` means no upper bound. */
+  low: bigint;
+  high?: bigint;
+  /** A time window on created_at as well, when the rule gives one (epoch ms, inclusive). */
+  fromMs?: number;
+  toMs?: number;
+}
+
+export interface DateProbe {
+  probe: number;
+  fromMs: number;
+  toMs: number;
+  /** Only transactions in this currency, when the rule asks for the same currency. */
+  currency?: string;
+}
+
+/** Which index an amount lookup with a time window walks: the amount's, or the time's. */
+export type AmountLookup = 'amount' | 'time';

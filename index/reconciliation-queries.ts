@@ -10,58 +10,21 @@
 // is bounded: a batch returns at most `rows_max` rows, or says it would have returned more (the caller
 // then splits it), and a group is read only when its size is within bounds.
 
-import { INTERNAL_GROUPING_FIELDS, type InternalGroupingField } from '../engine/reconciliation-records.js';
+import {
+  INTERNAL_GROUPING_FIELDS,
+  type AmountLookup,
+  type AmountProbe,
+  type DateProbe,
+  type InternalGroupingField,
+  type InternalTransaction,
+  type ProbedTransaction,
+  type ReferenceProbe,
+} from '../engine/reconciliation-records.js';
 import { amountFromKey, amountKey } from './sortable-amount.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
-/** An APPLIED transaction as matching sees it. */
-export interface CandidateRow {
-  transaction_id: string;
-  parent_transaction: string;
-  batch_id: string;
-  source: string;
-  destination: string;
-  reference: string;
-  description: string;
-  currency: string;
-  precise_amount: bigint;
-  precision: bigint;
-  created_at: number;
-}
-
-/** A candidate found for one probe (`probe` is the caller's number for it). */
-export interface ProbedRow {
-  probe: number;
-  row: CandidateRow;
-}
-
-export interface AmountProbe {
-  probe: number;
-  currency: string;
-  precision: bigint;
-  /** Inclusive bounds on precise_amount at that precision; no `high` means no upper bound. */
-  low: bigint;
-  high?: bigint;
-  /** Optional time window on created_at (epoch ms, inclusive). */
-  fromMs?: number;
-  toMs?: number;
-}
-
-export interface DateProbe {
-  probe: number;
-  fromMs: number;
-  toMs: number;
-  /** Only transactions in this currency, when the rule asks for the same currency. */
-  currency?: string;
-}
-
-export interface ReferenceProbe {
-  probe: number;
-  reference: string;
-}
-
 /** Rows of a batch, or `undefined` when there would have been more than the bound. */
-export type BoundedRows = ProbedRow[] | undefined;
+export type BoundedRows = ProbedTransaction[] | undefined;
 
 const CANDIDATE_COLUMNS = [
   'transaction_id', 'parent_transaction', 'batch_id', 'source', 'destination', 'reference', 'description', 'currency',
@@ -88,7 +51,7 @@ interface RawCandidate {
   created_at: number;
 }
 
-function candidate(raw: RawCandidate): CandidateRow {
+function candidate(raw: RawCandidate): InternalTransaction {
   return {
     transaction_id: raw.transaction_id,
     parent_transaction: raw.parent_transaction,
@@ -130,8 +93,6 @@ export async function candidatesByAmount(reader: SqliteConnection, probes: Amoun
       AND t.currency = q.value->>1 AND t.precision = q.value->>2 AND t.status = 'APPLIED'`;
   return bounded(reader, sql, [JSON.stringify(probes.map(packAmountProbe))], rowsMax);
 }
-
-export type AmountLookup = 'amount' | 'time';
 
 function packAmountProbe(probe: AmountProbe): Array<string | number> {
   return [
@@ -190,7 +151,7 @@ export async function groupMembers(
   field: InternalGroupingField,
   keys: string[],
   membersMax: number,
-): Promise<{ groups: Map<string, CandidateRow[]>; tooLarge: string[] }> {
+): Promise<{ groups: Map<string, InternalTransaction[]>; tooLarge: string[] }> {
   const { column, index } = groupingColumn(field);
   const sizes = await reader.all<{ key: string; size: number }>(
     `SELECT k.value AS key, (SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY ${index}
@@ -200,7 +161,7 @@ export async function groupMembers(
   );
   const tooLarge = sizes.filter((entry) => entry.size > membersMax).map((entry) => entry.key);
   const readable = sizes.filter((entry) => entry.size > 0 && entry.size <= membersMax).map((entry) => entry.key);
-  const groups = new Map<string, CandidateRow[]>();
+  const groups = new Map<string, InternalTransaction[]>();
   if (readable.length === 0) return { groups, tooLarge };
   const rows = await reader.all<RawCandidate>(
     `SELECT 0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) k CROSS JOIN transactions t INDEXED BY ${index}

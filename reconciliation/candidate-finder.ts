@@ -19,8 +19,16 @@
 // candidates under one rule is "too broad" and reported rather than matched on a partial view.
 
 import { ruleAnchors, type RuleAnchors } from '../engine/matching-rules.js';
-import type { AmountLookup, AmountProbe, CandidateSource, DateProbe, ProbedTransaction, ReferenceProbe } from './candidate-source.js';
-import type { InternalTransaction, MatchSide } from './match-sides.js';
+import type { CandidateSource } from './candidate-source.js';
+import type {
+  AmountLookup,
+  AmountProbe,
+  DateProbe,
+  InternalTransaction,
+  ProbedTransaction,
+  ReferenceProbe,
+} from '../engine/reconciliation-records.js';
+import type { MatchSide } from './match-sides.js';
 import type { PreparedRule } from './rule-evaluation.js';
 
 export interface FinderLimits {

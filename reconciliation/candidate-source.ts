@@ -4,42 +4,15 @@
 // the batch), and groups are read only up to `membersMax` members. Only APPLIED transactions are ever
 // returned.
 
-import type { InternalGroupingField } from '../engine/reconciliation-records.js';
-import type { InternalTransaction } from './match-sides.js';
-
-export interface ReferenceProbe {
-  probe: number;
-  reference: string;
-}
-
-export interface AmountProbe {
-  probe: number;
-  currency: string;
-  /** The precision of the internal transactions this band is for. */
-  precision: bigint;
-  /** Inclusive bounds on precise_amount; no `high` means no upper bound. */
-  low: bigint;
-  high?: bigint;
-  /** A time window on the internal date as well, when the rule gives one (epoch ms, inclusive). */
-  fromMs?: number;
-  toMs?: number;
-}
-
-export interface DateProbe {
-  probe: number;
-  fromMs: number;
-  toMs: number;
-  /** Only this currency, when the rule asks for the same currency. */
-  currency?: string;
-}
-
-export interface ProbedTransaction {
-  probe: number;
-  row: InternalTransaction;
-}
-
-/** Which index an amount lookup with a time window walks: the amount's, or the time's. */
-export type AmountLookup = 'amount' | 'time';
+import type {
+  AmountLookup,
+  AmountProbe,
+  DateProbe,
+  InternalGroupingField,
+  InternalTransaction,
+  ProbedTransaction,
+  ReferenceProbe,
+} from '../engine/reconciliation-records.js';
 
 export interface CandidateSource {
   byReference(probes: ReferenceProbe[], rowsMax: number): Promise<ProbedTransaction[] | undefined>;

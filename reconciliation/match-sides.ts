@@ -9,6 +9,7 @@
 
 import { lcm } from '../engine/exact-fraction.js';
 import type { ExternalRecord } from '../engine/reconciliation-records.js';
+import type { InternalTransaction } from '../engine/reconciliation-records.js';
 
 export interface MatchSide {
   /** Magnitude, in 1/precision units. */
@@ -20,21 +21,6 @@ export interface MatchSide {
   descriptions: string[];
   /** Epoch ms; the earliest member's for a group. */
   date: number;
-}
-
-/** An internal transaction as matching reads it (from the query index). */
-export interface InternalTransaction {
-  transaction_id: string;
-  parent_transaction: string;
-  batch_id: string;
-  source: string;
-  destination: string;
-  reference: string;
-  description: string;
-  currency: string;
-  precise_amount: bigint;
-  precision: bigint;
-  created_at: number;
 }
 
 const magnitude = (value: bigint): bigint => (value < 0n ? -value : value);

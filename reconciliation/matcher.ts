@@ -15,6 +15,7 @@
 
 import { lcm } from '../engine/exact-fraction.js';
 import type {
+  InternalTransaction,
   ExternalGroupingField,
   ExternalRecord,
   InternalGroupingField,
@@ -32,7 +33,6 @@ import {
   externalSide,
   internalGroupSide,
   internalSide,
-  type InternalTransaction,
   type MatchSide,
 } from './match-sides.js';
 import { amountGap, assignPairs, type CandidatePair } from './pair-assignment.js';
