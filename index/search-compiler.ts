@@ -67,11 +67,13 @@ export function compileSearch(collection: Collection, request: SearchRequest): C
 }
 
 /**
- * `q` as an FTS5 expression: each whitespace-separated word becomes a quoted phrase (quotes doubled),
- * words without a letter or digit are dropped, the last phrase gets a prefix `*`. Undefined = match all.
+ * `q` as an FTS5 expression: each word becomes a quoted phrase (quotes doubled), words without a
+ * letter or digit are dropped, the last phrase gets a prefix `*`. Undefined = match all. Words are
+ * split at whitespace and at control characters: the tokenizer separates at those too, and FTS5 reads
+ * a NUL inside a phrase as the end of the query text (a syntax error).
  */
 export function matchExpression(q: string): Compiled<string | undefined> {
-  const words = q.trim().split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word));
+  const words = q.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
   if (words.length === 0) return { ok: true, value: undefined };
   if (words.length > SEARCH_TERMS_MAX) return fail(`q has more than ${SEARCH_TERMS_MAX} words`);
   const phrases = words.map((word) => '"' + word.replaceAll('"', '""') + '"');
