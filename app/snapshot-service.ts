@@ -38,6 +38,8 @@ export interface SnapshotServiceOptions {
   schedule: SnapshotSchedule;
   durableSeq: number;
   logger?: SnapshotLogger;
+  /** How long a request waits for its snapshot (default SNAPSHOT_REQUEST_WAIT_MS). */
+  requestWaitMs?: number;
 }
 
 interface Job {
@@ -48,7 +50,16 @@ interface Job {
 
 export class SnapshotError extends Error {
   override readonly name = 'SnapshotError';
+  /** Set when asking again later can succeed (the jobs ahead of this request took too long). */
+  retryAfterSeconds?: number;
 }
+
+/**
+ * How long a request for a snapshot waits for one at or past its seq. Jobs run one at a time and a
+ * request may queue behind others; past this it is told to come back rather than held without bound.
+ */
+export const SNAPSHOT_REQUEST_WAIT_MS = 30_000;
+const SNAPSHOT_RETRY_AFTER_SECONDS = 5;
 
 export class SnapshotService {
   private durableSeq: number;
@@ -92,12 +103,14 @@ export class SnapshotService {
   /** Writes a snapshot of everything durable up to `seq` (or finds one already written there). */
   async snapshotNow(seq: number): Promise<SnapshotInfo> {
     if (seq > this.durableSeq) this.durableSeq = seq;
+    const waitMs = this.options.requestWaitMs ?? SNAPSHOT_REQUEST_WAIT_MS;
+    const deadline = Date.now() + waitMs;
     while (this.job) {
       const running = this.job;
-      const info = await running.done.catch(() => undefined);
+      const info = await beforeDeadline(running.done.catch(() => undefined), deadline, `no snapshot reached seq ${seq} within ${waitMs} ms`);
       if (info && info.seq >= seq) return { ...info, created: false };
     }
-    const info = await this.startJob(seq, 'request');
+    const info = await beforeDeadline(this.startJob(seq, 'request'), deadline, `no snapshot reached seq ${seq} within ${waitMs} ms`);
     if (!info) throw new SnapshotError('the log is empty: nothing to snapshot');
     return info;
   }
@@ -164,3 +177,19 @@ export class SnapshotService {
   }
 }
 
+/** The job's answer, or a SnapshotError asking to retry once the deadline has passed (the job runs on). */
+async function beforeDeadline<T>(work: Promise<T>, deadline: number, late: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new SnapshotError(`${late}; one is being written, ask again`);
+      error.retryAfterSeconds = SNAPSHOT_RETRY_AFTER_SECONDS;
+      reject(error);
+    }, Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -41,7 +41,9 @@ export function adminRoutes(router: Router, admin: SnapshotAdmin): void {
     try {
       snapshot = await admin.snapshotNow();
     } catch (error) {
-      throw new ApiError('SNAPSHOT_UNAVAILABLE', (error as Error).message);
+      // A request that waited too long behind other snapshot jobs may ask again; other failures stand.
+      const retryAfter = (error as { retryAfterSeconds?: number }).retryAfterSeconds;
+      throw new ApiError('SNAPSHOT_UNAVAILABLE', (error as Error).message, undefined, retryAfter ? { 'Retry-After': String(retryAfter) } : undefined);
     }
     ctx.status = 201;
     ctx.body = snapshot;
