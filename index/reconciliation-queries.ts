@@ -15,9 +15,11 @@ import {
   type AmountLookup,
   type AmountProbe,
   type DateProbe,
+  type ExternalRecord,
   type InternalGroupingField,
   type InternalTransaction,
   type ProbedTransaction,
+  type ReconciliationMatch,
   type ReferenceProbe,
 } from '../engine/reconciliation-records.js';
 import { amountFromKey, amountKey } from './sortable-amount.js';
@@ -184,16 +186,8 @@ export async function precisionsOf(reader: SqliteConnection, currency: string): 
   return rows.map((row) => amountFromKey(row.precision));
 }
 
-export interface ExternalRecordRow {
-  position: number;
-  id: string;
-  amount: bigint;
-  precision: bigint;
-  currency: string;
-  reference: string;
-  description: string;
-  date: number;
-}
+/** An uploaded record with its place in the upload. */
+export type ExternalRecordRow = ExternalRecord & { position: number };
 
 interface RawExternal {
   position: number;
@@ -223,17 +217,7 @@ export async function externalRecords(reader: SqliteConnection, uploadId: string
   return rows.map(externalFromRow);
 }
 
-export interface MatchRow {
-  position: number;
-  external_id: string;
-  internal_ids: string[];
-  rule_id: string;
-  amount_difference: bigint;
-  difference_precision: bigint;
-  time_difference_ms: number;
-}
-
-export async function matchesPage(reader: SqliteConnection, reconciliationId: string, offset: number, limit: number): Promise<MatchRow[]> {
+export async function matchesPage(reader: SqliteConnection, reconciliationId: string, offset: number, limit: number): Promise<ReconciliationMatch[]> {
   const rows = await reader.all<Record<string, string | number>>(
     `SELECT position, external_id, internal_ids, rule_id, amount_difference, difference_precision, time_difference_ms
      FROM reconciliation_matches WHERE reconciliation_id = ? ORDER BY position LIMIT ? OFFSET ?`,
