@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runLoad, type LoadSummary } from './load.js';
 import type { BenchResult, Figure } from './report.js';
-import { makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
+import { LISTENING_LINE, makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
 import type { BenchSettings } from './settings.js';
 import { median, percentileOfSorted, Samples } from './stats.js';
 import { NODE_FLAGS } from '../app/node-flags.js';
@@ -51,7 +51,7 @@ async function startCloud(): Promise<Cloud> {
       FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn',
     },
   });
-  const [, url] = await waitForOutput(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  const [, url] = await waitForOutput(child, LISTENING_LINE);
   return { child, url: url!, dataDir };
 }
 

@@ -87,6 +87,9 @@ export function spawnChild(command: string, args: string[], options: SpawnOption
   };
 }
 
+/** The line a Folio server or control plane prints once it listens; group 1 is its URL. */
+export const LISTENING_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
 /** Resolves with the first match of `pattern` in the child's stdout, or rejects if it exits or times out. */
 export function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {

@@ -4,13 +4,12 @@
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
+import { LISTENING_LINE, makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
 import { NODE_FLAGS } from '../app/node-flags.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FOLIO_CLI = path.resolve(HERE, '../bin/folio.js');
 const BARE_SERVER = path.resolve(HERE, 'bare-koa-server.js');
-const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
 export interface RunningServer {
   url: string;
@@ -51,7 +50,7 @@ export async function startFolio(label: string, options: { nodeArgs?: string[] }
   });
   const watch = watchExit('folio', child);
   try {
-    const [, url] = await waitForOutput(child, LISTENING);
+    const [, url] = await waitForOutput(child, LISTENING_LINE);
     return {
       url: url!,
       pid: child.pid,
@@ -78,7 +77,7 @@ export async function startBareKoa(responseJson: string): Promise<RunningServer>
   });
   const watch = watchExit('bare Koa', child);
   try {
-    const [, url] = await waitForOutput(child, LISTENING);
+    const [, url] = await waitForOutput(child, LISTENING_LINE);
     return {
       url: url!,
       pid: child.pid,

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from '../bench/resources.js';
+import { LISTENING_LINE, makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from '../bench/resources.js';
 import { NODE_FLAGS } from '../app/node-flags.js';
 import { createSender } from './fuzz-request.js';
 import { FuzzSession } from './fuzz-session.js';
@@ -25,7 +25,6 @@ import { setUpLedger } from './ledger-setup.js';
 import { FUZZ_ROUTES } from './route-table.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
-const LISTENING = /listening on (http:\/\/[0-9.]+:\d+)/;
 const PROGRESS_EVERY_MS = 5_000;
 /** SRCH_INDEX_BEHIND during the run is allowed; an index still behind this long after it is not. */
 const INDEX_CATCH_UP_MS = 120_000;
@@ -76,7 +75,7 @@ async function startServer(dataDir: string): Promise<Server> {
     // error, not warn: failing hook deliveries warn on every attempt, and the runner keeps all output.
     env: { ...process.env, FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir, FOLIO_LOG_LEVEL: 'error' },
   });
-  const [, url] = await waitForOutput(child, LISTENING, 120_000);
+  const [, url] = await waitForOutput(child, LISTENING_LINE, 120_000);
   return { child, url: url!, stopping: false };
 }
 
