@@ -105,12 +105,13 @@ export class SnapshotService {
     if (seq > this.durableSeq) this.durableSeq = seq;
     const waitMs = this.options.requestWaitMs ?? SNAPSHOT_REQUEST_WAIT_MS;
     const deadline = Date.now() + waitMs;
+    const late = `no snapshot reached seq ${seq} within ${waitMs} ms`;
     while (this.job) {
       const running = this.job;
-      const info = await beforeDeadline(running.done.catch(() => undefined), deadline, `no snapshot reached seq ${seq} within ${waitMs} ms`);
+      const info = await beforeDeadline(running.done.catch(() => undefined), deadline, late);
       if (info && info.seq >= seq) return { ...info, created: false };
     }
-    const info = await beforeDeadline(this.startJob(seq, 'request'), deadline, `no snapshot reached seq ${seq} within ${waitMs} ms`);
+    const info = await beforeDeadline(this.startJob(seq, 'request'), deadline, late);
     if (!info) throw new SnapshotError('the log is empty: nothing to snapshot');
     return info;
   }
