@@ -39,6 +39,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /balances': 'balances:read',
   'GET /balances/:id': 'balances:read',
   'GET /balances/:id/at': 'balances:read',
+  'GET /balances/:id/history': 'balances:read',
   'GET /balances/indicator/:indicator/currency/:currency': 'balances:read',
 
   // transactions, holds, refunds

@@ -65,17 +65,34 @@ export class ProjectionError extends Error {
 }
 
 /**
+ * What one event has done to balances so far. The parts of a cut event share it, so a balance's version
+ * rises once per event however the event was cut, and the balance history gets one row per balance per
+ * event, written once the event's last part is folded.
+ */
+export interface EventProgress {
+  /** Balances the event created. */
+  created: Set<string>;
+  /** Balances a posting of the event moved. */
+  moved: Set<string>;
+  /** Existing balances whose metadata the event changed. */
+  metadata: Set<string>;
+}
+
+export function newEventProgress(): EventProgress {
+  return { created: new Set(), moved: new Set(), metadata: new Set() };
+}
+
+/**
  * Applies one event, or one part of an event too large for a slice (see splitEvent). `balances` holds
  * the current state of every balance the event touches (the fold updates those objects in place); a
- * missing one means the index and the log disagree. `touched` collects the balances the event has moved
- * so far: the parts of one event share it, so a balance's version rises once per event however the
- * event was cut.
+ * missing one means the index and the log disagree. `progress` collects what the event has done to
+ * balances so far (see EventProgress).
  */
 export function foldEvent(
   event: LedgerEvent,
   balances: Map<string, BalanceRecord>,
   changes: RowChanges,
-  touched: Set<string> = new Set(),
+  progress: EventProgress = newEventProgress(),
   patched: PatchedRecords = emptyPatchedRecords(),
 ): void {
   for (const ledger of event.ledgers ?? []) changes.ledgers.set(ledger.ledger_id, ledger);
@@ -85,26 +102,34 @@ export function foldEvent(
     const balance = { ...created };
     balances.set(balance.balance_id, balance);
     changes.balances.set(balance.balance_id, balance);
+    progress.created.add(balance.balance_id);
   }
   for (const { balance_id, meta_data } of event.balance_meta ?? []) {
     const balance = current(balances, balance_id);
     balance.meta_data = meta_data;
     changes.balances.set(balance_id, balance);
+    progress.metadata.add(balance_id);
   }
   for (const posting of event.postings ?? []) {
     const balance = current(balances, posting.balance_id);
     applyPosting(balance, posting);
-    if (!touched.has(balance.balance_id)) {
-      touched.add(balance.balance_id);
+    if (!progress.moved.has(balance.balance_id)) {
+      progress.moved.add(balance.balance_id);
       balance.version += 1;
     }
     changes.balances.set(balance.balance_id, balance);
   }
   for (const record of event.transactions ?? []) changes.transactions.set(record.transaction_id, record);
-  for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched);
+  for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched, progress);
 }
 
-function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances: Map<string, BalanceRecord>, changes: RowChanges, patched: PatchedRecords): void {
+function foldPatch(
+  { entity_id: id, meta_data: patch }: MetadataPatch,
+  balances: Map<string, BalanceRecord>,
+  changes: RowChanges,
+  patched: PatchedRecords,
+  progress: EventProgress,
+): void {
   const missing = (): never => {
     throw new ProjectionError(`a metadata patch names ${id}, which the index does not hold`);
   };
@@ -113,6 +138,7 @@ function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances:
       const balance = current(balances, id);
       balance.meta_data = mergeMetaData(balance.meta_data, patch);
       changes.balances.set(id, balance);
+      progress.metadata.add(id);
       return;
     }
     case 'ledger': {
@@ -163,7 +189,7 @@ const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
 /**
  * Cuts an event into parts of at most `rowsMax` items each, in fold order, so a projector folds and
  * writes a huge event a slice at a time instead of holding all its rows at once. Folding the parts in
- * order with one shared `touched` set gives the same rows as folding the whole event.
+ * order with one shared EventProgress gives the same rows as folding the whole event.
  */
 export function splitEvent(event: LedgerEvent, rowsMax: number): LedgerEvent[] {
   const parts: LedgerEvent[] = [];

@@ -6,9 +6,14 @@
 // Amount columns hold sortable text (sortable-amount.ts); times are epoch milliseconds (0 = unset);
 // flags are 0/1; `meta_data` is JSON text for json_extract and FTS; `extra` holds what has no column
 // (split shares, rejection, hold progress, metadata with integers beyond 2^53) as base64 msgpack.
+//
+// Balance history: `balance_changes` holds a balance's running totals after every event that created or
+// moved it, `balance_meta_changes` its metadata after every event that created or changed it (see
+// docs/decisions-query.md). Both name the balance by its row id (the projector assigns balances' row ids
+// itself, so it knows them before the row is written) and are appended in log order.
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities'];
@@ -159,6 +164,38 @@ function ftsShadowTables(collection: Collection): string[] {
   return [`${fts}_data`, `${fts}_idx`, `${fts}_docsize`];
 }
 
+/**
+ * Balance history, appended in log order (rowid order is log order) and found through an index on
+ * (balance, time, seq): "as of T" is one seek to the last entry at or before T, a window of changes one
+ * range scan. Amounts are sortable text like the balances' own; `at` is the time the change counts from.
+ */
+export const HISTORY_TABLES = {
+  amounts: 'balance_changes',
+  metadata: 'balance_meta_changes',
+} as const;
+export const HISTORY_AMOUNT_COLUMNS = [
+  'balance_key', 'at', 'seq', 'version', 'credit_balance', 'debit_balance', 'inflight_credit_balance', 'inflight_debit_balance',
+] as const;
+export const HISTORY_META_COLUMNS = ['balance_key', 'at', 'seq', 'meta_data', 'extra'] as const;
+
+function historyTablesSql(): string[] {
+  return [
+    `CREATE TABLE ${HISTORY_TABLES.amounts} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL,
+       credit_balance TEXT NOT NULL, debit_balance TEXT NOT NULL, inflight_credit_balance TEXT NOT NULL, inflight_debit_balance TEXT NOT NULL)`,
+    `CREATE TABLE ${HISTORY_TABLES.metadata} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, meta_data TEXT NOT NULL, extra TEXT)`,
+  ];
+}
+
+function historyIndexesSql(): string[] {
+  return Object.values(HISTORY_TABLES).map((table) => `CREATE INDEX ${table}_by_balance ON ${table}(balance_key, at, seq)`);
+}
+
+/** Appends history rows sent as one JSON array of row arrays (as upsertSql does for records). */
+export function historyInsertSql(table: string, columns: readonly string[]): string {
+  const picks = columns.map((_, index) => `value->>${index}`).join(', ');
+  return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT)))`;
+}
+
 function script(statements: string[]): string {
   return statements.map((statement) => statement + ';').join('\n');
 }
@@ -183,13 +220,15 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
     'CREATE TABLE index_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);',
     `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0);`,
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
+    script(historyTablesSql()),
     ...(deferred ? [] : COLLECTIONS.map((collection) => script([...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], [])]))),
+    ...(deferred ? [] : [script(historyIndexesSql())]),
   ].join('\n');
 }
 
 /** Step one of finishing a deferred file: sorts every secondary index. */
 export function deferredIndexesSql(): string {
-  return script(COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])));
+  return script([...COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])), ...historyIndexesSql()]);
 }
 
 /**
@@ -231,13 +270,15 @@ export function fullTextFromCopySql(built: string): string {
  * lookup rather than a re-parse of the row's text. The JSON is bound as UTF-8 bytes (a Buffer) and read
  * back as text: that copies the bytes instead of transcoding a long JavaScript string in the binding.
  */
-export function upsertSql(layout: TableLayout): string {
-  const picks = layout.columns.map((_, index) => `value->>${index}`).join(', ');
+export function upsertSql(layout: TableLayout, options: { rowId?: boolean } = {}): string {
+  // With `rowId`, each row array starts with the row id the writer chose (balances: see HISTORY_TABLES).
+  const columns = options.rowId ? [ROW_ID, ...layout.columns] : [...layout.columns];
+  const picks = columns.map((_, index) => `value->>${index}`).join(', ');
   const updates = layout.columns
     .filter((column) => column !== layout.idColumn)
     .map((column) => `${column} = excluded.${column}`)
     .join(', ');
-  return `INSERT INTO ${layout.table} (${layout.columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT))) WHERE true
+  return `INSERT INTO ${layout.table} (${columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT))) WHERE true
     ON CONFLICT(${layout.idColumn}) DO UPDATE SET ${updates}`;
 }
 

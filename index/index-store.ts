@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
-import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
+import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, HISTORY_TABLES, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
 import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 
 export const INDEX_FILE_NAME = 'index.sqlite';
@@ -132,7 +132,8 @@ export class IndexStore {
 
   /** Empties every table (the index then rebuilds from seq 1). */
   async reset(): Promise<void> {
-    const statements = COLLECTIONS.map((collection) => `DELETE FROM ${LAYOUTS[collection].table};`).join('\n');
+    const tables = [...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...Object.values(HISTORY_TABLES)];
+    const statements = tables.map((table) => `DELETE FROM ${table};`).join('\n');
     await this.writer.exec(`BEGIN; ${statements} UPDATE index_state SET value = 0 WHERE key IN ('checkpoint', 'checkpoint_at'); COMMIT;`);
   }
 

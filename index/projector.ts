@@ -25,16 +25,31 @@ import {
   emptyPatchedRecords,
   eventRows,
   foldEvent,
+  newEventProgress,
   patchedRecordsNeeded,
   ProjectionError,
   splitEvent,
+  type EventProgress,
   type PatchedRecords,
   type RowChanges,
 } from './event-fold.js';
 import type { IndexCheckpoint, IndexStore } from './index-store.js';
-import { deleteSql, LAYOUTS, selectColumns, upsertSql, type Collection } from './index-schema.js';
 import {
+  deleteSql,
+  HISTORY_AMOUNT_COLUMNS,
+  HISTORY_META_COLUMNS,
+  HISTORY_TABLES,
+  historyInsertSql,
+  LAYOUTS,
+  ROW_ID,
+  selectColumns,
+  upsertSql,
+  type Collection,
+} from './index-schema.js';
+import {
+  balanceAmountsRow,
   balanceFromRow,
+  balanceMetaRow,
   balanceRow,
   identityFromRow,
   identityRow,
@@ -90,11 +105,11 @@ export interface PoisonReport {
   since: number;
 }
 
-/** An event, or one part of an event cut to slice size; the parts of one event share `touched`. */
+/** An event, or one part of an event cut to slice size; the parts of one event share `progress`. */
 interface SliceItem {
   seq: number;
   event: LedgerEvent;
-  touched: Set<string>;
+  progress: EventProgress;
   /** The last (or only) part of its event: the batch may end after it. */
   whole: boolean;
 }
@@ -114,7 +129,10 @@ export const REBUILD_PROJECTOR_LIMITS: Partial<ProjectorLimits> = { batch_rows_m
 
 export interface BatchReport {
   checkpoint: number;
+  /** Rows of the collections (ledgers, balances, transactions, identities) written. */
   rows: number;
+  /** Balance history rows appended (running totals and metadata). */
+  history_rows: number;
   events: number;
   milliseconds: number;
 }
@@ -126,6 +144,13 @@ export class Projector {
   private checkpointAt: number;
   /** Current state of balances, as the rows hold them after the last commit (plus this batch's changes). */
   private readonly balances = new Map<string, BalanceRecord>();
+  /**
+   * Row ids of the cached balances. The projector chooses a new balance's row id itself (the highest
+   * so far plus one) so that its history rows can name it before the balance's row is written.
+   */
+  private readonly balanceKeys = new Map<string, number>();
+  /** The highest balance row id in the rows (this batch's included); read at the start of a batch. */
+  private lastBalanceKey: number | undefined;
   private readonly statements = new Map<string, PreparedStatement>();
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -301,7 +326,7 @@ export class Projector {
 
   private async startOver(): Promise<void> {
     await this.store.reset();
-    this.balances.clear();
+    this.forgetBalances();
     this.pendingParts = [];
     this.checkpointSeq = 0;
     this.checkpointAt = 0;
@@ -314,11 +339,13 @@ export class Projector {
     let lastSeq = this.checkpointSeq;
     let lastAt = this.checkpointAt;
     let rows = 0;
+    let historyRows = 0;
     let eventCount = 0;
     // Balances change with nearly every event; within a batch each is written once, at its end.
     const balances = new Map<string, BalanceRecord>();
     await writer.run('BEGIN');
     try {
+      this.lastBalanceKey ??= (await writer.get<{ key: number }>(`SELECT coalesce(max(${ROW_ID}), 0) AS key FROM balances`))?.key ?? 0;
       // One slice's rows are written while the next slice is read and folded: SQLite works through a
       // statement queue in order, so at most two slices are in flight and the two threads overlap.
       // (Queues of 4 or 8 slices measured the same: both sides are busy.)
@@ -330,16 +357,20 @@ export class Projector {
         await this.loadBalances(slice);
         const patched = await this.loadPatched(slice);
         const changes = emptyChanges();
+        const history: HistoryRows = { amounts: [], metadata: [] };
         for (const item of slice) {
           try {
-            foldEvent(item.event, this.balances, changes, item.touched, patched);
+            foldEvent(item.event, this.balances, changes, item.progress, patched);
           } catch (error) {
             throw new BatchFailure(error as Error, item.seq);
           }
+          this.assignBalanceKeys(item.progress);
+          if (item.whole) this.historyOf(item, history);
         }
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
         changes.balances.clear();
-        const written = this.write(changes);
+        historyRows += history.amounts.length + history.metadata.length;
+        const written = this.write(changes, history);
         // Awaited on the next turn; a failure meanwhile must not count as unhandled (that ends the thread).
         written.catch(() => undefined);
         if (writing) rows += await writing;
@@ -358,7 +389,7 @@ export class Projector {
     } catch (error) {
       await writer.run('ROLLBACK').catch(() => undefined);
       // The cached balances may hold changes that were just rolled back.
-      this.balances.clear();
+      this.forgetBalances();
       this.pendingParts = [];
       throw error;
     } finally {
@@ -368,7 +399,7 @@ export class Projector {
     this.checkpointSeq = lastSeq;
     this.checkpointAt = lastAt;
     this.trimBalanceCache();
-    const report = { checkpoint: lastSeq, rows, events: eventCount, milliseconds: performance.now() - started };
+    const report = { checkpoint: lastSeq, rows, history_rows: historyRows, events: eventCount, milliseconds: performance.now() - started };
     for (const listener of this.batchListeners) listener(report);
   }
 
@@ -387,13 +418,13 @@ export class Projector {
       const { seq, event } = next.value;
       const size = eventRows(event);
       if (size <= this.limits.slice_rows_max) {
-        slice.push({ seq, event, touched: new Set(), whole: true });
+        slice.push({ seq, event, progress: newEventProgress(), whole: true });
         rows += size;
         continue;
       }
-      const touched = new Set<string>();
+      const progress = newEventProgress();
       const parts = splitEvent(event, this.limits.slice_rows_max)
-        .map((piece, index, all) => ({ seq, event: piece, touched, whole: index === all.length - 1 }));
+        .map((piece, index, all) => ({ seq, event: piece, progress, whole: index === all.length - 1 }));
       if (slice.length > 0) this.pendingParts = parts;
       else {
         slice.push(parts[0] as SliceItem);
@@ -413,12 +444,13 @@ export class Projector {
     for (let start = 0; start < missing.length; start += PREFETCH_IDS_MAX) {
       const ids = missing.slice(start, start + PREFETCH_IDS_MAX);
       const rows = await this.store.writer.all<SelectedRow>(
-        `SELECT ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
+        `SELECT t.${ROW_ID} AS balance_key, ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
         [JSON.stringify(ids)],
       );
       for (const row of rows) {
         const balance = balanceFromRow(row);
         this.balances.set(balance.balance_id, balance);
+        this.balanceKeys.set(balance.balance_id, row.balance_key as number);
       }
     }
   }
@@ -450,7 +482,39 @@ export class Projector {
     return patched;
   }
 
-  private async write(changes: RowChanges): Promise<number> {
+  /** Row ids for the balances an event created (a balance is created once: a known id keeps its key). */
+  private assignBalanceKeys(progress: EventProgress): void {
+    for (const balanceId of progress.created) {
+      if (this.balanceKeys.has(balanceId)) continue;
+      const key = (this.lastBalanceKey ?? 0) + 1;
+      this.lastBalanceKey = key;
+      this.balanceKeys.set(balanceId, key);
+    }
+  }
+
+  /**
+   * The balance history rows of an event whose last part was just folded: running totals of every
+   * balance it created or moved, metadata of every balance it created or whose metadata it changed.
+   */
+  private historyOf(item: SliceItem, into: HistoryRows): void {
+    const { seq, event, progress } = item;
+    const row = <T>(balanceId: string, make: (key: number, balance: BalanceRecord) => T): T => {
+      const balance = this.balances.get(balanceId);
+      const key = this.balanceKeys.get(balanceId);
+      if (!balance || key === undefined) throw new BatchFailure(new ProjectionError(`balance ${balanceId} has no row in the history`), seq);
+      return make(key, balance);
+    };
+    for (const balanceId of progress.created) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
+    for (const balanceId of progress.moved) {
+      if (!progress.created.has(balanceId)) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
+    }
+    for (const balanceId of progress.created) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance.meta_data)));
+    for (const balanceId of progress.metadata) {
+      if (!progress.created.has(balanceId)) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance.meta_data)));
+    }
+  }
+
+  private async write(changes: RowChanges, history: HistoryRows): Promise<number> {
     const pending: Array<Promise<number>> = [];
     const upsert = (collection: Collection, rows: SqlValue[][]): void => {
       if (rows.length > 0) pending.push(this.statement(upsertSql(LAYOUTS[collection])).run([jsonBytes(rows)]));
@@ -464,18 +528,23 @@ export class Projector {
     }
     upsert('identities', identities);
     if (deleted.length > 0) pending.push(this.statement(deleteSql(LAYOUTS.identities)).run([JSON.stringify(deleted)]));
-    upsert('balances', [...changes.balances.values()].map(balanceRow));
+    // Balances are written once per batch, at its end (writeBalances), with the row ids chosen for them.
+    if (changes.balances.size > 0) throw new Error('balances are written at the end of a batch');
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
+    if (history.amounts.length > 0) pending.push(this.statement(historyInsertSql(HISTORY_TABLES.amounts, HISTORY_AMOUNT_COLUMNS)).run([jsonBytes(history.amounts)]));
+    if (history.metadata.length > 0) pending.push(this.statement(historyInsertSql(HISTORY_TABLES.metadata, HISTORY_META_COLUMNS)).run([jsonBytes(history.metadata)]));
     await Promise.all(pending);
     return changedRowCount(changes);
   }
 
   /** Writes the batch's balances in slice-sized statements, so no single step holds the event loop long. */
   private async writeBalances(balances: Map<string, BalanceRecord>): Promise<number> {
-    const statement = this.statement(upsertSql(LAYOUTS.balances));
+    const statement = this.statement(upsertSql(LAYOUTS.balances, { rowId: true }));
     let rows: SqlValue[][] = [];
     for (const balance of balances.values()) {
-      rows.push(balanceRow(balance));
+      const key = this.balanceKeys.get(balance.balance_id);
+      if (key === undefined) throw new Error(`balance ${balance.balance_id} has no row id`);
+      rows.push([key, ...balanceRow(balance)]);
       if (rows.length >= this.limits.slice_rows_max) {
         await statement.run([jsonBytes(rows)]);
         rows = [];
@@ -502,8 +571,22 @@ export class Projector {
     for (const balanceId of this.balances.keys()) {
       if (toDrop-- <= 0) break;
       this.balances.delete(balanceId);
+      this.balanceKeys.delete(balanceId);
     }
   }
+
+  /** Drops every cached balance and the highest row id: after a rollback they may not match the rows. */
+  private forgetBalances(): void {
+    this.balances.clear();
+    this.balanceKeys.clear();
+    this.lastBalanceKey = undefined;
+  }
+}
+
+/** Balance history rows of one slice, in the column order of HISTORY_AMOUNT_COLUMNS / HISTORY_META_COLUMNS. */
+interface HistoryRows {
+  amounts: SqlValue[][];
+  metadata: SqlValue[][];
 }
 
 function jsonBytes(rows: SqlValue[][]): Buffer {

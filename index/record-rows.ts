@@ -107,6 +107,47 @@ export function balanceFromRow(row: SelectedRow): BalanceRecord {
   };
 }
 
+// ---- balance history ----
+
+/** A balance's running totals after one event, in the column order of HISTORY_AMOUNT_COLUMNS. */
+export function balanceAmountsRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
+  return [
+    key, at, seq, balance.version, amountKey(balance.credit_balance), amountKey(balance.debit_balance),
+    amountKey(balance.inflight_credit_balance), amountKey(balance.inflight_debit_balance),
+  ];
+}
+
+/** A balance's metadata after one event, in the column order of HISTORY_META_COLUMNS. */
+export function balanceMetaRow(key: number, at: number, seq: number, meta: MetaData): SqlValue[] {
+  const extra: Record<string, unknown> = {};
+  const text = exactMeta(meta, extra);
+  return [key, at, seq, text, extraText(extra)];
+}
+
+/** The amounts of a balance_changes row. */
+export interface BalanceAmounts {
+  version: number;
+  credit_balance: bigint;
+  debit_balance: bigint;
+  inflight_credit_balance: bigint;
+  inflight_debit_balance: bigint;
+}
+
+export function balanceAmountsFromRow(row: SelectedRow): BalanceAmounts {
+  return {
+    version: integer(row.version),
+    credit_balance: amountFromKey(text(row.credit_balance)),
+    debit_balance: amountFromKey(text(row.debit_balance)),
+    inflight_credit_balance: amountFromKey(text(row.inflight_credit_balance)),
+    inflight_debit_balance: amountFromKey(text(row.inflight_debit_balance)),
+  };
+}
+
+/** The metadata of a balance_meta_changes row. */
+export function balanceMetaFromRow(row: SelectedRow): MetaData {
+  return readMeta(row, readExtra(row));
+}
+
 // ---- transactions ----
 
 /** Fields of a transaction record that have no column of their own. */

@@ -6,6 +6,7 @@ import {
   balanceAmount,
   inflightAmount,
   type BalanceRecord,
+  type BalanceTotals,
   type LedgerRecord,
   type SplitShare,
   type TransactionRecord,
@@ -24,6 +25,21 @@ export function ledgerView(ledger: LedgerRecord): Record<string, unknown> {
     name: ledger.name,
     created_at: timeText(ledger.created_at),
     meta_data: ledger.meta_data,
+  };
+}
+
+/** A balance's totals after one change (GET /balances/:id/history). */
+export function balanceChangeView(change: BalanceTotals & { at: number; version: number }): Record<string, unknown> {
+  return {
+    at: timeText(change.at),
+    version: change.version,
+    balance: balanceAmount(change),
+    credit_balance: change.credit_balance,
+    debit_balance: change.debit_balance,
+    inflight_balance: inflightAmount(change),
+    inflight_credit_balance: change.inflight_credit_balance,
+    inflight_debit_balance: change.inflight_debit_balance,
+    available_balance: availableAmount(change),
   };
 }
 

@@ -1,41 +1,110 @@
-// GET /balances/:id/at?timestamp=: the balance as it stood at a moment, folded from the log. Without a
-// timestamp the whole log is folded (the balance now, rebuilt from source). A balance created after the
-// moment did not exist then: 404.
+// A balance's past:
+// - GET /balances/:id/at?timestamp=: the balance as it stood at a moment. Answered from the index's
+//   balance history (`from_source: false`): one indexed lookup, whatever the length of the history. With
+//   `from_source=true`, or when the index cannot answer (it does not run, or has not reached the caller's
+//   writes in time), it is folded from the log (`from_source: true`), which gives the same balance.
+//   Without a timestamp: the balance now. A balance created after the moment did not exist then: 404.
+// - GET /balances/:id/history?from=&to=&limit=&cursor=: the balance after each change inside a window,
+//   oldest first, paged by an opaque cursor (from the index only).
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import type { BalanceRecord } from '../../engine/records.js';
-import type { FoldAnswer } from '../ledger-core.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import type { LedgerCore } from '../ledger-core.js';
+import { nonNegativeInteger } from '../common-schemas.js';
+import type { FoldAnswer, LedgerCore } from '../ledger-core.js';
+import type { BalanceHistoryPosition, QueryPort, QueryResult } from '../query-port.js';
 import { respond } from '../respond.js';
 import { parseTimeInput } from '../time-input.js';
 import { validate } from '../validation.js';
-import { balanceView, timeText } from '../../wire/views.js';
+import { balanceChangeView, balanceView, timeText } from '../../wire/views.js';
+
+/** Changes per history page: by default, and at most. */
+export const HISTORY_LIMIT_DEFAULT = 100;
+export const HISTORY_LIMIT_MAX = 1_000;
+const TIME_TEXT_LENGTH_MAX = 64;
+const CURSOR_LENGTH_MAX = 128;
+
+const atQuerySchema = z.object({
+  timestamp: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
+  from_source: z.enum(['true', 'false']).optional(),
+});
 
 const historyQuerySchema = z.object({
-  timestamp: z.string().max(64).optional(),
-  from_source: z.enum(['true', 'false']).optional(),
+  from: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
+  to: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
+  limit: nonNegativeInteger(HISTORY_LIMIT_DEFAULT, HISTORY_LIMIT_MAX).pipe(z.number().min(1)),
+  cursor: z.string().max(CURSOR_LENGTH_MAX).optional(),
 });
 
 export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   router.get('/balances/:id/at', async (ctx) => {
     const balanceId = ctx.params.id as string;
-    const params = validate(historyQuerySchema, ctx.query);
-    let untilMs = Number.MAX_SAFE_INTEGER;
-    if (params.timestamp !== undefined && params.timestamp.trim() !== '') {
-      const parsed = parseTimeInput(params.timestamp);
-      if (!parsed.ok) throw new ApiError('BAL_INVALID_TIMESTAMP', `timestamp ${parsed.message}`);
-      untilMs = parsed.epochMs;
-    }
+    const params = validate(atQuerySchema, ctx.query);
+    const untilMs = timeParam('timestamp', params.timestamp) ?? Number.MAX_SAFE_INTEGER;
     if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     await core.durable(seq);
-    const balance = foldedBalance(await core.balanceHistory(balanceId, untilMs, seq));
+    const indexed = params.from_source === 'true' ? undefined : await core.query?.balanceAt(balanceId, untilMs, seq);
+    const fromSource = indexed === undefined || !indexed.ok;
+    const balance = indexed?.ok ? indexed.value : foldedBalance(await core.balanceHistory(balanceId, untilMs, seq));
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
     const timestamp = untilMs === Number.MAX_SAFE_INTEGER ? new Date().toISOString() : timeText(untilMs);
-    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: true }, seq);
+    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: fromSource }, seq);
   });
+
+  const query = core.query;
+  if (query) historyRoute(router, core, query);
+}
+
+function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void {
+  router.get('/balances/:id/history', async (ctx) => {
+    const balanceId = ctx.params.id as string;
+    const params = validate(historyQuerySchema, ctx.query);
+    const fromMs = timeParam('from', params.from) ?? 0;
+    const toMs = timeParam('to', params.to) ?? Number.MAX_SAFE_INTEGER;
+    if (fromMs > toMs) throw new ApiError('BAL_INVALID_TIMESTAMP', 'from is after to');
+    const window = { from_ms: fromMs, to_ms: toMs, limit: params.limit, ...(params.cursor ? { after: decodeCursor(params.cursor) } : {}) };
+    if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    const seq = core.visibleSeq();
+    const page = answered(await query.balanceChanges(balanceId, window, seq));
+    if (!page) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    await respond(ctx, core, 200, {
+      balance_id: balanceId,
+      currency: page.currency,
+      changes: page.changes.map(balanceChangeView),
+      next_cursor: page.next ? encodeCursor(page.next) : null,
+    }, seq);
+  });
+}
+
+/** A time from the query string (undefined when left out or the zero time), or 400 naming the field. */
+function timeParam(name: string, text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const parsed = parseTimeInput(text);
+  if (!parsed.ok) throw new ApiError('BAL_INVALID_TIMESTAMP', `${name} ${parsed.message}`, { [name]: parsed.message });
+  return parsed.epochMs === 0 ? undefined : parsed.epochMs;
+}
+
+/** Cursors are opaque to clients: the position of the last change sent, as base64url text. */
+function encodeCursor(position: BalanceHistoryPosition): string {
+  return Buffer.from(`${position.at}.${position.seq}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): BalanceHistoryPosition {
+  const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const at = Number(match?.[1]);
+  const seq = Number(match?.[2]);
+  if (!match || !Number.isSafeInteger(at) || !Number.isSafeInteger(seq)) {
+    throw new ApiError('GEN_VALIDATION_ERROR', 'invalid request: cursor: is not a cursor this endpoint gave', { cursor: 'is not a cursor this endpoint gave' });
+  }
+  return { at, seq };
+}
+
+function answered<T>(result: QueryResult<T>): T {
+  if (result.ok) return result.value;
+  const retry = result.code === 'SRCH_INDEX_BEHIND' || result.code === 'SRCH_QUERY_TIMEOUT';
+  throw new ApiError(result.code, result.message, undefined, retry ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) } : undefined);
 }
 
 /** The balance a fold found (undefined: it did not exist yet), or the refusal of a fold over its bound. */

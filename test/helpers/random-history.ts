@@ -1,7 +1,7 @@
 // Seeded random ledger histories for simulation tests: drives a real LedgerEngine (in memory: MemoryLog,
 // MemoryTransactionStore, a stepping clock, counter ids) through every kind of command the engine takes
 // (balances and identities, plain, queued, scheduled and split transfers, holds with partial commits,
-// voids, expiries and auto-commits, refunds, bulk, metadata, API keys, hooks) with amounts of any size.
+// voids, expiries and auto-commits, refunds, bulk, metadata of transactions and balances, API keys, hooks) with amounts of any size.
 // The same seed always gives the same events.
 
 import { MemoryTransactionStore } from '../../lookups/memory-transaction-store.js';
@@ -135,7 +135,10 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
       const items = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({ ...transfer(currency), scheduled_for: 0, inflight: false, sources: undefined, source: pick(NAMES) }));
       engine.createBulk({ transactions: items, atomic: chance(0.5), inflight: false, skip_queue: chance(0.5) });
     } else if (roll < 0.77 && transactions.length > 0) {
-      engine.updateMetadata(pick(transactions), { tag: `t${step}` });
+      // Balances' metadata too: the index keeps its history (balance as of a time).
+      const balanceIds = [...engine.state.balances.keys()];
+      const target = balanceIds.length > 0 && chance(0.3) ? pick(balanceIds) : pick(transactions);
+      engine.updateMetadata(target, { tag: `t${step}` });
     } else if (roll < 0.79) {
       // Some keys are made by other keys, so revocations cascade down chains of them.
       const createdBy = apiKeys.length > 0 && chance(0.3) ? pick(apiKeys) : '';

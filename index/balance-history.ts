@@ -1,0 +1,98 @@
+// Balances as they stood, read from the index's balance history (index-schema.ts HISTORY_TABLES) instead
+// of a fold of the log. The projector appends a balance's running totals after every event that created
+// or moved it, and its metadata after every event that created it or changed its metadata, each with
+// the event's time and seq; so "as of T" is the last row at or before T in each table (two index seeks),
+// and a window of changes is one range scan. The balance's other fields never change after creation and
+// come from its current row. The answer is the fold's (engine/balance-fold.ts) for every T: the fold
+// takes the events decided at or before T, which are exactly the rows at or before T, since event times
+// never decrease along the log.
+
+import type { BalanceRecord } from '../engine/records.js';
+import { HISTORY_TABLES, LAYOUTS, ROW_ID, selectColumns } from './index-schema.js';
+import { balanceAmountsFromRow, balanceFromRow, balanceMetaFromRow, type BalanceAmounts, type SelectedRow } from './record-rows.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+
+/** One change: the balance's totals after an event, and when and where in the log it happened. */
+export interface BalanceChange extends BalanceAmounts {
+  /** The time the change counts from (the event's decided time), epoch ms. */
+  at: number;
+  /** The log seq of the event. */
+  seq: number;
+}
+
+/** A position in a balance's history: changes after it come next. */
+export interface HistoryPosition {
+  at: number;
+  seq: number;
+}
+
+export interface ChangeWindow {
+  /** Inclusive bounds on the change time, epoch ms. */
+  from_ms: number;
+  to_ms: number;
+  /** Continue after this change (a cursor). */
+  after?: HistoryPosition;
+  limit: number;
+}
+
+export interface ChangePage {
+  /** The balance's currency (the changes' amounts are in it). */
+  currency: string;
+  changes: BalanceChange[];
+  /** Where the next page starts, when there may be more changes in the window. */
+  next?: HistoryPosition;
+}
+
+/** The last row of a history table at or before a time, for the balance of the outer row `b`. */
+function lastAtOrBefore(table: string): string {
+  return `(SELECT rowid FROM ${table} WHERE balance_key = b.${ROW_ID} AND at <= ?1 ORDER BY at DESC, seq DESC LIMIT 1)`;
+}
+
+/**
+ * The balance as it stood at `untilMs` (every event decided at or before it applied): undefined when it
+ * did not exist yet, or the index does not hold it.
+ */
+export async function balanceAsOf(reader: SqliteConnection, balanceId: string, untilMs: number): Promise<BalanceRecord | undefined> {
+  const row = await reader.get<SelectedRow & { h_meta_data: string | null }>(
+    `SELECT ${selectColumns(LAYOUTS.balances, 'b')},
+            c.version AS h_version, c.credit_balance AS h_credit_balance, c.debit_balance AS h_debit_balance,
+            c.inflight_credit_balance AS h_inflight_credit_balance, c.inflight_debit_balance AS h_inflight_debit_balance,
+            m.meta_data AS h_meta_data, m.extra AS h_extra
+       FROM balances b
+       JOIN ${HISTORY_TABLES.amounts} c ON c.rowid = ${lastAtOrBefore(HISTORY_TABLES.amounts)}
+       LEFT JOIN ${HISTORY_TABLES.metadata} m ON m.rowid = ${lastAtOrBefore(HISTORY_TABLES.metadata)}
+      WHERE b.balance_id = ?2`,
+    [untilMs, balanceId],
+  );
+  if (!row) return undefined;
+  const current = balanceFromRow(row);
+  const amounts = balanceAmountsFromRow(prefixed(row, 'h_'));
+  // Every balance has a metadata row from its creation on, so one exists whenever an amounts row does.
+  const meta = row.h_meta_data === null ? current.meta_data : balanceMetaFromRow(prefixed(row, 'h_'));
+  return { ...current, ...amounts, meta_data: meta };
+}
+
+/** The changes of a balance inside a window, oldest first; undefined when the index does not hold it. */
+export async function balanceChanges(reader: SqliteConnection, balanceId: string, window: ChangeWindow): Promise<ChangePage | undefined> {
+  const balance = await reader.get<{ key: number; currency: string }>(`SELECT ${ROW_ID} AS key, currency FROM balances WHERE balance_id = ?`, [balanceId]);
+  if (!balance) return undefined;
+  const after = window.after ? ' AND (at, seq) > (?, ?)' : '';
+  const params = [balance.key, window.from_ms, window.to_ms, ...(window.after ? [window.after.at, window.after.seq] : []), window.limit + 1];
+  const rows = await reader.all<SelectedRow>(
+    `SELECT at, seq, version, credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance
+       FROM ${HISTORY_TABLES.amounts} WHERE balance_key = ? AND at >= ? AND at <= ?${after} ORDER BY at, seq LIMIT ?`,
+    params,
+  );
+  const changes = rows.slice(0, window.limit).map((row) => ({ at: row.at as number, seq: row.seq as number, ...balanceAmountsFromRow(row) }));
+  const page: ChangePage = { currency: balance.currency, changes };
+  const last = changes[changes.length - 1];
+  if (rows.length > window.limit && last) page.next = { at: last.at, seq: last.seq };
+  return page;
+}
+
+/** The columns of a row whose names start with `prefix`, under their names without it. */
+function prefixed(row: SelectedRow, prefix: string): SelectedRow {
+  const picked: SelectedRow = {};
+  for (const [name, value] of Object.entries(row)) if (name.startsWith(prefix)) picked[name.slice(prefix.length)] = value;
+  return picked;
+}
