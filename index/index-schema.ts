@@ -98,6 +98,16 @@ export function ftsTable(collection: Collection): string {
   return `${collection}_fts`;
 }
 
+/** A reader's view of the terms in a collection's full-text index (fts5vocab, one row per instance). */
+export function vocabularyTable(collection: Collection): string {
+  return `temp.${collection}_vocabulary`;
+}
+
+/** Creates the vocabulary views on a connection (temporary: they belong to that connection alone). */
+export function vocabularySql(): string {
+  return script(COLLECTIONS.map((collection) => `CREATE VIRTUAL TABLE ${vocabularyTable(collection)} USING fts5vocab(main, ${ftsTable(collection)}, 'instance')`));
+}
+
 /**
  * Tokens keep `_` and `-` inside them, so an id such as `txn_0193...-7abc` or a reference `INV-2024-17`
  * is one token: searching for it is an exact token match instead of a phrase of fragments.
@@ -120,9 +130,14 @@ function ftsDefinition(layout: TableLayout, content: string): string {
   return `fts5(${layout.searchColumns.join(', ')}, ${content}, tokenize="${TOKENIZER}")`;
 }
 
+/** The name of a collection's secondary index over these columns. */
+export function indexName(collection: Collection, columns: readonly string[]): string {
+  return `${collection}_by_${columns.join('_')}`;
+}
+
 function secondaryIndexesSql(layout: TableLayout): string[] {
   const name = layout.table;
-  return layout.indexes.map((index) => `CREATE INDEX ${name}_by_${index.join('_')} ON ${name}(${index.join(', ')})`);
+  return layout.indexes.map((index) => `CREATE INDEX ${indexName(layout.table, index)} ON ${name}(${index.join(', ')})`);
 }
 
 /**
