@@ -260,6 +260,10 @@ export function contentlessFullTextSql(source: string): string {
       `CREATE VIRTUAL TABLE ${fts} USING ${ftsDefinition(layout, `content=''`)}`,
       `INSERT INTO ${fts}(${fts}, rank) VALUES ('hashsize', ${FTS_BUILD_HASH_BYTES})`,
       `INSERT INTO ${fts}(rowid, ${searchList}) SELECT ${ROW_ID}, ${searchList} FROM ${source}.${collection} ORDER BY ${ROW_ID}`,
+      // One segment instead of the build's several: a search that checks rows one by one seeks each
+      // segment per row (half the time at a million transactions), and merging is a couple of seconds
+      // of this process's time while the parent sorts its indexes.
+      `INSERT INTO ${fts}(${fts}) VALUES ('optimize')`,
     ];
   }));
 }
