@@ -1,7 +1,8 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
-// hooks.allow_private_networks. FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
+// hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
+// (FOLIO_WEBHOOK_SECRET), notifications.timeout_seconds, notifications.retry_count. FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
 // control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
 // as a follower of the one in that directory (see bin/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
 // stops it when its standard input ends, which is when the parent holding the other end of the pipe
@@ -10,6 +11,11 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { masterKeyRefusal } from '../http/app.js';
+import {
+  DEFAULT_NOTIFICATION_RETRY_COUNT,
+  DEFAULT_NOTIFICATION_TIMEOUT_SECONDS,
+  type NotificationTarget,
+} from '../hooks/notifications.js';
 import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from './snapshot-service.js';
 
 export interface FolioConfig {
@@ -19,6 +25,8 @@ export interface FolioConfig {
   snapshots: SnapshotSchedule;
   /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
   hooks: { allow_private_networks: boolean };
+  /** The server's notification webhook (balance monitors, reconciliation runs); empty url: none. */
+  notifications: { webhook_url: string; webhook_secret: string; timeout_seconds: number; retry_count: number };
   /** The data directory of the leader this ledger follows; empty for an ordinary ledger. */
   follow_data_dir: string;
   stop_on_stdin_end: boolean;
@@ -30,6 +38,9 @@ export const DEFAULT_CONFIG: FolioConfig = {
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
   hooks: { allow_private_networks: false },
+  notifications: {
+    webhook_url: '', webhook_secret: '', timeout_seconds: DEFAULT_NOTIFICATION_TIMEOUT_SECONDS, retry_count: DEFAULT_NOTIFICATION_RETRY_COUNT,
+  },
   follow_data_dir: '',
   stop_on_stdin_end: false,
 };
@@ -48,6 +59,12 @@ const fileSchema = z.object({
     keep: z.number().int().min(1).optional(),
   }).optional(),
   hooks: z.object({ allow_private_networks: z.boolean().optional() }).optional(),
+  notifications: z.object({
+    webhook_url: z.string().max(2048).optional(),
+    webhook_secret: z.string().optional(),
+    timeout_seconds: z.number().gt(0).max(60).optional(),
+    retry_count: z.number().int().min(0).max(10).optional(),
+  }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -69,6 +86,8 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
   if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
   if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
+  if (env.FOLIO_WEBHOOK_URL !== undefined) config.notifications.webhook_url = env.FOLIO_WEBHOOK_URL;
+  if (env.FOLIO_WEBHOOK_SECRET !== undefined) config.notifications.webhook_secret = env.FOLIO_WEBHOOK_SECRET;
   const refusal = masterKeyRefusal(config.server.secret_key);
   if (refusal) throw new ConfigError(refusal);
   return config;
@@ -91,6 +110,13 @@ function mergeFile(config: FolioConfig, file: string): void {
   if (values.log_level) config.log_level = values.log_level;
   Object.assign(config.snapshots, values.snapshots ?? {});
   Object.assign(config.hooks, values.hooks ?? {});
+  Object.assign(config.notifications, values.notifications ?? {});
+}
+
+/** The notification webhook as hook delivery takes it, or undefined when none is configured. */
+export function notificationTarget(config: FolioConfig): NotificationTarget | undefined {
+  const { webhook_url, webhook_secret, timeout_seconds, retry_count } = config.notifications;
+  return webhook_url === '' ? undefined : { url: webhook_url, secret: webhook_secret, timeout_seconds, retry_count };
 }
 
 function parsePort(text: string): number {

@@ -27,6 +27,7 @@ import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } fr
 import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import type { NotificationDeriver, NotificationTarget } from '../hooks/notifications.js';
 import type { FoldAnswer, HookAdmin } from '../http/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
@@ -50,6 +51,10 @@ export interface RuntimeOptions {
   /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
   hookTargets?: TargetPolicy;
   hookDelivery?: Partial<HookDeliveryLimits>;
+  /** The server's notification webhook (balance monitors, reconciliation runs), if one is configured. */
+  notifications?: NotificationTarget;
+  /** Kinds of notification derived from the log; the server's own list unless a test says otherwise. */
+  notificationDerivers?: readonly NotificationDeriver[];
   /** Where start-up, snapshot and hook messages go. */
   logger?: SnapshotLogger & HookDispatcherLogger;
   /** False runs without the query index (filter, search and balance history are then absent). */
@@ -195,6 +200,8 @@ export class LedgerRuntime implements LedgerCore {
       targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
       limits: this.options.hookDelivery,
       logger: this.options.logger,
+      notifications: this.options.notifications,
+      notificationDerivers: this.options.notificationDerivers,
     });
     this.working = true;
     this.queue.resume();

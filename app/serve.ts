@@ -9,7 +9,7 @@ import { createApp } from '../http/app.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
 import { Metrics } from '../http/metrics.js';
-import type { FolioConfig } from './config.js';
+import { notificationTarget, type FolioConfig } from './config.js';
 import { CutoverControl } from './cutover-control.js';
 import { LedgerRuntime } from './ledger-runtime.js';
 import { LogFollower } from './log-follower.js';
@@ -38,6 +38,7 @@ export async function serve(config: FolioConfig): Promise<void> {
     runtime = await LedgerRuntime.open({
       dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, secretKey: config.server.secret_key, logger,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
+      notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
       follower: config.follow_data_dir !== '',
     });
@@ -60,6 +61,9 @@ export async function serve(config: FolioConfig): Promise<void> {
     core: runtime, logger, metrics, version: FOLIO_VERSION,
     snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host, cutover,
   });
+  if (config.notifications.webhook_url !== '' && config.notifications.webhook_secret === '') {
+    logger.warn('notifications.webhook_url is set without notifications.webhook_secret: notifications go out unsigned');
+  }
   const warning = exposureWarning(config.server.host, config.server.secret_key);
   if (warning) logger.warn({ host: config.server.host }, warning);
   const server = http.createServer(app.koa.callback());

@@ -17,6 +17,7 @@
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
+import { mulberry32 } from './mulberry32.js';
 import { INDEX_PROJECTOR_WORKER } from '../app/index-workers.js';
 import { BalanceFolds } from '../app/balance-folds.js';
 import autocannon from 'autocannon';
@@ -57,17 +58,8 @@ function summary(samples: number[]): { p50: number; p99: number; max: number } {
   return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted[sorted.length - 1] ?? Number.NaN) };
 }
 
-/** A small seeded generator so runs compare like with like. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator, so runs compare like with like. */
+const random = mulberry32;
 
 /** The balance in every tenth transaction (alternately sending and receiving): the busy history. */
 const BUSY = '@busy';

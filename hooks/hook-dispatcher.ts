@@ -14,6 +14,8 @@
 //     finished are saved in the outbox store, so a restart resumes from there and skips what was
 //     recorded as finished.
 // Deliveries may repeat after a crash and may arrive out of order; X-Event-ID identifies each one.
+// The server's notification webhook (notifications.ts: balance monitors, reconciliation runs) rides the
+// same window, queue, retries and progress: its notifications are derived from the same events.
 
 import { setMaxListeners } from 'node:events';
 import got from 'got';
@@ -21,7 +23,8 @@ import PQueue from 'p-queue';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { HookRecord, HookType, TransactionRecord } from '../engine/records.js';
 import { deliveryEventId, transactionChanges } from './hook-deliveries.js';
-import { hookBody, hookHeaders } from './hook-payload.js';
+import { hookBody, hookHeaders, notificationBody } from './hook-payload.js';
+import { notificationEventId, notificationsIn, type Notification, type NotificationDeriver, type NotificationTarget } from './notifications.js';
 import { guardedLookup, urlRefusal, type TargetPolicy } from './hook-targets.js';
 import { HookSecretSealer, SealError } from './signing-secrets.js';
 import type { HookOutboxStore } from './outbox-store.js';
@@ -90,6 +93,10 @@ export interface HookDispatcherOptions {
   limits?: Partial<HookDeliveryLimits>;
   now?: () => number;
   logger?: HookDispatcherLogger;
+  /** The server's notification webhook; without it no notification is derived. */
+  notifications?: NotificationTarget;
+  /** The kinds of notification derived (notifications.ts NOTIFICATION_DERIVERS unless a test says). */
+  notificationDerivers?: readonly NotificationDeriver[];
 }
 
 export interface DeliveryStats {
@@ -99,14 +106,25 @@ export interface DeliveryStats {
   attempts: number;
 }
 
+/** One delivery: of a transaction change to a registered hook, or of a notification to the webhook. */
 interface Delivery {
   seq: number;
   eventId: string;
-  hookId: string;
-  type: HookType;
-  record: TransactionRecord;
   retries: number;
   body?: string;
+  hook?: { hookId: string; type: HookType; record: TransactionRecord };
+  notification?: Notification;
+}
+
+/** Where an attempt goes and how it is signed and bounded. */
+interface Endpoint {
+  url: string;
+  /** The signing key, opened when an attempt is made (a hook's sealed secret may fail to open). */
+  secret: () => string;
+  /** Absent for the notification webhook. */
+  hookId?: string;
+  timeoutSeconds: number;
+  retryCount: number;
 }
 
 export class HookDispatcher {
@@ -197,7 +215,7 @@ export class HookDispatcher {
     if (this.closed || this.readFailed || this.windowFull) return;
     const target = this.options.source.durableSeq;
     if (this.scannedSeq >= target) return;
-    if (this.registry.size === 0 && this.options.currentHooks().size === 0) {
+    if (this.registry.size === 0 && this.options.currentHooks().size === 0 && !this.options.notifications) {
       // No hook is registered at this point of the log or now: nothing in between can be delivered
       // (a hook registered and deleted in between would have its deliveries dropped anyway).
       this.scannedSeq = target;
@@ -234,19 +252,48 @@ export class HookDispatcher {
   }
 
   private derive(seq: number, event: LedgerEvent): void {
+    if (this.options.notifications) {
+      for (const notification of notificationsIn(event, this.options.notificationDerivers)) {
+        this.open({ seq, eventId: notificationEventId(seq, notification), retries: 0, notification });
+      }
+    }
     if (this.registry.size === 0) return;
     for (const change of transactionChanges(event)) {
       for (const type of change.types) {
         for (const hook of this.registry.values()) {
           if (hook.type !== type || !hook.active) continue;
           const eventId = deliveryEventId(seq, change, hook.hook_id, type);
-          if (seq <= this.finishedHorizon && this.options.store.isFinished(seq, eventId)) continue;
-          this.openBySeq.set(seq, (this.openBySeq.get(seq) ?? 0) + 1);
-          this.inMemory += 1;
-          this.enqueue({ seq, eventId, hookId: hook.hook_id, type, record: change.record, retries: 0 });
+          this.open({ seq, eventId, retries: 0, hook: { hookId: hook.hook_id, type, record: change.record } });
         }
       }
     }
+  }
+
+  /** Holds a new delivery and queues it, unless it was finished before the last restart. */
+  private open(delivery: Delivery): void {
+    const { seq, eventId } = delivery;
+    if (seq <= this.finishedHorizon && this.options.store.isFinished(seq, eventId)) return;
+    this.openBySeq.set(seq, (this.openBySeq.get(seq) ?? 0) + 1);
+    this.inMemory += 1;
+    this.enqueue(delivery);
+  }
+
+  /** Where a delivery goes now; undefined when its hook was deleted or deactivated since (it is dropped). */
+  private endpoint(delivery: Delivery): Endpoint | undefined {
+    if (delivery.notification) {
+      const target = this.options.notifications;
+      if (!target) return undefined;
+      return { url: target.url, secret: () => target.secret, timeoutSeconds: target.timeout_seconds, retryCount: target.retry_count };
+    }
+    const hook = this.options.currentHooks().get(delivery.hook?.hookId ?? '');
+    if (!hook || !hook.active) return undefined;
+    return { url: hook.url, secret: () => this.signingSecret(hook), hookId: hook.hook_id, timeoutSeconds: hook.timeout, retryCount: hook.retry_count };
+  }
+
+  private bodyOf(delivery: Delivery): string {
+    if (delivery.notification) return notificationBody(delivery.notification.name, delivery.notification.data);
+    const { record, type } = delivery.hook as NonNullable<Delivery['hook']>;
+    return hookBody(record, type);
   }
 
   private enqueue(delivery: Delivery): void {
@@ -262,23 +309,23 @@ export class HookDispatcher {
 
   private async attempt(delivery: Delivery): Promise<void> {
     if (this.closed) return;
-    const hook = this.options.currentHooks().get(delivery.hookId);
-    if (!hook || !hook.active) {
+    const endpoint = this.endpoint(delivery);
+    if (!endpoint) {
       this.stats.dropped += 1;
       this.finish(delivery);
       return;
     }
-    delivery.body ??= hookBody(delivery.record, delivery.type);
+    delivery.body ??= this.bodyOf(delivery);
     this.stats.attempts += 1;
     let failure: string | undefined;
     try {
       // Checked at each attempt: an address written in the URL never goes through the guarded lookup.
-      const refusal = urlRefusal(hook.url, this.options.targets);
+      const refusal = urlRefusal(endpoint.url, this.options.targets);
       if (refusal) throw Object.assign(new Error(refusal), { code: 'EHOOKTARGET' });
-      const response = await this.client.post(hook.url, {
+      const response = await this.client.post(endpoint.url, {
         body: delivery.body,
-        headers: hookHeaders(this.signingSecret(hook), hook.hook_id, delivery.eventId, delivery.body, this.now()),
-        timeout: { request: Math.max(1, Math.round(hook.timeout * 1000)) },
+        headers: hookHeaders(endpoint.secret(), endpoint.hookId, delivery.eventId, delivery.body, this.now()),
+        timeout: { request: Math.max(1, Math.round(endpoint.timeoutSeconds * 1000)) },
         signal: this.aborter.signal,
       });
       if (response.statusCode < 200 || response.statusCode > 299) failure = `status ${response.statusCode}`;
@@ -289,13 +336,13 @@ export class HookDispatcher {
     if (failure === undefined) {
       this.stats.delivered += 1;
       this.finish(delivery);
-    } else if (delivery.retries < hook.retry_count) {
+    } else if (delivery.retries < endpoint.retryCount) {
       delivery.retries += 1;
       this.retryLater(delivery);
     } else {
       this.stats.failed += 1;
       this.options.logger?.warn(
-        { hook_id: hook.hook_id, event_id: delivery.eventId, seq: delivery.seq, attempts: delivery.retries + 1, failure },
+        { hook_id: endpoint.hookId ?? 'notifications', event_id: delivery.eventId, seq: delivery.seq, attempts: delivery.retries + 1, failure },
         'hook delivery failed; giving up',
       );
       this.finish(delivery);

@@ -1,9 +1,11 @@
 // What a delivery sends: the body `{event, hook_type, data}` (data is the transaction as GET
-// /transactions/:id shows it, exact amounts as digits) and the headers that let a receiver check it:
-//   X-Folio-Signature  hex HMAC-SHA256 of `<timestamp>.<body>` keyed with the server's secret key
+// /transactions/:id shows it, exact amounts as digits), or `{event, data}` for the notification
+// webhook, and the headers that let a receiver check it:
+//   X-Folio-Signature  hex HMAC-SHA256 of `<timestamp>.<body>` keyed with the hook's signing secret (or
+//                      the notification webhook's)
 //   X-Folio-Timestamp  Unix seconds when the attempt was made (signed, so a receiver can refuse replays)
-//   X-Hook-ID, X-Event-ID (the same on every attempt, for dedupe)
-// Without a secret key configured there is nothing to sign with, and the signature header is left out.
+//   X-Hook-ID (hooks only), X-Event-ID (the same on every attempt, for dedupe)
+// Without a secret there is nothing to sign with, and the signature header is left out.
 
 import { createHmac } from 'node:crypto';
 import type { HookType, TransactionRecord } from '../engine/records.js';
@@ -15,18 +17,24 @@ export function hookBody(record: TransactionRecord, type: HookType): string {
   return toJsonText({ event: hookEventName(record.status), hook_type: type, data: transactionJson(record) });
 }
 
+/** The body of a notification webhook delivery. */
+export function notificationBody(name: string, data: unknown): string {
+  return toJsonText({ event: name, data });
+}
+
 export function hookSignature(secretKey: string, timestamp: string, body: string): string {
   return createHmac('sha256', secretKey).update(`${timestamp}.${body}`).digest('hex');
 }
 
-export function hookHeaders(secretKey: string, hookId: string, eventId: string, body: string, nowMs: number): Record<string, string> {
+/** Headers of one attempt; `hookId` undefined for the notification webhook, which is no registered hook. */
+export function hookHeaders(secretKey: string, hookId: string | undefined, eventId: string, body: string, nowMs: number): Record<string, string> {
   const timestamp = String(Math.floor(nowMs / 1000));
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'x-folio-timestamp': timestamp,
-    'x-hook-id': hookId,
     'x-event-id': eventId,
   };
+  if (hookId !== undefined) headers['x-hook-id'] = hookId;
   if (secretKey !== '') headers['x-folio-signature'] = hookSignature(secretKey, timestamp, body);
   return headers;
 }

@@ -15,8 +15,15 @@ import { preciseToAmount, preciseToDecimalText } from './amounts.js';
 
 export const ZERO_TIME = '0001-01-01T00:00:00Z';
 
+/** The last time formatted: records decided in the same millisecond (most, under load) share it. */
+let lastTimeMs = 0;
+let lastTimeText = ZERO_TIME;
+
 export function timeText(epochMs: number): string {
-  return epochMs === 0 ? ZERO_TIME : new Date(epochMs).toISOString();
+  if (epochMs === lastTimeMs) return lastTimeText;
+  lastTimeText = epochMs === 0 ? ZERO_TIME : new Date(epochMs).toISOString();
+  lastTimeMs = epochMs;
+  return lastTimeText;
 }
 
 export function ledgerView(ledger: LedgerRecord): Record<string, unknown> {

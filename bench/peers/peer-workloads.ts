@@ -4,6 +4,8 @@
 // balances, all funded first), and the seeded choice of each transfer's two balances. Every transfer
 // moves one unit without overdraft, so the funds check runs and never refuses.
 
+import { mulberry32 } from '../mulberry32.js';
+
 export interface Workload {
   name: 'single' | 'batch-10' | 'batch-1000';
   /** Transfers per request (Folio: an atomic bulk request, one log record; Postgres: one database transaction). */
@@ -37,17 +39,8 @@ export function balanceNames(balances: number): string[] {
   return Array.from({ length: balances }, (_, index) => balanceName(balances, index));
 }
 
-/** mulberry32: a small seeded generator, so each run draws the same pairs. */
-export function seededGenerator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator, so each run draws the same pairs. */
+export const seededGenerator = mulberry32;
 
 export interface Pair {
   source: string;

@@ -4,19 +4,11 @@
 // of mixed types and later metadata updates. The collections are then read back from the engine and
 // the log, in first-appearance order, as the reference for the index.
 
+import { mulberry32 } from '../../bench/mulberry32.js';
 import type { IdentityRecord, LedgerRecord, BalanceRecord, TransactionRecord } from '../../engine/records.js';
 import type { TestServer } from './test-server.js';
 
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const seededRandom = mulberry32;
 
 export const TIERS = ['gold', 'silver', 'Bronze', 'platinum', 'gold-plus'];
 export const WORDS = ['rent', 'Salary', 'coffee', 'invoice', 'refund', 'payout', 'fee', 'transfer', 'naïve', 'grocery', '50%_off'];

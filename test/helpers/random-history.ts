@@ -4,6 +4,7 @@
 // voids, expiries and auto-commits, refunds, bulk, metadata of transactions and balances, API keys, hooks) with amounts of any size.
 // The same seed always gives the same events.
 
+import { mulberry32 } from '../../bench/mulberry32.js';
 import { MemoryTransactionStore } from '../../lookups/memory-transaction-store.js';
 import { LedgerEngine } from '../../engine/ledger-engine.js';
 import type { CreateTransactionCommand } from '../../engine/commands.js';
@@ -11,17 +12,8 @@ import type { Clock, IdPrefix, IdSource } from '../../engine/ports.js';
 import { GENERAL_LEDGER_ID } from '../../engine/records.js';
 import { MemoryLog } from '../../wal/memory-log.js';
 
-/** mulberry32: small, fast, good enough to pick test moves. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (bench/mulberry32.ts): small, fast, good enough to pick test moves. */
+export const seededRandom = mulberry32;
 
 export class SteppingClock implements Clock {
   constructor(public ms = 1_700_000_000_000) {}

@@ -1,22 +1,15 @@
 // A small deterministic random source for property and simulation tests. Every random test takes its
 // seed from FOLIO_SEED when set (to replay a failure) and reports the seed when it fails.
 
+import { mulberry32 } from '../../bench/mulberry32.js';
 import type { Test } from 'tap';
 
 export class SeededRandom {
-  private state: number;
+  /** Uniform in [0, 1); mulberry32, which is plenty for test inputs. */
+  readonly next: () => number;
 
   constructor(readonly seed: number) {
-    this.state = seed >>> 0 || 0x9e3779b9;
-  }
-
-  /** Uniform in [0, 1); mulberry32, which is plenty for test inputs. */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let mixed = this.state;
-    mixed = Math.imul(mixed ^ (mixed >>> 15), mixed | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
+    this.next = mulberry32(seed >>> 0 || 0x9e3779b9);
   }
 
   /** Integer in [min, max] inclusive. */

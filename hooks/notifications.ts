@@ -1,0 +1,64 @@
+// Events for the server's notification webhook (decisions.md "Hooks": `notifications.webhook_url`),
+// as opposed to the transaction hooks clients register. Like transaction hooks, they are derived from
+// logged events by pure functions, so the log is their outbox too: a notification goes out only once
+// the event that calls for it is durable, and reading the log again after a crash derives the same
+// notifications with the same ids.
+//
+// Each kind of notification is one deriver: given a logged event, the notifications it calls for, each
+// a name (`balance.monitor`, `reconciliation.completed`, ...) and the data to send. A feature adds its
+// deriver to NOTIFICATION_DERIVERS; the dispatcher (hook-dispatcher.ts) delivers them to the webhook
+// with the same signing, retries, backoff and durable progress as hook deliveries.
+
+import { hash } from 'node:crypto';
+import type { LedgerEvent } from '../engine/events.js';
+
+/** One notification an event calls for: its event name and the `data` of the body. */
+export interface NotificationDraft {
+  name: string;
+  /** Anything toJsonText writes (RawJson included): sent as the body's `data`. */
+  data: unknown;
+}
+
+/** The notifications one kind of event calls for (most events call for none). Must be pure. */
+export type NotificationDeriver = (event: LedgerEvent) => NotificationDraft[];
+
+/** A notification in its place in the log. */
+export interface Notification extends NotificationDraft {
+  /** Position among the notifications of its event (part of its id). */
+  index: number;
+}
+
+/** Where the notification webhook is and how it is delivered (config `notifications.*`). */
+export interface NotificationTarget {
+  url: string;
+  /** Key of the HMAC signature; empty sends unsigned (and start-up warns). */
+  secret: string;
+  /** Seconds per delivery attempt. */
+  timeout_seconds: number;
+  /** Further attempts after a failed delivery. */
+  retry_count: number;
+}
+
+export const DEFAULT_NOTIFICATION_TIMEOUT_SECONDS = 10;
+export const DEFAULT_NOTIFICATION_RETRY_COUNT = 5;
+
+/**
+ * Every kind of notification the server sends. Add a deriver here to send a new kind; it is called
+ * for every logged event, so it should return early for events it does not handle.
+ */
+export const NOTIFICATION_DERIVERS: NotificationDeriver[] = [];
+
+/** The notifications an event calls for, in deriver order. */
+export function notificationsIn(event: LedgerEvent, derivers: readonly NotificationDeriver[] = NOTIFICATION_DERIVERS): Notification[] {
+  const notifications: Notification[] = [];
+  for (const derive of derivers) {
+    for (const draft of derive(event)) notifications.push({ ...draft, index: notifications.length });
+  }
+  return notifications;
+}
+
+/** The X-Event-ID of a notification: the same on every attempt and after any restart. */
+export function notificationEventId(seq: number, notification: Notification): string {
+  const digest = hash('sha256', `${seq}:${notification.index}:${notification.name}:notification`, 'hex');
+  return `evt_${digest.slice(0, 32)}`;
+}
