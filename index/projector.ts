@@ -7,6 +7,10 @@
 // Batching adapts to load the way the log's group commit does: when the log moves on while a batch is
 // being written, the next batch takes everything that arrived meanwhile (up to batch_rows_max).
 //
+// Each event also appends the balance history (index-schema.ts HISTORY_TABLES): the running totals of
+// every balance it created or moved and the metadata of every balance it created or changed, once its
+// last part is folded, in the same transaction as the rows.
+//
 // The projector survives any event the engine accepts. An event with more rows than a slice is cut
 // into parts (event-fold.ts splitEvent) that are folded and written a slice at a time, and a batch never
 // ends between the parts of one event, so the checkpoint only ever names whole events. An event that
