@@ -9,6 +9,7 @@ import type { Clock, IdSource } from '../engine/ports.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
 import { BalanceFolds } from './balance-folds.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
@@ -97,6 +98,8 @@ export class LedgerRuntime implements LedgerCore {
   /** Balance histories folded from the log (`from_source`, `/at`), bounded and off the request path. */
   private readonly folds: BalanceFolds;
   readonly hookAdmin: HookAdmin;
+  /** Gives back the data directory's lock (data-dir-lock.ts), once closed. */
+  private unlock: () => void = () => undefined;
   private readonly hookSealer: HookSecretSealer;
 
   private constructor(
@@ -126,8 +129,20 @@ export class LedgerRuntime implements LedgerCore {
   }
 
   static async open(options: RuntimeOptions): Promise<LedgerRuntime> {
-    const started = performance.now();
     fs.mkdirSync(options.dataDir, { recursive: true });
+    const unlock = lockDataDir(options.dataDir);
+    try {
+      const runtime = await LedgerRuntime.openLocked(options);
+      runtime.unlock = unlock;
+      return runtime;
+    } catch (error) {
+      unlock();
+      throw error;
+    }
+  }
+
+  private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
+    const started = performance.now();
     const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal });
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
@@ -306,5 +321,6 @@ export class LedgerRuntime implements LedgerCore {
     await this.index?.close();
     await this.log.close();
     await this.store.close();
+    this.unlock();
   }
 }

@@ -2,10 +2,10 @@
 // SIGTERM/SIGINT (stop accepting, let in-flight requests finish, make the log durable, exit 0). With
 // follow_data_dir it opens as a follower of that ledger's log, to be promoted by a control plane.
 
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
+import { createHttpServer } from './http-server.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
 import { Metrics } from '../http/metrics.js';
@@ -66,8 +66,7 @@ export async function serve(config: FolioConfig): Promise<void> {
   }
   const warning = exposureWarning(config.server.host, config.server.secret_key);
   if (warning) logger.warn({ host: config.server.host }, warning);
-  const server = http.createServer(app.koa.callback());
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => resolve());

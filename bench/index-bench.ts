@@ -17,12 +17,12 @@
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
+import { createHttpServer } from '../app/http-server.js';
 import { mulberry32 } from './mulberry32.js';
 import { INDEX_PROJECTOR_WORKER } from '../app/index-workers.js';
 import { BalanceFolds } from '../app/balance-folds.js';
 import autocannon from 'autocannon';
 import fs from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -281,7 +281,7 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
       unflushedEvents: () => runtime.log.unflushedEvents,
     });
     const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'bench' });
-    const server = http.createServer(app.koa.callback());
+    const server = createHttpServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const query = runtime.query as SecondaryIndex;

@@ -80,7 +80,8 @@ main(process.argv.slice(2)).then(
 /** Failures an operator acts on: a damaged log or snapshot, a refused restore or backup. No stack trace. */
 function isOperatorError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
-  return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError';
+  return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError'
+    || name === 'DataDirLockedError';
 }
 
 function operatorMessage(error: Error, command: string | undefined): string {

@@ -3,6 +3,7 @@
 // `stop` stops accepting, abandons upgrades in progress, stops every core process (SIGTERM, waiting for
 // each to exit) and closes the store.
 
+import { answerClientErrors } from '../http/client-error.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -74,6 +75,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const loopbackOnly = isLoopback(config.host);
   const app = createCloudApp({ apiKeyHash, users, clients, tokens, deployments, upgrades, logger, now, loopbackOnly });
   const server = http.createServer((req, res) => app.handle(req, res));
+  answerClientErrors(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -89,8 +89,9 @@ function defArbitrary(def: ZodDef, options: SchemaArbitraryOptions): fc.Arbitrar
       return fc.array(fc.tuple(fc.string({ maxLength: 12 }), nodeArbitrary(inner('valueType'), options)), { maxLength: 4 })
         .map((entries): FuzzJson => new FuzzObject(entries));
     case 'pipe':
-      // A preprocess is a pipe from a transform: the shape lives in its output. Otherwise the input is the shape.
-      return inner('in')._zod.def.type === 'transform' ? nodeArbitrary(inner('out'), options) : nodeArbitrary(inner('in'), options);
+      // A preprocess is a pipe from a transform: the shape lives in its output, also when a preprocessed value is
+      // piped on into narrower checks. Otherwise the input is the shape.
+      return startsWithTransform(inner('in')) ? nodeArbitrary(inner('out'), options) : nodeArbitrary(inner('in'), options);
     case 'custom':
       // Folio's only custom schema is instanceof(DecimalLiteral): a number held as exact text.
       return fc.tuple(fc.nat(), fc.nat({ max: 999_999 })).map(([whole, fraction]): FuzzJson => new RawNumber(`${whole}.${fraction}`));
@@ -102,6 +103,11 @@ function defArbitrary(def: ZodDef, options: SchemaArbitraryOptions): fc.Arbitrar
 }
 
 /** Whether a property may be left out of its object. */
+function startsWithTransform(node: ZodNode): boolean {
+  const def = node._zod.def;
+  return def.type === 'transform' || (def.type === 'pipe' && startsWithTransform(def.in as ZodNode));
+}
+
 function isOptional(node: ZodNode): boolean {
   const { type } = node._zod.def;
   if (type === 'optional' || type === 'default' || type === 'prefault') return true;

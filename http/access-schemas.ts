@@ -5,7 +5,7 @@
 
 import { z } from 'zod';
 import type { HookFields } from '../engine/decide-registry.js';
-import { IDENTIFIER_LENGTH_MAX, NAME_LENGTH_MAX } from './common-schemas.js';
+import { IDENTIFIER_LENGTH_MAX, NAME_LENGTH_MAX, plainNumber } from './common-schemas.js';
 import { parseScope, SCOPES_PER_KEY_MAX } from './scopes.js';
 import { parseTimeInput } from './time-input.js';
 
@@ -49,8 +49,8 @@ export const hookSchema = z.object({
   url: hookUrlSchema,
   type: z.enum(['PRE_TRANSACTION', 'POST_TRANSACTION']),
   active: z.boolean(),
-  timeout: z.number().gt(0, 'must be more than 0 seconds').max(HOOK_TIMEOUT_SECONDS_MAX, `must be at most ${HOOK_TIMEOUT_SECONDS_MAX} seconds`),
-  retry_count: z.number().int('must be a whole number').min(0).max(HOOK_RETRY_COUNT_MAX),
+  timeout: plainNumber().pipe(z.number().gt(0, 'must be more than 0 seconds').max(HOOK_TIMEOUT_SECONDS_MAX, `must be at most ${HOOK_TIMEOUT_SECONDS_MAX} seconds`)),
+  retry_count: plainNumber().pipe(z.number().int('must be a whole number').min(0).max(HOOK_RETRY_COUNT_MAX)),
 }).transform((input): HookFields => input);
 
 export const listHooksQuerySchema = z.object({

@@ -13,6 +13,18 @@ export const META_DATA_BYTES_MAX = METADATA_BYTES_MAX;
 export const LIST_LIMIT_DEFAULT = 20;
 export const LIST_LIMIT_MAX = 100;
 
+/**
+ * A number field that is not money. The lossless body parser hands over integers beyond 2^53 as bigint
+ * and decimals of more than 15 significant digits as their exact text (DecimalLiteral): outside money
+ * they are just numbers, bounded by the field's own limits.
+ */
+export function plainNumber() {
+  return z.preprocess(
+    (value) => (value instanceof DecimalLiteral ? Number(value.text) : typeof value === 'bigint' ? Number(value) : value),
+    z.number(),
+  );
+}
+
 export const currencySchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,32}$/, 'must be 1 to 32 letters, digits or _ . : -');
 
 export const identifierSchema = z.string().min(1, 'must not be empty').max(IDENTIFIER_LENGTH_MAX);

@@ -52,8 +52,11 @@ export function toApiError(error: unknown): ApiError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ApiError('GEN_MALFORMED_REQUEST', `unreadable request body (${String(type ?? status)})`);
   }
-  // zlib rejects a body that does not decompress (Content-Encoding gzip/deflate) with a Z_* code, no status.
+  // zlib rejects a body that does not decompress with a code and no status: Z_* for gzip and deflate,
+  // ERR__ERROR_* for Brotli (Content-Encoding br).
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  if (typeof code === 'string' && code.startsWith('Z_')) return new ApiError('GEN_MALFORMED_REQUEST', 'request body could not be decompressed');
+  if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__ERROR_'))) {
+    return new ApiError('GEN_MALFORMED_REQUEST', 'request body could not be decompressed');
+  }
   return new ApiError('GEN_INTERNAL_ERROR', 'internal error');
 }

@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { ApiError } from './api-error.js';
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from './common-schemas.js';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, plainNumber } from './common-schemas.js';
 import { validate } from './validation.js';
 
 /** Conditions per filter request. */
@@ -32,16 +32,16 @@ export const filterSchema = z.object({
   sort_by: z.string().max(256).optional(),
   sort_order: z.string().max(16).optional(),
   include_count: z.boolean().optional(),
-  limit: z.number().int().min(1).max(LIST_LIMIT_MAX).default(LIST_LIMIT_DEFAULT),
-  offset: z.number().int().min(0).max(FILTER_OFFSET_MAX).default(0),
+  limit: plainNumber().pipe(z.number().int().min(1).max(LIST_LIMIT_MAX)).default(LIST_LIMIT_DEFAULT),
+  offset: plainNumber().pipe(z.number().int().min(0).max(FILTER_OFFSET_MAX)).default(0),
 });
 
 const searchSchema = z.object({
   q: z.string().max(QUERY_TEXT_LENGTH_MAX).default('*'),
   filter_by: z.string().max(FILTER_BY_LENGTH_MAX).default(''),
   sort_by: z.string().max(512).default(''),
-  page: z.number().int().min(1).max(SEARCH_PAGE_MAX).default(1),
-  per_page: z.number().int().min(0).max(SEARCH_PER_PAGE_MAX).default(SEARCH_PER_PAGE_DEFAULT),
+  page: plainNumber().pipe(z.number().int().min(1).max(SEARCH_PAGE_MAX)).default(1),
+  per_page: plainNumber().pipe(z.number().int().min(0).max(SEARCH_PER_PAGE_MAX)).default(SEARCH_PER_PAGE_DEFAULT),
 });
 
 export type SearchBody = z.output<typeof searchSchema>;

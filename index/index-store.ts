@@ -166,13 +166,14 @@ export class IndexStore {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
+  /** Every acquire counted one read as active; every release ends one, whoever gets the reader next. */
   private release(reader: SqliteConnection): void {
+    this.active -= 1;
     const next = this.waiting.shift();
     if (next) {
       next(reader);
       return;
     }
-    this.active -= 1;
     this.idle.push(reader);
     if (this.active === 0) this.drained?.();
   }

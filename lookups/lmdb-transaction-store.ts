@@ -148,7 +148,9 @@ export class LmdbTransactionStore implements TransactionStore {
     if (this.muted) return;
     if (patched) this.fromPatch.add(record);
     this.overlay.set(record.transaction_id, record);
-    if (!hasGeneratedReference(record)) this.referenceOverlay.set(record.reference, record.transaction_id);
+    // A patch changes metadata only. A rejected refund's reference may since have been taken over by a
+    // new refund of the same original, and the patch must not take it back.
+    if (!patched && !hasGeneratedReference(record)) this.referenceOverlay.set(record.reference, record.transaction_id);
     this.unsealed.push(record);
   }
 
@@ -203,6 +205,7 @@ export class LmdbTransactionStore implements TransactionStore {
         if (this.fromPatch.has(record)) {
           position.recordKey = PATCHED;
           position.patched = record;
+          position.reference = undefined; // a patch never moves a reference (see put)
         }
         positions.push(position);
       }
@@ -266,7 +269,7 @@ export class LmdbTransactionStore implements TransactionStore {
           const base = this.pendingRecord(pending.get(patch.entity_id)) ?? this.get(patch.entity_id);
           if (!base) continue; // the log is checked by replay; a patch without its record cannot be placed
           const merged = { ...base, meta_data: mergeMetaData(base.meta_data, patch.meta_data) };
-          add({ transactionId: merged.transaction_id, reference: clientReference(merged), recordKey: PATCHED, patched: merged });
+          add({ transactionId: merged.transaction_id, reference: undefined, recordKey: PATCHED, patched: merged });
         }
       }
       lastSeq = logRecord.last_seq;

@@ -26,6 +26,7 @@ export class MemoryTransactionStore implements TransactionStore {
   patchMetaData(transactionId: string, patch: MetaData): void {
     const record = this.byId.get(transactionId);
     assert(record, `metadata patch for unknown transaction ${transactionId}`);
-    this.put({ ...record, meta_data: mergeMetaData(record.meta_data, patch) });
+    // A patch changes metadata only: the reference stays with whichever transaction holds it now.
+    this.byId.set(transactionId, { ...record, meta_data: mergeMetaData(record.meta_data, patch) });
   }
 }

@@ -82,7 +82,31 @@ function writeHistory(engine: LedgerEngine): { ids: string[]; references: string
   references.push(hold.value.transaction.reference);
   engine.actOnInflight({ transaction_id: hold.value.transaction.transaction_id, action: 'commit', precise_amount: 4n, skip_queue: true });
   engine.updateMetadata(ids[2] as string, { patched: true });
+  refundTakeover(engine, ids, references);
   return { ids, references };
+}
+
+/**
+ * A queued refund rejected for funds, a second refund that takes over its reference, then a metadata
+ * patch of the rejected one: the reference stays with the second (a patch never moves a reference).
+ */
+function refundTakeover(engine: LedgerEngine, ids: string[], references: string[]): void {
+  const mustSucceed = <T>(outcome: { ok: true; value: T } | { ok: false; rejection: { message: string } }): T => {
+    if (!outcome.ok) throw new Error(outcome.rejection.message);
+    return outcome.value;
+  };
+  const paid = mustSucceed(engine.createTransaction(transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true })));
+  mustSucceed(engine.createTransaction(transfer({ source: '@refundee', destination: '@spent', precise_amount: 10n, skip_queue: true })));
+  const original = paid.transaction.transaction_id;
+  const rejected = mustSucceed(engine.refund({ transaction_id: original, skip_queue: false, description: '', meta_data: {} })).transaction;
+  engine.processQueued(10);
+  if (engine.state.transactions.get(rejected.transaction_id)?.status !== 'REJECTED') throw new Error('the first refund should be rejected for funds');
+  mustSucceed(engine.createTransaction(transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true })));
+  const applied = mustSucceed(engine.refund({ transaction_id: original, skip_queue: true, description: '', meta_data: {} })).transaction;
+  mustSucceed(engine.updateMetadata(rejected.transaction_id, { after_takeover: true }));
+  // Found by its reference: the second refund, not the rejected first one that was patched last.
+  ids.push(applied.transaction_id);
+  references.push(applied.reference);
 }
 
 /** What the storage says of the history, in a form every implementation must match exactly. */

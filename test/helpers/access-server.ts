@@ -1,8 +1,8 @@
 // Test servers for authentication and hooks: the real runtime and Koa app on 127.0.0.1 with a master
 // key, an adjustable clock (for expiry) and hook delivery limits, plus a small client that sends a key.
 
+import { createHttpServer } from '../../app/http-server.js';
 import fs from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { LedgerRuntime } from '../../app/ledger-runtime.js';
@@ -53,7 +53,7 @@ export async function startAccessServer(options: AccessServerOptions = {}): Prom
     core: runtime, logger, metrics, version: 'test', clock,
     secretKey: options.secretKey ?? MASTER_KEY, apiKeyUseFlushMs: options.apiKeyUseFlushMs,
   });
-  const server = http.createServer(app.koa.callback());
+  const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const as = (key: string | undefined, method: string, route: string, body?: unknown): Promise<TestResponse> =>

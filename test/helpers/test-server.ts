@@ -2,6 +2,7 @@
 // ephemeral 127.0.0.1 port, with LMDB in a fresh temp directory. `request` speaks JSON and returns the
 // raw text too, so tests can check exact digits of big amounts.
 
+import { createHttpServer } from '../../app/http-server.js';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -45,7 +46,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}): Pr
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
   const app = createApp({ core: runtime, logger, metrics, version: 'test' });
-  const server = http.createServer(app.koa.callback());
+  const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;

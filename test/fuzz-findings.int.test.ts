@@ -1,0 +1,92 @@
+// What the fuzzer found (issue 13), each pinned by a test that failed before its fix: a Brotli body that
+// does not decompress, requests Node's parser refuses, the index readers' count leaking under
+// concurrent queries (reindex and shutdown then hung), two servers on one data directory, and non-money
+// numbers the lossless parser hands over as exact text.
+
+import net from 'node:net';
+import t from 'tap';
+import { DataDirLockedError } from '../app/data-dir-lock.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { accessServerFor } from './helpers/access-server.js';
+import { startTestServer, tempDataDir } from './helpers/test-server.js';
+
+/** Sends bytes as they are and returns the raw answer. */
+function rawExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(request));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+    socket.setTimeout(5_000, () => {
+      socket.destroy();
+      resolve(answer);
+    });
+  });
+}
+
+t.test('a body that does not decompress is a 400, Brotli included', async (t) => {
+  const server = await startTestServer({ index: false });
+  t.teardown(() => server.stop());
+  for (const encoding of ['br', 'gzip', 'deflate']) {
+    const response = await server.request('POST', '/ledgers', '{"name":"x"}', { 'content-encoding': encoding });
+    t.equal(response.status, 400, encoding);
+    t.equal(response.body?.error_detail?.code, 'GEN_MALFORMED_REQUEST', encoding);
+  }
+});
+
+t.test('requests Node\'s parser refuses are answered in the error envelope', async (t) => {
+  const server = await startTestServer({ index: false });
+  t.teardown(() => server.stop());
+  const both = await rawExchange(server.url, 'POST /ledgers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 12\r\nTransfer-Encoding: chunked\r\n\r\n{"name":"x"}');
+  t.match(both, /^HTTP\/1\.1 400 /, 'Content-Length with chunked encoding is a 400');
+  t.match(both, /"code":"GEN_MALFORMED_REQUEST"/, 'with the envelope');
+  const garbage = await rawExchange(server.url, 'NOT A REQUEST\r\n\r\n');
+  t.match(garbage, /^HTTP\/1\.1 400 .*"code":"GEN_MALFORMED_REQUEST"/s, 'a malformed request line too');
+  const huge = await rawExchange(server.url, `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  t.match(huge, /^HTTP\/1\.1 431 .*"code":"GEN_MALFORMED_REQUEST"/s, 'headers over the limit: 431 with the envelope');
+});
+
+t.test('queries beyond the readers do not leak: a rebuild finishes and the server closes', async (t) => {
+  const server = await startTestServer({ indexOptions: { readers: 2 } });
+  let stopped = false;
+  t.teardown(async () => {
+    if (!stopped) await server.stop();
+  });
+  await server.request('POST', '/ledgers', { name: 'l' });
+  const answers = await Promise.all(Array.from({ length: 12 }, () => server.request('POST', '/ledgers/filter', { filters: [] })));
+  t.ok(answers.every((response) => response.status === 200), 'twelve filters on two readers all answered');
+  t.equal((await server.request('POST', '/search/reindex')).status, 202);
+  let status = '';
+  for (let wait = 0; wait < 200 && status !== 'completed'; wait += 1) {
+    status = (await server.request('GET', '/search/reindex')).body.status;
+    if (status !== 'completed') await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.equal(status, 'completed', 'the rebuild finished its swap');
+  t.equal((await server.request('POST', '/ledgers/filter', { filters: [] })).status, 200, 'and queries go on');
+  const closed = await Promise.race([server.stop().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 10_000))]);
+  stopped = true;
+  t.equal(closed, true, 'the server closes');
+});
+
+t.test('one server per data directory', async (t) => {
+  const dataDir = tempDataDir();
+  const first = await LedgerRuntime.open({ dataDir, index: false });
+  await t.rejects(LedgerRuntime.open({ dataDir, index: false }), DataDirLockedError, 'a second runtime on the same directory is refused');
+  await first.close();
+  const second = await LedgerRuntime.open({ dataDir, index: false });
+  t.ok(second, 'once the first has closed, it opens');
+  await second.close();
+});
+
+t.test('numbers that are not money take any JSON number, long decimals included', async (t) => {
+  const server = await accessServerFor(t);
+  const hook = await server.master('POST', '/hooks', '{"name":"h","url":"http://127.0.0.1:9/x","type":"POST_TRANSACTION","active":true,"timeout":0.30000000000000004,"retry_count":1}');
+  t.equal(hook.status, 201, 'a timeout of 0.30000000000000004 seconds');
+  const filter = await server.master('POST', '/ledgers/filter', '{"filters":[],"limit":10.000000000000000001}');
+  t.equal(filter.status, 200, 'a limit written with a long fraction of zeros');
+  const tooBig = await server.master('POST', '/ledgers/filter', '{"filters":[],"limit":123456789012345678901234567890}');
+  t.equal(tooBig.status, 400, 'an integer beyond 2^53 is checked against the bound, not refused for its type');
+  t.match(tooBig.body.error_detail.message, /limit/);
+});
