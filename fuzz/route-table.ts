@@ -81,8 +81,15 @@ const searchBody = z.object({
 });
 /** http/routes/balance-routes.ts `balanceQuerySchema` (module-private). */
 const balanceQuery = z.object({ from_source: z.enum(['true', 'false']).optional() });
+/** http/routes/balance-history-routes.ts `atQuerySchema` (module-private). */
+const atQuery = z.object({ timestamp: z.string().max(64).optional(), from_source: z.enum(['true', 'false']).optional() });
 /** http/routes/balance-history-routes.ts `historyQuerySchema` (module-private). */
-const historyQuery = z.object({ timestamp: z.string().max(64).optional(), from_source: z.enum(['true', 'false']).optional() });
+const historyQuery = z.object({
+  from: z.string().max(64).optional(),
+  to: z.string().max(64).optional(),
+  limit: z.number().int().min(1).max(1_000).optional(),
+  cursor: z.string().max(128).optional(),
+});
 
 // --- Path parameters --------------------------------------------------------------------------------
 
@@ -111,7 +118,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'POST', path: '/balances', body: createBalanceSchema, schemaSource: exported, weight: 30 },
   { method: 'GET', path: '/balances', query: pageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuery, schemaSource: declared, weight: 10 },
-  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: historyQuery, schemaSource: declared, weight: 5 },
+  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: atQuery, schemaSource: declared, weight: 5 },
+  { method: 'GET', path: '/balances/:id/history', params: { id: balanceId }, query: historyQuery, schemaSource: declared, weight: 5 },
   {
     method: 'GET', path: '/balances/indicator/:indicator/currency/:currency',
     params: { indicator: { pool: 'indicator', unknownPrefix: '@none' }, currency: { values: [...CURRENCIES, 'usd', ''] } }, weight: 5,
