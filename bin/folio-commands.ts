@@ -3,6 +3,7 @@
 
 import { cloudCommand } from '../cloud/cloud-command.js';
 import { ConfigError, loadConfig } from '../app/config.js';
+import { openApiCommand } from '../app/openapi-command.js';
 import { reindexCommand } from '../ops/reindex-command.js';
 import { serve } from '../app/serve.js';
 import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from '../ops/snapshot-commands.js';
@@ -19,6 +20,7 @@ commands:
   backup --out DIR [--data DIR]
                            copy the log and the newest snapshot while the server runs
   cloud                    run the cloud control plane (127.0.0.1:5002, data in ./data-cloud; see README)
+  openapi                  print the API's OpenAPI 3.1 document (served at /openapi.json, shown at /docs)
   reindex [--config FILE] [--offline]
                            rebuild the query index from the log (asks a running server to do it,
                            or rebuilds the file itself when none answers or with --offline)
@@ -51,6 +53,8 @@ async function main(argv: string[]): Promise<number> {
     case 'cloud':
       await cloudCommand();
       return -1; // keeps running until a signal
+    case 'openapi':
+      return openApiCommand();
     case 'reindex':
       return reindexCommand(loadConfig(option(args, '--config')), args);
     case undefined:

@@ -23,6 +23,8 @@ import {
   refundSchema,
   transactionShape,
 } from '../http/transaction-schemas.js';
+import { atQuerySchema, historyQuerySchema } from '../http/routes/balance-history-routes.js';
+import { balanceQuerySchema } from '../http/routes/balance-routes.js';
 import type { PoolName } from './fuzz-json.js';
 import { CURRENCIES } from './field-hints.js';
 
@@ -79,17 +81,6 @@ const searchBody = z.object({
   page: z.number().int().min(1).max(SEARCH_PAGE_MAX).optional(),
   per_page: z.number().int().min(0).max(SEARCH_PER_PAGE_MAX).optional(),
 });
-/** http/routes/balance-routes.ts `balanceQuerySchema` (module-private). */
-const balanceQuery = z.object({ from_source: z.enum(['true', 'false']).optional() });
-/** http/routes/balance-history-routes.ts `atQuerySchema` (module-private). */
-const atQuery = z.object({ timestamp: z.string().max(64).optional(), from_source: z.enum(['true', 'false']).optional() });
-/** http/routes/balance-history-routes.ts `historyQuerySchema` (module-private). */
-const historyQuery = z.object({
-  from: z.string().max(64).optional(),
-  to: z.string().max(64).optional(),
-  limit: z.number().int().min(1).max(1_000).optional(),
-  cursor: z.string().max(128).optional(),
-});
 
 // --- Path parameters --------------------------------------------------------------------------------
 
@@ -109,6 +100,11 @@ const exported = 'exported' as const;
 export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/health', weight: 2 },
   { method: 'GET', path: '/metrics', weight: 2 },
+  { method: 'GET', path: '/openapi.json', weight: 1 },
+  { method: 'GET', path: '/docs', weight: 1 },
+  { method: 'GET', path: '/docs/start.js', weight: 1 },
+  { method: 'GET', path: '/docs/swagger-ui.css', weight: 1 },
+  { method: 'GET', path: '/docs/swagger-ui-bundle.js', weight: 1 },
 
   { method: 'POST', path: '/ledgers', body: createLedgerSchema, schemaSource: exported, weight: 20 },
   { method: 'GET', path: '/ledgers', query: pageQuerySchema, schemaSource: exported, weight: 5 },
@@ -117,9 +113,9 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
 
   { method: 'POST', path: '/balances', body: createBalanceSchema, schemaSource: exported, weight: 30 },
   { method: 'GET', path: '/balances', query: pageQuerySchema, schemaSource: exported, weight: 5 },
-  { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuery, schemaSource: declared, weight: 10 },
-  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: atQuery, schemaSource: declared, weight: 5 },
-  { method: 'GET', path: '/balances/:id/history', params: { id: balanceId }, query: historyQuery, schemaSource: declared, weight: 5 },
+  { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuerySchema, schemaSource: exported, weight: 10 },
+  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: atQuerySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/balances/:id/history', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
   {
     method: 'GET', path: '/balances/indicator/:indicator/currency/:currency',
     params: { indicator: { pool: 'indicator', unknownPrefix: '@none' }, currency: { values: [...CURRENCIES, 'usd', ''] } }, weight: 5,

@@ -2,7 +2,32 @@
 // is added to the creation response only.
 
 import type { ApiKeyRecord, HookRecord } from '../engine/records.js';
-import { timeText } from '../wire/views.js';
+import { z } from 'zod';
+import { timeText, timeTextSchema } from '../wire/views.js';
+
+/** What apiKeyView renders; the creation answer adds `key`, shown that once. */
+export const apiKeyJsonSchema = z.object({
+  api_key_id: z.string(),
+  name: z.string(),
+  owner_id: z.string(),
+  scopes: z.array(z.string()),
+  expires_at: timeTextSchema,
+  created_at: timeTextSchema,
+  last_used_at: timeTextSchema,
+  is_revoked: z.boolean(),
+}).meta({ id: 'ApiKey' });
+
+/** What hookView renders; creation and rotation add `signing_secret`, shown then only. */
+export const hookJsonSchema = z.object({
+  hook_id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  type: z.enum(['PRE_TRANSACTION', 'POST_TRANSACTION']),
+  active: z.boolean(),
+  timeout: z.number(),
+  retry_count: z.number().int(),
+  created_at: timeTextSchema,
+}).meta({ id: 'Hook' });
 
 export function apiKeyView(key: ApiKeyRecord, lastUsedAt = key.last_used_at): Record<string, unknown> {
   return {

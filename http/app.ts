@@ -29,6 +29,7 @@ import { queryRoutes } from './routes/query-routes.js';
 import { refundRoutes } from './routes/refund-routes.js';
 import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
 import { cutoverRoutes, fenceGuard, type CutoverPort } from './routes/cutover-routes.js';
+import { docsRoutes } from './routes/docs-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
 
@@ -84,6 +85,7 @@ export function createApp(options: AppOptions): FolioApp {
 
   const router = new Router();
   systemRoutes(router, options.metrics, options.version);
+  docsRoutes(router, options.version);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
   transactionRoutes(router, options.core);

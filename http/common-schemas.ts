@@ -41,7 +41,7 @@ export const identifierSchema = z.string().min(1, 'must not be empty').max(IDENT
 export const plainObjectSchema = z.custom<Record<string, unknown>>(
   (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
   'must be an object',
-);
+).meta({ type: 'object' });
 
 export const metaDataSchema = plainObjectSchema
   .transform((value, context) => {

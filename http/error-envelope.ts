@@ -4,7 +4,8 @@
 
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { ApiError } from './api-error.js';
+import { z } from 'zod';
+import { ApiError, STATUS_BY_CODE, type ErrorCode } from './api-error.js';
 import { JsonSyntaxError } from './lossless-json.js';
 import { toJsonText } from '../wire/json-text.js';
 
@@ -38,6 +39,16 @@ export function envelopeText(error: ApiError): string {
   if (error.details) detail.details = error.details;
   return toJsonText({ error: error.message, error_detail: detail });
 }
+
+/** The envelope as the API reference describes it (http/openapi/). */
+export const errorEnvelopeSchema = z.object({
+  error: z.string(),
+  error_detail: z.object({
+    code: z.enum(Object.keys(STATUS_BY_CODE) as [ErrorCode, ...ErrorCode[]]),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+}).meta({ id: 'ErrorEnvelope', description: 'Every refusal: a stable code, a message, and details where a field is at fault' });
 
 /** Errors thrown by koa-body's reader carry an HTTP status and a `type`; map them to stable codes. */
 export function toApiError(error: unknown): ApiError {

@@ -3,7 +3,36 @@
 // operation (`resulting_*`). Rejections inside a dry run are part of the answer, not errors.
 
 import type { BalanceAmounts, Projection } from '../engine/projection.js';
+import { z } from 'zod';
 import { preciseToAmount } from '../wire/amounts.js';
+
+const AMOUNT_NAMES = ['balance', 'available', 'credit_balance', 'debit_balance', 'inflight_debit_balance', 'inflight_credit_balance'] as const;
+const integerText = z.string().regex(/^-?[0-9]+$/);
+const projectedBalanceSchema = z.object({
+  balance_id: z.string(),
+  role: z.string(),
+  currency: z.string(),
+  ...Object.fromEntries(AMOUNT_NAMES.flatMap((name) => [[`current_${name}`, integerText], [`resulting_${name}`, integerText]])),
+});
+
+/** What projectionView renders (a dry run's answer), for the API reference (openapi/). */
+export const projectionJsonSchema = z.object({
+  dry_run: z.literal(true),
+  would_apply: z.boolean(),
+  operation: z.string(),
+  status: z.string().optional(),
+  rejection: z.object({ code: z.string(), reason: z.string(), message: z.string() }).optional(),
+  reference: z.string().optional(),
+  currency: z.string().optional(),
+  amount: z.number().optional(),
+  precise_amount: integerText.optional(),
+  precision: z.bigint().optional(),
+  legs: z.array(z.object({ identifier: z.string(), role: z.string(), precise_amount: integerText, amount: z.number() })).optional(),
+  notes: z.array(z.string()).optional(),
+  transaction_count: z.number().int().optional(),
+  failed_index: z.number().int().optional(),
+  balances: z.array(projectedBalanceSchema),
+}).meta({ id: 'DryRun' });
 
 export interface ProjectionFallback {
   reference: string;

@@ -36,7 +36,7 @@ export const filterSchema = z.object({
   offset: plainNumber().pipe(z.number().int().min(0).max(FILTER_OFFSET_MAX)).default(0),
 });
 
-const searchSchema = z.object({
+export const searchSchema = z.object({
   q: z.string().max(QUERY_TEXT_LENGTH_MAX).default('*'),
   filter_by: z.string().max(FILTER_BY_LENGTH_MAX).default(''),
   sort_by: z.string().max(512).default(''),

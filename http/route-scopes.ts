@@ -1,7 +1,8 @@
 // Who may call each route: the one table of access rules. Keys are `<METHOD> <router path pattern>`, the
 // pattern written exactly as the route registers it, so the table can be checked against the router
 // (test/route-scopes.unit.test.ts fails when a registered route has no entry). Values:
-//   'public'           no key needed, even with authentication on (only /health)
+//   'public'           no key needed, even with authentication on (/health, and the API's description:
+//                      /openapi.json and the /docs page with its files)
 //   'master'           the master key only (hooks, operations on the server itself)
 //   '<resource>:<act>' an API key whose scopes cover it (the master key always passes)
 //   ':<param>:<act>'   the resource is the path parameter `<param>` (filter routes over a collection)
@@ -26,6 +27,11 @@ export type RouteAccess =
 export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   // system
   'GET /health': 'public',
+  'GET /openapi.json': 'public',
+  'GET /docs': 'public',
+  'GET /docs/start.js': 'public',
+  'GET /docs/swagger-ui.css': 'public',
+  'GET /docs/swagger-ui-bundle.js': 'public',
   'GET /metrics': 'master',
 
   // ledgers

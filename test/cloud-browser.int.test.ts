@@ -9,13 +9,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import t from 'tap';
+import { CHROMIUM, CHROMIUM_ARGS } from './helpers/chromium.js';
 import { createClient, createDeployment, createUser, removeDir, startCloudRig, tokenRequest, type CloudRig } from './helpers/cloud-rig.js';
 
-const CHROMIUM = process.env.FOLIO_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
-];
 
 /** The application's callback: records the query it was called with and answers a small page. */
 async function startCallback(): Promise<{ url: string; calls: URL[]; close(): Promise<void> }> {

@@ -6,7 +6,42 @@
 import type { SplitShare, TransactionRecord } from '../engine/records.js';
 import { preciseToAmount, preciseToDecimalText } from './amounts.js';
 import { jsonString, RawJson, toJsonText } from './json-text.js';
-import { timeText } from './views.js';
+import { z } from 'zod';
+import { metaDataJsonSchema, timeText, timeTextSchema } from './views.js';
+
+const shareJsonSchema = z.object({ identifier: z.string(), distribution: z.string(), precise_amount: z.bigint() });
+
+/** What transactionJsonText writes, for the API reference (http/openapi/): keep the two in step. */
+export const transactionJsonSchema = z.object({
+  transaction_id: z.string(),
+  parent_transaction: z.string(),
+  source: z.string(),
+  destination: z.string(),
+  reference: z.string(),
+  currency: z.string(),
+  amount: z.number().nullable().meta({ description: 'For display only: the double nearest the exact amount' }),
+  amount_string: z.string().meta({ description: 'The exact amount as decimal text' }),
+  precise_amount: z.bigint().meta({ description: 'The exact amount in the smallest unit' }),
+  precision: z.bigint().meta({ description: 'Smallest units per unit (100 for cents)' }),
+  description: z.string(),
+  status: z.enum(['QUEUED', 'APPLIED', 'INFLIGHT', 'VOID', 'REJECTED', 'SCHEDULED']),
+  hash: z.string(),
+  allow_overdraft: z.boolean(),
+  inflight: z.boolean(),
+  skip_queue: z.boolean(),
+  created_at: timeTextSchema,
+  scheduled_for: timeTextSchema,
+  inflight_expiry_date: timeTextSchema,
+  inflight_commit_date: timeTextSchema,
+  meta_data: metaDataJsonSchema,
+  rejection: z.object({ code: z.string(), reason: z.string(), message: z.string() }).optional(),
+  sources: z.array(shareJsonSchema).optional(),
+  destinations: z.array(shareJsonSchema).optional(),
+  atomic: z.boolean().optional(),
+  legs: z.array(z.string()).optional(),
+  batch_id: z.string().optional(),
+  precise_committed_amount: z.bigint().optional(),
+}).meta({ id: 'Transaction' });
 
 function numberText(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';

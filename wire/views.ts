@@ -11,6 +11,7 @@ import {
   type SplitShare,
   type TransactionRecord,
 } from '../engine/records.js';
+import { z } from 'zod';
 import { preciseToAmount, preciseToDecimalText } from './amounts.js';
 
 export const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -26,6 +27,18 @@ export function timeText(epochMs: number): string {
   return lastTimeText;
 }
 
+/** A time on the wire: ISO 8601 in UTC, ZERO_TIME when unset. */
+export const timeTextSchema = z.string().meta({ description: `ISO 8601 time in UTC; ${ZERO_TIME} when unset`, example: '2026-05-04T10:20:30.000Z' });
+export const metaDataJsonSchema = z.record(z.string(), z.unknown()).meta({ description: 'Free-form metadata (a JSON object)' });
+
+/** What ledgerView renders, for the API reference (http/openapi/). */
+export const ledgerJsonSchema = z.object({
+  ledger_id: z.string(),
+  name: z.string(),
+  created_at: timeTextSchema,
+  meta_data: metaDataJsonSchema,
+}).meta({ id: 'Ledger' });
+
 export function ledgerView(ledger: LedgerRecord): Record<string, unknown> {
   return {
     ledger_id: ledger.ledger_id,
@@ -34,6 +47,25 @@ export function ledgerView(ledger: LedgerRecord): Record<string, unknown> {
     meta_data: ledger.meta_data,
   };
 }
+
+/** What balanceView renders: amounts are exact integers in the smallest unit. */
+export const balanceJsonSchema = z.object({
+  balance_id: z.string(),
+  ledger_id: z.string(),
+  identity_id: z.string(),
+  indicator: z.string(),
+  currency: z.string(),
+  balance: z.bigint(),
+  credit_balance: z.bigint(),
+  debit_balance: z.bigint(),
+  inflight_balance: z.bigint(),
+  inflight_credit_balance: z.bigint(),
+  inflight_debit_balance: z.bigint(),
+  available_balance: z.bigint(),
+  version: z.number().int(),
+  created_at: timeTextSchema,
+  meta_data: metaDataJsonSchema,
+}).meta({ id: 'Balance' });
 
 /** A balance's totals after one change (GET /balances/:id/history). */
 export function balanceChangeView(change: BalanceTotals & { at: number; version: number }): Record<string, unknown> {
@@ -49,6 +81,19 @@ export function balanceChangeView(change: BalanceTotals & { at: number; version:
     available_balance: availableAmount(change),
   };
 }
+
+/** What balanceChangeView renders. */
+export const balanceChangeJsonSchema = z.object({
+  at: timeTextSchema,
+  version: z.number().int(),
+  balance: z.bigint(),
+  credit_balance: z.bigint(),
+  debit_balance: z.bigint(),
+  inflight_balance: z.bigint(),
+  inflight_credit_balance: z.bigint(),
+  inflight_debit_balance: z.bigint(),
+  available_balance: z.bigint(),
+}).meta({ id: 'BalanceChange' });
 
 export function balanceView(balance: BalanceRecord): Record<string, unknown> {
   return {

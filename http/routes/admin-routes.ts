@@ -3,7 +3,9 @@
 // access is decided there.
 
 import type { Router } from '@koa/router';
+import { z } from 'zod';
 import { ApiError } from '../api-error.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
 
 /** A snapshot as the API shows it. */
 export interface SnapshotView {
@@ -15,6 +17,16 @@ export interface SnapshotView {
   created?: boolean;
 }
 
+const snapshotSchema = z.object({
+  seq: z.number().int(),
+  file: z.string(),
+  size_bytes: z.number().int(),
+  state_hash: z.string(),
+  created_at: z.number().int().meta({ description: 'epoch milliseconds' }),
+  created: z.boolean().optional(),
+}).meta({ id: 'Snapshot' });
+const snapshotExample = { seq: 120, file: 'snapshot-120.fsnap', size_bytes: 48_213, state_hash: 'c'.repeat(64), created_at: 1_777_890_030_000, created: true };
+
 /** What the routes need from the server's snapshot machinery (wired in app/). */
 export interface SnapshotAdmin {
   /** Writes a snapshot of everything logged so far; rejects with a message when snapshots are unavailable. */
@@ -23,6 +35,7 @@ export interface SnapshotAdmin {
 }
 
 export function adminRoutes(router: Router, admin: SnapshotAdmin): void {
+  describeRoute(router, 'POST /admin/snapshots', { tag: 'Operations', summary: 'Write a snapshot now', answers: answers(201, 'The snapshot', snapshotSchema, snapshotExample), errors: ['SNAPSHOT_UNAVAILABLE'] });
   router.post('/admin/snapshots', async (ctx) => {
     let snapshot: SnapshotView;
     try {
@@ -34,6 +47,7 @@ export function adminRoutes(router: Router, admin: SnapshotAdmin): void {
     ctx.body = snapshot;
   });
 
+  describeRoute(router, 'GET /admin/snapshots', { tag: 'Operations', summary: 'List the snapshots on disk', answers: answers(200, 'The snapshots', z.array(snapshotSchema), [snapshotExample]) });
   router.get('/admin/snapshots', (ctx) => {
     ctx.body = admin.list();
   });

@@ -10,7 +10,10 @@ import { ApiError } from '../api-error.js';
 import { apiKeyText, newApiKeySecret } from '../api-key-secret.js';
 import type { ApiKeyUsage } from '../api-key-usage.js';
 import { createApiKeySchema, listApiKeysQuerySchema } from '../access-schemas.js';
-import { apiKeyView } from '../access-views.js';
+import { apiKeyJsonSchema, apiKeyView } from '../access-views.js';
+import { z } from 'zod';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
 import type { Principal } from '../auth.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
@@ -22,9 +25,17 @@ export interface ApiKeyRouteOptions {
   clock: Clock;
 }
 
+const ACCESS_ERRORS = ['AUTH_CROSS_OWNER_ACCESS', 'AUTH_SCOPE_ESCALATION', 'APIKEY_OWNER_REQUIRED'] as const;
+
 export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRouteOptions): void {
   const { engine } = core;
 
+  describeRoute(router, 'POST /api-keys', {
+    tag: 'API keys', summary: 'Create an API key', body: createApiKeySchema,
+    bodyExample: { name: 'checkout service', owner: 'team-payments', scopes: ['transactions:write', 'balances:read'], expires_at: '2027-01-01T00:00:00Z' },
+    answers: answers(201, 'The key record and the key itself, shown this once', apiKeyJsonSchema.extend({ key: z.string() }), { ...(EXAMPLES.apiKey as object), key: 'key_0196a4c2-9e55-7062-94e5-6f7a8b9c0d07.s3cr3t' }),
+    errors: ACCESS_ERRORS,
+  });
   router.post('/api-keys', async (ctx) => {
     const body: unknown = ctx.request.body;
     const owner = typeof body === 'object' && body !== null ? (body as { owner?: unknown }).owner : undefined;
@@ -57,6 +68,7 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
     await respond(ctx, core, 201, { ...apiKeyView(value), key: apiKeyText(value.api_key_id, secret) }, seq);
   });
 
+  describeRoute(router, 'GET /api-keys', { tag: 'API keys', summary: "List API keys (an API key lists its own owner's)", query: listApiKeysQuerySchema, answers: answers(200, 'The keys', z.array(apiKeyJsonSchema), [EXAMPLES.apiKey]), errors: ACCESS_ERRORS });
   router.get('/api-keys', async (ctx) => {
     const { owner } = validate(listApiKeysQuerySchema, ctx.query);
     const creator = creatorKey(engine, ctx.state.principal as Principal);
@@ -72,6 +84,7 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
     await respond(ctx, core, 200, keys);
   });
 
+  describeRoute(router, 'DELETE /api-keys/:id', { tag: 'API keys', summary: 'Revoke an API key and the keys it made', answers: answers(204, 'Revoked'), errors: [...ACCESS_ERRORS, 'APIKEY_NOT_FOUND'] });
   router.delete('/api-keys/:id', async (ctx) => {
     const apiKeyId = ctx.params.id as string;
     const current: ApiKeyRecord | undefined = engine.state.apiKeys.get(apiKeyId);

@@ -17,7 +17,9 @@ import type { BalanceHistoryPosition, QueryPort, QueryResult } from '../query-po
 import { respond } from '../respond.js';
 import { parseTimeInput } from '../time-input.js';
 import { validate } from '../validation.js';
-import { balanceChangeView, balanceView, timeText } from '../../wire/views.js';
+import { asJson, EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { balanceChangeJsonSchema, balanceChangeView, balanceJsonSchema, balanceView, timeText, timeTextSchema } from '../../wire/views.js';
 
 /** Changes per history page: by default, and at most. */
 export const HISTORY_LIMIT_DEFAULT = 100;
@@ -25,12 +27,15 @@ export const HISTORY_LIMIT_MAX = 1_000;
 const TIME_TEXT_LENGTH_MAX = 64;
 const CURSOR_LENGTH_MAX = 128;
 
-const atQuerySchema = z.object({
+const atSchema = z.object({ balance: balanceJsonSchema, timestamp: timeTextSchema, from_source: z.boolean() });
+const historySchema = z.object({ balance_id: z.string(), currency: z.string(), changes: z.array(balanceChangeJsonSchema), next_cursor: z.string().nullable() });
+
+export const atQuerySchema = z.object({
   timestamp: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   from_source: z.enum(['true', 'false']).optional(),
 });
 
-const historyQuerySchema = z.object({
+export const historyQuerySchema = z.object({
   from: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   to: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   limit: nonNegativeInteger(HISTORY_LIMIT_DEFAULT, HISTORY_LIMIT_MAX).pipe(z.number().min(1)),
@@ -38,6 +43,11 @@ const historyQuerySchema = z.object({
 });
 
 export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
+  describeRoute(router, 'GET /balances/:id/at', {
+    tag: 'Balances', summary: 'A balance as it stood at a moment: from the index\'s balance history, or folded from the log (from_source=true)', query: atQuerySchema,
+    answers: answers(200, 'The balance at `timestamp`', atSchema, { balance: EXAMPLES.balance, timestamp: '2026-05-04T12:00:00.000Z', from_source: false }),
+    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'QUEUE_BACKPRESSURE'],
+  });
   router.get('/balances/:id/at', async (ctx) => {
     const balanceId = ctx.params.id as string;
     const params = validate(atQuerySchema, ctx.query);
@@ -58,6 +68,17 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
 }
 
 function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void {
+  describeRoute(router, 'GET /balances/:id/history', {
+    tag: 'Balances', summary: 'The balance after each change in a time window, oldest first, paged by cursor (from the index)', query: historyQuerySchema,
+    answers: answers(200, 'A page of changes', historySchema, {
+      balance_id: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e02', currency: 'USD',
+      changes: [asJson(balanceChangeView({
+        at: Date.UTC(2026, 4, 4, 12), version: 1, credit_balance: 0n, debit_balance: 2500n, inflight_credit_balance: 0n, inflight_debit_balance: 0n,
+      }))],
+      next_cursor: null,
+    }),
+    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'GEN_VALIDATION_ERROR', 'SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT'],
+  });
   router.get('/balances/:id/history', async (ctx) => {
     const balanceId = ctx.params.id as string;
     const params = validate(historyQuerySchema, ctx.query);

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import { isReadOnlyPost } from '../backpressure.js';
 import { validate } from '../validation.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
 
 export const CUTOVER_PATH_PREFIX = '/admin/cutover/';
 /** The longest a status request waits for a follower to reach the seq it asks about. */
@@ -76,6 +77,21 @@ const statusQuerySchema = z.object({
   state_hash: z.enum(['true', 'false']).optional(),
 });
 
+const timingsSchema = z.record(z.string(), z.number()).optional();
+const answerSchema = z.object({ seq: z.number().int(), log_checksum: z.string(), timings_ms: timingsSchema });
+const statusSchema = answerSchema.extend({
+  role: z.enum(['leader', 'follower']),
+  fenced: z.boolean(),
+  appended_seq: z.number().int(),
+  durable_seq: z.number().int(),
+  leader_seq: z.number().int().optional(),
+  follow_error: z.string().optional(),
+  index_seq: z.number().int().optional(),
+  state_hash: z.string().optional(),
+});
+const positionExample = { seq: 120, log_checksum: 'd'.repeat(64) };
+const statusExample = { ...positionExample, role: 'leader', fenced: false, appended_seq: 120, durable_seq: 120 };
+
 /** Refuses writes while fenced and counts those admitted until their answer is written. */
 export function fenceGuard(port: CutoverPort): Koa.Middleware {
   return async (ctx, next) => {
@@ -96,20 +112,24 @@ export function fenceGuard(port: CutoverPort): Koa.Middleware {
 }
 
 export function cutoverRoutes(router: Router, port: CutoverPort): void {
+  describeRoute(router, 'POST /admin/cutover/fence', { tag: 'Operations', summary: 'Stop appending; answers where the log stopped', answers: answers(200, 'The position', answerSchema, positionExample), errors: ['CUTOVER_CONFLICT'] });
   router.post('/admin/cutover/fence', async (ctx) => {
     ctx.body = await refusalsAsConflicts(() => port.fence());
   });
 
+  describeRoute(router, 'POST /admin/cutover/unfence', { tag: 'Operations', summary: 'Undo a fence', answers: answers(200, 'The position', answerSchema, positionExample), errors: ['CUTOVER_CONFLICT'] });
   router.post('/admin/cutover/unfence', async (ctx) => {
     ctx.body = await refusalsAsConflicts(() => port.unfence());
   });
 
+  describeRoute(router, 'GET /admin/cutover/status', { tag: 'Operations', summary: 'Role, fence and log position (at_seq waits until reached)', query: statusQuerySchema, answers: answers(200, 'The status', statusSchema, statusExample), errors: ['CUTOVER_CONFLICT'] });
   router.get('/admin/cutover/status', async (ctx) => {
     const query = validate(statusQuerySchema, ctx.query);
     ctx.body = await refusalsAsConflicts(() =>
       port.status({ atSeq: query.at_seq, waitMs: query.wait_ms ?? CATCH_UP_WAIT_MS_MAX, stateHash: query.state_hash === 'true' }));
   });
 
+  describeRoute(router, 'POST /admin/cutover/promote', { tag: 'Operations', summary: 'Make a follower standing at the position a leader', body: positionSchema, bodyExample: positionExample, answers: answers(200, 'The new status', statusSchema, { ...statusExample, fenced: false }), errors: ['CUTOVER_CONFLICT'] });
   router.post('/admin/cutover/promote', async (ctx) => {
     const expected = validate(positionSchema, ctx.request.body);
     ctx.body = await refusalsAsConflicts(() => port.promote(expected));

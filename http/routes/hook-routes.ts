@@ -5,14 +5,22 @@
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
 import { hookSchema, listHooksQuerySchema } from '../access-schemas.js';
-import { hookView } from '../access-views.js';
+import { hookJsonSchema, hookView } from '../access-views.js';
+import { z } from 'zod';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 
+const hookWithSecretSchema = hookJsonSchema.extend({ signing_secret: z.string().meta({ description: 'Shown in this answer only' }) });
+const hookWithSecretExample = { ...(EXAMPLES.hook as object), signing_secret: 'whsec_3f9c0a7d1e5b4c2a8f6d0e9b7a1c3d5e' };
+const hookBodyExample = { name: 'ledger events', url: 'https://hooks.example.com/folio', type: 'POST_TRANSACTION', active: true, timeout: 10, retry_count: 3 };
+
 export function hookRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
+  describeRoute(router, 'POST /hooks', { tag: 'Hooks', summary: 'Register a hook', body: hookSchema, bodyExample: hookBodyExample, answers: answers(201, 'The hook and its signing secret', hookWithSecretSchema, hookWithSecretExample) });
   router.post('/hooks', async (ctx) => {
     const fields = validate(hookSchema, ctx.request.body);
     refuseTarget(core, fields.url);
@@ -21,24 +29,28 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 201, { ...hookView(value), signing_secret: secret }, seq);
   });
 
+  describeRoute(router, 'POST /hooks/:id/rotate-secret', { tag: 'Hooks', summary: "Replace a hook's signing secret", answers: answers(200, 'The hook and its new signing secret', hookWithSecretSchema, hookWithSecretExample), errors: ['HOOK_NOT_FOUND'] });
   router.post('/hooks/:id/rotate-secret', async (ctx) => {
     const { secret, sealed } = core.hookAdmin.newSigningSecret();
     const { value, seq } = accepted(engine.rotateHookSecret(ctx.params.id as string, sealed));
     await respond(ctx, core, 200, { ...hookView(value), signing_secret: secret }, seq);
   });
 
+  describeRoute(router, 'GET /hooks', { tag: 'Hooks', summary: 'List hooks', query: listHooksQuerySchema, answers: answers(200, 'The hooks', z.array(hookJsonSchema), [EXAMPLES.hook]) });
   router.get('/hooks', async (ctx) => {
     const { type } = validate(listHooksQuerySchema, ctx.query);
     const hooks = [...engine.state.hooks.values()].filter((hook) => type === undefined || hook.type === type);
     await respond(ctx, core, 200, hooks.map(hookView));
   });
 
+  describeRoute(router, 'GET /hooks/:id', { tag: 'Hooks', summary: 'Read a hook', answers: answers(200, 'The hook', hookJsonSchema, EXAMPLES.hook), errors: ['HOOK_NOT_FOUND'] });
   router.get('/hooks/:id', async (ctx) => {
     const hook = engine.state.hooks.get(ctx.params.id as string);
     if (!hook) throw new ApiError('HOOK_NOT_FOUND', `hook ${ctx.params.id} not found`);
     await respond(ctx, core, 200, hookView(hook));
   });
 
+  describeRoute(router, 'PUT /hooks/:id', { tag: 'Hooks', summary: 'Replace a hook', body: hookSchema, bodyExample: hookBodyExample, answers: answers(200, 'The hook', hookJsonSchema, EXAMPLES.hook), errors: ['HOOK_NOT_FOUND'] });
   router.put('/hooks/:id', async (ctx) => {
     const fields = validate(hookSchema, ctx.request.body);
     refuseTarget(core, fields.url);
@@ -46,6 +58,7 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, hookView(value), seq);
   });
 
+  describeRoute(router, 'DELETE /hooks/:id', { tag: 'Hooks', summary: 'Delete a hook', answers: answers(204, 'Deleted'), errors: ['HOOK_NOT_FOUND'] });
   router.delete('/hooks/:id', async (ctx) => {
     const { seq } = accepted(engine.deleteHook(ctx.params.id as string));
     await core.durable(seq);

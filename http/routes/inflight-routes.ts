@@ -11,7 +11,23 @@ import { accepted, respond } from '../respond.js';
 import { resolveAmount } from '../transaction-commands.js';
 import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionJson } from '../../wire/transaction-json.js';
+import { z } from 'zod';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { projectionJsonSchema } from '../projection-view.js';
+import { transactionJson, transactionJsonSchema } from '../../wire/transaction-json.js';
+
+const HOLD_ERRORS = ['TXN_NOT_FOUND', 'TXN_NOT_INFLIGHT', 'TXN_COMMIT_AMOUNT_EXCEEDED', 'TXN_PARTIAL_NOT_ALLOWED', 'TXN_ALREADY_COMMITTED', 'TXN_ALREADY_VOIDED'] as const;
+const queuedActionSchema = z.object({ transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true) });
+const bulkActionSchema = z.object({
+  dry_run: z.literal(true).optional(),
+  results: z.array(z.union([
+    z.object({ transaction_id: z.string(), status: z.literal('success'), transaction: transactionJsonSchema }),
+    z.object({ transaction_id: z.string(), status: z.literal('error'), error: z.object({ code: z.string(), message: z.string() }) }),
+    projectionJsonSchema.extend({ transaction_id: z.string() }),
+  ])),
+});
+const bulkActionExample = { results: [{ transaction_id: 'txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03', status: 'error', error: { code: 'TXN_NOT_INFLIGHT', message: 'transaction is not inflight' } }] };
 
 type AmountInput = { amount?: unknown; precise_amount?: unknown };
 
@@ -36,6 +52,11 @@ function actionAmount(engine: LedgerEngine, transactionId: string, input: Amount
 export function inflightRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
+  describeRoute(router, 'PUT /transactions/inflight/:id', {
+    tag: 'Transactions', summary: 'Commit (all or part) or void a hold', body: inflightActionSchema, bodyExample: { status: 'commit', amount: 10, skip_queue: true },
+    answers: answers(200, 'The commit or void transaction; queued: the hold with `queued: true`; or a dry run', z.union([transactionJsonSchema, queuedActionSchema, projectionJsonSchema]), EXAMPLES.transaction),
+    errors: [...HOLD_ERRORS, 'TXN_INVALID_STATUS_ACTION'],
+  });
   router.put('/transactions/inflight/:id', async (ctx) => {
     const body = validate(inflightActionSchema, ctx.request.body);
     const action = body.status.trim().toLowerCase();
@@ -61,12 +82,22 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, answer, seq);
   });
 
+  describeRoute(router, 'POST /transactions/inflight/bulk/commit', {
+    tag: 'Transactions', summary: 'Commit up to 100 holds, each on its own', body: bulkCommitSchema,
+    bodyExample: { transactions: [{ transaction_id: 'txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03' }] },
+    answers: answers(200, 'A result per hold', bulkActionSchema, bulkActionExample),
+  });
   router.post('/transactions/inflight/bulk/commit', async (ctx) => {
     const body = validate(bulkCommitSchema, ctx.request.body);
     const items = body.transactions.map((item) => ({ transactionId: item.transaction_id, input: item }));
     await respond(ctx, core, 200, bulkActions(engine, 'commit', items, body.dry_run ?? false));
   });
 
+  describeRoute(router, 'POST /transactions/inflight/bulk/void', {
+    tag: 'Transactions', summary: 'Void up to 100 holds, each on its own', body: bulkVoidSchema,
+    bodyExample: { transaction_ids: ['txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03'] },
+    answers: answers(200, 'A result per hold', bulkActionSchema, bulkActionExample),
+  });
   router.post('/transactions/inflight/bulk/void', async (ctx) => {
     const body = validate(bulkVoidSchema, ctx.request.body);
     const items = body.transaction_ids.map((transactionId) => ({ transactionId, input: {} }));

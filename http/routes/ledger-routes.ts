@@ -1,6 +1,10 @@
 // Ledgers: create, list, read, update.
 
 import type { Router } from '@koa/router';
+import { z } from 'zod';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { ledgerJsonSchema } from '../../wire/views.js';
 import { ApiError } from '../api-error.js';
 import { pageQuerySchema } from '../common-schemas.js';
 import { createLedgerSchema, updateLedgerSchema } from '../ledger-schemas.js';
@@ -13,24 +17,34 @@ import { newestFirst } from './paging.js';
 export function ledgerRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
+  describeRoute(router, 'POST /ledgers', {
+    tag: 'Ledgers', summary: 'Create a ledger', body: createLedgerSchema, bodyExample: { name: 'Customer wallets', meta_data: { region: 'eu' } },
+    answers: answers(201, 'The ledger', ledgerJsonSchema, EXAMPLES.ledger),
+  });
   router.post('/ledgers', async (ctx) => {
     const command = validate(createLedgerSchema, ctx.request.body);
     const { value, seq } = accepted(engine.createLedger(command));
     await respond(ctx, core, 201, ledgerView(value), seq);
   });
 
+  describeRoute(router, 'GET /ledgers', { tag: 'Ledgers', summary: 'List ledgers, newest first', query: pageQuerySchema, answers: answers(200, 'A page of ledgers', z.array(ledgerJsonSchema), [EXAMPLES.ledger]) });
   router.get('/ledgers', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
     const ledgers = newestFirst(engine.state.ledgers, page.offset, page.limit);
     await respond(ctx, core, 200, ledgers.map(ledgerView));
   });
 
+  describeRoute(router, 'GET /ledgers/:id', { tag: 'Ledgers', summary: 'Read a ledger', answers: answers(200, 'The ledger', ledgerJsonSchema, EXAMPLES.ledger), errors: ['LDG_NOT_FOUND'] });
   router.get('/ledgers/:id', async (ctx) => {
     const ledger = engine.state.ledgers.get(ctx.params.id as string);
     if (!ledger) throw new ApiError('LDG_NOT_FOUND', `ledger ${ctx.params.id} not found`);
     await respond(ctx, core, 200, ledgerView(ledger));
   });
 
+  describeRoute(router, 'PUT /ledgers/:id', {
+    tag: 'Ledgers', summary: 'Rename a ledger or replace its metadata', body: updateLedgerSchema, bodyExample: { name: 'Wallets' },
+    answers: answers(200, 'The updated ledger', ledgerJsonSchema, EXAMPLES.ledger), errors: ['LDG_NOT_FOUND'],
+  });
   router.put('/ledgers/:id', async (ctx) => {
     const update = validate(updateLedgerSchema, ctx.request.body);
     const { value, seq } = accepted(engine.updateLedger({ ledger_id: ctx.params.id as string, ...update }));

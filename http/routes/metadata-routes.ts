@@ -7,8 +7,16 @@ import { metadataUpdateSchema } from '../identity-schemas.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
+import { z } from 'zod';
+import { describeRoute, answers } from '../openapi/route-docs.js';
 
 export function metadataRoutes(router: Router, core: LedgerCore): void {
+  describeRoute(router, 'POST /:id/metadata', {
+    tag: 'Metadata', summary: 'Merge keys into the metadata of a ledger, balance, transaction or identity', params: { id: 'The record id; its prefix (ldg_, bln_, txn_, idt_) says which kind' },
+    body: metadataUpdateSchema, bodyExample: { meta_data: { tier: 'gold' } },
+    answers: answers(201, 'The merged metadata', z.object({ meta_data: z.record(z.string(), z.unknown()) }), { meta_data: { region: 'eu', tier: 'gold' } }),
+    errors: ['META_ENTITY_NOT_FOUND', 'META_UNSUPPORTED_ENTITY', 'META_TOO_LARGE'],
+  });
   router.post('/:id/metadata', async (ctx) => {
     const body = validate(metadataUpdateSchema, ctx.request.body);
     const { value, seq } = accepted(core.engine.updateMetadata(ctx.params.id as string, body.meta_data));

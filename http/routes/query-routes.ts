@@ -5,14 +5,52 @@
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import { identityView } from '../identity-view.js';
+import { identityJsonSchema, identityView } from '../identity-view.js';
 import type { LedgerCore } from '../ledger-core.js';
-import { filterSchema, validateSearch } from '../query-schemas.js';
+import { filterSchema, searchSchema, validateSearch } from '../query-schemas.js';
 import type { FilterCollection, QueryPort, QueryRecord, QueryResult } from '../query-port.js';
 import { respond } from '../respond.js';
 import { validate } from '../validation.js';
-import { transactionJson } from '../../wire/transaction-json.js';
-import { balanceView, ledgerView } from '../../wire/views.js';
+import { transactionJson, transactionJsonSchema } from '../../wire/transaction-json.js';
+import { balanceJsonSchema, balanceView, ledgerJsonSchema, ledgerView } from '../../wire/views.js';
+import { z } from 'zod';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+
+const RECORD_SCHEMAS: Record<FilterCollection, z.ZodType> = {
+  ledgers: ledgerJsonSchema,
+  balances: balanceJsonSchema,
+  transactions: transactionJsonSchema,
+  identities: identityJsonSchema,
+};
+const QUERY_ERRORS = ['SRCH_QUERY_INVALID', 'SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT', 'GEN_BAD_REQUEST'] as const;
+const reindexStatusSchema = z.object({
+  status: z.enum(['idle', 'running', 'completed', 'failed']),
+  started_at: z.string().optional(),
+  finished_at: z.string().optional(),
+  processed_seq: z.number().int(),
+  target_seq: z.number().int(),
+  progress: z.number(),
+  rows_written: z.number().int(),
+  rows_per_second: z.number(),
+  error: z.string().optional(),
+  index_checkpoint_seq: z.number().int(),
+  index_lag_events: z.number().int(),
+  index_lag_seconds: z.number(),
+  index_poison: z.object({ seq: z.number().int(), message: z.string(), attempts: z.number().int(), since: z.string() }).optional(),
+}).meta({ id: 'ReindexStatus' });
+const reindexExample = {
+  status: 'completed', processed_seq: 120, target_seq: 120, progress: 1, rows_written: 240, rows_per_second: 0,
+  index_checkpoint_seq: 120, index_lag_events: 0, index_lag_seconds: 0,
+};
+const searchAnswerSchema = z.object({
+  found: z.number().int(),
+  hits: z.array(z.object({ document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema]) })),
+  out_of: z.number().int(),
+  page: z.number().int(),
+  request_params: z.object({ collection_name: z.string(), per_page: z.number().int(), q: z.string() }),
+  search_time_ms: z.number(),
+});
 
 const FILTER_COLLECTIONS: readonly FilterCollection[] = ['ledgers', 'balances', 'transactions', 'identities'];
 /** Searchable collections; reconciliations answer empty until reconciliation records exist. */
@@ -39,6 +77,12 @@ function answered<T>(result: QueryResult<T>): T {
 
 export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort): void {
   for (const collection of FILTER_COLLECTIONS) {
+    describeRoute(router, `POST /${collection}/filter`, {
+      tag: 'Search', summary: `Filter ${collection}`, body: filterSchema,
+      bodyExample: { filters: [{ field: 'currency', operator: 'eq', value: 'USD' }], limit: 20, include_count: true },
+      answers: answers(200, `A page of ${collection}`, z.object({ data: z.array(RECORD_SCHEMAS[collection]), total_count: z.number().int().optional() })),
+      errors: QUERY_ERRORS,
+    });
     router.post(`/${collection}/filter`, async (ctx) => {
       const visibleSeq = core.visibleSeq();
       const body = validate(filterSchema, ctx.request.body);
@@ -49,14 +93,24 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     });
   }
 
+  describeRoute(router, 'GET /search/reindex', { tag: 'Search', summary: 'How the latest index rebuild went, and the live index lag', answers: answers(200, 'The status', reindexStatusSchema, reindexExample) });
   router.get('/search/reindex', async (ctx) => {
     await respond(ctx, core, 200, query.reindexStatus(), 0);
   });
 
+  describeRoute(router, 'POST /search/reindex', { tag: 'Search', summary: 'Rebuild the query index from the log, in the background', answers: answers(202, 'Started', reindexStatusSchema, { ...reindexExample, status: 'running', progress: 0 }), errors: ['GEN_CONFLICT'] });
   router.post('/search/reindex', async (ctx) => {
     await respond(ctx, core, 202, answered(query.startReindex()), 0);
   });
 
+  describeRoute(router, 'POST /search/:collection', {
+    tag: 'Search', summary: 'Full-text search of a collection', params: { collection: `One of ${SEARCH_COLLECTIONS.join(', ')}` },
+    body: searchSchema, bodyRequired: false, bodyExample: { q: 'order', per_page: 10 }, invalidCode: 'SRCH_QUERY_INVALID',
+    answers: answers(200, 'The hits', searchAnswerSchema, {
+      found: 1, hits: [{ document: EXAMPLES.transaction }], out_of: 40, page: 1, request_params: { collection_name: 'transactions', per_page: 10, q: 'order' }, search_time_ms: 2,
+    }),
+    errors: [...QUERY_ERRORS, 'GEN_NOT_FOUND'],
+  });
   router.post('/search/:collection', async (ctx: Koa.Context) => {
     const visibleSeq = core.visibleSeq();
     const collection = ctx.params.collection as string;

@@ -8,11 +8,22 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { refundSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
-import { transactionJson } from '../../wire/transaction-json.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { describeRoute } from '../openapi/route-docs.js';
+import { projectionJsonSchema } from '../projection-view.js';
+import { transactionJson, transactionJsonSchema } from '../../wire/transaction-json.js';
 
 export function refundRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
+  describeRoute(router, 'POST /refund-transaction/:id', {
+    tag: 'Transactions', summary: 'Refund a transaction (the reverse movement)', body: refundSchema, bodyRequired: false, bodyExample: { skip_queue: true, description: 'returned goods' },
+    answers: [
+      { status: 201, description: 'The refund transaction', schema: transactionJsonSchema, example: EXAMPLES.transaction },
+      { status: 200, description: 'A dry run', schema: projectionJsonSchema },
+    ],
+    errors: ['TXN_NOT_FOUND', 'TXN_NOT_REFUNDABLE', 'TXN_INSUFFICIENT_FUNDS', 'META_TOO_LARGE'],
+  });
   router.post('/refund-transaction/:id', async (ctx) => {
     const body = validate(refundSchema, ctx.request.body ?? {});
     const command = {

@@ -10,11 +10,42 @@ import { projectionView } from '../projection-view.js';
 import { accepted, respond } from '../respond.js';
 import { validateBulk, validateTransaction } from '../transaction-commands.js';
 import { validate } from '../validation.js';
-import { transactionJson, transactionListJson } from '../../wire/transaction-json.js';
+import { z } from 'zod';
+import { EXAMPLES } from '../openapi/examples.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { projectionJsonSchema } from '../projection-view.js';
+import { bulkShape, transactionShape } from '../transaction-schemas.js';
+import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
+
+const TRANSACTION_ERRORS = [
+  'BAL_NOT_FOUND', 'LDG_NOT_FOUND', 'TXN_INSUFFICIENT_FUNDS', 'TXN_DUPLICATE_REFERENCE', 'TXN_CURRENCY_MISMATCH',
+  'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'META_TOO_LARGE',
+] as const;
+const transactionExample = {
+  amount: 25, precision: 100, currency: 'USD', reference: 'order-1042', description: 'Order 1042',
+  source: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e02', destination: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e04', skip_queue: true,
+};
+const bulkResultSchema = z.object({
+  batch_id: z.string(),
+  status: z.string(),
+  transaction_count: z.number().int(),
+  failed: z.object({ index: z.number().int(), error: z.object({ code: z.string(), reason: z.string(), message: z.string() }) }).optional(),
+});
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
 
+  describeRoute(router, 'POST /transactions', {
+    tag: 'Transactions', summary: 'Record a transaction',
+    description: 'One of `precise_amount` (with `precision`) and `amount`; `source` or `sources`, `destination` or `destinations` (splits). '
+      + 'Queued unless `skip_queue`; a hold with `inflight`; later with `scheduled_for`; nothing written with `dry_run`.',
+    body: transactionShape, bodyExample: transactionExample,
+    answers: [
+      { status: 201, description: 'Recorded (QUEUED, APPLIED, INFLIGHT or SCHEDULED)', schema: transactionJsonSchema, example: EXAMPLES.transaction },
+      { status: 200, description: 'A retry with a used reference and the same request: the original; or a dry run', schema: z.union([transactionJsonSchema, projectionJsonSchema]), example: EXAMPLES.transaction },
+    ],
+    errors: TRANSACTION_ERRORS,
+  });
   router.post('/transactions', async (ctx) => {
     const { command, dry_run } = validateTransaction(ctx.request.body);
     if (dry_run) {
@@ -25,6 +56,15 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, value.created ? 201 : 200, transactionJson(value.transaction), seq);
   });
 
+  describeRoute(router, 'POST /transactions/bulk', {
+    tag: 'Transactions', summary: 'Record many transactions in one request (atomic or not)', body: bulkShape,
+    bodyExample: { atomic: true, skip_queue: true, transactions: [transactionExample, { ...transactionExample, reference: 'order-1043' }] },
+    answers: [
+      { status: 201, description: 'The batch', schema: bulkResultSchema, example: { batch_id: 'bulk_0196a4c2-af66-7173-a5f6-7a8b9c0d1e08', status: 'applied', transaction_count: 2 } },
+      { status: 200, description: 'A dry run', schema: projectionJsonSchema },
+    ],
+    errors: TRANSACTION_ERRORS,
+  });
   router.post('/transactions/bulk', async (ctx) => {
     const { command, dry_run } = validateBulk(ctx.request.body);
     if (dry_run) {
@@ -44,11 +84,13 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 201, body, seq);
   });
 
+  describeRoute(router, 'GET /transactions', { tag: 'Transactions', summary: 'List transactions, newest first', query: pageQuerySchema, answers: answers(200, 'A page of transactions', z.array(transactionJsonSchema), [EXAMPLES.transaction]) });
   router.get('/transactions', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
     await respond(ctx, core, 200, transactionListJson(core.listTransactions(page.offset, page.limit)));
   });
 
+  describeRoute(router, 'GET /transactions/reference/:reference', { tag: 'Transactions', summary: 'Read a transaction by its reference', answers: answers(200, 'The transaction', transactionJsonSchema, EXAMPLES.transaction), errors: ['TXN_NOT_FOUND'] });
   router.get('/transactions/reference/:reference', async (ctx) => {
     const reference = ctx.params.reference as string;
     // Nothing stored is longer than the limit, and the LMDB lookup store throws on keys past its buffer.
@@ -58,6 +100,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, transactionJson(transaction));
   });
 
+  describeRoute(router, 'GET /transactions/:id', { tag: 'Transactions', summary: 'Read a transaction', answers: answers(200, 'The transaction', transactionJsonSchema, EXAMPLES.transaction), errors: ['TXN_NOT_FOUND'] });
   router.get('/transactions/:id', async (ctx) => {
     const transactionId = ctx.params.id as string;
     const transaction = transactionId.length > IDENTIFIER_LENGTH_MAX ? undefined : engine.state.transaction(transactionId);

@@ -1,0 +1,43 @@
+// The error codes one route can answer, grouped by status. A route declares the codes it raises itself
+// (RouteDoc.errors); the ones the middleware in front of every route raises are worked out here from
+// the same rules the middleware follows (app.ts lists the order), so they cannot drift apart:
+//   loopback Host check, shutdown guard      every route
+//   authentication and the route's guard     every route that is not public (route-scopes.ts)
+//   body reader                              POST and PUT
+//   cutover fence and write backpressure     writes (not GET, not the POSTs that only read)
+//   schema validation                        routes with a body or query schema
+
+import { STATUS_BY_CODE, type ErrorCode } from '../api-error.js';
+import { isReadOnlyPost } from '../backpressure.js';
+import { routeAccess } from '../route-scopes.js';
+import { CUTOVER_PATH_PREFIX } from '../routes/cutover-routes.js';
+import type { RouteDoc } from './route-docs.js';
+
+export function errorCodesOf(method: string, path: string, doc: RouteDoc | undefined): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['GEN_FORBIDDEN_HOST', 'GEN_SHUTTING_DOWN']);
+  const access = routeAccess(method, path);
+  if (access.kind !== 'public') {
+    for (const code of ['AUTH_MISSING_API_KEY', 'AUTH_INVALID_API_KEY', 'AUTH_EXPIRED_API_KEY'] as const) codes.add(code);
+    codes.add(access.kind === 'master' ? 'AUTH_MASTER_KEY_REQUIRED' : 'AUTH_INSUFFICIENT_PERMISSIONS');
+  }
+  if (method === 'POST' || method === 'PUT') {
+    for (const code of ['GEN_MALFORMED_REQUEST', 'GEN_PAYLOAD_TOO_LARGE', 'GEN_UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  }
+  if (method !== 'GET' && !isReadOnlyPost(path)) {
+    codes.add('QUEUE_BACKPRESSURE');
+    if (!path.startsWith(CUTOVER_PATH_PREFIX)) codes.add('CUTOVER_FENCED');
+  }
+  if (doc?.body || doc?.query) codes.add(doc.invalidCode ?? 'GEN_VALIDATION_ERROR');
+  for (const code of doc?.errors ?? []) codes.add(code);
+  return [...codes];
+}
+
+/** Codes by the status they are answered with, statuses in ascending order. */
+export function byStatus(codes: readonly ErrorCode[]): Map<number, ErrorCode[]> {
+  const groups = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = STATUS_BY_CODE[code];
+    groups.set(status, [...(groups.get(status) ?? []), code]);
+  }
+  return new Map([...groups.entries()].sort(([a], [b]) => a - b));
+}
