@@ -1,13 +1,18 @@
 // Bench of the query side, runnable on its own: `npm run build && node dist/bench/index-bench.js`.
 //
-//   1. Seeds a log with N transactions (default 1,000,000, one event each, as the HTTP path writes them)
-//      between a few thousand balances, with descriptions and metadata to search.
-//   2. Projection: builds the index from the whole log in the projector's thread, as a rebuild does;
-//      rows/s and events/s with FTS, and the main thread's event-loop delay meanwhile.
-//   3. Filters and searches on that index: p50/p99 per query shape, through the same code the routes call.
-//   4. Lag under HTTP load: autocannon posts transfers to a live server while the index tails the log;
+//   1. Seeds a log with N/10 transactions (one event each, as the HTTP path writes them) between a few
+//      thousand balances, with descriptions and metadata to search; one busy balance takes part in every
+//      tenth transaction (100,000 changes at N = 1,000,000).
+//   2. Builds the index of that log and runs every query shape on it (the small size).
+//   3. Seeds the rest, up to N transactions (default 1,000,000).
+//   4. Projection: builds the index from the whole log in the projector's thread, as a rebuild does;
+//      rows/s and events/s with FTS (balance history rows counted apart), and the main thread's
+//      event-loop delay meanwhile.
+//   5. Filters, searches, balance as of a time and history pages on that index: p50/p99 per query shape,
+//      through the same code the routes call, and how each p99 grew from the small size; one fold of the
+//      busy balance at the middle of the log, as `from_source=true` answers it.
+//   6. Lag under HTTP load: autocannon posts transfers to a live server while the index tails the log;
 //      the lag in seconds is sampled throughout (p50/p99/max, and the series over time).
-//   5. Balance history: one GET /balances/:id/at on the big log.
 // Settings: INDEX_BENCH_REUSE=1 (with INDEX_BENCH_DIR: query an index built by an earlier run),
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
@@ -28,7 +33,7 @@ import type { CreateTransactionCommand } from '../engine/commands.js';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
 import type { FilterRequest } from '../index/filter-compiler.js';
-import { indexFileIn } from '../index/index-store.js';
+import { indexFileIn, removeIndexFiles } from '../index/index-store.js';
 import type { SearchRequest } from '../index/search-compiler.js';
 import { ProjectorThread } from '../index/projector-thread.js';
 import { SecondaryIndex } from '../index/secondary-index.js';
@@ -56,11 +61,19 @@ function summary(samples: number[]): { p50: number; p99: number; max: number } {
 /** A seeded generator, so runs compare like with like. */
 const random = mulberry32;
 
+/** The balance in every tenth transaction (alternately sending and receiving): the busy history. */
+const BUSY = '@busy';
+const BUSY_EVERY = 10;
+
 function transfer(next: () => number, index: number, names: string[]): CreateTransactionCommand {
   const pick = (): string => names[Math.floor(next() * names.length)] as string;
-  const source = pick();
+  let source = pick();
   let destination = pick();
   while (destination === source) destination = pick();
+  if (index % BUSY_EVERY === 0) {
+    if (index % (2 * BUSY_EVERY) === 0) source = BUSY;
+    else destination = BUSY;
+  }
   return {
     source, destination, precise_amount: BigInt(1 + Math.floor(next() * 1_000_000)), precision: 100n, currency: 'USD',
     reference: `inv-${index}`, description: `${WORDS[index % WORDS.length]} ${WORDS[(index * 7) % WORDS.length]} order ${index}`,
@@ -69,28 +82,31 @@ function transfer(next: () => number, index: number, names: string[]): CreateTra
   };
 }
 
-async function seed(dataDir: string): Promise<{ balanceIds: string[]; firstAt: number; lastAt: number }> {
+interface Seeded {
+  balanceIds: string[];
+  busyId: string;
+  firstAt: number;
+  lastAt: number;
+}
+
+/** Seeds transactions [from, to); the generator carries on across calls, so two calls make the log one call would. */
+async function seed(dataDir: string, next: () => number, from: number, to: number): Promise<Seeded> {
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
   const { engine } = runtime;
-  const next = random(42);
   const names = Array.from({ length: BALANCES }, (_, index) => `@customer-${index}`);
   const started = performance.now();
-  let firstAt = 0;
-  for (let index = 0; index < TRANSACTIONS; index += 1) {
+  for (let index = from; index < to; index += 1) {
     const outcome = engine.createTransaction(transfer(next, index, names));
     if (!outcome.ok) throw new Error(`seed transaction ${index} refused: ${outcome.rejection.message}`);
-    if (index === 0) firstAt = outcome.value.transaction.created_at;
     if (index % 10_000 === 9_999) {
       await runtime.durable(outcome.seq);
       if (index % 200_000 === 199_999) process.stdout.write(`  seeded ${index + 1} transactions\n`);
     }
   }
   await runtime.durable(runtime.log.appendedSeq);
-  const balanceIds = [...engine.state.balances.keys()];
-  const lastAt = engine.state.lastEventAt;
-  process.stdout.write(`  seeded ${TRANSACTIONS} transactions, ${balanceIds.length} balances in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(`  seeded ${to} transactions, ${engine.state.balances.size} balances (${to - from} in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
   await runtime.close();
-  return { balanceIds, firstAt, lastAt };
+  return reuse(dataDir);
 }
 
 /** The event loop's delay with nothing to do: what the machine's own load adds to every figure. */
@@ -102,8 +118,8 @@ async function idleEventLoopDelay(): Promise<{ p99: number; max: number }> {
   return { p99: Number((delay.percentile(99) / 1e6).toFixed(1)), max: Number((delay.max / 1e6).toFixed(1)) };
 }
 
-/** What the queries need from a data directory seeded by an earlier run. */
-async function reuse(dataDir: string): Promise<{ balanceIds: string[]; firstAt: number; lastAt: number }> {
+/** What the queries need from a seeded data directory. */
+async function reuse(dataDir: string): Promise<Seeded> {
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
   let firstAt = 0;
   for (const { event } of runtime.log.read(1)) {
@@ -112,7 +128,9 @@ async function reuse(dataDir: string): Promise<{ balanceIds: string[]; firstAt: 
       break;
     }
   }
-  const result = { balanceIds: [...runtime.engine.state.balances.keys()], firstAt, lastAt: runtime.engine.state.lastEventAt };
+  const busyId = runtime.engine.state.balanceByIndicator(BUSY, 'USD')?.balance_id;
+  if (!busyId) throw new Error('the seeded log has no busy balance');
+  const result = { balanceIds: [...runtime.engine.state.balances.keys()], busyId, firstAt, lastAt: runtime.engine.state.lastEventAt };
   await runtime.close();
   return result;
 }
@@ -123,6 +141,7 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   const file = indexFileIn(dataDir);
   const delay = monitorEventLoopDelay({ resolution: 5 });
   let rows = 0;
+  let historyRows = 0;
   let events = 0;
   let batches = 0;
   const cpuBefore = process.cpuUsage();
@@ -135,6 +154,7 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   });
   thread.onBatch((report) => {
     rows += report.rows;
+    historyRows += report.history_rows;
     events += report.events;
     batches += 1;
   });
@@ -143,14 +163,17 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   delay.disable();
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  removeIndexFiles(file);
   fs.renameSync(built, file);
   await runtime.close();
   return {
     seconds: Number(seconds.toFixed(1)),
     rows,
+    history_rows: historyRows,
     events,
     batches,
     rows_per_second: Math.round(rows / seconds),
+    rows_per_second_with_history: Math.round((rows + historyRows) / seconds),
     events_per_second: Math.round(events / seconds),
     process_cpu_seconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
     idle_event_loop_delay_p99_ms: idle.p99,
@@ -174,7 +197,7 @@ async function timeQueries(label: string, runs: number, run: (index: number) => 
   return result;
 }
 
-async function measureQueries(dataDir: string, balanceIds: string[], firstAt: number, lastAt: number): Promise<Record<string, unknown>[]> {
+async function measureQueries(dataDir: string, { balanceIds, busyId, firstAt, lastAt }: Seeded): Promise<Array<Record<string, unknown>>> {
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
   const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log, projectorWorker: INDEX_PROJECTOR_WORKER });
   await index.waitFor(runtime.log.durableSeq, 600_000);
@@ -214,14 +237,38 @@ async function measureQueries(dataDir: string, balanceIds: string[], firstAt: nu
     }),
     await timeQueries('search q=<word> filter_by source:=<balance>', QUERIES, () => search({ q: 'coffee', filter_by: `source:=${anyBalance()}` })()),
   ];
-  const target = balanceIds[1] as string;
+  const anyTime = (): number => firstAt - 1_000 + Math.floor(next() * (span + 2_000));
+  results.push(await timeQueries('balance as of <any time>, busy balance', QUERIES, async () => {
+    const answer = await index.balanceAt(busyId, anyTime(), seq);
+    if (!answer.ok) throw new Error(answer.message);
+  }));
+  results.push(await timeQueries('history page of 100 changes from <any time>, busy balance', QUERIES, async () => {
+    const answer = await index.balanceChanges(busyId, { from_ms: firstAt + Math.floor(next() * span * 0.99), to_ms: Number.MAX_SAFE_INTEGER, limit: 100 }, seq);
+    if (!answer.ok || !answer.value || answer.value.changes.length === 0) throw new Error('no history page');
+  }));
   const started = performance.now();
-  const folded = await new BalanceFolds(runtime.log).at(target, firstAt + Math.floor(span / 2), seq);
-  results.push({ query: 'balance at the middle of the log (fold)', runs: 1, ms: Math.round(performance.now() - started), found: folded.ok && folded.balance !== undefined });
-  process.stdout.write(`  balance at the middle of the log (fold)                     ${Math.round(performance.now() - started)} ms\n`);
+  const middle = firstAt + Math.floor(span / 2);
+  const [folded, indexed] = [await new BalanceFolds(runtime.log).at(busyId, middle, seq), await index.balanceAt(busyId, middle, seq)];
+  const ms = Math.round(performance.now() - started);
+  const same = folded.ok && indexed.ok && JSON.stringify(folded.balance, exact) === JSON.stringify(indexed.value, exact);
+  if (!same) throw new Error('the index and the fold disagree on the busy balance at the middle of the log');
+  results.push({ query: 'busy balance at the middle of the log, folded (from_source=true)', runs: 1, ms });
+  process.stdout.write(`  busy balance at the middle of the log, folded (from_source=true): ${ms} ms, the same as the index's\n`);
   await index.close();
   await runtime.close();
   return results;
+}
+
+function exact(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** Each shape's p99 at the full size against the small one. */
+function growth(small: Array<Record<string, unknown>>, full: Array<Record<string, unknown>>): Array<{ query: string; ratio: number }> {
+  return full.filter((entry) => entry.p99 !== undefined).map((entry) => {
+    const before = small.find((candidate) => candidate.query === entry.query);
+    return { query: entry.query as string, ratio: Number(((entry.p99 as number) / ((before?.p99 as number) ?? Number.NaN)).toFixed(2)) };
+  });
 }
 
 async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
@@ -293,20 +340,34 @@ async function main(): Promise<void> {
   process.stdout.write(`machine: ${os.cpus().length} cpus, load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}\n`);
   try {
     const reusing = keep && process.env.INDEX_BENCH_REUSE === '1' && fs.existsSync(indexFileIn(dataDir));
-    process.stdout.write(reusing ? 'reusing the seeded log and its index\n' : 'seed\n');
-    const seeded = reusing ? await reuse(dataDir) : await seed(dataDir);
+    const next = random(42);
+    const small = Math.max(1, Math.floor(TRANSACTIONS / 10));
+    let querySmall: Array<Record<string, unknown>> = [];
+    if (!reusing) {
+      process.stdout.write(`seed ${small} transactions\n`);
+      const seededSmall = await seed(dataDir, next, 0, small);
+      process.stdout.write('index of the small log\n');
+      await measureProjection(dataDir);
+      process.stdout.write(`queries at ${small} transactions (${QUERIES} runs each)\n`);
+      querySmall = await measureQueries(dataDir, seededSmall);
+    }
+    process.stdout.write(reusing ? 'reusing the seeded log and its index\n' : `seed up to ${TRANSACTIONS} transactions\n`);
+    const seeded = reusing ? await reuse(dataDir) : await seed(dataDir, next, small, TRANSACTIONS);
     process.stdout.write('projection (full build with FTS)\n');
     const projection = reusing ? {} as Record<string, number> : await measureProjection(dataDir);
     if (!reusing) process.stdout.write(`  ${projection.rows} rows from ${projection.events} events in ${projection.seconds} s: ${projection.rows_per_second} rows/s, `
-      + `${projection.events_per_second} events/s; main event loop delay p99 ${projection.event_loop_delay_p99_ms} ms, max ${projection.event_loop_delay_max_ms} ms `
+      + `${projection.events_per_second} events/s, and ${projection.history_rows} balance history rows (${projection.rows_per_second_with_history} rows/s counting them); `
+      + `main event loop delay p99 ${projection.event_loop_delay_p99_ms} ms, max ${projection.event_loop_delay_max_ms} ms `
       + `(idle machine noise: p99 ${projection.idle_event_loop_delay_p99_ms} ms, max ${projection.idle_event_loop_delay_max_ms} ms); `
       + `${projection.process_cpu_seconds} CPU s; file ${projection.index_file_mb} MB\n`);
-    process.stdout.write(`queries (${QUERIES} runs each)\n`);
-    const queries = await measureQueries(dataDir, seeded.balanceIds, seeded.firstAt, seeded.lastAt);
+    process.stdout.write(`queries at ${TRANSACTIONS} transactions (${QUERIES} runs each)\n`);
+    const queries = await measureQueries(dataDir, seeded);
+    const grown = growth(querySmall, queries);
+    for (const entry of grown) process.stdout.write(`  p99 growth ${entry.query.padEnd(58)} x${entry.ratio}\n`);
     process.stdout.write(`lag under HTTP load (${LOAD_SECONDS} s, ${CONNECTIONS} connections)\n`);
     const lag = await measureLagUnderLoad();
     process.stdout.write(`machine after: load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}\n`);
-    process.stdout.write(JSON.stringify({ transactions: TRANSACTIONS, balances: BALANCES, projection, queries, lag }) + '\n');
+    process.stdout.write(JSON.stringify({ transactions: TRANSACTIONS, small_transactions: small, balances: BALANCES, projection, queries, queries_small: querySmall, growth: grown, lag }) + '\n');
   } finally {
     if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
   }

@@ -146,16 +146,19 @@ export function heldAmount(record: TransactionRecord): bigint {
   return record.precise_amount - (record.committed_amount ?? 0n);
 }
 
-export function balanceAmount(balance: BalanceRecord): bigint {
+/** The four running totals of a balance, which every derived amount is computed from. */
+export type BalanceTotals = Pick<BalanceRecord, 'credit_balance' | 'debit_balance' | 'inflight_credit_balance' | 'inflight_debit_balance'>;
+
+export function balanceAmount(balance: BalanceTotals): bigint {
   return balance.credit_balance - balance.debit_balance;
 }
 
-export function inflightAmount(balance: BalanceRecord): bigint {
+export function inflightAmount(balance: BalanceTotals): bigint {
   return balance.inflight_credit_balance - balance.inflight_debit_balance;
 }
 
 /** What the balance can still send: its balance less what outgoing holds have reserved. */
-export function availableAmount(balance: BalanceRecord): bigint {
+export function availableAmount(balance: BalanceTotals): bigint {
   return balanceAmount(balance) - balance.inflight_debit_balance;
 }
 

@@ -26,7 +26,7 @@ import {
   refundSchema,
   transactionShape,
 } from '../http/transaction-schemas.js';
-import { snapshotQuerySchema, historyQuerySchema } from '../http/routes/balance-history-routes.js';
+import { atQuerySchema, historyQuerySchema, snapshotQuerySchema } from '../http/routes/balance-history-routes.js';
 import { balanceIdentitySchema, balanceQuerySchema } from '../http/routes/balance-routes.js';
 import type fc from 'fast-check';
 import type { FuzzJson, PoolName } from './fuzz-json.js';
@@ -154,7 +154,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'POST', path: '/balances', body: createBalanceSchema, schemaSource: exported, weight: 30 },
   { method: 'GET', path: '/balances', query: pageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuerySchema, schemaSource: exported, weight: 10 },
-  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: atQuerySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/balances/:id/history', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'PUT', path: '/balances/:id/identity', params: { id: balanceId }, body: balanceIdentitySchema, schemaSource: exported, weight: 5 },
   { method: 'POST', path: '/balances-snapshots', query: snapshotQuerySchema, schemaSource: exported, weight: 1 },
   {

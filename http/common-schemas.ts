@@ -87,7 +87,8 @@ function normalizeLiterals(value: unknown): unknown {
   return value;
 }
 
-const nonNegativeInteger = (fallback: number, maximum: number) =>
+/** An integer from the query string (text) or a body (number), with a default when left out. */
+export const nonNegativeInteger = (fallback: number, maximum: number) =>
   z.preprocess(
     (value) => (value === undefined || value === '' ? fallback : typeof value === 'string' ? Number(value) : value),
     z.number().int().min(0).max(maximum),

@@ -13,6 +13,36 @@ export type SearchCollection = FilterCollection | 'reconciliations';
 
 export type QueryRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
 
+/** A position in a balance's history: the change at `at` (epoch ms) made by the event at log seq `seq`. */
+export interface BalanceHistoryPosition {
+  at: number;
+  seq: number;
+}
+
+/** Changes with `from_ms <= at <= to_ms`, after `after` when given, at most `limit`. */
+export interface BalanceChangeWindow {
+  from_ms: number;
+  to_ms: number;
+  after?: BalanceHistoryPosition;
+  limit: number;
+}
+
+/** A balance's totals after one change. */
+export interface BalanceChange extends BalanceHistoryPosition {
+  version: number;
+  credit_balance: bigint;
+  debit_balance: bigint;
+  inflight_credit_balance: bigint;
+  inflight_debit_balance: bigint;
+}
+
+export interface BalanceChangePage {
+  currency: string;
+  changes: BalanceChange[];
+  /** Set when more changes may follow in the window. */
+  next?: BalanceHistoryPosition;
+}
+
 export type QueryRefusalCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT' | 'SRCH_REINDEX_IN_PROGRESS';
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; code: QueryRefusalCode; message: string };
 
@@ -25,6 +55,10 @@ export interface QueryPort {
     records: QueryRecord[];
     search_time_ms: number;
   }>>;
+  /** The balance as it stood at `untilMs` from the index's balance history (undefined: it did not exist then). */
+  balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<QueryResult<BalanceRecord | undefined>>;
+  /** A balance's changes in a window, oldest first (undefined: the index does not hold the balance). */
+  balanceChanges(balanceId: string, window: BalanceChangeWindow, visibleSeq: number): Promise<QueryResult<BalanceChangePage | undefined>>;
   reindexStatus(): object;
   startReindex(): QueryResult<object>;
   checkpointSeq: number;

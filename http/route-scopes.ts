@@ -51,6 +51,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /balances/:id/at': 'balances:read',
   'PUT /balances/:id/identity': 'balances:write',
   'POST /balances-snapshots': 'balances:write',
+  'GET /balances/:id/history': 'balances:read',
   'GET /balances/indicator/:indicator/currency/:currency': 'balances:read',
 
   // balance monitors: conditions on balances

@@ -4,7 +4,7 @@
 // since, with the version rising once per event that touches them (as engine/balance-fold.ts counts).
 // No engine state is read: the balances it needs come from the index's own rows (or its cache of them).
 
-import type { LedgerEvent, MetadataPatch } from '../engine/events.js';
+import type { LedgerEvent, MetadataPatch, Posting } from '../engine/events.js';
 import { applyPosting } from '../engine/ledger-state.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
@@ -76,17 +76,57 @@ export class ProjectionError extends Error {
 }
 
 /**
+ * What one event has done to balances so far. The parts of a cut event share it, so a balance's version
+ * rises once per event however the event was cut, and the balance history gets one row per balance per
+ * event, written once the event's last part is folded.
+ */
+export interface EventProgress {
+  /** Balances the event created. */
+  created: Set<string>;
+  /** Balances a posting of the event moved. */
+  moved: Set<string>;
+  /** Existing balances whose metadata or identity the event changed. */
+  metadata: Set<string>;
+  /** Per balance and effective time, what the event's back-dated postings moved (see BackdatedChange). */
+  backdated: Map<string, Map<number, BackdatedChange>>;
+}
+
+/**
+ * What postings dated before their event (a transaction's `effective_date`) moved on one balance: signed
+ * totals per amount. The balance history keeps them apart, since they count for "as of" times between
+ * their effective time and their event's time.
+ */
+export interface BackdatedChange {
+  credit_balance: bigint;
+  debit_balance: bigint;
+  inflight_credit_balance: bigint;
+  inflight_debit_balance: bigint;
+}
+
+export function newEventProgress(): EventProgress {
+  return { created: new Set(), moved: new Set(), metadata: new Set(), backdated: new Map() };
+}
+
+function addBackdated(progress: EventProgress, posting: Posting): void {
+  const effectiveAt = posting.effective_at as number;
+  let byTime = progress.backdated.get(posting.balance_id);
+  if (!byTime) progress.backdated.set(posting.balance_id, (byTime = new Map()));
+  let change = byTime.get(effectiveAt);
+  if (!change) byTime.set(effectiveAt, (change = { credit_balance: 0n, debit_balance: 0n, inflight_credit_balance: 0n, inflight_debit_balance: 0n }));
+  change[`${posting.field}_balance`] += posting.amount;
+}
+
+/**
  * Applies one event, or one part of an event too large for a slice (see splitEvent). `balances` holds
  * the current state of every balance the event touches (the fold updates those objects in place); a
- * missing one means the index and the log disagree. `touched` collects the balances the event has moved
- * so far: the parts of one event share it, so a balance's version rises once per event however the
- * event was cut.
+ * missing one means the index and the log disagree. `progress` collects what the event has done to
+ * balances so far (see EventProgress).
  */
 export function foldEvent(
   event: LedgerEvent,
   balances: Map<string, BalanceRecord>,
   changes: RowChanges,
-  touched: Set<string> = new Set(),
+  progress: EventProgress = newEventProgress(),
   patched: PatchedRecords = emptyPatchedRecords(),
 ): void {
   for (const ledger of event.ledgers ?? []) changes.ledgers.set(ledger.ledger_id, ledger);
@@ -96,23 +136,26 @@ export function foldEvent(
     const balance = { ...created };
     balances.set(balance.balance_id, balance);
     changes.balances.set(balance.balance_id, balance);
+    progress.created.add(balance.balance_id);
   }
   for (const { balance_id, meta_data } of event.balance_meta ?? []) {
     const balance = current(balances, balance_id);
     balance.meta_data = meta_data;
     changes.balances.set(balance_id, balance);
+    progress.metadata.add(balance_id);
   }
   for (const posting of event.postings ?? []) {
     const balance = current(balances, posting.balance_id);
     applyPosting(balance, posting);
-    if (!touched.has(balance.balance_id)) {
-      touched.add(balance.balance_id);
+    if (posting.effective_at !== undefined && posting.effective_at < event.at) addBackdated(progress, posting);
+    if (!progress.moved.has(balance.balance_id)) {
+      progress.moved.add(balance.balance_id);
       balance.version += 1;
     }
     changes.balances.set(balance.balance_id, balance);
   }
   for (const record of event.transactions ?? []) changes.transactions.set(record.transaction_id, record);
-  for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched);
+  for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched, progress);
   for (const chunk of event.external_records ?? []) changes.externalRecords.push(chunk);
   for (const run of event.reconciliations ?? []) changes.reconciliations.set(run.reconciliation_id, run);
   for (const chunk of event.reconciliation_results ?? []) changes.reconciliationResults.push(chunk);
@@ -120,10 +163,17 @@ export function foldEvent(
     const balance = current(balances, balance_id);
     balance.identity_id = identity_id;
     changes.balances.set(balance_id, balance);
+    progress.metadata.add(balance_id);
   }
 }
 
-function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances: Map<string, BalanceRecord>, changes: RowChanges, patched: PatchedRecords): void {
+function foldPatch(
+  { entity_id: id, meta_data: patch }: MetadataPatch,
+  balances: Map<string, BalanceRecord>,
+  changes: RowChanges,
+  patched: PatchedRecords,
+  progress: EventProgress,
+): void {
   const missing = (): never => {
     throw new ProjectionError(`a metadata patch names ${id}, which the index does not hold`);
   };
@@ -132,6 +182,7 @@ function foldPatch({ entity_id: id, meta_data: patch }: MetadataPatch, balances:
       const balance = current(balances, id);
       balance.meta_data = mergeMetaData(balance.meta_data, patch);
       changes.balances.set(id, balance);
+      progress.metadata.add(id);
       return;
     }
     case 'ledger': {
@@ -187,7 +238,7 @@ const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
 /**
  * Cuts an event into parts of at most `rowsMax` rows each, in fold order, so a projector folds and
  * writes a huge event a slice at a time instead of holding all its rows at once. Folding the parts in
- * order with one shared `touched` set gives the same rows as folding the whole event. An item is a
+ * order with one shared EventProgress gives the same rows as folding the whole event. An item is a
  * row, except a chunk of reconciliation rows, which weighs the rows it holds (and is never cut).
  */
 export function splitEvent(event: LedgerEvent, rowsMax: number): LedgerEvent[] {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
-import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION } from './index-schema.js';
+import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, HISTORY_TABLES, LAYOUTS, schemaSql, SCHEMA_VERSION, vocabularySql } from './index-schema.js';
 import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 import { RECONCILIATION_TABLES } from './reconciliation-tables.js';
 
@@ -53,7 +53,6 @@ const BUILD_PRAGMAS = `
   PRAGMA temp_store = MEMORY;
 `;
 const READER_PRAGMAS = `
-  PRAGMA query_only = 1;
   PRAGMA cache_size = -32768;
   PRAGMA temp_store = MEMORY;
   PRAGMA mmap_size = 268435456;
@@ -110,6 +109,9 @@ export class IndexStore {
     for (let index = 0; index < (options.readers ?? READERS_DEFAULT); index += 1) {
       const reader = await SqliteConnection.open(file);
       await reader.exec(READER_PRAGMAS);
+      // After temp_store (setting it drops temporary tables), before query_only (creating them writes
+      // the connection's temporary schema).
+      await reader.exec(`${vocabularySql()} PRAGMA query_only = 1;`);
       readers.push(reader);
     }
     return new IndexStore(file, undefined, readers, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT);
@@ -133,7 +135,7 @@ export class IndexStore {
 
   /** Empties every table (the index then rebuilds from seq 1). */
   async reset(): Promise<void> {
-    const tables = [...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES];
+    const tables = [...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES, ...Object.values(HISTORY_TABLES)];
     const statements = tables.map((table) => `DELETE FROM ${table};`).join('\n');
     await this.writer.exec(`BEGIN; ${statements} UPDATE index_state SET value = 0 WHERE key IN ('checkpoint', 'checkpoint_at'); COMMIT;`);
   }

@@ -7,6 +7,10 @@
 // Batching adapts to load the way the log's group commit does: when the log moves on while a batch is
 // being written, the next batch takes everything that arrived meanwhile (up to batch_rows_max).
 //
+// Each event also appends the balance history (index-schema.ts HISTORY_TABLES): the running totals of
+// every balance it created or moved and the metadata of every balance it created or changed, once its
+// last part is folded, in the same transaction as the rows.
+//
 // The projector survives any event the engine accepts. An event with more rows than a slice is cut
 // into parts (event-fold.ts splitEvent) that are folded and written a slice at a time, and a batch never
 // ends between the parts of one event, so the checkpoint only ever names whole events. An event that
@@ -25,14 +29,15 @@ import {
   emptyPatchedRecords,
   eventRows,
   foldEvent,
+  newEventProgress,
   patchedRecordsNeeded,
   ProjectionError,
   splitEvent,
+  type EventProgress,
   type PatchedRecords,
   type RowChanges,
 } from './event-fold.js';
 import type { IndexCheckpoint, IndexStore } from './index-store.js';
-import { deleteSql, LAYOUTS, selectColumns, upsertSql, type Collection } from './index-schema.js';
 import {
   externalRecordRows,
   INSERT_EXTERNAL_RECORDS_SQL,
@@ -42,7 +47,23 @@ import {
   unmatchedRows,
 } from './reconciliation-tables.js';
 import {
+  deleteSql,
+  HISTORY_AMOUNT_COLUMNS,
+  HISTORY_BACKDATED_COLUMNS,
+  HISTORY_META_COLUMNS,
+  HISTORY_TABLES,
+  historyInsertSql,
+  LAYOUTS,
+  ROW_ID,
+  selectColumns,
+  upsertSql,
+  type Collection,
+} from './index-schema.js';
+import {
+  backdatedRow,
+  balanceAmountsRow,
   balanceFromRow,
+  balanceMetaRow,
   balanceRow,
   reconciliationRow,
   identityFromRow,
@@ -99,11 +120,11 @@ export interface PoisonReport {
   since: number;
 }
 
-/** An event, or one part of an event cut to slice size; the parts of one event share `touched`. */
+/** An event, or one part of an event cut to slice size; the parts of one event share `progress`. */
 interface SliceItem {
   seq: number;
   event: LedgerEvent;
-  touched: Set<string>;
+  progress: EventProgress;
   /** The last (or only) part of its event: the batch may end after it. */
   whole: boolean;
 }
@@ -123,7 +144,10 @@ export const REBUILD_PROJECTOR_LIMITS: Partial<ProjectorLimits> = { batch_rows_m
 
 export interface BatchReport {
   checkpoint: number;
+  /** Rows of the collections (ledgers, balances, transactions, identities) written. */
   rows: number;
+  /** Balance history rows appended (running totals and metadata). */
+  history_rows: number;
   events: number;
   milliseconds: number;
 }
@@ -135,6 +159,13 @@ export class Projector {
   private checkpointAt: number;
   /** Current state of balances, as the rows hold them after the last commit (plus this batch's changes). */
   private readonly balances = new Map<string, BalanceRecord>();
+  /**
+   * Row ids of the cached balances. The projector chooses a new balance's row id itself (the highest
+   * so far plus one) so that its history rows can name it before the balance's row is written.
+   */
+  private readonly balanceKeys = new Map<string, number>();
+  /** The highest balance row id in the rows (this batch's included); read at the start of a batch. */
+  private lastBalanceKey: number | undefined;
   private readonly statements = new Map<string, PreparedStatement>();
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -310,7 +341,7 @@ export class Projector {
 
   private async startOver(): Promise<void> {
     await this.store.reset();
-    this.balances.clear();
+    this.forgetBalances();
     this.pendingParts = [];
     this.checkpointSeq = 0;
     this.checkpointAt = 0;
@@ -323,11 +354,13 @@ export class Projector {
     let lastSeq = this.checkpointSeq;
     let lastAt = this.checkpointAt;
     let rows = 0;
+    let historyRows = 0;
     let eventCount = 0;
     // Balances change with nearly every event; within a batch each is written once, at its end.
     const balances = new Map<string, BalanceRecord>();
     await writer.run('BEGIN');
     try {
+      this.lastBalanceKey ??= (await writer.get<{ key: number }>(`SELECT coalesce(max(${ROW_ID}), 0) AS key FROM balances`))?.key ?? 0;
       // One slice's rows are written while the next slice is read and folded: SQLite works through a
       // statement queue in order, so at most two slices are in flight and the two threads overlap.
       // (Queues of 4 or 8 slices measured the same: both sides are busy.)
@@ -339,16 +372,20 @@ export class Projector {
         await this.loadBalances(slice);
         const patched = await this.loadPatched(slice);
         const changes = emptyChanges();
+        const history: HistoryRows = { amounts: [], metadata: [], backdated: [] };
         for (const item of slice) {
           try {
-            foldEvent(item.event, this.balances, changes, item.touched, patched);
+            foldEvent(item.event, this.balances, changes, item.progress, patched);
           } catch (error) {
             throw new BatchFailure(error as Error, item.seq);
           }
+          this.assignBalanceKeys(item.progress);
+          if (item.whole) this.historyOf(item, history);
         }
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
         changes.balances.clear();
-        const written = this.write(changes);
+        historyRows += history.amounts.length + history.metadata.length + history.backdated.length;
+        const written = this.write(changes, history);
         // Awaited on the next turn; a failure meanwhile must not count as unhandled (that ends the thread).
         written.catch(() => undefined);
         if (writing) rows += await writing;
@@ -367,7 +404,7 @@ export class Projector {
     } catch (error) {
       await writer.run('ROLLBACK').catch(() => undefined);
       // The cached balances may hold changes that were just rolled back.
-      this.balances.clear();
+      this.forgetBalances();
       this.pendingParts = [];
       throw error;
     } finally {
@@ -377,7 +414,7 @@ export class Projector {
     this.checkpointSeq = lastSeq;
     this.checkpointAt = lastAt;
     this.trimBalanceCache();
-    const report = { checkpoint: lastSeq, rows, events: eventCount, milliseconds: performance.now() - started };
+    const report = { checkpoint: lastSeq, rows, history_rows: historyRows, events: eventCount, milliseconds: performance.now() - started };
     for (const listener of this.batchListeners) listener(report);
   }
 
@@ -396,13 +433,13 @@ export class Projector {
       const { seq, event } = next.value;
       const size = eventRows(event);
       if (size <= this.limits.slice_rows_max) {
-        slice.push({ seq, event, touched: new Set(), whole: true });
+        slice.push({ seq, event, progress: newEventProgress(), whole: true });
         rows += size;
         continue;
       }
-      const touched = new Set<string>();
+      const progress = newEventProgress();
       const parts = splitEvent(event, this.limits.slice_rows_max)
-        .map((piece, index, all) => ({ seq, event: piece, touched, whole: index === all.length - 1 }));
+        .map((piece, index, all) => ({ seq, event: piece, progress, whole: index === all.length - 1 }));
       if (slice.length > 0) this.pendingParts = parts;
       else {
         slice.push(parts[0] as SliceItem);
@@ -422,12 +459,13 @@ export class Projector {
     for (let start = 0; start < missing.length; start += PREFETCH_IDS_MAX) {
       const ids = missing.slice(start, start + PREFETCH_IDS_MAX);
       const rows = await this.store.writer.all<SelectedRow>(
-        `SELECT ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
+        `SELECT t.${ROW_ID} AS balance_key, ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
         [JSON.stringify(ids)],
       );
       for (const row of rows) {
         const balance = balanceFromRow(row);
         this.balances.set(balance.balance_id, balance);
+        this.balanceKeys.set(balance.balance_id, row.balance_key as number);
       }
     }
   }
@@ -459,7 +497,43 @@ export class Projector {
     return patched;
   }
 
-  private async write(changes: RowChanges): Promise<number> {
+  /** Row ids for the balances an event created (a balance is created once: a known id keeps its key). */
+  private assignBalanceKeys(progress: EventProgress): void {
+    for (const balanceId of progress.created) {
+      if (this.balanceKeys.has(balanceId)) continue;
+      const key = (this.lastBalanceKey ?? 0) + 1;
+      this.lastBalanceKey = key;
+      this.balanceKeys.set(balanceId, key);
+    }
+  }
+
+  /**
+   * The balance history rows of an event whose last part was just folded: running totals of every
+   * balance it created or moved, metadata and identity of every balance it created or whose metadata or
+   * identity it changed, and what its back-dated postings moved on each balance.
+   */
+  private historyOf(item: SliceItem, into: HistoryRows): void {
+    const { seq, event, progress } = item;
+    const row = <T>(balanceId: string, make: (key: number, balance: BalanceRecord) => T): T => {
+      const balance = this.balances.get(balanceId);
+      const key = this.balanceKeys.get(balanceId);
+      if (!balance || key === undefined) throw new BatchFailure(new ProjectionError(`balance ${balanceId} has no row in the history`), seq);
+      return make(key, balance);
+    };
+    for (const balanceId of progress.created) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
+    for (const balanceId of progress.moved) {
+      if (!progress.created.has(balanceId)) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
+    }
+    for (const balanceId of progress.created) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance)));
+    for (const balanceId of progress.metadata) {
+      if (!progress.created.has(balanceId)) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance)));
+    }
+    for (const [balanceId, byTime] of progress.backdated) {
+      for (const [effectiveAt, change] of byTime) into.backdated.push(row(balanceId, (key) => backdatedRow(key, event.at, seq, effectiveAt, change)));
+    }
+  }
+
+  private async write(changes: RowChanges, history: HistoryRows): Promise<number> {
     const pending: Array<Promise<number>> = [];
     const upsert = (collection: Collection, rows: SqlValue[][]): void => {
       if (rows.length > 0) pending.push(this.statement(upsertSql(LAYOUTS[collection])).run([jsonBytes(rows)]));
@@ -473,7 +547,8 @@ export class Projector {
     }
     upsert('identities', identities);
     if (deleted.length > 0) pending.push(this.statement(deleteSql(LAYOUTS.identities)).run([JSON.stringify(deleted)]));
-    upsert('balances', [...changes.balances.values()].map(balanceRow));
+    // Balances are written once per batch, at its end (writeBalances), with the row ids chosen for them.
+    if (changes.balances.size > 0) throw new Error('balances are written at the end of a batch');
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
     upsert('reconciliations', [...changes.reconciliations.values()].map(reconciliationRow));
     const insert = (sql: string, rows: SqlValue[][]): void => {
@@ -482,16 +557,21 @@ export class Projector {
     insert(INSERT_EXTERNAL_RECORDS_SQL, changes.externalRecords.flatMap(externalRecordRows));
     insert(INSERT_MATCHES_SQL, changes.reconciliationResults.flatMap(matchRows));
     insert(INSERT_UNMATCHED_SQL, changes.reconciliationResults.flatMap(unmatchedRows));
+    insert(historyInsertSql(HISTORY_TABLES.amounts, HISTORY_AMOUNT_COLUMNS), history.amounts);
+    insert(historyInsertSql(HISTORY_TABLES.metadata, HISTORY_META_COLUMNS), history.metadata);
+    insert(historyInsertSql(HISTORY_TABLES.backdated, HISTORY_BACKDATED_COLUMNS), history.backdated);
     await Promise.all(pending);
     return changedRowCount(changes);
   }
 
   /** Writes the batch's balances in slice-sized statements, so no single step holds the event loop long. */
   private async writeBalances(balances: Map<string, BalanceRecord>): Promise<number> {
-    const statement = this.statement(upsertSql(LAYOUTS.balances));
+    const statement = this.statement(upsertSql(LAYOUTS.balances, { rowId: true }));
     let rows: SqlValue[][] = [];
     for (const balance of balances.values()) {
-      rows.push(balanceRow(balance));
+      const key = this.balanceKeys.get(balance.balance_id);
+      if (key === undefined) throw new Error(`balance ${balance.balance_id} has no row id`);
+      rows.push([key, ...balanceRow(balance)]);
       if (rows.length >= this.limits.slice_rows_max) {
         await statement.run([jsonBytes(rows)]);
         rows = [];
@@ -518,8 +598,23 @@ export class Projector {
     for (const balanceId of this.balances.keys()) {
       if (toDrop-- <= 0) break;
       this.balances.delete(balanceId);
+      this.balanceKeys.delete(balanceId);
     }
   }
+
+  /** Drops every cached balance and the highest row id: after a rollback they may not match the rows. */
+  private forgetBalances(): void {
+    this.balances.clear();
+    this.balanceKeys.clear();
+    this.lastBalanceKey = undefined;
+  }
+}
+
+/** Balance history rows of one slice, in the column order of HISTORY_AMOUNT_COLUMNS, _META_ and _BACKDATED_. */
+interface HistoryRows {
+  amounts: SqlValue[][];
+  metadata: SqlValue[][];
+  backdated: SqlValue[][];
 }
 
 function jsonBytes(rows: SqlValue[][]): Buffer {

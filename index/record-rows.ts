@@ -18,6 +18,7 @@ import { amountFromKey, amountKey } from './sortable-amount.js';
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { toJsonText } from '../engine/exact-json.js';
 import type { SqlValue } from './sqlite-connection.js';
+import type { BackdatedChange } from './event-fold.js';
 
 const packr = new Packr({ useRecords: false, useBigIntExtension: true });
 const unpackr = new Unpackr({ useRecords: false, useBigIntExtension: true });
@@ -106,6 +107,59 @@ export function balanceFromRow(row: SelectedRow): BalanceRecord {
     created_at: integer(row.created_at),
     meta_data: readMeta(row, extra),
   };
+}
+
+// ---- balance history ----
+
+/** A balance's running totals after one event, in the column order of HISTORY_AMOUNT_COLUMNS. */
+export function balanceAmountsRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
+  return [
+    key, at, seq, balance.version, amountKey(balance.credit_balance), amountKey(balance.debit_balance),
+    amountKey(balance.inflight_credit_balance), amountKey(balance.inflight_debit_balance),
+  ];
+}
+
+/** A balance's metadata and identity after one event, in the column order of HISTORY_META_COLUMNS. */
+export function balanceMetaRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
+  const extra: Record<string, unknown> = {};
+  const text = exactMeta(balance.meta_data, extra);
+  return [key, at, seq, balance.identity_id, text, extraText(extra)];
+}
+
+/**
+ * What one event's back-dated postings moved on a balance for one effective time, in the column order
+ * of HISTORY_BACKDATED_COLUMNS. Amounts are signed decimal text (holds settle: inflight goes down),
+ * summed exactly when read.
+ */
+export function backdatedRow(key: number, at: number, seq: number, effectiveAt: number, change: BackdatedChange): SqlValue[] {
+  return [
+    key, at, seq, effectiveAt, change.credit_balance.toString(), change.debit_balance.toString(),
+    change.inflight_credit_balance.toString(), change.inflight_debit_balance.toString(),
+  ];
+}
+
+/** The amounts of a balance_changes row. */
+export interface BalanceAmounts {
+  version: number;
+  credit_balance: bigint;
+  debit_balance: bigint;
+  inflight_credit_balance: bigint;
+  inflight_debit_balance: bigint;
+}
+
+export function balanceAmountsFromRow(row: SelectedRow): BalanceAmounts {
+  return {
+    version: integer(row.version),
+    credit_balance: amountFromKey(text(row.credit_balance)),
+    debit_balance: amountFromKey(text(row.debit_balance)),
+    inflight_credit_balance: amountFromKey(text(row.inflight_credit_balance)),
+    inflight_debit_balance: amountFromKey(text(row.inflight_debit_balance)),
+  };
+}
+
+/** The metadata of a balance_meta_changes row. */
+export function balanceMetaFromRow(row: SelectedRow): MetaData {
+  return readMeta(row, readExtra(row));
 }
 
 // ---- transactions ----

@@ -13,7 +13,7 @@ import type { SearchRequest } from '../wire/query-requests.js';
 import { CATALOG, sortableFields, type FieldSpec } from './field-catalog.js';
 import { convertValue } from './field-values.js';
 import { resolveField, type Compiled } from './filter-compiler.js';
-import { ROW_ID, type Collection } from './index-schema.js';
+import { indexName, LAYOUTS, ROW_ID, type Collection } from './index-schema.js';
 import { predicateSql, type Predicate, type SqlFragment } from './predicates.js';
 import type { SqlValue } from './sqlite-connection.js';
 
@@ -27,6 +27,22 @@ export type { SearchRequest } from '../wire/query-requests.js';
 export interface SearchPlan {
   /** FTS5 expression of `q`; undefined when `q` matches everything. */
   match?: string;
+  /**
+   * When the last word is one plain token (ASCII letters, digits, `_`, `-`): that word in lower case
+   * (as the index holds it) and the expression with the word matched exactly. If no other term in the
+   * index starts with the word, the two expressions match the same rows with the same relevance, and the
+   * exact one is far cheaper: FTS5 merges every term a prefix covers into one list in memory first.
+   */
+  prefixWord?: string;
+  exactMatch?: string;
+  /**
+   * The filter clauses an index answers directly (`=` or a list on a field an index leads with), joined
+   * with AND: when they hold few rows, those rows are checked against the words one by one instead of
+   * listing every match of the words.
+   */
+  indexed?: SqlFragment;
+  /** The index that leads with the first sort field, when the order is not the log order. */
+  sortIndex?: string;
   /** Filter clauses joined with AND ('' when none). */
   where: SqlFragment;
   /** `_text_match` leads the sort: order by bm25 (`ASC` = best first) when the matches allow it. */
@@ -56,15 +72,27 @@ export function compileSearch(collection: Collection, request: SearchRequest): C
   if (!filters.ok) return filters;
   const order = searchOrder(collection, request.sort_by, match.value !== undefined);
   if (!order.ok) return order;
-  const where = filters.value.length === 0
-    ? { sql: '', params: [] }
-    : { sql: filters.value.map((fragment) => `(${fragment.sql})`).join(' AND '), params: filters.value.flatMap((fragment) => fragment.params) };
-  const plan: SearchPlan = { where, order: order.value.order, limit: request.per_page, offset: (request.page - 1) * request.per_page };
-  if (match.value !== undefined) plan.match = match.value;
+  const plan: SearchPlan = { where: joined(filters.value.map(({ fragment }) => fragment)), order: order.value.order, limit: request.per_page, offset: (request.page - 1) * request.per_page };
+  if (match.value !== undefined) Object.assign(plan, match.value);
+  const indexed = filters.value.filter((clause) => clause.indexed).map(({ fragment }) => fragment);
+  if (indexed.length > 0) plan.indexed = joined(indexed);
   if (order.value.relevance) plan.relevance = order.value.relevance;
   if (order.value.logOrder) plan.logOrder = order.value.logOrder;
+  else if (order.value.firstColumn !== undefined) {
+    const index = LAYOUTS[collection].indexes.find((columns) => columns[0] === order.value.firstColumn);
+    if (index) plan.sortIndex = indexName(collection, index);
+  }
   return { ok: true, value: plan };
 }
+
+function joined(fragments: SqlFragment[]): SqlFragment {
+  return fragments.length === 0
+    ? { sql: '', params: [] }
+    : { sql: fragments.map((fragment) => `(${fragment.sql})`).join(' AND '), params: fragments.flatMap((fragment) => fragment.params) };
+}
+
+/** A word the index holds as exactly one token, the same in lower case: a prefix of it can be checked in the vocabulary. */
+const PLAIN_TOKEN = /^[A-Za-z0-9_-]+$/;
 
 /**
  * `q` as an FTS5 expression: each word becomes a quoted phrase (quotes doubled), words without a
@@ -72,13 +100,17 @@ export function compileSearch(collection: Collection, request: SearchRequest): C
  * split at whitespace and at control characters: the tokenizer separates at those too, and FTS5 reads
  * a NUL inside a phrase as the end of the query text (a syntax error).
  */
-export function matchExpression(q: string): Compiled<string | undefined> {
+export function matchExpression(q: string): Compiled<Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord'> | undefined> {
   const words = q.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
   if (words.length === 0) return { ok: true, value: undefined };
   if (words.length > SEARCH_TERMS_MAX) return fail(`q has more than ${SEARCH_TERMS_MAX} words`);
   const phrases = words.map((word) => '"' + word.replaceAll('"', '""') + '"');
+  const exact = phrases.join(' AND ');
   phrases[phrases.length - 1] += '*';
-  return { ok: true, value: phrases.join(' AND ') };
+  const terms: Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord'> = { match: phrases.join(' AND ') };
+  const last = words[words.length - 1] as string;
+  if (PLAIN_TOKEN.test(last)) Object.assign(terms, { exactMatch: exact, prefixWord: last.toLowerCase() });
+  return { ok: true, value: terms };
 }
 
 // ---- filter_by ----
@@ -91,20 +123,33 @@ interface Clause {
   shape: 'single' | 'list' | 'range';
 }
 
-export function compileFilterBy(collection: Collection, filterBy: string): Compiled<SqlFragment[]> {
+/** A filter_by clause as SQL, and whether an index finds its rows directly. */
+interface ClauseSql {
+  fragment: SqlFragment;
+  indexed: boolean;
+}
+
+export function compileFilterBy(collection: Collection, filterBy: string): Compiled<ClauseSql[]> {
   if (filterBy.trim() === '') return { ok: true, value: [] };
   const parts = splitOutsideBackticks(filterBy);
   if (!parts.ok) return parts;
   if (parts.value.length > FILTER_CLAUSES_MAX) return fail(`filter_by has more than ${FILTER_CLAUSES_MAX} clauses`);
-  const fragments: SqlFragment[] = [];
+  const clauses: ClauseSql[] = [];
   for (const text of parts.value) {
     const clause = parseClause(text);
     if (!clause.ok) return clause;
     const fragment = clauseSql(collection, clause.value);
     if (!fragment.ok) return fragment;
-    fragments.push(fragment.value);
+    clauses.push({ fragment: fragment.value, indexed: indexedClause(collection, clause.value) });
   }
-  return { ok: true, value: fragments };
+  return { ok: true, value: clauses };
+}
+
+/** `field:=v` or `field:[a,b]` on a plain field an index leads with (times compare as ranges: not these). */
+function indexedClause(collection: Collection, clause: Clause): boolean {
+  if (clause.operator !== '=' || clause.shape === 'range') return false;
+  const spec = CATALOG[collection].get(clause.field);
+  return spec !== undefined && spec.sortable && spec.type !== 'time' && spec.columns.length === 1;
 }
 
 /** Splits on `&&` outside backquotes; `||` is refused rather than misread. */
@@ -252,6 +297,8 @@ interface SearchOrder {
   order: string;
   relevance?: 'ASC' | 'DESC';
   logOrder?: 'ASC' | 'DESC';
+  /** The column of the first sort field. */
+  firstColumn?: string;
 }
 
 /**
@@ -285,6 +332,7 @@ function searchOrder(collection: Collection, sortBy: string, hasTerms: boolean):
     }
     keys.push(`t.${spec.columns[0]} ${order.toUpperCase()}`);
     fields.push(`${name}:${order}`);
+    result.firstColumn ??= spec.columns[0];
   }
   if (fields.length === 0 || (fields.length === 1 && fields[0]?.startsWith('created_at:'))) {
     result.logOrder = fields[0] === 'created_at:asc' ? 'ASC' : 'DESC';

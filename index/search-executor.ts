@@ -7,7 +7,7 @@
 // Relevance (bm25) is computed only when the words match at most RANK_MATCHES_MAX records; beyond that
 // matches come in the field order (newest first by default), with or without filters.
 
-import { ftsTable, LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
+import { ftsTable, LAYOUTS, ROW_ID, selectColumns, vocabularyTable, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
 import { RANK_MATCHES_MAX, type SearchPlan } from './search-compiler.js';
 import type { SqliteConnection, SqlValue } from './sqlite-connection.js';
@@ -18,7 +18,25 @@ export interface SearchRows {
   rows: SelectedRow[];
 }
 
+/**
+ * Rows the indexed filter clauses may hold for the words to be checked row by row instead: each check
+ * is a seek in the full-text index (about 15 µs), so at most this many cost a few milliseconds,
+ * however many records the words match.
+ */
+export const PROBE_ROWS_MAX = 500;
+/**
+ * How far down a sort index a page may be looked for (twice the expected depth) before the filtered rows
+ * are sorted instead: a few thousand row reads at most, where sorting every filtered row can cost tens
+ * of thousands.
+ */
+export const SORT_SCAN_ROWS_MAX = 4_000;
+
+/** Runs the plan inside one read transaction, so every count and page comes from the same commit. */
 export async function runSearch(reader: SqliteConnection, collection: Collection, plan: SearchPlan): Promise<SearchRows> {
+  return reader.inReadTransaction(() => searchIn(reader, collection, plan));
+}
+
+async function searchIn(reader: SqliteConnection, collection: Collection, plan: SearchPlan): Promise<SearchRows> {
   const layout = LAYOUTS[collection];
   const table = layout.table;
   const columns = selectColumns(layout);
@@ -28,7 +46,9 @@ export async function runSearch(reader: SqliteConnection, collection: Collection
   if (plan.match === undefined) {
     const where = filtered ? ` WHERE ${plan.where.sql}` : '';
     const found = filtered ? await count(reader, `SELECT count(*) AS total FROM ${table} t${where}`, plan.where.params) : outOf;
-    const rows = plan.limit === 0 ? [] : await reader.all<SelectedRow>(
+    if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
+    const scanned = await pageDownSortIndex(reader, collection, plan, found, outOf);
+    const rows = scanned ?? await reader.all<SelectedRow>(
       `SELECT ${columns} FROM ${table} t${where} ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
       [...plan.where.params, plan.limit, plan.offset],
     );
@@ -36,17 +56,19 @@ export async function runSearch(reader: SqliteConnection, collection: Collection
   }
 
   const fts = ftsTable(collection);
+  const match = await cheapestMatch(reader, collection, plan);
   const matching = `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?`;
-  // Counting the words' matches reads only the full-text index: cheap, and it decides the plan.
-  const matchCount = await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [plan.match]);
-  const rank = plan.relevance && matchCount <= RANK_MATCHES_MAX ? plan.relevance : undefined;
+  // Whether the words match few records decides the plan; counting up to the bound reads no further.
+  const matchesUpTo = await count(reader, `SELECT count(*) AS total FROM (${matching} LIMIT ${RANK_MATCHES_MAX + 1})`, [match]);
+  const few = matchesUpTo <= RANK_MATCHES_MAX;
+  const rank = plan.relevance && few ? plan.relevance : undefined;
 
   if (!filtered) {
-    const found = matchCount;
+    const found = few ? matchesUpTo : await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [match]);
     if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
     if (rank || plan.logOrder) {
       const order = rank ? `rank ${rank}, rowid DESC` : `rowid ${plan.logOrder}`;
-      const page = await reader.all<{ rowid: number }>(`${matching} ORDER BY ${order} LIMIT ? OFFSET ?`, [plan.match, plan.limit, plan.offset]);
+      const page = await reader.all<{ rowid: number }>(`${matching} ORDER BY ${order} LIMIT ? OFFSET ?`, [match, plan.limit, plan.offset]);
       return { found, out_of: outOf, rows: await rowsById(reader, collection, page.map((row) => row.rowid)) };
     }
   } else if (rank) {
@@ -54,29 +76,79 @@ export async function runSearch(reader: SqliteConnection, collection: Collection
     // id list and the ordering to FTS5, which would probe or rank every match one by one.
     const ids = (await reader.all<{ row_id: number }>(
       `SELECT t.${ROW_ID} FROM ${table} t WHERE ${plan.where.sql} AND t.${ROW_ID} IN (${matching})`,
-      [...plan.where.params, plan.match],
+      [...plan.where.params, match],
     )).map((row) => row.row_id);
     const found = ids.length;
     if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
     const page = await reader.all<{ rowid: number }>(
       `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY +rank ${rank}, rowid DESC LIMIT ? OFFSET ?`,
-      [plan.match, JSON.stringify(ids), plan.limit, plan.offset],
+      [match, JSON.stringify(ids), plan.limit, plan.offset],
     );
     return { found, out_of: outOf, rows: await rowsById(reader, collection, page.map((row) => row.rowid)) };
   }
 
-  // The field order over the matches: the matching ids become an IN-list that the table's indexes
-  // filter and sort; the window count gives `found` in the same pass.
+  // The field order over the matches, `found` from the window count in the same pass. When the indexed
+  // filter clauses hold few rows, each is checked against the words (a seek in the full-text index);
+  // otherwise the matching ids become an IN-list that the table's indexes filter and sort.
   const where = filtered ? `${plan.where.sql} AND ` : '';
+  const probe = match !== plan.match && filtered && (await fewIndexedRows(reader, table, plan));
+  const matches = probe
+    ? `EXISTS (SELECT 1 FROM ${fts} f WHERE f.rowid = t.${ROW_ID} AND ${fts} MATCH ?)`
+    : `t.${ROW_ID} IN (${matching})`;
   const rows = await reader.all<SelectedRow & { search_found: number }>(
-    `SELECT ${columns}, count(*) OVER () AS search_found FROM ${table} t WHERE ${where}t.${ROW_ID} IN (${matching}) ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
-    [...plan.where.params, plan.match, Math.max(plan.limit, 1), plan.offset],
+    `SELECT ${columns}, count(*) OVER () AS search_found FROM ${table} t WHERE ${where}${matches} ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
+    [...plan.where.params, match, Math.max(plan.limit, 1), plan.offset],
   );
   let found = rows[0]?.search_found;
   if (found === undefined) {
-    found = plan.offset === 0 ? 0 : await count(reader, `SELECT count(*) AS total FROM ${table} t WHERE ${where}t.${ROW_ID} IN (${matching})`, [...plan.where.params, plan.match]);
+    found = plan.offset === 0 ? 0 : await count(reader, `SELECT count(*) AS total FROM ${table} t WHERE ${where}${matches}`, [...plan.where.params, match]);
   }
   return { found, out_of: outOf, rows: plan.limit === 0 ? [] : rows };
+}
+
+/**
+ * The plan's words as the cheapest expression that matches the same rows: the last word exactly when no
+ * other term in the index starts with it (see SearchPlan.prefixWord). The vocabulary is searched from
+ * just past the word itself: stepping over a common word's own entries would cost as much as the merge.
+ */
+async function cheapestMatch(reader: SqliteConnection, collection: Collection, plan: SearchPlan): Promise<string> {
+  const match = plan.match as string;
+  if (plan.prefixWord === undefined || plan.exactMatch === undefined) return match;
+  const longer = await reader.get(
+    `SELECT term FROM ${vocabularyTable(collection)} WHERE term >= ? AND term < ? LIMIT 1`,
+    [plan.prefixWord + '\u0001', plan.prefixWord + '\u{10FFFF}'],
+  );
+  return longer ? match : plan.exactMatch;
+}
+
+/** Whether the indexed filter clauses hold at most PROBE_ROWS_MAX rows (read no further than that). */
+async function fewIndexedRows(reader: SqliteConnection, table: string, plan: SearchPlan): Promise<boolean> {
+  if (!plan.indexed) return false;
+  const rows = await count(reader, `SELECT count(*) AS total FROM (SELECT 1 FROM ${table} t WHERE ${plan.indexed.sql} LIMIT ${PROBE_ROWS_MAX + 1})`, plan.indexed.params);
+  return rows <= PROBE_ROWS_MAX;
+}
+
+/**
+ * A page sorted by a field other than the log order, read down the index that leads with that field
+ * instead of sorting every filtered row, when the filtered rows are common enough that the page lies
+ * near the top of that index (the expected depth is the page's end over the share of rows filtered in).
+ * The read stops at twice that depth (at most SORT_SCAN_ROWS_MAX entries); a page not complete by then
+ * (the filtered rows cluster elsewhere in that order) is left to the sort: undefined. Either way the
+ * page is the same: the first rows of the filtered set in that order lie within any prefix of the
+ * index that holds enough of them.
+ */
+async function pageDownSortIndex(reader: SqliteConnection, collection: Collection, plan: SearchPlan, found: number, outOf: number): Promise<SelectedRow[] | undefined> {
+  if (!plan.sortIndex || plan.where.sql === '') return undefined;
+  const wanted = Math.min(plan.limit, found - plan.offset);
+  const depth = Math.ceil(((plan.offset + wanted) * outOf) / found) * 2;
+  if (depth > SORT_SCAN_ROWS_MAX || depth >= found) return undefined;
+  const layout = LAYOUTS[collection];
+  const rows = await reader.all<SelectedRow>(
+    `SELECT ${selectColumns(layout)} FROM (SELECT * FROM ${layout.table} t INDEXED BY ${plan.sortIndex} ORDER BY ${plan.order} LIMIT ?) t
+      WHERE ${plan.where.sql} ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
+    [depth, ...plan.where.params, plan.limit, plan.offset],
+  );
+  return rows.length === wanted ? rows : undefined;
 }
 
 /** Rows by row id, in the order of the ids given. */

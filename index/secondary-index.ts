@@ -13,6 +13,7 @@
 
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
+import { balanceAsOf, balanceChanges, type ChangePage, type ChangeWindow } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
@@ -283,8 +284,18 @@ export class SecondaryIndex {
     });
   }
 
-  /** The balance folded from the log up to `untilMs`, reading no further than `toSeq`. */
+  /**
+   * The balance as it stood at `untilMs` (undefined: it did not exist then), from the balance history;
+   * answered once the index holds `visibleSeq`, like every query.
+   */
+  async balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<QueryAnswer<BalanceRecord | undefined>> {
+    return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs));
+  }
 
+  /** A balance's changes inside a window, oldest first (undefined: the index does not hold the balance). */
+  async balanceChanges(balanceId: string, window: ChangeWindow, visibleSeq: number): Promise<QueryAnswer<ChangePage | undefined>> {
+    return this.query(visibleSeq, (reader) => balanceChanges(reader, balanceId, window));
+  }
 
   /**
    * A read of reconciliation's (reconciliation-queries.ts) once the index holds `seq`, waiting for it up to

@@ -55,6 +55,16 @@ export class SqliteConnection {
     return rows[0];
   }
 
+  /** Runs `work` inside one read transaction, so every statement of it reads the same commit. */
+  async inReadTransaction<T>(work: () => Promise<T>): Promise<T> {
+    await this.run('BEGIN');
+    try {
+      return await work();
+    } finally {
+      await this.run('COMMIT').catch(() => this.run('ROLLBACK').catch(() => undefined));
+    }
+  }
+
   /** A statement compiled once and run many times (the writer's upserts). */
   prepare(sql: string): PreparedStatement {
     return new PreparedStatement(this.db.prepare(sql));

@@ -90,6 +90,7 @@ t.test('the access table over routes of every resource', async (t) => {
     ['DELETE', '/reconciliation/matching-rules/:id', 'reconciliation:delete'],
     ['POST', '/reconciliation/start-instant', 'reconciliation:write'],
     ['GET', '/balances/:id/at', 'balances:read'],
+    ['GET', '/balances/:id/history', 'balances:read'],
   ];
   for (const [method, path, scope, params] of expectations) {
     const [resource] = scope.split(':') as [string];

@@ -1,6 +1,6 @@
 // Identities over HTTP (create, read, list, replace, delete, every field of the contract, refusals),
 // metadata updates on each kind of record (merge, errors, routes it must not shadow), and balance history
-// (GET /balances/:id/at) checked against the fold of the log.
+// (GET /balances/:id/at, from the index and folded from the log) checked against the fold of the log.
 
 import t from 'tap';
 import { foldBalance } from '../engine/balance-fold.js';
@@ -187,9 +187,12 @@ t.test('balance history equals the fold of the log at every moment', async (t) =
     const response = await server.request('GET', `/balances/${balance.balance_id}/at?timestamp=${encodeURIComponent(at)}`);
     t.equal(response.status, 200, at);
     const expected = foldBalance(balance.balance_id, events, moment);
-    t.equal(toJsonText(response.body.balance), toJsonText(balanceView(expected as never)), `at ${at} the balance equals the fold`);
+    t.equal(toJsonText(response.body.balance), toJsonText(balanceView(expected as never)), `at ${at} the balance from the index equals the fold`);
     t.equal(response.body.timestamp, at);
-    t.equal(response.body.from_source, true);
+    t.equal(response.body.from_source, false, 'answered from the index');
+    const folded = await server.request('GET', `/balances/${balance.balance_id}/at?timestamp=${encodeURIComponent(at)}&from_source=true`);
+    t.equal(toJsonText(folded.body.balance), toJsonText(response.body.balance), `at ${at} from_source=true folds the log to the same balance`);
+    t.equal(folded.body.from_source, true);
   }
   const now = await server.request('GET', `/balances/${balance.balance_id}/at`);
   const live = await server.request('GET', `/balances/${balance.balance_id}`);

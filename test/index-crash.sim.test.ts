@@ -1,7 +1,8 @@
 // Crash while the index is behind: the built server (a child process) takes large bulk writes and is
 // killed with SIGKILL the moment it acknowledges them, while the projector still has work queued. After a
 // restart the index must catch up from its checkpoint, and the result must equal a full rebuild from the
-// log by `folio reindex --offline`: the same rows in every table, the same counts, FTS consistent.
+// log by `folio reindex --offline`: the same rows in every table (balance history included), the same
+// counts, FTS consistent.
 // Needs `npm run build` first (npm test does it).
 
 import { spawn } from 'node:child_process';
@@ -43,6 +44,12 @@ async function dumpIndex(file: string): Promise<Record<string, unknown>> {
     await query(file, `INSERT INTO ${table}_fts(${table}_fts, rank) VALUES('integrity-check', 1)`);
     dump[`${table}_fts_count`] = (await query<{ n: number }>(file, `SELECT count(*) AS n FROM ${table}_fts`))[0]?.n;
   }
+  // Balance history, naming balances by id (their row ids are the index's own).
+  dump.balance_changes = await query(file, `SELECT b.balance_id, c.at, c.seq, c.version, c.credit_balance, c.debit_balance,
+    c.inflight_credit_balance, c.inflight_debit_balance FROM balance_changes c JOIN balances b ON b.row_id = c.balance_key ORDER BY b.balance_id, c.at, c.seq`);
+  dump.balance_meta_changes = await query(file, `SELECT b.balance_id, m.at, m.seq, m.meta_data, m.extra
+    FROM balance_meta_changes m JOIN balances b ON b.row_id = m.balance_key ORDER BY b.balance_id, m.at, m.seq`);
+  dump.history_rows = (await query<{ n: number }>(file, 'SELECT (SELECT count(*) FROM balance_changes) + (SELECT count(*) FROM balance_meta_changes) AS n'))[0]?.n;
   dump.checkpoint = (await query<{ value: number }>(file, `SELECT value FROM index_state WHERE key = 'checkpoint'`))[0]?.value;
   return dump;
 }

@@ -25,6 +25,8 @@ t.test('a snapshot request waits a bounded time, then is told to ask again', asy
   const refused = await service.snapshotNow(durableSeq).then(() => undefined, (error: unknown) => error);
   t.type(refused, SnapshotError, 'a request that cannot be served within its wait is refused');
   t.equal((refused as SnapshotError).retryAfterSeconds, 5, 'and told when to ask again');
+  // The job it waited for goes on; it must end before another service writes in the same directory.
+  await service.stop();
 
   const patient = SnapshotService.start({ dataDir: server.dataDir, schedule: { every_events: 0, every_seconds: 0, keep: 2 }, durableSeq });
   t.teardown(() => patient.stop());

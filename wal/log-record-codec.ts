@@ -102,6 +102,9 @@ export function openLogRecord(recordKey: number, record: Uint8Array): OpenedLogR
           } catch (error) {
             throw undecodable(error);
           }
+          // ByteReader does not check bounds (reads past the end give undefined or short text), so an
+          // event cut short can decode without an error: it is refused here, before anyone sees it.
+          if (input.position > payload.length) throw undecodable(new Error(`event ${index} runs past the end of the record`));
           yield event;
         }
         if (input.position !== payload.length) throw undecodable(new Error(`${payload.length - input.position} bytes after the last event`));

@@ -6,6 +6,7 @@ import {
   balanceAmount,
   inflightAmount,
   type BalanceRecord,
+  type BalanceTotals,
   type LedgerRecord,
   type MonitorRecord,
   type SplitShare,
@@ -66,6 +67,34 @@ export const balanceJsonSchema = z.object({
   created_at: timeTextSchema,
   meta_data: metaDataJsonSchema,
 }).meta({ id: 'Balance' });
+
+/** A balance's totals after one change (GET /balances/:id/history). */
+export function balanceChangeView(change: BalanceTotals & { at: number; version: number }): Record<string, unknown> {
+  return {
+    at: timeText(change.at),
+    version: change.version,
+    balance: balanceAmount(change),
+    credit_balance: change.credit_balance,
+    debit_balance: change.debit_balance,
+    inflight_balance: inflightAmount(change),
+    inflight_credit_balance: change.inflight_credit_balance,
+    inflight_debit_balance: change.inflight_debit_balance,
+    available_balance: availableAmount(change),
+  };
+}
+
+/** What balanceChangeView renders. */
+export const balanceChangeJsonSchema = z.object({
+  at: timeTextSchema,
+  version: z.number().int(),
+  balance: z.bigint(),
+  credit_balance: z.bigint(),
+  debit_balance: z.bigint(),
+  inflight_balance: z.bigint(),
+  inflight_credit_balance: z.bigint(),
+  inflight_debit_balance: z.bigint(),
+  available_balance: z.bigint(),
+}).meta({ id: 'BalanceChange' });
 
 export function balanceView(balance: BalanceRecord): Record<string, unknown> {
   return {

@@ -1,28 +1,50 @@
-// GET /balances/:id/at?timestamp=: the balance as it stood at a moment, folded from the log, as Blnk
-// answers it: from the newest balance snapshot taken by then when there is one (`from_source: false`),
-// from the beginning of the log with `from_source=true` or when there is none (`from_source: true`).
-// Transactions count at their effective date. Without a timestamp: now. A balance created after the
-// moment did not exist then: 404. POST /balances-snapshots takes balance snapshots in the background.
+// A balance's past:
+// - GET /balances/:id/at?timestamp=: the balance as it stood at a moment, transactions counting at their
+//   effective date. Answered from the index's balance history (`from_source: false`): a few indexed
+//   lookups, whatever the length of the history. When the index cannot answer (it does not run, or has
+//   not reached the caller's writes in time) it is folded from the log, starting from the newest balance
+//   snapshot taken by then when there is one (`from_source: false`, as Blnk answers), else from the
+//   beginning (`from_source: true`); `from_source=true` asks for that full fold. All give the same
+//   balance. Without a timestamp: the balance now. A balance created after the moment did not exist then
+//   (404), unless a back-dated transaction reached it by then.
+// - GET /balances/:id/history?from=&to=&limit=&cursor=: the balance after each change inside a window,
+//   oldest first, as recorded, paged by an opaque cursor (from the index only).
+// - POST /balances-snapshots: takes balance snapshots in the background (the folds start from them).
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import type { BalanceRecord } from '../../engine/records.js';
-import type { FoldAnswer } from '../ledger-core.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import type { LedgerCore } from '../ledger-core.js';
+import { nonNegativeInteger } from '../common-schemas.js';
+import type { FoldAnswer, LedgerCore } from '../ledger-core.js';
+import type { BalanceHistoryPosition, QueryPort, QueryResult } from '../query-port.js';
 import { respond } from '../respond.js';
 import { parseTimeInput } from '../time-input.js';
 import { validate } from '../validation.js';
-import { EXAMPLES } from '../openapi/examples.js';
+import { asJson, EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { balanceJsonSchema, balanceView, timeText, timeTextSchema } from '../../wire/views.js';
+import { balanceChangeJsonSchema, balanceChangeView, balanceJsonSchema, balanceView, timeText, timeTextSchema } from '../../wire/views.js';
 
-const historySchema = z.object({ balance: balanceJsonSchema, timestamp: timeTextSchema, from_source: z.literal(true) });
+/** Changes per history page: by default, and at most. */
+export const HISTORY_LIMIT_DEFAULT = 100;
+export const HISTORY_LIMIT_MAX = 1_000;
+const TIME_TEXT_LENGTH_MAX = 64;
+const CURSOR_LENGTH_MAX = 128;
 
-export const historyQuerySchema = z.object({
-  timestamp: z.string().max(64).optional(),
+const atSchema = z.object({ balance: balanceJsonSchema, timestamp: timeTextSchema, from_source: z.boolean() });
+const historySchema = z.object({ balance_id: z.string(), currency: z.string(), changes: z.array(balanceChangeJsonSchema), next_cursor: z.string().nullable() });
+
+export const atQuerySchema = z.object({
+  timestamp: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   // Blnk reads "1" as true too.
   from_source: z.enum(['true', 'false', '1', '0']).optional(),
+});
+
+export const historyQuerySchema = z.object({
+  from: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
+  to: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
+  limit: nonNegativeInteger(HISTORY_LIMIT_DEFAULT, HISTORY_LIMIT_MAX).pipe(z.number().min(1)),
+  cursor: z.string().max(CURSOR_LENGTH_MAX).optional(),
 });
 
 /** Blnk's batch size of snapshot work: checked, but a state snapshot takes every balance in one pass. */
@@ -35,32 +57,37 @@ export const snapshotQuerySchema = z.object({
 
 export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /balances/:id/at', {
-    tag: 'Balances', summary: 'A balance as it stood at a moment, folded from the log', query: historyQuerySchema,
-    answers: answers(200, 'The balance at `timestamp`', historySchema, { balance: EXAMPLES.balance, timestamp: '2026-05-04T12:00:00.000Z', from_source: true }),
+    tag: 'Balances', summary: 'A balance as it stood at a moment: from the index\'s balance history, or folded from the log (from_source=true)', query: atQuerySchema,
+    answers: answers(200, 'The balance at `timestamp`', atSchema, { balance: EXAMPLES.balance, timestamp: '2026-05-04T12:00:00.000Z', from_source: false }),
     errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'QUEUE_BACKPRESSURE'],
   });
   router.get('/balances/:id/at', async (ctx) => {
     const balanceId = ctx.params.id as string;
-    const params = validate(historyQuerySchema, ctx.query);
-    let untilMs = Number.MAX_SAFE_INTEGER;
-    if (params.timestamp !== undefined && params.timestamp.trim() !== '') {
-      const parsed = parseTimeInput(params.timestamp);
-      if (!parsed.ok) throw new ApiError('BAL_INVALID_TIMESTAMP', `timestamp ${parsed.message}`);
-      untilMs = parsed.epochMs;
-    }
+    const params = validate(atQuerySchema, ctx.query);
+    const untilMs = timeParam('timestamp', params.timestamp) ?? Number.MAX_SAFE_INTEGER;
     if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     await core.durable(seq);
-    const fromSource = params.from_source === 'true' || params.from_source === '1';
-    const answer = await core.balanceHistory(balanceId, untilMs, seq, !fromSource);
-    const balance = foldedBalance(answer);
+    const fullFold = params.from_source === 'true' || params.from_source === '1';
+    const indexed = fullFold ? undefined : await core.query?.balanceAt(balanceId, untilMs, seq);
+    let balance: BalanceRecord | undefined;
+    let fromSource = false;
+    if (indexed?.ok) balance = indexed.value;
+    else {
+      const folded = await core.balanceHistory(balanceId, untilMs, seq, !fullFold);
+      balance = foldedBalance(folded);
+      fromSource = folded.ok && folded.from_source;
+    }
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
     const timestamp = untilMs === Number.MAX_SAFE_INTEGER ? new Date().toISOString() : timeText(untilMs);
-    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: answer.ok && answer.from_source }, seq);
+    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: fromSource }, seq);
   });
 
+  const query = core.query;
+  if (query) historyRoute(router, core, query);
+
   describeRoute(router, 'POST /balances-snapshots', {
-    tag: 'Balances', summary: 'Take a snapshot of every balance, in the background (historical balances start from it)', query: snapshotQuerySchema,
+    tag: 'Balances', summary: 'Take a snapshot of every balance, in the background (folds of historical balances start from it)', query: snapshotQuerySchema,
     answers: answers(200, 'Started', z.object({ message: z.string() }), { message: 'Snapshotting in progress. should be completed shortly' }), errors: ['GEN_BAD_REQUEST'],
   });
   router.post('/balances-snapshots', async (ctx) => {
@@ -70,6 +97,67 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
     if (refusal) throw new ApiError('GEN_BAD_REQUEST', refusal);
     await respond(ctx, core, 200, { message: 'Snapshotting in progress. should be completed shortly' });
   });
+}
+
+function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void {
+  describeRoute(router, 'GET /balances/:id/history', {
+    tag: 'Balances', summary: 'The balance after each change in a time window, oldest first, paged by cursor (from the index)', query: historyQuerySchema,
+    answers: answers(200, 'A page of changes', historySchema, {
+      balance_id: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e02', currency: 'USD',
+      changes: [asJson(balanceChangeView({
+        at: Date.UTC(2026, 4, 4, 12), version: 1, credit_balance: 0n, debit_balance: 2500n, inflight_credit_balance: 0n, inflight_debit_balance: 0n,
+      }))],
+      next_cursor: null,
+    }),
+    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'GEN_VALIDATION_ERROR', 'SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT'],
+  });
+  router.get('/balances/:id/history', async (ctx) => {
+    const balanceId = ctx.params.id as string;
+    const params = validate(historyQuerySchema, ctx.query);
+    const fromMs = timeParam('from', params.from) ?? 0;
+    const toMs = timeParam('to', params.to) ?? Number.MAX_SAFE_INTEGER;
+    if (fromMs > toMs) throw new ApiError('BAL_INVALID_TIMESTAMP', 'from is after to');
+    const window = { from_ms: fromMs, to_ms: toMs, limit: params.limit, ...(params.cursor ? { after: decodeCursor(params.cursor) } : {}) };
+    if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    const seq = core.visibleSeq();
+    const page = answered(await query.balanceChanges(balanceId, window, seq));
+    if (!page) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    await respond(ctx, core, 200, {
+      balance_id: balanceId,
+      currency: page.currency,
+      changes: page.changes.map(balanceChangeView),
+      next_cursor: page.next ? encodeCursor(page.next) : null,
+    }, seq);
+  });
+}
+
+/** A time from the query string (undefined when left out or the zero time), or 400 naming the field. */
+function timeParam(name: string, text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const parsed = parseTimeInput(text);
+  if (!parsed.ok) throw new ApiError('BAL_INVALID_TIMESTAMP', `${name} ${parsed.message}`, { [name]: parsed.message });
+  return parsed.epochMs === 0 ? undefined : parsed.epochMs;
+}
+
+/** Cursors are opaque to clients: the position of the last change sent, as base64url text. */
+function encodeCursor(position: BalanceHistoryPosition): string {
+  return Buffer.from(`${position.at}.${position.seq}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): BalanceHistoryPosition {
+  const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const at = Number(match?.[1]);
+  const seq = Number(match?.[2]);
+  if (!match || !Number.isSafeInteger(at) || !Number.isSafeInteger(seq)) {
+    throw new ApiError('GEN_VALIDATION_ERROR', 'invalid request: cursor: is not a cursor this endpoint gave', { cursor: 'is not a cursor this endpoint gave' });
+  }
+  return { at, seq };
+}
+
+function answered<T>(result: QueryResult<T>): T {
+  if (result.ok) return result.value;
+  const retry = result.code === 'SRCH_INDEX_BEHIND' || result.code === 'SRCH_QUERY_TIMEOUT';
+  throw new ApiError(result.code, result.message, undefined, retry ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) } : undefined);
 }
 
 /** The balance a fold found (undefined: it did not exist yet), or the refusal of a fold over its bound. */

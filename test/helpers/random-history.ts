@@ -1,7 +1,7 @@
 // Seeded random ledger histories for simulation tests: drives a real LedgerEngine (in memory: MemoryLog,
 // MemoryTransactionStore, a stepping clock, counter ids) through every kind of command the engine takes
-// (balances and identities, plain, queued, scheduled and split transfers, holds with partial commits,
-// voids, expiries and auto-commits, refunds, bulk, metadata, API keys, hooks) with amounts of any size.
+// (balances and identities, plain, queued, scheduled, back-dated and split transfers, holds with partial commits,
+// voids, expiries and auto-commits, refunds, bulk, metadata of transactions and balances, API keys, hooks) with amounts of any size.
 // The same seed always gives the same events.
 
 import { mulberry32 } from '../../bench/mulberry32.js';
@@ -77,6 +77,8 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
       scheduled_for: chance(0.1) ? clock.ms + 1 + Math.floor(random() * 5_000) : 0,
       atomic: false,
     };
+    // Back-dated: counts for balances as of its effective date, maybe before a balance it names existed.
+    if (chance(0.15)) command.effective_date = clock.ms - Math.floor(random() * 20_000);
     if (chance(0.15)) {
       command.source = '';
       command.sources = [
@@ -110,7 +112,9 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
       });
       if (outcome.ok) identities.push(outcome.value.identity_id);
     } else if (roll < 0.12 && identities.length > 0) {
-      engine.deleteIdentity(pick(identities));
+      const balanceIds = [...engine.state.balances.keys()];
+      if (chance(0.5) && balanceIds.length > 0) engine.updateBalanceIdentity(pick(balanceIds), pick(identities));
+      else engine.deleteIdentity(pick(identities));
     } else if (roll < 0.55) {
       const outcome = engine.createTransaction(transfer(currency));
       if (outcome.ok) remember(outcome.value.transaction.transaction_id);
@@ -127,7 +131,10 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
       const items = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({ ...transfer(currency), scheduled_for: 0, inflight: false, sources: undefined, source: pick(NAMES) }));
       engine.createBulk({ transactions: items, atomic: chance(0.5), inflight: false, skip_queue: chance(0.5) });
     } else if (roll < 0.77 && transactions.length > 0) {
-      engine.updateMetadata(pick(transactions), { tag: `t${step}` });
+      // Balances' metadata too: the index keeps its history (balance as of a time).
+      const balanceIds = [...engine.state.balances.keys()];
+      const target = balanceIds.length > 0 && chance(0.3) ? pick(balanceIds) : pick(transactions);
+      engine.updateMetadata(target, { tag: `t${step}` });
     } else if (roll < 0.79) {
       // Some keys are made by other keys, so revocations cascade down chains of them.
       const createdBy = apiKeys.length > 0 && chance(0.3) ? pick(apiKeys) : '';
