@@ -49,10 +49,15 @@ t.test('historical balances count a transaction at its effective date', async (t
   await post(server, { precise_amount: 40, source: '@hist-world', destination: wallet, effective_date: backDated });
   await post(server, { precise_amount: 7, source: '@hist-world', destination: wallet });
   const check = async (label: string): Promise<void> => {
+    // Folded from the log, and from the index's balance history: the same balance.
     const at = async (timestamp: string): Promise<number> => {
-      const response = await server.request('GET', `/balances/${wallet}/at?timestamp=${encodeURIComponent(timestamp)}&from_source=true`);
-      t.equal(response.status, 200, `${label}: ${timestamp}`);
-      return response.body.balance.balance as number;
+      const folded = await server.request('GET', `/balances/${wallet}/at?timestamp=${encodeURIComponent(timestamp)}&from_source=true`);
+      t.equal(folded.status, 200, `${label}: ${timestamp}`);
+      t.equal(folded.body.from_source, true, `${label}: folded`);
+      const indexed = await server.request('GET', `/balances/${wallet}/at?timestamp=${encodeURIComponent(timestamp)}`);
+      t.equal(indexed.body.from_source, false, `${label}: from the index`);
+      t.same(indexed.body.balance, folded.body.balance, `${label}: the index's answer is the fold's`);
+      return folded.body.balance.balance as number;
     };
     t.equal(await at(afterFirst), 140, `${label}: the back-dated 40 counts before the later-recorded first`);
     t.equal(await at(new Date(Date.parse(backDated) + 1).toISOString()), 40, `${label}: a day back, only the back-dated one`);

@@ -9,7 +9,7 @@
 
 import t, { type Test } from 'tap';
 import { mulberry32 } from '../bench/mulberry32.js';
-import { createRule } from './helpers/reconciliation-client.js';
+import { createRule, type StatementLine } from './helpers/reconciliation-client.js';
 import { startScopedServer } from './helpers/scoped-server.js';
 import type { TestServer } from './helpers/test-server.js';
 
@@ -25,16 +25,6 @@ interface Made {
   cents: number;
   batch: number;
   at: number;
-}
-
-interface Line {
-  id: string;
-  amount: string;
-  currency: string;
-  reference: string;
-  description: string;
-  date: string;
-  source: string;
 }
 
 const seed = Number(process.env.FOLIO_TEST_SEED ?? Date.now() % 1_000_000);
@@ -75,7 +65,7 @@ async function ledger(t: Test): Promise<{ server: TestServer; made: Made[] }> {
 const money = (cents: number): string => (cents / 100).toFixed(2);
 const iso = (at: number): string => new Date(at).toISOString();
 
-function line(id: string, cents: number, reference: string, at: number): Line {
+function line(id: string, cents: number, reference: string, at: number): StatementLine {
   return { id, amount: money(cents), currency: 'USD', reference, description: 'statement', date: iso(at), source: 'bank' };
 }
 
@@ -111,21 +101,21 @@ t.test('planted discrepancies: every one found, no false match, each strategy', 
     const lines = chosen.map((entry, index) => line(`L-${index}`, entry.cents, entry.reference, entry.at + 30_000));
     const planted = new Set<string>();
     for (const index of [0, 1, 2]) {
-      (lines[index] as Line).amount = money((chosen[index] as Made).cents + 100);
+      (lines[index] as StatementLine).amount = money((chosen[index] as Made).cents + 100);
       planted.add(`L-${index}`);
     }
     for (const index of [3, 4, 5]) {
-      (lines[index] as Line).reference = `WRONG-${index}`;
+      (lines[index] as StatementLine).reference = `WRONG-${index}`;
       planted.add(`L-${index}`);
     }
-    (lines[6] as Line).reference = 'INV-9999999';
+    (lines[6] as StatementLine).reference = 'INV-9999999';
     planted.add('L-6');
     lines.push(line('L-missing', 12_345, 'INV-8888888', START_MS));
     planted.add('L-missing');
-    lines.push({ ...(lines[10] as Line), id: 'L-dup-a' }, { ...(lines[11] as Line), id: 'L-dup-b' });
+    lines.push({ ...(lines[10] as StatementLine), id: 'L-dup-a' }, { ...(lines[11] as StatementLine), id: 'L-dup-b' });
     lines.pop();
     planted.add('L-dup-a');
-    lines.push({ ...(lines[11] as Line), id: 'L-dup-b' });
+    lines.push({ ...(lines[11] as StatementLine), id: 'L-dup-b' });
     planted.add('L-dup-b');
     t.equal(lines.length, LINES + 1, 'the corpus');
     const result = await run(server, { external_transactions: lines, strategy: 'one_to_one', matching_rule_ids: [rule] });
@@ -143,18 +133,18 @@ t.test('planted discrepancies: every one found, no false match, each strategy', 
     const lines = chosen.map((entry, index) => line(`D-${index}`, entry.cents + Math.floor(entry.cents * 0.003), `bank-${index}`, entry.at + 60_000));
     const planted = new Set<string>();
     for (const index of [0, 1, 2, 3]) {
-      (lines[index] as Line).amount = money(Math.ceil((chosen[index] as Made).cents * 1.0051) + 1);
+      (lines[index] as StatementLine).amount = money(Math.ceil((chosen[index] as Made).cents * 1.0051) + 1);
       planted.add(`D-${index}`);
     }
     for (const index of [4, 5, 6]) {
-      (lines[index] as Line).date = iso((chosen[index] as Made).at + 121_000);
+      (lines[index] as StatementLine).date = iso((chosen[index] as Made).at + 121_000);
       planted.add(`D-${index}`);
     }
-    (lines[7] as Line).date = iso(START_MS - 86_400_000);
+    (lines[7] as StatementLine).date = iso(START_MS - 86_400_000);
     planted.add('D-7');
     // Duplicates come after their originals: the first line of a pair in the file keeps the match.
-    lines[LINES - 2] = { ...(lines[20] as Line), id: 'D-dup-a' };
-    lines[LINES - 1] = { ...(lines[21] as Line), id: 'D-dup-b' };
+    lines[LINES - 2] = { ...(lines[20] as StatementLine), id: 'D-dup-a' };
+    lines[LINES - 1] = { ...(lines[21] as StatementLine), id: 'D-dup-b' };
     planted.add('D-dup-a');
     planted.add('D-dup-b');
     const expected = new Map(chosen.map((entry, index) => [`D-${index}`, entry.id]));
@@ -170,19 +160,19 @@ t.test('planted discrepancies: every one found, no false match, each strategy', 
     const lines = batches.map((batch, index) => line(`B-${index}`, sum(batch), `payout-${batch}`, START_MS + batch * STEP_MS + 20_000));
     const planted = new Set<string>();
     for (const index of [0, 1, 2]) {
-      (lines[index] as Line).amount = money(sum(batches[index] as number) + 1);
+      (lines[index] as StatementLine).amount = money(sum(batches[index] as number) + 1);
       planted.add(`B-${index}`);
     }
     for (const index of [3, 4, 5]) {
-      (lines[index] as Line).date = iso(START_MS + (batches[index] as number) * STEP_MS + 5 * 60_000);
+      (lines[index] as StatementLine).date = iso(START_MS + (batches[index] as number) * STEP_MS + 5 * 60_000);
       planted.add(`B-${index}`);
     }
-    (lines[6] as Line).date = iso(START_MS + (BATCHES + 5) * STEP_MS);
-    (lines[7] as Line).date = iso(START_MS - STEP_MS);
+    (lines[6] as StatementLine).date = iso(START_MS + (BATCHES + 5) * STEP_MS);
+    (lines[7] as StatementLine).date = iso(START_MS - STEP_MS);
     planted.add('B-6');
     planted.add('B-7');
-    lines[LINES - 2] = { ...(lines[30] as Line), id: 'B-dup-a' };
-    lines[LINES - 1] = { ...(lines[31] as Line), id: 'B-dup-b' };
+    lines[LINES - 2] = { ...(lines[30] as StatementLine), id: 'B-dup-a' };
+    lines[LINES - 1] = { ...(lines[31] as StatementLine), id: 'B-dup-b' };
     planted.add('B-dup-a');
     planted.add('B-dup-b');
     const result = await run(server, { external_transactions: lines, strategy: 'one_to_many', grouping_criteria: 'batch_id', matching_rule_ids: [rule] });
@@ -199,7 +189,7 @@ t.test('planted discrepancies: every one found, no false match, each strategy', 
 
   await t.test('many_to_one: installments grouped by reference against their transaction', async (t) => {
     const rule = await createRule(server, { name: 'installments', criteria: [{ field: 'reference', operator: 'equals' }, { field: 'amount', operator: 'equals' }] });
-    const lines: Line[] = [];
+    const lines: StatementLine[] = [];
     const owner = new Map<string, Made>();
     for (const index of pick(random, 400, made.length)) {
       const entry = made[index] as Made;
@@ -214,13 +204,13 @@ t.test('planted discrepancies: every one found, no false match, each strategy', 
       }
       if (left !== 0) {
         // The group was cut short by the line budget: complete it so it sums.
-        (lines[lines.length - 1] as Line).amount = money(Number((lines[lines.length - 1] as Line).amount.replace('.', '')) + left);
+        (lines[lines.length - 1] as StatementLine).amount = money(Number((lines[lines.length - 1] as StatementLine).amount.replace('.', '')) + left);
       }
     }
     const planted = new Set<string>();
-    const alter = (index: number, change: (target: Line) => void): void => {
-      change(lines[index] as Line);
-      planted.add((lines[index] as Line).id);
+    const alter = (index: number, change: (target: StatementLine) => void): void => {
+      change(lines[index] as StatementLine);
+      planted.add((lines[index] as StatementLine).id);
     };
     alter(0, (target) => (target.amount = money(Number(target.amount.replace('.', '')) + 100)));
     alter(50, (target) => (target.amount = money(Number(target.amount.replace('.', '')) + 100)));
@@ -232,9 +222,9 @@ t.test('planted discrepancies: every one found, no false match, each strategy', 
       planted.add(id);
     }
     for (const source of [200, 250, 300]) {
-      const copy = { ...(lines[source] as Line), id: `I-dup-${source}` };
+      const copy = { ...(lines[source] as StatementLine), id: `I-dup-${source}` };
       lines.push(copy);
-      owner.set(copy.id, owner.get((lines[source] as Line).id) as Made);
+      owner.set(copy.id, owner.get((lines[source] as StatementLine).id) as Made);
       planted.add(copy.id);
     }
     const result = await run(server, { external_transactions: lines, strategy: 'many_to_one', grouping_criteria: 'reference', matching_rule_ids: [rule] });
@@ -247,12 +237,12 @@ t.test('planted discrepancies: every one found, no false match, each strategy', 
   });
 });
 
-function checkSingles(t: Test, result: { matches: any[]; unmatched: any[] }, lines: Line[], planted: Set<string>, expected: (line: Line) => string | undefined): void {
+function checkSingles(t: Test, result: { matches: any[]; unmatched: any[] }, lines: StatementLine[], planted: Set<string>, expected: (line: StatementLine) => string | undefined): void {
   const unmatched = new Set(result.unmatched.map((entry) => entry.external_transaction_id));
   t.same([...planted].filter((id) => !unmatched.has(id)), [], 'every planted line is unmatched');
   t.equal(result.matches.length + result.unmatched.length, lines.length, 'matched + unmatched = the lines');
   const byId = new Map(lines.map((entry) => [entry.id, entry]));
-  const wrong = result.matches.filter((match) => match.internal_transaction_id !== expected(byId.get(match.external_transaction_id) as Line));
+  const wrong = result.matches.filter((match) => match.internal_transaction_id !== expected(byId.get(match.external_transaction_id) as StatementLine));
   t.same(wrong, [], 'no false match');
   t.equal(result.matches.length, lines.length - planted.size, 'every other line matched');
   const internal = result.matches.map((match) => match.internal_transaction_id);

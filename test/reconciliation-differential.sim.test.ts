@@ -13,7 +13,7 @@
 
 import t, { type Test } from 'tap';
 import { mulberry32 } from '../bench/mulberry32.js';
-import { createRule } from './helpers/reconciliation-client.js';
+import { createRule, type StatementLine } from './helpers/reconciliation-client.js';
 import { startScopedServer } from './helpers/scoped-server.js';
 import type { TestServer } from './helpers/test-server.js';
 
@@ -34,16 +34,6 @@ interface Txn {
   batch: string;
   applied: boolean;
   at: number;
-}
-
-interface Line {
-  id: string;
-  amount: string;
-  currency: string;
-  reference: string;
-  description: string;
-  date: string;
-  source: string;
 }
 
 interface Criterion {
@@ -110,7 +100,7 @@ function choose<T>(random: () => number, items: readonly T[]): T {
 }
 
 /** A line near a transaction (or near a group's sum): its amount nudged or not, its time moved a little. */
-function nearLine(random: () => number, id: string, cents: bigint, currency: string, reference: string, description: string, at: number): Line {
+function nearLine(random: () => number, id: string, cents: bigint, currency: string, reference: string, description: string, at: number): StatementLine {
   const nudge = choose(random, [0n, 0n, 0n, 1n, -1n, 5n, 40n]);
   const sign = random() < 0.1 ? -1n : 1n; // a statement may write a debit as negative
   return {
@@ -119,8 +109,8 @@ function nearLine(random: () => number, id: string, cents: bigint, currency: str
   };
 }
 
-function statement(random: () => number, strategy: Strategy, txns: Txn[]): Line[] {
-  const lines: Line[] = [];
+function statement(random: () => number, strategy: Strategy, txns: Txn[]): StatementLine[] {
+  const lines: StatementLine[] = [];
   const next = (): string => `L-${lines.length}`;
   if (strategy === 'one_to_many') {
     const batches = new Map<string, Txn[]>();
@@ -140,7 +130,7 @@ function statement(random: () => number, strategy: Strategy, txns: Txn[]): Line[
         const half = txn.amount / 2n;
         lines.push(nearLine(random, next(), half, txn.currency, txn.reference, txn.description, txn.at));
         const last = nearLine(random, next(), txn.amount - half, txn.currency, txn.reference, txn.description, txn.at);
-        last.reference = (lines[lines.length - 1] as Line).reference;
+        last.reference = (lines[lines.length - 1] as StatementLine).reference;
         lines.push(last);
         continue;
       }
@@ -228,8 +218,8 @@ function groupSide<T>(members: T[], side: (member: T) => Side, signed: boolean):
   };
 }
 
-function bruteForce(strategy: Strategy, lines: Line[], txns: Txn[], ruleSets: Criterion[][]): Map<string, string[]> {
-  const lineSide = (line: Line): Side => ({ cents: cents(line.amount), currency: line.currency, references: [line.reference], descriptions: [line.description], at: Date.parse(line.date) });
+function bruteForce(strategy: Strategy, lines: StatementLine[], txns: Txn[], ruleSets: Criterion[][]): Map<string, string[]> {
+  const lineSide = (line: StatementLine): Side => ({ cents: cents(line.amount), currency: line.currency, references: [line.reference], descriptions: [line.description], at: Date.parse(line.date) });
   const txnSide = (txn: Txn): Side => ({ cents: txn.amount, currency: txn.currency, references: [txn.reference], descriptions: [txn.description], at: txn.at });
   const applied = txns.filter((txn) => txn.applied);
   // Probes: the lines, or (many_to_one) the lines grouped by reference, keyed by their first position.
@@ -238,7 +228,7 @@ function bruteForce(strategy: Strategy, lines: Line[], txns: Txn[], ruleSets: Cr
     const byReference = new Map<string, number[]>();
     lines.forEach((line, position) => byReference.set(line.reference, [...(byReference.get(line.reference) ?? []), position]));
     for (const positions of byReference.values()) {
-      probes.push({ key: positions[0] as number, positions, side: groupSide(positions.map((position) => lines[position] as Line), lineSide, true) });
+      probes.push({ key: positions[0] as number, positions, side: groupSide(positions.map((position) => lines[position] as StatementLine), lineSide, true) });
     }
   } else {
     lines.forEach((line, position) => {
@@ -286,7 +276,7 @@ function bruteForce(strategy: Strategy, lines: Line[], txns: Txn[], ruleSets: Cr
   const matched = new Map<string, string[]>();
   for (const probe of probes) {
     const pair = chosen.get(probe.key);
-    if (pair) for (const position of probe.positions) matched.set((lines[position] as Line).id, pair.ids);
+    if (pair) for (const position of probe.positions) matched.set((lines[position] as StatementLine).id, pair.ids);
   }
   return matched;
 }

@@ -4,7 +4,7 @@
 // Fetch cannot do this (it never pipelines), hence a raw socket.
 
 import net from 'node:net';
-import { parseJsonLossless } from '../../http/lossless-json.js';
+import { parseJsonExact } from '../../http/lossless-json.js';
 import { jsonWithBigInts } from './test-server.js';
 
 export interface PipelinedRequest {
@@ -51,7 +51,7 @@ export async function pipelined(baseUrl: string, requests: PipelinedRequest[]): 
         if (buffer.length < end) return;
         const text = buffer.subarray(headerEnd + 4, end).toString('utf8');
         buffer = buffer.subarray(end);
-        responses.push({ status, text, body: text === '' ? undefined : parseJsonLossless(text) });
+        responses.push({ status, text, body: text === '' ? undefined : parseJsonExact(text) });
         if (responses.length === requests.length) {
           socket.end();
           resolve(responses);

@@ -2,7 +2,7 @@
 // rules, runs, and waiting for a background run to finish.
 
 import type { TestResponse, TestServer } from './test-server.js';
-import { parseJsonLossless } from '../../http/lossless-json.js';
+import { parseJsonExact } from '../../http/lossless-json.js';
 
 export async function uploadFile(baseUrl: string, file: { name: string; type?: string; text: string }, source: string | undefined, headers: Record<string, string> = {}): Promise<TestResponse> {
   const form = new FormData();
@@ -12,11 +12,22 @@ export async function uploadFile(baseUrl: string, file: { name: string; type?: s
   const text = await response.text();
   let body: unknown = text;
   try {
-    body = parseJsonLossless(text);
+    body = parseJsonExact(text);
   } catch {
     // not JSON: left as text
   }
   return { status: response.status, headers: Object.fromEntries(response.headers.entries()), text, body };
+}
+
+/** One line of an uploaded statement, as the JSON upload takes it. */
+export interface StatementLine {
+  id: string;
+  amount: string;
+  currency: string;
+  reference: string;
+  description: string;
+  date: string;
+  source: string;
 }
 
 /** A statement as CSV text with the columns in the order given (any case). */

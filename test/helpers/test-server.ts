@@ -12,7 +12,7 @@ import pino from 'pino';
 import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
 import { createApp, type AppOptions } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
-import { parseJsonLossless } from '../../http/lossless-json.js';
+import { parseJsonExact } from '../../http/lossless-json.js';
 
 export interface TestServer {
   url: string;
@@ -84,7 +84,7 @@ export async function sendRequest(
   let parsed: unknown = undefined;
   if (text !== '') {
     try {
-      parsed = parseJsonLossless(text);
+      parsed = parseJsonExact(text);
     } catch {
       parsed = text;
     }
