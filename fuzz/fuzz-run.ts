@@ -83,10 +83,13 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+/** The verify report's lines (stdout) first, then its progress and errors (stderr), and how it ended. */
 function verify(dataDir: string): { ok: boolean; output: string } {
   const result = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'verify', '--data', dataDir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  return { ok: result.status === 0 && /verify: OK/.test(output), output };
+  const ended = result.error ? `did not finish: ${result.error.message}` : result.signal ? `killed by ${result.signal}` : `exit ${result.status}`;
+  const report = (result.stdout ?? '').split('\n').filter((line) => !line.startsWith('zero-sum ') || !line.endsWith(': settled 0, inflight 0'));
+  const output = `${report.join('\n')}\n${(result.stderr ?? '').slice(-2_000)}\n(${ended})`;
+  return { ok: result.status === 0 && /verify: OK/.test(result.stdout ?? ''), output };
 }
 
 async function main(options: RunArguments): Promise<number> {
@@ -154,7 +157,7 @@ async function main(options: RunArguments): Promise<number> {
   const exit = await server.child.stop(60_000);
   if (exit !== 0) problems.push(`SIGTERM: the server exited with ${exit}, not 0`);
   const verified = verify(dataDir);
-  if (!verified.ok) problems.push(`folio verify failed:\n${verified.output.slice(-3_000)}`);
+  if (!verified.ok) problems.push(`folio verify failed:\n${verified.output.slice(0, 20_000)}`);
   await restart();
   problems.push(...(await lostWrites(session.sender, session.writes)).map((line) => `lost after SIGTERM and restart: ${line}`));
   problems.push(...(await zeroSumViolations(session.sender)).map((line) => `zero sum after restart: ${line}`));
