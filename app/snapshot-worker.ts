@@ -16,7 +16,7 @@ import { pruneSnapshots, removeTempFiles, snapshotDirectoryIn, writeSnapshotFile
 import { BODY_OFFSET, readHeader } from '../snapshots/snapshot-file.js';
 import { loadNewestSnapshot } from '../snapshots/snapshot-loader.js';
 import type { SnapshotInfo, ToMain, WorkerConfig } from './snapshot-messages.js';
-import { StateReplica } from './state-replica.js';
+import { checkReadsBack, StateReplica } from './state-replica.js';
 
 const port = parentPort;
 if (!port) throw new Error('snapshot-worker runs as a worker thread');
@@ -71,7 +71,7 @@ function run(): void {
     const started = performance.now();
     const identity = replica.identity(Date.now());
     const hashMilliseconds = performance.now() - started;
-    const written = writeSnapshotFile(dir, replica.state, identity, crash);
+    const written = writeSnapshotFile(dir, replica.state, identity, crash, checkReadsBack);
     const removed = pruneSnapshots(dir, config.keep, crash);
     send({
       type: 'written',

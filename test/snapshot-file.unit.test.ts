@@ -16,6 +16,7 @@ import { BODY_OFFSET, readHeader, readSnapshot, SnapshotFileError } from '../sna
 import { stateHash } from '../snapshots/state-hash.js';
 import { restoreState } from '../snapshots/state-restore.js';
 import { randomHistory } from './helpers/random-history.js';
+import { checkReadsBack } from '../app/state-replica.js';
 
 function tempDir(t: { teardown(cleanup: () => void): void }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-snapfile-'));
@@ -73,7 +74,8 @@ t.test('a snapshot that does not read back into its state is never published', a
   const record = { ...sample, status: 'SCHEDULED' as const, meta_data: JSON.parse('{"k2":{"__proto__":false}}') };
   state.scheduled.set(record.transaction_id, record);
   const hash = stateHash(state);
-  t.throws(() => writeSnapshotFile(dir, state, { seq: 11, log_record_key: 11, log_checksum: 'ef', state_hash: hash, created_at: 1 }), SnapshotFileError);
+  const identity = { seq: 11, log_record_key: 11, log_checksum: 'ef', state_hash: hash, created_at: 1 };
+  t.throws(() => writeSnapshotFile(dir, state, identity, undefined, checkReadsBack), SnapshotFileError);
   t.same(fs.readdirSync(dir), [], 'no file left, not even a temp file');
 });
 
