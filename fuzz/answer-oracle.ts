@@ -1,9 +1,11 @@
 // The rules every answer must keep, whatever was sent:
 //   - an answer at all, within the timeout (else a hang, or a dropped connection);
-//   - a 2xx or a 4xx: no 5xx, except the two documented "try again shortly" answers, a 503 with
-//     Retry-After and code QUEUE_BACKPRESSURE (a full mailbox) or SRCH_INDEX_BEHIND (a query that the
-//     index could not catch up for in time), which are counted apart; that the index does catch up in the
-//     end is checked after the run (ledger-checks.ts);
+//   - a 2xx or a 4xx: no 5xx, except the three documented "try again shortly" answers, a 503 with
+//     Retry-After and code QUEUE_BACKPRESSURE (a full mailbox), SRCH_INDEX_BEHIND (a query that the
+//     index could not catch up for in time) or SNAPSHOT_UNAVAILABLE (a snapshot request that waited its
+//     30 s behind snapshot jobs), which are counted apart; that the index does catch up in the end is
+//     checked after the run (ledger-checks.ts), and a snapshot job that fails answers without
+//     Retry-After, so it stays a failure;
 //   - a 4xx carries the error envelope {error, error_detail: {code, message}} (a HEAD answer has no body);
 //   - no body holds a stack trace or a path of the server's files;
 //   - an accepted transaction carries the precise amount its request implied, as a JSON integer.
@@ -43,7 +45,7 @@ export function envelopeCode(text: string): string | undefined {
 }
 
 /** The 5xx codes that say "try again shortly" (with Retry-After) rather than "something broke". */
-export const RETRY_LATER_CODES: readonly string[] = ['QUEUE_BACKPRESSURE', 'SRCH_INDEX_BEHIND'];
+export const RETRY_LATER_CODES: readonly string[] = ['QUEUE_BACKPRESSURE', 'SRCH_INDEX_BEHIND', 'SNAPSHOT_UNAVAILABLE'];
 
 /** True for a 503 an overloaded server may give: a retry-later code, with Retry-After. */
 export function isRetryLater(answer: FuzzAnswer): boolean {

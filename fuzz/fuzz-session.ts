@@ -74,7 +74,7 @@ export class FuzzSession {
   sender: Sender;
   casesRun = 0;
   interrupted = 0;
-  /** 503 answers with a retry-later code (QUEUE_BACKPRESSURE, SRCH_INDEX_BEHIND). */
+  /** 503 answers with a retry-later code (QUEUE_BACKPRESSURE, SRCH_INDEX_BEHIND, SNAPSHOT_UNAVAILABLE). */
   retryLater = 0;
   parserRefused = 0;
   private readonly sequence: CaseSequence;
