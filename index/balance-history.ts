@@ -1,9 +1,9 @@
 // Balances as they stood, read from the index's balance history (index-schema.ts HISTORY_TABLES) instead
 // of a fold of the log. The projector appends a balance's running totals after every event that created
-// or moved it, and its metadata after every event that created it or changed its metadata, each with
-// the event's time and seq; so "as of T" is the last row at or before T in each table (two index seeks),
-// and a window of changes is one range scan. The balance's other fields never change after creation and
-// come from its current row. The answer is the fold's (engine/balance-fold.ts) for every T: the fold
+// or moved it, and its metadata and identity after every event that created it or changed either, each
+// with the event's time and seq; so "as of T" is the last row at or before T in each table (two index
+// seeks) plus the back-dated changes below, and a window of changes is one range scan. The balance's
+// other fields never change after creation and come from its current row. The answer is the fold's (engine/balance-fold.ts) for every T: the fold
 // takes the events decided at or before T, which are exactly the rows at or before T, since event times
 // never decrease along the log, and the postings of later events dated back to T or before, which the
 // back-dated changes table holds apart. A window of changes lists them as recorded: a back-dated change
