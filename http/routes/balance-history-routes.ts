@@ -17,7 +17,8 @@ import type { BalanceRecord } from '../../engine/records.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import { nonNegativeInteger } from '../common-schemas.js';
 import type { FoldAnswer, LedgerCore } from '../ledger-core.js';
-import type { BalanceHistoryPosition, QueryPort, QueryResult } from '../query-port.js';
+import type { BalanceHistoryPosition, QueryPort } from '../query-port.js';
+import { answered } from '../query-answers.js';
 import { respond } from '../respond.js';
 import { parseTimeInput } from '../time-input.js';
 import { validate } from '../validation.js';
@@ -154,11 +155,6 @@ function decodeCursor(cursor: string): BalanceHistoryPosition {
   return { at, seq };
 }
 
-function answered<T>(result: QueryResult<T>): T {
-  if (result.ok) return result.value;
-  const retry = result.code === 'SRCH_INDEX_BEHIND' || result.code === 'SRCH_QUERY_TIMEOUT';
-  throw new ApiError(result.code, result.message, undefined, retry ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) } : undefined);
-}
 
 /** The balance a fold found (undefined: it did not exist yet), or the refusal of a fold over its bound. */
 export function foldedBalance(answer: FoldAnswer): BalanceRecord | undefined {

@@ -22,12 +22,12 @@ import {
   unmatchedView,
   uploadView,
 } from '../../wire/reconciliation-views.js';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
+import { ApiError } from '../api-error.js';
 import { NAME_LENGTH_MAX } from '../common-schemas.js';
 import { fileKind, recordsOfFile, UploadRefusal } from '../external-records-input.js';
 import { BODY_BYTES_MAX } from '../json-body.js';
 import type { LedgerCore } from '../ledger-core.js';
-import type { QueryResult } from '../query-port.js';
+import { answered } from '../query-answers.js';
 import type { ReconciliationPort } from '../reconciliation-port.js';
 import { instantRequestFrom, resultsPageSchema, ruleCommandFrom, startCommandFrom } from '../reconciliation-schemas.js';
 import { accepted, respond } from '../respond.js';
@@ -204,13 +204,6 @@ function instantView(run: ReconciliationRecord, results: RunResults, records: Ex
   };
 }
 
-function answered<T>(result: QueryResult<T>): T {
-  if (result.ok) return result.value;
-  const headers = result.code === 'SRCH_INDEX_BEHIND' || result.code === 'SRCH_QUERY_TIMEOUT'
-    ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) }
-    : undefined;
-  throw new ApiError(result.code, result.message, undefined, headers);
-}
 
 function uploadFailed(message: string, details: Record<string, unknown>): ApiError {
   return new ApiError('RECON_UPLOAD_FAILED', message, details);
