@@ -49,13 +49,8 @@ export function ledgerView(ledger: LedgerRecord): Record<string, unknown> {
   };
 }
 
-/** What balanceView renders: amounts are exact integers in the smallest unit. */
-export const balanceJsonSchema = z.object({
-  balance_id: z.string(),
-  ledger_id: z.string(),
-  identity_id: z.string(),
-  indicator: z.string(),
-  currency: z.string(),
+/** The amounts a balance shows, stored and derived, as exact integers in the smallest unit (amountsView). */
+const amountsJsonShape = {
   balance: z.bigint(),
   credit_balance: z.bigint(),
   debit_balance: z.bigint(),
@@ -63,23 +58,40 @@ export const balanceJsonSchema = z.object({
   inflight_credit_balance: z.bigint(),
   inflight_debit_balance: z.bigint(),
   available_balance: z.bigint(),
+};
+
+/** What balanceView renders. */
+export const balanceJsonSchema = z.object({
+  balance_id: z.string(),
+  ledger_id: z.string(),
+  identity_id: z.string(),
+  indicator: z.string(),
+  currency: z.string(),
+  ...amountsJsonShape,
   version: z.number().int(),
   created_at: timeTextSchema,
   meta_data: metaDataJsonSchema,
 }).meta({ id: 'Balance' });
+
+/** The stored totals and the amounts derived from them, in the order every balance answer shows them. */
+function amountsView(totals: BalanceTotals): Record<string, bigint> {
+  return {
+    balance: balanceAmount(totals),
+    credit_balance: totals.credit_balance,
+    debit_balance: totals.debit_balance,
+    inflight_balance: inflightAmount(totals),
+    inflight_credit_balance: totals.inflight_credit_balance,
+    inflight_debit_balance: totals.inflight_debit_balance,
+    available_balance: availableAmount(totals),
+  };
+}
 
 /** A balance's totals after one change (GET /balances/:id/history). */
 export function balanceChangeView(change: BalanceTotals & { at: number; version: number }): Record<string, unknown> {
   return {
     at: timeText(change.at),
     version: change.version,
-    balance: balanceAmount(change),
-    credit_balance: change.credit_balance,
-    debit_balance: change.debit_balance,
-    inflight_balance: inflightAmount(change),
-    inflight_credit_balance: change.inflight_credit_balance,
-    inflight_debit_balance: change.inflight_debit_balance,
-    available_balance: availableAmount(change),
+    ...amountsView(change),
   };
 }
 
@@ -87,13 +99,7 @@ export function balanceChangeView(change: BalanceTotals & { at: number; version:
 export const balanceChangeJsonSchema = z.object({
   at: timeTextSchema,
   version: z.number().int(),
-  balance: z.bigint(),
-  credit_balance: z.bigint(),
-  debit_balance: z.bigint(),
-  inflight_balance: z.bigint(),
-  inflight_credit_balance: z.bigint(),
-  inflight_debit_balance: z.bigint(),
-  available_balance: z.bigint(),
+  ...amountsJsonShape,
 }).meta({ id: 'BalanceChange' });
 
 export function balanceView(balance: BalanceRecord): Record<string, unknown> {
@@ -103,13 +109,7 @@ export function balanceView(balance: BalanceRecord): Record<string, unknown> {
     identity_id: balance.identity_id,
     indicator: balance.indicator,
     currency: balance.currency,
-    balance: balanceAmount(balance),
-    credit_balance: balance.credit_balance,
-    debit_balance: balance.debit_balance,
-    inflight_balance: inflightAmount(balance),
-    inflight_credit_balance: balance.inflight_credit_balance,
-    inflight_debit_balance: balance.inflight_debit_balance,
-    available_balance: availableAmount(balance),
+    ...amountsView(balance),
     version: balance.version,
     created_at: timeText(balance.created_at),
     meta_data: balance.meta_data,
