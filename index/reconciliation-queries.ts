@@ -38,35 +38,11 @@ const ABOVE_EVERY_AMOUNT = 'q';
 const TIME_MIN = -8.64e15;
 const TIME_MAX = 8.64e15;
 
-interface RawCandidate {
-  probe: number;
-  transaction_id: string;
-  parent_transaction: string;
-  batch_id: string;
-  source: string;
-  destination: string;
-  reference: string;
-  description: string;
-  currency: string;
-  precise_amount: string;
-  precision: string;
-  created_at: number;
-}
+/** A candidate row as SQLite gives it: amounts as sortable text (sortable-amount.ts), with its probe. */
+type RawCandidate = Omit<InternalTransaction, 'precise_amount' | 'precision'> & { probe: number; precise_amount: string; precision: string };
 
-function candidate(raw: RawCandidate): InternalTransaction {
-  return {
-    transaction_id: raw.transaction_id,
-    parent_transaction: raw.parent_transaction,
-    batch_id: raw.batch_id,
-    source: raw.source,
-    destination: raw.destination,
-    reference: raw.reference,
-    description: raw.description,
-    currency: raw.currency,
-    precise_amount: amountFromKey(raw.precise_amount),
-    precision: amountFromKey(raw.precision),
-    created_at: raw.created_at,
-  };
+function candidate({ probe: _probe, precise_amount, precision, ...fields }: RawCandidate): InternalTransaction {
+  return { ...fields, precise_amount: amountFromKey(precise_amount), precision: amountFromKey(precision) };
 }
 
 async function bounded(reader: SqliteConnection, sql: string, params: Array<string | number>, rowsMax: number): Promise<BoundedRows> {
