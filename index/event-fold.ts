@@ -7,7 +7,7 @@
 import type { LedgerEvent, MetadataPatch, Posting } from '../engine/events.js';
 import { applyPosting } from '../engine/ledger-state.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
-import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
+import type { BalanceRecord, BalanceTotals, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 import type { ExternalRecordsChunk, ReconciliationRecord, ReconciliationResultsChunk } from '../engine/reconciliation-records.js';
 import { chunkRows } from './reconciliation-tables.js';
 
@@ -96,12 +96,7 @@ export interface EventProgress {
  * totals per amount. The balance history keeps them apart, since they count for "as of" times between
  * their effective time and their event's time.
  */
-export interface BackdatedChange {
-  credit_balance: bigint;
-  debit_balance: bigint;
-  inflight_credit_balance: bigint;
-  inflight_debit_balance: bigint;
-}
+export type BackdatedChange = BalanceTotals;
 
 export function newEventProgress(): EventProgress {
   return { created: new Set(), moved: new Set(), metadata: new Set(), backdated: new Map() };

@@ -9,6 +9,7 @@ import {
   balanceAmount,
   inflightAmount,
   type BalanceRecord,
+  type BalanceTotals,
   type IdentityRecord,
   type LedgerRecord,
   type MetaData,
@@ -139,13 +140,7 @@ export function backdatedRow(key: number, at: number, seq: number, effectiveAt: 
 }
 
 /** The amounts of a balance_changes row. */
-export interface BalanceAmounts {
-  version: number;
-  credit_balance: bigint;
-  debit_balance: bigint;
-  inflight_credit_balance: bigint;
-  inflight_debit_balance: bigint;
-}
+export type BalanceAmounts = BalanceTotals & { version: number };
 
 export function balanceAmountsFromRow(row: SelectedRow): BalanceAmounts {
   return {
