@@ -131,9 +131,20 @@ export function vocabularyTable(collection: Collection): string {
   return `temp.${collection}_vocabulary`;
 }
 
+/**
+ * A reader's count of the records each term is in (fts5vocab, one row per term): the number of records
+ * one word matches, read from that word's list alone (no match cursor stepping over every record).
+ */
+export function termRecordsTable(collection: Collection): string {
+  return `temp.${collection}_term_records`;
+}
+
 /** Creates the vocabulary views on a connection (temporary: they belong to that connection alone). */
 export function vocabularySql(): string {
-  return script(COLLECTIONS.map((collection) => `CREATE VIRTUAL TABLE ${vocabularyTable(collection)} USING fts5vocab(main, ${ftsTable(collection)}, 'instance')`));
+  return script(COLLECTIONS.flatMap((collection) => [
+    `CREATE VIRTUAL TABLE ${vocabularyTable(collection)} USING fts5vocab(main, ${ftsTable(collection)}, 'instance')`,
+    `CREATE VIRTUAL TABLE ${termRecordsTable(collection)} USING fts5vocab(main, ${ftsTable(collection)}, 'row')`,
+  ]));
 }
 
 /**

@@ -35,6 +35,8 @@ export interface SearchPlan {
    */
   prefixWord?: string;
   exactMatch?: string;
+  /** Set when `prefixWord` is the only word: then the records the exact match finds can be counted in the vocabulary. */
+  onlyWord?: boolean;
   /**
    * The filter clauses an index answers directly (`=` or a list on a field an index leads with), joined
    * with AND: when they hold few rows, those rows are checked against the words one by one instead of
@@ -100,16 +102,16 @@ const PLAIN_TOKEN = /^[A-Za-z0-9_-]+$/;
  * split at whitespace and at control characters: the tokenizer separates at those too, and FTS5 reads
  * a NUL inside a phrase as the end of the query text (a syntax error).
  */
-export function matchExpression(q: string): Compiled<Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord'> | undefined> {
+export function matchExpression(q: string): Compiled<Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> | undefined> {
   const words = q.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
   if (words.length === 0) return { ok: true, value: undefined };
   if (words.length > SEARCH_TERMS_MAX) return fail(`q has more than ${SEARCH_TERMS_MAX} words`);
   const phrases = words.map((word) => '"' + word.replaceAll('"', '""') + '"');
   const exact = phrases.join(' AND ');
   phrases[phrases.length - 1] += '*';
-  const terms: Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord'> = { match: phrases.join(' AND ') };
+  const terms: Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> = { match: phrases.join(' AND ') };
   const last = words[words.length - 1] as string;
-  if (PLAIN_TOKEN.test(last)) Object.assign(terms, { exactMatch: exact, prefixWord: last.toLowerCase() });
+  if (PLAIN_TOKEN.test(last)) Object.assign(terms, { exactMatch: exact, prefixWord: last.toLowerCase(), onlyWord: words.length === 1 });
   return { ok: true, value: terms };
 }
 

