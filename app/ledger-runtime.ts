@@ -16,7 +16,7 @@ import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
 import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
-import { loadNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
+import { useNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
 import {
   SnapshotError,
   SnapshotService,
@@ -24,7 +24,7 @@ import {
   type SnapshotLogger,
   type SnapshotSchedule,
 } from './snapshot-service.js';
-import { restoreState } from '../snapshots/state-restore.js';
+import { restoreVerified } from '../snapshots/state-restore.js';
 import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
@@ -167,7 +167,9 @@ export class LedgerRuntime implements LedgerCore {
       snapshotSeq: 0, skippedSnapshots: 0, snapshotMilliseconds: 0, replayMilliseconds: 0, replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0,
     };
     const snapshotStarted = performance.now();
-    const loaded = loadNewestSnapshot({
+    // A snapshot that does not restore into the state it records is passed over; the runtime it was
+    // restored into is dropped unstarted and the next older one is tried in a fresh one.
+    const restored = useNewestSnapshot({
       dir: snapshotDirectoryIn(options.dataDir),
       log,
       logEndSeq: log.appendedSeq,
@@ -175,9 +177,12 @@ export class LedgerRuntime implements LedgerCore {
         report.skippedSnapshots += 1;
         options.logger?.warn({ file, reason }, 'snapshot skipped; trying the next older one');
       },
+    }, (loaded) => {
+      const candidate = new LedgerRuntime(log, store, options, report);
+      candidate.loadSnapshot(loaded);
+      return candidate;
     });
-    const runtime = new LedgerRuntime(log, store, options, report);
-    if (loaded) runtime.loadSnapshot(loaded);
+    const runtime = restored?.used ?? new LedgerRuntime(log, store, options, report);
     const replayStarted = performance.now();
     report.snapshotMilliseconds = replayStarted - snapshotStarted;
     report.replayedEvents = runtime.replay(report.snapshotSeq);
@@ -275,11 +280,14 @@ export class LedgerRuntime implements LedgerCore {
     await this.hooks.close();
   }
 
-  /** Puts a snapshot's state into the (still empty) engine; the lookups already hold its records. */
+  /**
+   * Puts a snapshot's state into the (still empty) engine; the lookups already hold its records. A
+   * SnapshotFileError says it did not restore into the state its header records (restoreVerified).
+   */
   private loadSnapshot(loaded: LoadedSnapshot): void {
     this.store.setMuted(true);
     try {
-      restoreState(this.engine.state, loaded.contents);
+      restoreVerified(this.engine.state, loaded.contents);
     } finally {
       this.store.setMuted(false);
     }

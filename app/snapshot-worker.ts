@@ -1,4 +1,5 @@
-// One snapshot job, in a worker thread: load the newest snapshot, replay the durable log after it up to
+// One snapshot job, in a worker thread: load the newest snapshot (verified: it must restore into the
+// state its header records), replay the durable log after it up to
 // the target seq with the engine's own applyEvent, write the new snapshot (hash, encode, write, fsync),
 // prune old ones, report, and exit. The state copy exists only while the job runs: between snapshots the
 // server holds the only copy of its state and pays nothing per request for snapshotting. All the heavy
@@ -14,7 +15,7 @@ import { CrashPoints } from '../snapshots/crash-points.js';
 import { LogReader } from '../wal/log-reader.js';
 import { pruneSnapshots, removeTempFiles, snapshotDirectoryIn, writeSnapshotFile } from '../snapshots/snapshot-directory.js';
 import { BODY_OFFSET, readHeader } from '../snapshots/snapshot-file.js';
-import { loadNewestSnapshot } from '../snapshots/snapshot-loader.js';
+import { useNewestSnapshot } from '../snapshots/snapshot-loader.js';
 import type { SnapshotInfo, ToMain, WorkerConfig } from './snapshot-messages.js';
 import { checkReadsBack, StateReplica } from './state-replica.js';
 
@@ -51,17 +52,19 @@ function run(): void {
   const reader = LogReader.open(config.dataDir);
   try {
     removeTempFiles(dir);
-    const loaded = loadNewestSnapshot({
+    // The newest snapshot that restores into the state it records; one at or past the target is the answer.
+    const newest = useNewestSnapshot({
       dir,
       log: reader,
       logEndSeq: config.targetSeq,
       onSkip: ({ file, reason }) => log('warn', 'snapshot skipped; trying the next older one', { file, reason }),
-    });
-    if (loaded && loaded.contents.header.seq >= config.targetSeq) {
-      send({ type: 'written', info: infoOf(loaded.file, false) });
+    }, (loaded) => (loaded.contents.header.seq >= config.targetSeq ? undefined : StateReplica.from(loaded)));
+    if (newest && newest.used === undefined) {
+      send({ type: 'written', info: infoOf(newest.loaded.file, false) });
       return;
     }
-    const replica = StateReplica.from(loaded);
+    const loaded = newest?.loaded;
+    const replica = newest?.used ?? StateReplica.from(undefined);
     replica.catchUp(reader, config.targetSeq);
     if (replica.appliedSeq === 0 || (loaded && replica.appliedSeq <= loaded.contents.header.seq)) {
       if (loaded) send({ type: 'written', info: infoOf(loaded.file, false) });

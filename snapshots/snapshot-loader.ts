@@ -34,8 +34,12 @@ export interface ChooseOptions {
   onSkip?(skipped: SkippedSnapshot): void;
 }
 
-/** The newest usable snapshot, read and checked, or undefined when there is none. */
-export function loadNewestSnapshot(options: ChooseOptions): LoadedSnapshot | undefined {
+/**
+ * The newest usable snapshot, read, checked and handed to `use` (which restores it), with what `use`
+ * returned; undefined when there is none. A snapshot whose use throws a SnapshotFileError (it restores
+ * into a state other than the one its header records) is passed over like one that fails its checks.
+ */
+export function useNewestSnapshot<T>(options: ChooseOptions, use: (loaded: LoadedSnapshot) => T): { loaded: LoadedSnapshot; used: T } | undefined {
   for (const entry of listSnapshots(options.dir)) {
     if (options.seqMax !== undefined && entry.seq > options.seqMax) continue;
     const reason = whyNotUsable(entry.file, options);
@@ -44,7 +48,8 @@ export function loadNewestSnapshot(options: ChooseOptions): LoadedSnapshot | und
       continue;
     }
     try {
-      return { file: entry.file, contents: readSnapshot(entry.file) };
+      const loaded = { file: entry.file, contents: readSnapshot(entry.file) };
+      return { loaded, used: use(loaded) };
     } catch (error) {
       if (!(error instanceof SnapshotFileError)) throw error;
       options.onSkip?.({ file: entry.file, reason: error.message });

@@ -3,6 +3,7 @@
 // line saying why) for the next older one; a snapshot ahead of a cut-short log is passed over too; a
 // damaged log record that start-up has to read stops it, naming the record; verify agrees on each case.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import t from 'tap';
 import { CorruptRecordError } from '../wal/log-record-codec.js';
@@ -91,11 +92,33 @@ t.test('start-up = newest snapshot + the log after it, and equals a full replay'
   t.equal(report.snapshots.filter((check) => check.ok).length, 2);
 });
 
-for (const damage of ['flip', 'truncate'] as const) {
-  t.test(`a ${damage === 'flip' ? 'corrupt' : 'torn'} newest snapshot is skipped for the next older one`, async (t) => {
+/**
+ * Gives the snapshot's header another state hash (checksum made good): the file then restores, without
+ * a decoding error, into a state other than the one it records, which is what a misread restore looks like.
+ */
+function recordOtherStateHash(file: string): void {
+  const bytes = fs.readFileSync(file);
+  const length = bytes.readUInt32LE(8);
+  const header = JSON.parse(bytes.subarray(12, 12 + length).toString('utf8'));
+  header.state_hash = createHash('sha256').update('another state').digest('hex');
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  bytes.fill(0, 8, 4096);
+  bytes.writeUInt32LE(json.length, 8);
+  json.copy(bytes, 12);
+  createHash('sha256').update(bytes.subarray(0, 4096)).digest().copy(bytes, 4096);
+  fs.writeFileSync(file, bytes);
+}
+
+const DAMAGE_NAMES = { flip: 'corrupt', truncate: 'torn', misread: 'misread' } as const;
+const DAMAGE_REASONS = { flip: /is corrupt: body checksum mismatch/, truncate: /is torn/, misread: /is corrupt: it restores into a state hashing to [0-9a-f]{64}, not the/ };
+
+for (const damage of ['flip', 'truncate', 'misread'] as const) {
+  t.test(`a ${DAMAGE_NAMES[damage]} newest snapshot is skipped for the next older one`, async (t) => {
     const prepared = await prepare(t);
     const newest = listSnapshots(snapshotDirectoryIn(prepared.dataDir))[0]?.file as string;
-    if (damage === 'flip') {
+    if (damage === 'misread') {
+      recordOtherStateHash(newest);
+    } else if (damage === 'flip') {
       const bytes = fs.readFileSync(newest);
       const at = Math.floor(bytes.length * 0.7);
       bytes[at] = (bytes[at] as number) ^ 1;
@@ -110,7 +133,7 @@ for (const damage of ['flip', 'truncate'] as const) {
     t.equal(stateHash(server.runtime.engine.state), prepared.hash, 'same state all the same');
     await server.stop();
     t.equal(log.warnings.length, 1);
-    t.match(log.warnings[0]?.fields.reason, damage === 'flip' ? /is corrupt: body checksum mismatch/ : /is torn/);
+    t.match(log.warnings[0]?.fields.reason, DAMAGE_REASONS[damage]);
     t.equal(log.warnings[0]?.fields.file, newest);
     const report = verifyDataDir({ dataDir: prepared.dataDir });
     t.notOk(report.ok);
@@ -120,6 +143,20 @@ for (const damage of ['flip', 'truncate'] as const) {
     t.equal(report.stateHash, prepared.hash);
   });
 }
+
+t.test('a snapshot job passes over a newest snapshot that restores into another state', async (t) => {
+  const prepared = await prepare(t);
+  const newest = listSnapshots(snapshotDirectoryIn(prepared.dataDir))[0]?.file as string;
+  const log = capture();
+  const server = await startTestServer({ dataDir: prepared.dataDir, snapshots: SCHEDULE, logger: log.logger });
+  recordOtherStateHash(newest); // after start-up: the job is the first to restore it
+  await transfers(server, 3, 50);
+  const written = await server.runtime.snapshotNow();
+  t.equal(written.seq, server.runtime.log.appendedSeq, 'written at the log end');
+  t.equal(written.state_hash, stateHash(server.runtime.engine.state), 'from the older snapshot and the log after it');
+  t.same(log.warnings.map((warning) => [warning.fields.file, String(warning.fields.reason).includes('restores into a state hashing to')]), [[newest, true]]);
+  await server.stop();
+});
 
 for (const damage of ['flip', 'truncate'] as const) {
   t.test(`a ${damage === 'flip' ? 'corrupt' : 'cut-off'} record at the log's tail stops start-up, naming it`, async (t) => {
