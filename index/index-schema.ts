@@ -15,7 +15,7 @@
 import { RECONCILIATION_TABLES_SQL } from './reconciliation-tables.js';
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
@@ -126,6 +126,22 @@ export function ftsTable(collection: Collection): string {
   return `${collection}_fts`;
 }
 
+/** `index_state` key of a number drawn when the file is made: tells one index file from another at the same path. */
+export const INDEX_ID_KEY = 'index_id';
+
+/**
+ * `index_state` key of the number of times a collection's searched text was changed or deleted (the
+ * full-text triggers count them). While it stands still, the records that matched some words still
+ * match them, and only records added since can add matches (search-executor.ts counts those alone).
+ */
+export function textChangesKey(collection: Collection): string {
+  return `text_changes:${collection}`;
+}
+
+function countTextChange(collection: Collection): string {
+  return `UPDATE index_state SET value = value + 1 WHERE key = '${textChangesKey(collection)}';`;
+}
+
 /** A reader's view of the terms in a collection's full-text index (fts5vocab, one row per instance). */
 export function vocabularyTable(collection: Collection): string {
   return `temp.${collection}_vocabulary`;
@@ -203,11 +219,14 @@ function fullTextSql(layout: TableLayout, fill: string[]): string[] {
        INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues}); END`,
     // Only a change to searched text touches the full-text index: balance amounts and transaction
     // statuses change all the time and must not pay for it.
+    // Each also counts the change (textChangesKey): a count of matches taken before it no longer holds.
     `CREATE TRIGGER ${name}_fts_update AFTER UPDATE OF ${searchList} ON ${name} WHEN ${changed} BEGIN
        INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues});
-       INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues}); END`,
+       INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues});
+       ${countTextChange(name)} END`,
     `CREATE TRIGGER ${name}_fts_delete AFTER DELETE ON ${name} BEGIN
-       INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues}); END`,
+       INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues});
+       ${countTextChange(name)} END`,
   ];
 }
 
@@ -295,7 +314,8 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
   const deferred = options.deferred === true;
   return [
     'CREATE TABLE index_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);',
-    `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0);`,
+    `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0),
+       ('${INDEX_ID_KEY}', abs(random()) % 9007199254740991), ${COLLECTIONS.map((collection) => `('${textChangesKey(collection)}', 0)`).join(', ')};`,
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
     RECONCILIATION_TABLES_SQL,
     script(historyTablesSql()),
