@@ -15,7 +15,7 @@
 import { RECONCILIATION_TABLES_SQL } from './reconciliation-tables.js';
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
@@ -243,8 +243,8 @@ function ftsShadowTables(collection: Collection): string[] {
 /**
  * Balance history, appended in log order (rowid order is log order) and found through indexes on
  * (balance, time, seq): "as of T" is a seek to the last entry at or before T plus a short range of the
- * back-dated changes recorded after T, a window of changes one range scan. Running totals are sortable
- * text like the balances' own; `at` is the event's time. `balance_backdated_changes` holds what postings
+ * back-dated changes recorded after T, a window of changes one range scan. Running totals are integers
+ * (decimal text beyond 2^53; record-rows.ts historyAmount); `at` is the event's time. `balance_backdated_changes` holds what postings
  * dated before their event (`effective_at`) moved, as signed decimal text: they count for the times
  * between their effective time and their event (docs/decisions-query.md).
  */
@@ -265,7 +265,8 @@ function historyTablesSql(): string[] {
   const amounts = (type: string): string =>
     `credit_balance ${type} NOT NULL, debit_balance ${type} NOT NULL, inflight_credit_balance ${type} NOT NULL, inflight_debit_balance ${type} NOT NULL`;
   return [
-    `CREATE TABLE ${HISTORY_TABLES.amounts} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL, ${amounts('TEXT')})`,
+    // No type on the running totals: a safe integer stays an integer, a larger amount its decimal text.
+    `CREATE TABLE ${HISTORY_TABLES.amounts} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL, ${amounts('')})`,
     `CREATE TABLE ${HISTORY_TABLES.metadata} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, identity_id TEXT NOT NULL, meta_data TEXT NOT NULL, extra TEXT)`,
     `CREATE TABLE ${HISTORY_TABLES.backdated} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, effective_at INTEGER NOT NULL, ${amounts('TEXT')})`,
   ];

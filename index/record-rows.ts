@@ -112,13 +112,26 @@ export function balanceFromRow(row: SelectedRow): BalanceRecord {
 
 // ---- balance history ----
 
-/** A balance's running totals after one event, in the column order of HISTORY_AMOUNT_COLUMNS. */
+/**
+ * A balance's running totals after one event, in the column order of HISTORY_AMOUNT_COLUMNS. Nothing
+ * sorts or compares these amounts, so they are stored as they are (historyAmount), not as sortable keys.
+ */
 export function balanceAmountsRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
   return [
-    key, at, seq, balance.version, amountKey(balance.credit_balance), amountKey(balance.debit_balance),
-    amountKey(balance.inflight_credit_balance), amountKey(balance.inflight_debit_balance),
+    key, at, seq, balance.version, historyAmount(balance.credit_balance), historyAmount(balance.debit_balance),
+    historyAmount(balance.inflight_credit_balance), historyAmount(balance.inflight_debit_balance),
   ];
 }
+
+/**
+ * An amount of the balance history: a number when it is a safe integer (nearly always; stored by SQLite
+ * as an integer of a few bytes, and cheaper to write than text), its decimal text beyond. Either reads
+ * back exactly with BigInt().
+ */
+function historyAmount(value: bigint): number | string {
+  return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value.toString();
+}
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** A balance's metadata and identity after one event, in the column order of HISTORY_META_COLUMNS. */
 export function balanceMetaRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
@@ -145,11 +158,17 @@ export type BalanceAmounts = BalanceTotals & { version: number };
 export function balanceAmountsFromRow(row: SelectedRow): BalanceAmounts {
   return {
     version: integer(row.version),
-    credit_balance: amountFromKey(text(row.credit_balance)),
-    debit_balance: amountFromKey(text(row.debit_balance)),
-    inflight_credit_balance: amountFromKey(text(row.inflight_credit_balance)),
-    inflight_debit_balance: amountFromKey(text(row.inflight_debit_balance)),
+    credit_balance: historyAmountFrom(row.credit_balance),
+    debit_balance: historyAmountFrom(row.debit_balance),
+    inflight_credit_balance: historyAmountFrom(row.inflight_credit_balance),
+    inflight_debit_balance: historyAmountFrom(row.inflight_debit_balance),
   };
+}
+
+function historyAmountFrom(value: SqlValue | undefined): bigint {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
+  throw new Error(`a balance history amount in the index reads ${String(value)}`);
 }
 
 /** The metadata of a balance_meta_changes row. */

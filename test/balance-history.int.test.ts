@@ -108,6 +108,35 @@ t.test('the balance as of a moment, and its changes page by page', async (t) => 
   });
 });
 
+t.test('amounts past 2^53 and below zero come back exact from the history', async (t) => {
+  const server = await openServer(t);
+  const balance = await createBalance(server);
+  const id = balance.balance_id as string;
+  const huge = '1000000000000000000000000000007';
+  const first = await server.request('POST', '/transactions', {
+    currency: 'USD', source: '@world', destination: id, precise_amount: huge, allow_overdraft: true, skip_queue: true,
+  });
+  t.equal(first.status, 201);
+  await transfer(server, id, '@world', 0, { precise_amount: '9007199254740993' }); // past the largest safe integer
+  await transfer(server, id, '@world', 10, { inflight: true });
+  const events: LedgerEvent[] = [...server.runtime.log.read(1)].map((logged) => logged.event);
+  const history = await allPages(server, `/balances/${id}/history`);
+  t.equal(history.changes.length, 4);
+  const now = (await server.request('GET', `/balances/${id}`)).body;
+  const last = history.changes[3]!;
+  for (const field of ['balance', 'credit_balance', 'debit_balance', 'inflight_debit_balance', 'available_balance']) {
+    t.equal(String(last[field]), String(now[field]), `${field} ${String(now[field])}`);
+  }
+  const world = (await server.request('GET', '/balances/indicator/@world/currency/USD')).body;
+  const worldHistory = await allPages(server, `/balances/${world.balance_id}/history`);
+  t.equal(String(worldHistory.changes.at(-1)!.balance), String(world.balance), `@world below zero: ${String(world.balance)}`);
+  for (const change of history.changes) {
+    const expected = foldBalance(id, events, Date.parse(change.at as string));
+    const response = await server.request('GET', `/balances/${id}/at?timestamp=${encodeURIComponent(change.at as string)}`);
+    if (toJsonText(response.body.balance) !== toJsonText(balanceView(expected!))) t.fail(`at ${change.at as string}: ${JSON.stringify(response.body)}`);
+  }
+});
+
 t.test('without the index, /at folds the log and history is not served', async (t) => {
   const server = await openServer(t, { index: false });
   const balance = await createBalance(server);
