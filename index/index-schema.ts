@@ -244,9 +244,10 @@ function ftsShadowTables(collection: Collection): string[] {
  * Balance history, appended in log order (rowid order is log order) and found through indexes on
  * (balance, time, seq): "as of T" is a seek to the last entry at or before T plus a short range of the
  * back-dated changes recorded after T, a window of changes one range scan. Running totals are integers
- * (decimal text beyond 2^53; record-rows.ts historyAmount); `at` is the event's time. `balance_backdated_changes` holds what postings
- * dated before their event (`effective_at`) moved, as signed decimal text: they count for the times
- * between their effective time and their event (docs/decisions-query.md).
+ * (decimal text beyond 2^53; record-rows.ts historyAmount); `at` is the event's time.
+ * `balance_backdated_changes` holds what postings dated before their event (`effective_at`) moved, as
+ * signed decimal text: they count for the times between their effective time and their event
+ * (docs/decisions-query.md).
  */
 export const HISTORY_TABLES = {
   amounts: 'balance_changes',
