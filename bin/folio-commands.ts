@@ -77,16 +77,31 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    if (code >= 0) exitWhenWritten(code);
   },
   (error: unknown) => {
     const message = error instanceof ConfigError || isOperatorError(error)
       ? operatorMessage(error as Error, process.argv[2])
       : (error as Error).stack ?? String(error);
     process.stderr.write(`folio: ${message}\n`);
-    process.exit(1);
+    exitWhenWritten(1);
   },
 );
+
+/**
+ * Exits once everything written to stdout and stderr has left the process. Writes to a pipe are
+ * asynchronous, and process.exit() drops what is still queued: `folio verify` read through a pipe lost
+ * its last lines, the verdict among them, once its report passed a few tens of kilobytes.
+ */
+function exitWhenWritten(code: number): void {
+  let open = 2;
+  const done = (): void => {
+    open -= 1;
+    if (open === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
 
 /** Failures an operator acts on: a damaged log or snapshot, a refused restore or backup. No stack trace. */
 function isOperatorError(error: unknown): boolean {

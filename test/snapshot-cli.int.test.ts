@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { flipRecordByte, recordKeys } from './helpers/log-surgery.js';
-import { sendRequest, tempDataDir } from './helpers/test-server.js';
+import { sendRequest, startTestServer, tempDataDir } from './helpers/test-server.js';
+import { ok, transfer as transferCommand } from './helpers/engine-rig.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bin/folio.js');
 const SECRET = 's3cret-master-key-0123456789abcdefghij';
@@ -133,4 +134,19 @@ t.test('a damaged log: verify names the record and exits 1; serve will not start
   const serve = await folio(['serve'], { FOLIO_DATA_DIR: dataDir, FOLIO_PORT: '0' });
   t.equal(serve.code, 1);
   t.match(serve.stderr, `start-up stopped: log record ${broken} is corrupt`);
+});
+
+t.test('folio verify read through a pipe ends with its verdict, however long its report', async (t) => {
+  const dataDir = tempDataDir('folio-cli-long');
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startTestServer({ dataDir, index: false });
+  // One zero-sum line per currency: a report of a few hundred kilobytes, far past a pipe's buffer.
+  for (let index = 0; index < 3_000; index += 1) {
+    ok(server.runtime.engine.createTransaction(transferCommand({ source: '@world', destination: '@long', currency: `CUR${index}`, allow_overdraft: true })));
+  }
+  await server.stop();
+  const verified = await folio(['verify', '--data', dataDir]);
+  t.equal(verified.code, 0);
+  t.ok(verified.stdout.length > 100_000, `${verified.stdout.length} bytes of report`);
+  t.match(verified.stdout.trimEnd().split('\n').at(-1), /^verify: OK/, 'the last line is the verdict');
 });
