@@ -2,7 +2,8 @@
 // each can be looked for: a 2xx for a write means its log record was on disk, so losing it is a bug.
 // Transactions keep the precise amount they were acknowledged with, to compare digit for digit.
 // Deletions and revocations are remembered too (a deleted identity must stay deleted); an id whose
-// delete got no answer (the server was killed meanwhile) is uncertain and not checked.
+// delete got no answer (the server was killed meanwhile), or was refused when sent again after a
+// connection reset, is uncertain and not checked.
 //
 // `learnFromAnswer` reads each successful answer once: it records the write here and feeds the id pools
 // that later requests draw from.
@@ -72,11 +73,10 @@ function text(value: unknown): string | undefined {
 /** Records what a successful answer acknowledged, and feeds the pools. */
 export function learnFromAnswer(sent: SentCase, answer: FuzzAnswer, pools: IdPools, writes: AcknowledgedWrites): void {
   const key = effectiveRoute(sent);
-  if (answer.kind === 'no-answer') {
-    if (key.startsWith('DELETE ')) writes.uncertain.add(sent.params[0] ?? '');
-    return;
-  }
-  if (answer.status < 200 || answer.status >= 300) return;
+  const succeeded = answer.kind === 'answer' && answer.status >= 200 && answer.status < 300;
+  // A delete without an answer, or refused when sent again after a reset, may have been carried out.
+  if (key.startsWith('DELETE ') && !succeeded && (answer.kind === 'no-answer' || answer.resent)) writes.uncertain.add(sent.params[0] ?? '');
+  if (answer.kind === 'no-answer' || !succeeded) return;
   const body = answer.status === 204 ? undefined : parsed(answer.text);
   if (body && body.dry_run === true) return;
   LEARNERS[key]?.({ sent, body, answerText: answer.text, pools, writes });

@@ -17,9 +17,14 @@ export interface FuzzRequest {
   ownConnection?: boolean;
 }
 
+/**
+ * `resent`: the answer is to a second sending of the request, after the first met a kept-alive connection
+ * reset before any answer (see createSender). The first may still have reached the server and done its
+ * work, so a refusal of the second (a delete answered 404) does not say the first did nothing.
+ */
 export type FuzzAnswer =
-  | { kind: 'answer'; status: number; headers: http.IncomingHttpHeaders; text: string; ms: number }
-  | { kind: 'no-answer'; error: string; timedOut: boolean; ms: number; staleConnection?: boolean };
+  | { kind: 'answer'; status: number; headers: http.IncomingHttpHeaders; text: string; ms: number; resent?: boolean }
+  | { kind: 'no-answer'; error: string; timedOut: boolean; ms: number; staleConnection?: boolean; resent?: boolean };
 
 /**
  * Answer bytes kept by default; the rest is read and dropped. Whole pages must fit: 100 records with
@@ -46,9 +51,11 @@ export function createSender(baseUrl: string, options: SenderOptions): Sender {
   return {
     send: async (request) => {
       const answer = await sendOne(url, request.ownConnection ? false : agent, request, options.timeoutMs, kept);
-      // A kept-alive connection the server closed as idle just as this request went out: the request never
-      // reached it (Node's documented race, see request.reusedSocket). Sent again on a new connection.
-      if (answer.kind === 'no-answer' && answer.staleConnection) return sendOne(url, false, request, options.timeoutMs, kept);
+      // A kept-alive connection reset before any answer, most often one the server closed as idle just as
+      // this request went out (Node's documented race, see request.reusedSocket). Sent again on a new
+      // connection, and marked as resent: a reset is no proof that the first sending did nothing (a long
+      // run met a delete carried out whose second sending was answered 404).
+      if (answer.kind === 'no-answer' && answer.staleConnection) return { ...(await sendOne(url, false, request, options.timeoutMs, kept)), resent: true };
       return answer;
     },
     close: () => agent.destroy(),

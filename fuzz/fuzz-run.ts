@@ -178,7 +178,7 @@ function finish(session: FuzzSession, options: RunArguments, problems: string[],
     '',
     `seed ${options.seed}: ${session.casesRun} requests, ${seconds.toFixed(1)} s in all, concurrency ${options.concurrency}`,
     `answers by status and code:\n  ${session.statusLines().join('\n  ')}`,
-    `interrupted by the SIGKILL: ${session.interrupted}; 503 retry later (QUEUE_BACKPRESSURE, SRCH_INDEX_BEHIND, SNAPSHOT_UNAVAILABLE): ${session.retryLater}; refused by Node's HTTP parser: ${session.parserRefused}`,
+    `interrupted by the SIGKILL: ${session.interrupted}; 503 retry later (QUEUE_BACKPRESSURE, SRCH_INDEX_BEHIND, SNAPSHOT_UNAVAILABLE): ${session.retryLater}; refused by Node's HTTP parser: ${session.parserRefused}; sent again after a connection reset: ${session.resent}`,
     `acknowledged writes: ${session.writes.size} (transactions ${session.writes.transactions.size}, bulk items ${session.writes.bulkReferences.size})`,
     `failures: ${session.failureCount} in ${session.failures.size} groups`,
   ];

@@ -77,6 +77,8 @@ export class FuzzSession {
   /** 503 answers with a retry-later code (QUEUE_BACKPRESSURE, SRCH_INDEX_BEHIND, SNAPSHOT_UNAVAILABLE). */
   retryLater = 0;
   parserRefused = 0;
+  /** Requests sent a second time after a kept-alive connection was reset before any answer. */
+  resent = 0;
   private readonly sequence: CaseSequence;
   private gate: Promise<void> | undefined;
   private outage = false;
@@ -127,6 +129,7 @@ export class FuzzSession {
       if (this.inFlight === 0) this.drained?.();
     }
     this.casesRun += 1;
+    if (answer.resent) this.resent += 1;
     if (answer.kind === 'no-answer' && this.outage) {
       this.interrupted += 1;
       learnFromAnswer(sent, answer, this.pools, this.writes);

@@ -2,12 +2,15 @@
 // that schema (so the fuzzer reaches the code behind validation, and a schema change the generator cannot
 // follow shows up here); the declared stand-in schemas give bodies the routes' real validators accept;
 // mutations change what they say; every tree is written as JSON text a parser reads; the case sequence
-// replays from its seed; and the implied-amount oracle does exact decimal arithmetic.
+// replays from its seed; the implied-amount oracle does exact decimal arithmetic; and a delete whose
+// outcome is unknown is not held against the server.
 
 import fc from 'fast-check';
 import t from 'tap';
+import { AcknowledgedWrites, learnFromAnswer } from '../fuzz/acknowledged-writes.js';
 import { applyMutation, type Mutation } from '../fuzz/body-mutation.js';
-import { CaseSequence, caseRequest } from '../fuzz/fuzz-case.js';
+import { CaseSequence, caseRequest, type SentCase } from '../fuzz/fuzz-case.js';
+import type { FuzzAnswer } from '../fuzz/fuzz-request.js';
 import { FuzzObject, fuzzJsonText, kindOf, RawNumber, type FuzzJson } from '../fuzz/fuzz-json.js';
 import { hostileValue } from '../fuzz/hostile-values.js';
 import { impliedPreciseAmount } from '../fuzz/exact-amounts.js';
@@ -102,4 +105,21 @@ t.test('the implied precise amount is exact decimal arithmetic', async (t) => {
   t.equal(impliedPreciseAmount(body(['precise_amount', 5], ['precise_amount', 7])), 7n, 'the last of a repeated key');
   t.equal(impliedPreciseAmount(body(['precise_amount', '1.5'])), undefined);
   t.equal(impliedPreciseAmount(body(['amount', 1e300])), undefined, 'past any sensible exponent');
+});
+
+t.test('a delete refused when sent again after a connection reset is uncertain, not undone', async (t) => {
+  const deleteOf = (id: string): SentCase => ({
+    request: { method: 'DELETE', path: `/identities/${id}`, headers: {} }, routeKey: 'DELETE /identities/:id', params: [id], body: undefined, bodyDescription: '',
+  });
+  const answer = (status: number, resent?: boolean): FuzzAnswer => ({ kind: 'answer', status, headers: {}, text: '{}', ms: 1, ...(resent ? { resent } : {}) });
+  const writes = new AcknowledgedWrites();
+  const pools = new IdPools();
+  for (const id of ['idt_a', 'idt_b', 'idt_c', 'idt_d']) writes.markPresent(writes.identities, id);
+  learnFromAnswer(deleteOf('idt_a'), answer(404, true), pools, writes);
+  learnFromAnswer(deleteOf('idt_b'), answer(404), pools, writes);
+  learnFromAnswer(deleteOf('idt_c'), answer(200, true), pools, writes);
+  learnFromAnswer(deleteOf('idt_d'), { kind: 'no-answer', error: 'timeout', timedOut: true, ms: 1 }, pools, writes);
+  t.same([...writes.uncertain].sort(), ['idt_a', 'idt_d'], 'refused after a reset, or never answered: either outcome is right');
+  t.equal(writes.identities.get('idt_b'), 'present', 'refused outright: it was not deleted');
+  t.equal(writes.identities.get('idt_c'), 'deleted', 'acknowledged, even when sent twice');
 });
