@@ -4,7 +4,8 @@
 // seeded random ledger (words that are prefixes of others, busy and quiet balances, statuses, amounts,
 // times), every random search is answered by runSearch and by the plain reading of the request (the
 // prefix expression, the filters, the order; ranked when the words match few records) written as one
-// SQL query per answer: `found` and the page's rows must be the same.
+// SQL query per answer: `found` and the page's rows must be the same. A single common word, whose count
+// is read from the vocabulary and then kept, is checked against the match's own count as the index changes.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -168,10 +169,7 @@ for (const seed of seedsToRun([5, 23])) {
   });
 }
 
-/**
- * The rig's log projected into an index in a temp dir, with its readers; `catchUp` projects what the
- * log gained since (as a live server does: through the triggers, where the first pass is a build).
- */
+/** The rig's log projected into an index in a temp dir, with its readers; `catchUp` projects what the log gained since. */
 async function indexOf(t: Test, rig: ReturnType<typeof engineRig>): Promise<{ readers: IndexStore; catchUp(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-search-plans-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
