@@ -56,7 +56,8 @@ function metaValue(field: FieldSpec, value: unknown): Converted {
   return { ok: false, message: `${field.name} takes a string, a number within ±2^53 or a boolean` };
 }
 
-function integerOf(value: unknown): bigint | undefined {
+/** An exact integer given as a bigint, a safe-integer number or decimal text (undefined for anything else). */
+export function integerOf(value: unknown): bigint | undefined {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : undefined;
   if (typeof value === 'string' && INTEGER_TEXT.test(value)) return BigInt(value);

@@ -16,6 +16,7 @@ import {
   type TransactionRecord,
 } from '../engine/records.js';
 import { amountFromKey, amountKey } from './sortable-amount.js';
+import { integerOf } from './field-values.js';
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { toJsonText } from '../engine/exact-json.js';
 import type { SqlValue } from './sqlite-connection.js';
@@ -166,9 +167,9 @@ export function balanceAmountsFromRow(row: SelectedRow): BalanceAmounts {
 }
 
 function historyAmountFrom(value: SqlValue | undefined): bigint {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
-  throw new Error(`a balance history amount in the index reads ${String(value)}`);
+  const amount = integerOf(value);
+  if (amount === undefined) throw new Error(`a balance history amount in the index reads ${String(value)}`);
+  return amount;
 }
 
 /** The metadata of a balance_meta_changes row. */

@@ -136,11 +136,12 @@ async function countMatches(reader: SqliteConnection, collection: Collection, pl
   if (!plan.onlyWord || match !== plan.exactMatch || word === undefined) {
     return count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [match]);
   }
-  const now = await reader.get<{ index_id: number; changes: number; up_to: number }>(
+  // A SELECT of scalar subqueries without FROM: always exactly one row.
+  const now = await reader.get<Omit<WordCount, 'records'>>(
     `SELECT (SELECT value FROM index_state WHERE key = ?) AS index_id, (SELECT value FROM index_state WHERE key = ?) AS changes,
             (SELECT coalesce(max(${ROW_ID}), 0) FROM ${LAYOUTS[collection].table}) AS up_to`,
     [INDEX_ID_KEY, textChangesKey(collection)],
-  ) as { index_id: number; changes: number; up_to: number };
+  ) as Omit<WordCount, 'records'>;
   const key = `${reader.file}\u0000${collection}\u0000${word}`;
   const known = wordCounts.get(key);
   let records: number;

@@ -155,7 +155,6 @@ function decodeCursor(cursor: string): BalanceHistoryPosition {
   return { at, seq };
 }
 
-
 /** The balance a fold found (undefined: it did not exist yet), or the refusal of a fold over its bound. */
 export function foldedBalance(answer: FoldAnswer): BalanceRecord | undefined {
   if (answer.ok) return answer.balance;

@@ -204,7 +204,6 @@ function instantView(run: ReconciliationRecord, results: RunResults, records: Ex
   };
 }
 
-
 function uploadFailed(message: string, details: Record<string, unknown>): ApiError {
   return new ApiError('RECON_UPLOAD_FAILED', message, details);
 }
