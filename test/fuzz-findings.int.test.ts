@@ -48,6 +48,21 @@ t.test('requests Node\'s parser refuses are answered in the error envelope', asy
   t.match(huge, /^HTTP\/1\.1 431 .*"code":"GEN_MALFORMED_REQUEST"/s, 'headers over the limit: 431 with the envelope');
 });
 
+// The long run found a deleted identity its oracle believed present: a DELETE sent with
+// `Content-Length: 0` and a body. The server read the request, then the body as a second request it
+// could not parse, and answered that refusal on the socket at once, ahead of the delete's own answer:
+// the client read a 400 for a delete that had been carried out.
+t.test('a request carried out is answered before the refusal of what follows it on the connection', async (t) => {
+  const server = await startTestServer({ index: false });
+  t.teardown(() => server.stop());
+  const answer = await rawExchange(server.url, 'POST /ledgers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"name":"x"}{"name":"y"}');
+  t.match(answer, /^HTTP\/1\.1 201 /, 'the ledger created is answered 201 first');
+  t.match(answer, /"name":"x"/, 'with the ledger');
+  t.match(answer, /\r\n\r\n.*HTTP\/1\.1 400 .*"code":"GEN_MALFORMED_REQUEST"/s, 'then what follows is refused in the envelope');
+  const ledgers = await server.request('GET', '/ledgers');
+  t.equal(ledgers.body.filter((ledger: { name: string }) => ledger.name === 'x').length, 1, 'one ledger x, the one answered');
+});
+
 t.test('queries beyond the readers do not leak: a rebuild finishes and the server closes', async (t) => {
   const server = await startTestServer({ indexOptions: { readers: 2 } });
   let stopped = false;
