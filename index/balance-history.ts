@@ -11,7 +11,7 @@
 
 import type { BalanceRecord } from '../engine/records.js';
 import { HISTORY_TABLES, LAYOUTS, ROW_ID, selectColumns } from './index-schema.js';
-import { balanceAmountsFromRow, balanceFromRow, balanceMetaFromRow, type BalanceAmounts, type SelectedRow } from './record-rows.js';
+import { balanceAmountsFromTotals, balanceFromRow, balanceMetaFromRow, type BalanceAmounts, type SelectedRow } from './record-rows.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 /** One change: the balance's totals after an event, and when and where in the log it happened. */
@@ -55,7 +55,7 @@ function first(table: string): string {
   return `(SELECT rowid FROM ${table} WHERE balance_key = b.${ROW_ID} ORDER BY at, seq LIMIT 1)`;
 }
 
-type AsOfRow = SelectedRow & { h_key: number; h_version: number | null; h_identity_id: string | null; h_meta_data: string | null };
+type AsOfRow = SelectedRow & { h_key: number; h_totals: string | null; h_identity_id: string | null; h_meta_data: string | null };
 
 /**
  * The balance as it stood at `untilMs`: undefined when it did not exist yet, or the index does not hold
@@ -68,8 +68,7 @@ export async function balanceAsOf(reader: SqliteConnection, balanceId: string, u
   return reader.inReadTransaction(async () => {
     const row = await reader.get<AsOfRow>(
       `SELECT ${selectColumns(LAYOUTS.balances, 'b')}, b.${ROW_ID} AS h_key,
-              c.version AS h_version, c.credit_balance AS h_credit_balance, c.debit_balance AS h_debit_balance,
-              c.inflight_credit_balance AS h_inflight_credit_balance, c.inflight_debit_balance AS h_inflight_debit_balance,
+              c.totals AS h_totals,
               m.identity_id AS h_identity_id, m.meta_data AS h_meta_data, m.extra AS h_extra
          FROM balances b
          LEFT JOIN ${HISTORY_TABLES.amounts} c ON c.rowid = ${lastAtOrBefore(HISTORY_TABLES.amounts)}
@@ -83,11 +82,11 @@ export async function balanceAsOf(reader: SqliteConnection, balanceId: string, u
          FROM ${HISTORY_TABLES.backdated} WHERE balance_key = ? AND at > ? AND effective_at <= ?`,
       [row.h_key, untilMs, untilMs],
     );
-    if (row.h_version === null && later.length === 0) return undefined;
+    if (row.h_totals === null && later.length === 0) return undefined;
     const current = balanceFromRow(row);
-    const amounts: BalanceAmounts = row.h_version === null
+    const amounts: BalanceAmounts = row.h_totals === null
       ? { version: 0, credit_balance: 0n, debit_balance: 0n, inflight_credit_balance: 0n, inflight_debit_balance: 0n }
-      : balanceAmountsFromRow(prefixed(row, 'h_'));
+      : balanceAmountsFromTotals(row.h_totals);
     const events = new Set<number>();
     for (const change of later) {
       events.add(change.seq as number);
@@ -111,11 +110,11 @@ export async function balanceChanges(reader: SqliteConnection, balanceId: string
   const after = window.after ? ' AND (at, seq) > (?, ?)' : '';
   const params = [balance.key, window.from_ms, window.to_ms, ...(window.after ? [window.after.at, window.after.seq] : []), window.limit + 1];
   const rows = await reader.all<SelectedRow>(
-    `SELECT at, seq, version, credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance
+    `SELECT at, seq, totals
        FROM ${HISTORY_TABLES.amounts} WHERE balance_key = ? AND at >= ? AND at <= ?${after} ORDER BY at, seq LIMIT ?`,
     params,
   );
-  const changes = rows.slice(0, window.limit).map((row) => ({ at: row.at as number, seq: row.seq as number, ...balanceAmountsFromRow(row) }));
+  const changes = rows.slice(0, window.limit).map((row) => ({ at: row.at as number, seq: row.seq as number, ...balanceAmountsFromTotals(row.totals) }));
   const page: ChangePage = { currency: balance.currency, changes };
   const last = changes[changes.length - 1];
   if (rows.length > window.limit && last) page.next = { at: last.at, seq: last.seq };

@@ -113,26 +113,19 @@ export function balanceFromRow(row: SelectedRow): BalanceRecord {
 
 // ---- balance history ----
 
-/**
- * A balance's running totals after one event, in the column order of HISTORY_AMOUNT_COLUMNS. Nothing
- * sorts or compares these amounts, so they are stored as they are (historyAmount), not as sortable keys.
- */
+/** A balance's running totals after one event, in the column order of HISTORY_AMOUNT_COLUMNS. */
 export function balanceAmountsRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
-  return [
-    key, at, seq, balance.version, historyAmount(balance.credit_balance), historyAmount(balance.debit_balance),
-    historyAmount(balance.inflight_credit_balance), historyAmount(balance.inflight_debit_balance),
-  ];
+  return [key, at, seq, balanceTotalsText(balance)];
 }
 
 /**
- * An amount of the balance history: a number when it is a safe integer (nearly always; stored by SQLite
- * as an integer of a few bytes, and cheaper to write than text), its decimal text beyond. Either reads
- * back exactly with BigInt().
+ * The `totals` column: version, credit, debit, inflight credit and inflight debit as decimal integers
+ * separated by spaces. Nothing sorts or compares them in SQL, and one column is cheaper to write than
+ * five (index-schema.ts HISTORY_AMOUNT_COLUMNS); exact at any size.
  */
-function historyAmount(value: bigint): number | string {
-  return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value.toString();
+function balanceTotalsText(balance: BalanceRecord): string {
+  return `${balance.version} ${balance.credit_balance} ${balance.debit_balance} ${balance.inflight_credit_balance} ${balance.inflight_debit_balance}`;
 }
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** A balance's metadata and identity after one event, in the column order of HISTORY_META_COLUMNS. */
 export function balanceMetaRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
@@ -156,20 +149,15 @@ export function backdatedRow(key: number, at: number, seq: number, effectiveAt: 
 /** The amounts of a balance_changes row. */
 export type BalanceAmounts = BalanceTotals & { version: number };
 
-export function balanceAmountsFromRow(row: SelectedRow): BalanceAmounts {
-  return {
-    version: integer(row.version),
-    credit_balance: historyAmountFrom(row.credit_balance),
-    debit_balance: historyAmountFrom(row.debit_balance),
-    inflight_credit_balance: historyAmountFrom(row.inflight_credit_balance),
-    inflight_debit_balance: historyAmountFrom(row.inflight_debit_balance),
-  };
-}
-
-function historyAmountFrom(value: SqlValue | undefined): bigint {
-  const amount = integerOf(value);
-  if (amount === undefined) throw new Error(`a balance history amount in the index reads ${String(value)}`);
-  return amount;
+/** Reads a `totals` column back (balanceTotalsText); anything else there is a broken index, not a zero. */
+export function balanceAmountsFromTotals(totals: SqlValue | undefined): BalanceAmounts {
+  const parts = typeof totals === 'string' ? totals.split(' ') : [];
+  const numbers = parts.map(integerOf);
+  const [version, credit, debit, inflightCredit, inflightDebit] = numbers;
+  if (numbers.length !== 5 || version === undefined || credit === undefined || debit === undefined || inflightCredit === undefined || inflightDebit === undefined) {
+    throw new Error(`a balance history row in the index reads ${JSON.stringify(totals)}`);
+  }
+  return { version: Number(version), credit_balance: credit, debit_balance: debit, inflight_credit_balance: inflightCredit, inflight_debit_balance: inflightDebit };
 }
 
 /** The metadata of a balance_meta_changes row. */

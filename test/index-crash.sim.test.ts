@@ -45,8 +45,8 @@ async function dumpIndex(file: string): Promise<Record<string, unknown>> {
     dump[`${table}_fts_count`] = (await query<{ n: number }>(file, `SELECT count(*) AS n FROM ${table}_fts`))[0]?.n;
   }
   // Balance history, naming balances by id (their row ids are the index's own).
-  dump.balance_changes = await query(file, `SELECT b.balance_id, c.at, c.seq, c.version, c.credit_balance, c.debit_balance,
-    c.inflight_credit_balance, c.inflight_debit_balance FROM balance_changes c JOIN balances b ON b.row_id = c.balance_key ORDER BY b.balance_id, c.at, c.seq`);
+  dump.balance_changes = await query(file, `SELECT b.balance_id, c.at, c.seq, c.totals
+    FROM balance_changes c JOIN balances b ON b.row_id = c.balance_key ORDER BY b.balance_id, c.at, c.seq`);
   dump.balance_meta_changes = await query(file, `SELECT b.balance_id, m.at, m.seq, m.meta_data, m.extra
     FROM balance_meta_changes m JOIN balances b ON b.row_id = m.balance_key ORDER BY b.balance_id, m.at, m.seq`);
   dump.history_rows = (await query<{ n: number }>(file, 'SELECT (SELECT count(*) FROM balance_changes) + (SELECT count(*) FROM balance_meta_changes) AS n'))[0]?.n;
