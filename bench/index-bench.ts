@@ -83,6 +83,8 @@ function transfer(next: () => number, index: number, names: string[]): CreateTra
 }
 
 interface Seeded {
+  /** Transactions in the log: ids and references are drawn among those that exist. */
+  transactions: number;
   balanceIds: string[];
   busyId: string;
   firstAt: number;
@@ -106,7 +108,7 @@ async function seed(dataDir: string, next: () => number, from: number, to: numbe
   await runtime.durable(runtime.log.appendedSeq);
   process.stdout.write(`  seeded ${to} transactions, ${engine.state.balances.size} balances (${to - from} in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
   await runtime.close();
-  return reuse(dataDir);
+  return reuse(dataDir, to);
 }
 
 /** The event loop's delay with nothing to do: what the machine's own load adds to every figure. */
@@ -118,8 +120,8 @@ async function idleEventLoopDelay(): Promise<{ p99: number; max: number }> {
   return { p99: Number((delay.percentile(99) / 1e6).toFixed(1)), max: Number((delay.max / 1e6).toFixed(1)) };
 }
 
-/** What the queries need from a seeded data directory. */
-async function reuse(dataDir: string): Promise<Seeded> {
+/** What the queries need from a seeded data directory of `transactions` transactions. */
+async function reuse(dataDir: string, transactions: number): Promise<Seeded> {
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
   let firstAt = 0;
   for (const { event } of runtime.log.read(1)) {
@@ -130,7 +132,7 @@ async function reuse(dataDir: string): Promise<Seeded> {
   }
   const busyId = runtime.engine.state.balanceByIndicator(BUSY, 'USD')?.balance_id;
   if (!busyId) throw new Error('the seeded log has no busy balance');
-  const result = { balanceIds: [...runtime.engine.state.balances.keys()], busyId, firstAt, lastAt: runtime.engine.state.lastEventAt };
+  const result = { transactions, balanceIds: [...runtime.engine.state.balances.keys()], busyId, firstAt, lastAt: runtime.engine.state.lastEventAt };
   await runtime.close();
   return result;
 }
@@ -197,7 +199,7 @@ async function timeQueries(label: string, runs: number, run: (index: number) => 
   return result;
 }
 
-async function measureQueries(dataDir: string, { balanceIds, busyId, firstAt, lastAt }: Seeded): Promise<Array<Record<string, unknown>>> {
+async function measureQueries(dataDir: string, { transactions, balanceIds, busyId, firstAt, lastAt }: Seeded): Promise<Array<Record<string, unknown>>> {
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
   const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log, projectorWorker: INDEX_PROJECTOR_WORKER });
   await index.waitFor(runtime.log.durableSeq, 600_000);
@@ -216,7 +218,7 @@ async function measureQueries(dataDir: string, { balanceIds, busyId, firstAt, la
   const results = [
     await timeQueries('filter source eq <balance>, limit 20', QUERIES, () => filter({ filters: [{ field: 'source', operator: 'eq', value: anyBalance() }] })()),
     await timeQueries('filter balance_id eq <balance> (either side), limit 20', QUERIES, () => filter({ filters: [{ field: 'balance_id', operator: 'eq', value: anyBalance() }] })()),
-    await timeQueries('filter reference eq, limit 20', QUERIES, () => filter({ filters: [{ field: 'reference', operator: 'eq', value: `inv-${Math.floor(next() * TRANSACTIONS)}` }] })()),
+    await timeQueries('filter reference eq, limit 20', QUERIES, () => filter({ filters: [{ field: 'reference', operator: 'eq', value: `inv-${Math.floor(next() * transactions)}` }] })()),
     await timeQueries('filter status eq APPLIED, sort created_at desc, limit 20', QUERIES, () => filter({ filters: [{ field: 'status', operator: 'eq', value: 'APPLIED' }] })()),
     await timeQueries('filter precise_amount between, sort precise_amount, limit 20', QUERIES, () => filter({
       filters: [{ field: 'precise_amount', operator: 'between', values: [500_000, 500_500] }], sort_by: 'precise_amount', sort_order: 'asc',
@@ -230,7 +232,7 @@ async function measureQueries(dataDir: string, { balanceIds, busyId, firstAt, la
     await timeQueries('filter meta_data.channel eq (not indexed), limit 20', QUERIES, () => filter({ filters: [{ field: 'meta_data.channel', operator: 'eq', value: 'api' }] })()),
     await timeQueries('filter source eq <balance> with include_count', QUERIES, () => filter({ filters: [{ field: 'source', operator: 'eq', value: anyBalance() }], include_count: true })()),
     await timeQueries('search q=<common word>, per_page 10', QUERIES, () => search({ q: WORDS[Math.floor(next() * WORDS.length)] as string })()),
-    await timeQueries('search q=<unique order id>', QUERIES, () => search({ q: `ord-${Math.floor(next() * TRANSACTIONS)}` })()),
+    await timeQueries('search q=<unique order id>', QUERIES, () => search({ q: `ord-${Math.floor(next() * transactions)}` })()),
     await timeQueries('search q=* filter_by created_at range, sort precise_amount', QUERIES, () => {
       const from = Math.floor((firstAt + next() * span * 0.99) / 1000);
       return search({ filter_by: `created_at:[${from}..${from + Math.ceil(span / 100_000)}]`, sort_by: 'precise_amount:desc' })();
@@ -352,7 +354,7 @@ async function main(): Promise<void> {
       querySmall = await measureQueries(dataDir, seededSmall);
     }
     process.stdout.write(reusing ? 'reusing the seeded log and its index\n' : `seed up to ${TRANSACTIONS} transactions\n`);
-    const seeded = reusing ? await reuse(dataDir) : await seed(dataDir, next, small, TRANSACTIONS);
+    const seeded = reusing ? await reuse(dataDir, TRANSACTIONS) : await seed(dataDir, next, small, TRANSACTIONS);
     process.stdout.write('projection (full build with FTS)\n');
     const projection = reusing ? {} as Record<string, number> : await measureProjection(dataDir);
     if (!reusing) process.stdout.write(`  ${projection.rows} rows from ${projection.events} events in ${projection.seconds} s: ${projection.rows_per_second} rows/s, `
