@@ -6,7 +6,7 @@
 import { CATALOG, fieldNames, META_PREFIX, metaPath, OPERATORS, OPERATORS_BY_TYPE, sortableFields, type FieldSpec, type Operator } from './field-catalog.js';
 import { convertValue } from './field-values.js';
 import { hasMetaData, LAYOUTS, ROW_ID, selectColumns, type Collection } from './index-schema.js';
-import { asciiLower, likeToGlob, predicateSql, type Predicate, type SqlFragment } from './predicates.js';
+import { asciiLower, eitherColumnSql, likeToGlob, predicateSql, type Predicate, type SqlFragment } from './predicates.js';
 import type { FilterCondition, FilterRequest } from '../wire/query-requests.js';
 import type { SqlValue } from './sqlite-connection.js';
 
@@ -30,21 +30,51 @@ export function compileFilter(collection: Collection, request: FilterRequest): C
   const order = orderBy(collection, request.sort_by ?? 'created_at', request.sort_order ?? 'desc');
   if (!order.ok) return order;
 
-  const fragments: SqlFragment[] = [];
+  const predicates: Predicate[] = [];
   for (const condition of request.filters) {
     const predicate = compileCondition(collection, condition);
     if (!predicate.ok) return predicate;
-    fragments.push(predicateSql(predicate.value));
+    predicates.push(predicate.value);
   }
-  const where = joinWhere(fragments, logical === 'and' ? ' AND ' : ' OR ');
+  const where = joinWhere(predicates.map((predicate) => predicateSql(predicate)), logical === 'and' ? ' AND ' : ' OR ');
   const layout = LAYOUTS[collection];
-  const select: SqlFragment = {
-    sql: `SELECT ${selectColumns(layout)} FROM ${layout.table} t${where.sql} ORDER BY ${order.value} LIMIT ? OFFSET ?`,
+  const select = (logical === 'and' ? eitherSideSelect(collection, predicates, order.value, request) : undefined) ?? {
+    sql: `SELECT ${selectColumns(layout)} FROM ${layout.table} t${where.sql} ORDER BY ${order.value.sql} LIMIT ? OFFSET ?`,
     params: [...where.params, request.limit, request.offset],
   };
   const compiled: CompiledQuery = { select };
   if (request.include_count) compiled.count = { sql: `SELECT count(*) AS total FROM ${layout.table} t${where.sql}`, params: where.params };
   return { ok: true, value: compiled };
+}
+
+/**
+ * The page of a filter whose conditions (joined with AND) include one on a field over two columns
+ * (`balance_id`: source or destination), from the first `offset + limit` rows of each side in the
+ * page's order, merged and cut to the page. SQLite runs `source = ? OR destination = ?` by collecting
+ * every row of either side and sorting them all, so a page of a busy balance cost as much as its whole
+ * history; each side alone reads its `(column, created_at)` index in order, stops at the page's end and
+ * needs no table row (the row id and the sort value are in the index); only the page's rows are read.
+ * The page is the same: each row among the first `offset + limit` of the whole is among the first
+ * `offset + limit` of its side. Undefined when no condition is of that kind.
+ */
+function eitherSideSelect(collection: Collection, predicates: Predicate[], order: Order, request: FilterRequest): SqlFragment | undefined {
+  const split = predicates.findIndex((predicate) => eitherColumnSql(predicate) !== undefined);
+  if (split < 0) return undefined;
+  const sides = eitherColumnSql(predicates[split] as Predicate) as SqlFragment[];
+  const rest = predicates.filter((_, index) => index !== split).map((predicate) => predicateSql(predicate));
+  const layout = LAYOUTS[collection];
+  const branches = sides.map((side) => {
+    const where = joinWhere([side, ...rest], ' AND ');
+    return {
+      sql: `SELECT * FROM (SELECT t.${ROW_ID}, t.${order.column} FROM ${layout.table} t${where.sql} ORDER BY ${order.sql} LIMIT ?)`,
+      params: [...where.params, request.offset + request.limit],
+    };
+  });
+  const page = `SELECT ${ROW_ID} FROM (${branches.map((branch) => branch.sql).join(' UNION ')}) t ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
+  return {
+    sql: `SELECT ${selectColumns(layout)} FROM ${layout.table} t WHERE t.${ROW_ID} IN (${page}) ORDER BY ${order.sql}`,
+    params: [...branches.flatMap((branch) => branch.params), request.limit, request.offset],
+  };
 }
 
 export function joinWhere(fragments: SqlFragment[], joiner: string): SqlFragment {
@@ -122,8 +152,14 @@ function convertAll(spec: FieldSpec, values: unknown[]): Compiled<SqlValue[]> {
   return { ok: true, value: converted };
 }
 
+/** A filter's order: the `ORDER BY` text, and the column it sorts by before the row id. */
+interface Order {
+  sql: string;
+  column: string;
+}
+
 /** `ORDER BY` text from a sortable field and a direction; both are checked against fixed lists. */
-export function orderBy(collection: Collection, sortBy: string, sortOrder: string): Compiled<string> {
+export function orderBy(collection: Collection, sortBy: string, sortOrder: string): Compiled<Order> {
   const direction = String(sortOrder).toLowerCase();
   if (direction !== 'asc' && direction !== 'desc') return fail(`sort_order must be asc or desc, not ${JSON.stringify(sortOrder)}`);
   const spec = CATALOG[collection].get(sortBy);
@@ -131,5 +167,6 @@ export function orderBy(collection: Collection, sortBy: string, sortOrder: strin
     return fail(`cannot sort ${collection} by ${JSON.stringify(sortBy)}; sortable (indexed) fields: ${sortableFields(collection).join(', ')}`);
   }
   const keyword = direction.toUpperCase();
-  return { ok: true, value: `t.${spec.columns[0]} ${keyword}, t.${ROW_ID} ${keyword}` };
+  const column = spec.columns[0] as string;
+  return { ok: true, value: { sql: `t.${column} ${keyword}, t.${ROW_ID} ${keyword}`, column } };
 }

@@ -36,8 +36,22 @@ export function predicateSql(predicate: Predicate, alias = 't'): SqlFragment {
   }
   const parts = field.columns.map((column) => single(`${alias}.${column}`, [], predicate));
   if (parts.length === 1) return parts[0] as SqlFragment;
-  const joiner = predicate.operator === 'ne' || predicate.operator === 'isnull' ? ' AND ' : ' OR ';
+  const joiner = holdsOnEitherColumn(predicate) ? ' OR ' : ' AND ';
   return { sql: '(' + parts.map((part) => part.sql).join(joiner) + ')', params: parts.flatMap((part) => part.params) };
+}
+
+/**
+ * A predicate on a field over two columns that holds when either column satisfies it, as one fragment
+ * per column (their OR is predicateSql's fragment); undefined for any other predicate.
+ */
+export function eitherColumnSql(predicate: Predicate, alias = 't'): SqlFragment[] | undefined {
+  if (predicate.metaPath !== undefined || predicate.field.columns.length < 2 || !holdsOnEitherColumn(predicate)) return undefined;
+  return predicate.field.columns.map((column) => single(`${alias}.${column}`, [], predicate));
+}
+
+/** `ne` and `isnull` negate `eq` and `isnotnull`, so they must hold for both columns; the rest for either. */
+function holdsOnEitherColumn(predicate: Predicate): boolean {
+  return predicate.operator !== 'ne' && predicate.operator !== 'isnull';
 }
 
 function single(expression: string, expressionParams: SqlValue[], predicate: Predicate): SqlFragment {
