@@ -13,7 +13,7 @@ import type { SearchRequest } from '../wire/query-requests.js';
 import { CATALOG, sortableFields, type FieldSpec } from './field-catalog.js';
 import { convertValue } from './field-values.js';
 import { resolveField, type Compiled } from './filter-compiler.js';
-import { indexName, LAYOUTS, ROW_ID, type Collection } from './index-schema.js';
+import { indexName, LAYOUTS, ROW_ID, termOf, type Collection } from './index-schema.js';
 import { predicateSql, type Predicate, type SqlFragment } from './predicates.js';
 import type { SqlValue } from './sqlite-connection.js';
 
@@ -37,6 +37,12 @@ export interface SearchPlan {
   exactMatch?: string;
   /** Set when `prefixWord` is the only word: then the records the exact match finds can be counted in the vocabulary. */
   onlyWord?: boolean;
+  /**
+   * With words, the filter clauses the full-text index answers as terms (index-schema.ts termColumns):
+   * their FTS5 expression, to be joined to the words' with AND, and the remaining clauses (`where` and
+   * `indexed` of those alone). `where` above still holds every clause: it is what the request means.
+   */
+  terms?: { match: string; where: SqlFragment; indexed?: SqlFragment };
   /**
    * The filter clauses an index answers directly (`=` or a list on a field an index leads with), joined
    * with AND: when they hold few rows, those rows are checked against the words one by one instead of
@@ -68,7 +74,7 @@ const fail = <T>(message: string): Compiled<T> => ({ ok: false, message });
 export const RANK_MATCHES_MAX = 5_000;
 
 export function compileSearch(collection: Collection, request: SearchRequest): Compiled<SearchPlan> {
-  const match = matchExpression(request.q);
+  const match = matchExpression(collection, request.q);
   if (!match.ok) return match;
   const filters = compileFilterBy(collection, request.filter_by);
   if (!filters.ok) return filters;
@@ -78,6 +84,13 @@ export function compileSearch(collection: Collection, request: SearchRequest): C
   if (match.value !== undefined) Object.assign(plan, match.value);
   const indexed = filters.value.filter((clause) => clause.indexed).map(({ fragment }) => fragment);
   if (indexed.length > 0) plan.indexed = joined(indexed);
+  const terms = filters.value.filter((clause) => clause.term !== undefined);
+  if (match.value !== undefined && terms.length > 0) {
+    const rest = filters.value.filter((clause) => clause.term === undefined);
+    const restIndexed = rest.filter((clause) => clause.indexed).map(({ fragment }) => fragment);
+    plan.terms = { match: terms.map((clause) => clause.term).join(' AND '), where: joined(rest.map(({ fragment }) => fragment)) };
+    if (restIndexed.length > 0) plan.terms.indexed = joined(restIndexed);
+  }
   if (order.value.relevance) plan.relevance = order.value.relevance;
   if (order.value.logOrder) plan.logOrder = order.value.logOrder;
   else if (order.value.firstColumn !== undefined) {
@@ -100,16 +113,19 @@ const PLAIN_TOKEN = /^[A-Za-z0-9_-]+$/;
  * `q` as an FTS5 expression: each word becomes a quoted phrase (quotes doubled), words without a
  * letter or digit are dropped, the last phrase gets a prefix `*`. Undefined = match all. Words are
  * split at whitespace and at control characters: the tokenizer separates at those too, and FTS5 reads
- * a NUL inside a phrase as the end of the query text (a syntax error).
+ * a NUL inside a phrase as the end of the query text (a syntax error). Where the full-text table also
+ * has term columns, the expression names the searched columns: words match text, never a term.
  */
-export function matchExpression(q: string): Compiled<Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> | undefined> {
+export function matchExpression(collection: Collection, q: string): Compiled<Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> | undefined> {
   const words = q.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
   if (words.length === 0) return { ok: true, value: undefined };
   if (words.length > SEARCH_TERMS_MAX) return fail(`q has more than ${SEARCH_TERMS_MAX} words`);
+  const layout = LAYOUTS[collection];
+  const inText = (expression: string): string => (layout.termColumns ? `{${layout.searchColumns.join(' ')}} : (${expression})` : expression);
   const phrases = words.map((word) => '"' + word.replaceAll('"', '""') + '"');
-  const exact = phrases.join(' AND ');
+  const exact = inText(phrases.join(' AND '));
   phrases[phrases.length - 1] += '*';
-  const terms: Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> = { match: phrases.join(' AND ') };
+  const terms: Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> = { match: inText(phrases.join(' AND ')) };
   const last = words[words.length - 1] as string;
   if (PLAIN_TOKEN.test(last)) Object.assign(terms, { exactMatch: exact, prefixWord: last.toLowerCase(), onlyWord: words.length === 1 });
   return { ok: true, value: terms };
@@ -125,10 +141,12 @@ interface Clause {
   shape: 'single' | 'list' | 'range';
 }
 
-/** A filter_by clause as SQL, and whether an index finds its rows directly. */
+/** A filter_by clause as SQL, whether an index finds its rows directly, and its terms when it has them. */
 interface ClauseSql {
   fragment: SqlFragment;
   indexed: boolean;
+  /** The clause as an FTS5 expression over term columns (index-schema.ts termColumns), when it can be one. */
+  term?: string;
 }
 
 export function compileFilterBy(collection: Collection, filterBy: string): Compiled<ClauseSql[]> {
@@ -140,9 +158,10 @@ export function compileFilterBy(collection: Collection, filterBy: string): Compi
   for (const text of parts.value) {
     const clause = parseClause(text);
     if (!clause.ok) return clause;
-    const fragment = clauseSql(collection, clause.value);
-    if (!fragment.ok) return fragment;
-    clauses.push({ fragment: fragment.value, indexed: indexedClause(collection, clause.value) });
+    const compiled = clauseSql(collection, clause.value);
+    if (!compiled.ok) return compiled;
+    const { fragment, term } = compiled.value;
+    clauses.push({ fragment, indexed: indexedClause(collection, clause.value), ...(term === undefined ? {} : { term }) });
   }
   return { ok: true, value: clauses };
 }
@@ -224,11 +243,11 @@ function unquote(text: string): string {
 
 const OPERATOR_NAMES = { '=': 'eq', '!=': 'ne', '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const;
 
-function clauseSql(collection: Collection, clause: Clause): Compiled<SqlFragment> {
+function clauseSql(collection: Collection, clause: Clause): Compiled<{ fragment: SqlFragment; term?: string }> {
   const resolved = resolveField(collection, clause.field);
   if (!resolved.ok) return resolved;
   const { spec, metaPath } = resolved.value;
-  if (spec.type === 'time') return timeClauseSql(spec, clause);
+  if (spec.type === 'time') return sqlOnly(timeClauseSql(spec, clause));
   const values: SqlValue[] = [];
   for (const text of clause.values) {
     const converted = convertValue(spec, searchValue(spec, text));
@@ -240,14 +259,37 @@ function clauseSql(collection: Collection, clause: Clause): Compiled<SqlFragment
     if (metaPath !== undefined) predicate.metaPath = metaPath;
     return predicateSql(predicate);
   };
-  if (clause.shape === 'range') return { ok: true, value: make('between', values) };
+  if (clause.shape === 'range') return { ok: true, value: { fragment: make('between', values) } };
+  const term = clause.operator === '=' && metaPath === undefined ? termExpression(collection, spec, values) : undefined;
+  const withTerm = (fragment: SqlFragment): Compiled<{ fragment: SqlFragment; term?: string }> => ({ ok: true, value: term === undefined ? { fragment } : { fragment, term } });
   if (clause.shape === 'list') {
     const inList = make('in', values);
-    return { ok: true, value: clause.operator === '!=' ? negate(inList) : inList };
+    return clause.operator === '!=' ? { ok: true, value: { fragment: negate(inList) } } : withTerm(inList);
   }
   const operator = OPERATOR_NAMES[clause.operator];
   if (spec.type === 'boolean' && operator !== 'eq' && operator !== 'ne') return fail(`${spec.name} takes = or != only`);
-  return { ok: true, value: make(operator, values) };
+  return withTerm(make(operator, values));
+}
+
+function sqlOnly(compiled: Compiled<SqlFragment>): Compiled<{ fragment: SqlFragment }> {
+  return compiled.ok ? { ok: true, value: { fragment: compiled.value } } : compiled;
+}
+
+/** Longest value looked up as a term (bytes; its term is twice as long): balance ids are a fraction of it. */
+const TERM_VALUE_BYTES_MAX = 256;
+
+/**
+ * `field = any of values` as an FTS5 expression over the term columns of the field's columns (a field
+ * over two columns holds when either does, as its SQL does); undefined when a column has no term
+ * column, or a value is empty or longer than TERM_VALUE_BYTES_MAX.
+ */
+function termExpression(collection: Collection, spec: FieldSpec, values: SqlValue[]): string | undefined {
+  const termColumns = LAYOUTS[collection].termColumns ?? [];
+  const columns = spec.columns.map((column) => termColumns.find((term) => term.of === column)?.name);
+  if (columns.length === 0 || columns.some((column) => column === undefined)) return undefined;
+  if (values.some((value) => typeof value !== 'string' || value === '' || Buffer.byteLength(value) > TERM_VALUE_BYTES_MAX)) return undefined;
+  const alternatives = values.flatMap((value) => columns.map((column) => `${column} : "${termOf(value as string)}"`));
+  return `(${alternatives.join(' OR ')})`;
 }
 
 /** Text in filter_by as the JSON-like value convertValue expects for the field's type. */

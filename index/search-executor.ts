@@ -4,10 +4,12 @@
 // - words, nothing else: the FTS5 table alone answers `found` and (in log order or by relevance) the
 //   page of row ids; the page's rows are then read by id;
 // - words and filters: the matching row ids become an IN-list the table's own indexes filter and sort.
+//   A filter on a term column (a balance) is not among them: it joins the words' FTS5 expression, and
+//   the full-text index intersects the two lists itself (index-schema.ts termColumns).
 // Relevance (bm25) is computed only when the words match at most RANK_MATCHES_MAX records; beyond that
 // matches come in the field order (newest first by default), with or without filters.
 
-import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, selectColumns, termRecordsTable, textChangesKey, vocabularyTable, type Collection } from './index-schema.js';
+import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, selectColumns, termColumnsTable, termRecordsTable, textChangesKey, vocabularyTable, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
 import { RANK_MATCHES_MAX, type SearchPlan } from './search-compiler.js';
 import type { SqliteConnection, SqlValue } from './sqlite-connection.js';
@@ -41,9 +43,9 @@ async function searchIn(reader: SqliteConnection, collection: Collection, plan: 
   const table = layout.table;
   const columns = selectColumns(layout);
   const outOf = await count(reader, outOfSql(collection), []);
-  const filtered = plan.where.sql !== '';
 
   if (plan.match === undefined) {
+    const filtered = plan.where.sql !== '';
     const where = filtered ? ` WHERE ${plan.where.sql}` : '';
     const found = filtered ? await count(reader, `SELECT count(*) AS total FROM ${table} t${where}`, plan.where.params) : outOf;
     if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
@@ -55,19 +57,35 @@ async function searchIn(reader: SqliteConnection, collection: Collection, plan: 
     return { found, out_of: outOf, rows };
   }
 
+  // With words, filter clauses on term columns are answered inside the full-text index: the rest are filters.
+  const words = plan.terms ? { ...plan, where: plan.terms.where, indexed: plan.terms.indexed } : plan;
+  const wordsFiltered = words.where.sql !== '';
   const fts = ftsTable(collection);
-  const match = await cheapestMatch(reader, collection, plan);
+  const cheapest = await cheapestMatch(reader, collection, plan);
+  const match = plan.terms ? `${cheapest} AND ${plan.terms.match}` : cheapest;
   const matching = `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?`;
   // Whether the words match few records decides the plan; counting up to the bound reads no further.
-  const matchesUpTo = await count(reader, `SELECT count(*) AS total FROM (${matching} LIMIT ${RANK_MATCHES_MAX + 1})`, [match]);
-  const few = matchesUpTo <= RANK_MATCHES_MAX;
+  // (The words alone, terms or not: ranking costs what the words' own lists cost.)
+  const wordsUpTo = await count(reader, `SELECT count(*) AS total FROM (${matching} LIMIT ${RANK_MATCHES_MAX + 1})`, [cheapest]);
+  const few = wordsUpTo <= RANK_MATCHES_MAX;
   const rank = plan.relevance && few ? plan.relevance : undefined;
 
-  if (!filtered) {
-    const found = few ? matchesUpTo : await countMatches(reader, collection, plan, match);
+  if (!wordsFiltered) {
+    const order = rank ? `rank ${rank}, rowid DESC` : plan.logOrder ? `rowid ${plan.logOrder}` : undefined;
+    if (plan.terms && order) {
+      // Words and terms match one balance's share of the words' records, usually few: listed whole in
+      // the page's order, their number is `found` and the page a slice of them, in one read.
+      const listed = await reader.all<{ rowid: number }>(`${matching} ORDER BY ${order} LIMIT ${RANK_MATCHES_MAX + 1}`, [match]);
+      if (listed.length <= RANK_MATCHES_MAX) {
+        const page = plan.limit === 0 ? [] : listed.slice(plan.offset, plan.offset + plan.limit);
+        return { found: listed.length, out_of: outOf, rows: await rowsById(reader, collection, page.map((row) => row.rowid)) };
+      }
+    }
+    const found = plan.terms
+      ? await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [match])
+      : few ? wordsUpTo : await countMatches(reader, collection, plan, match);
     if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
-    if (rank || plan.logOrder) {
-      const order = rank ? `rank ${rank}, rowid DESC` : `rowid ${plan.logOrder}`;
+    if (order) {
       const page = await reader.all<{ rowid: number }>(`${matching} ORDER BY ${order} LIMIT ? OFFSET ?`, [match, plan.limit, plan.offset]);
       return { found, out_of: outOf, rows: await rowsById(reader, collection, page.map((row) => row.rowid)) };
     }
@@ -75,8 +93,8 @@ async function searchIn(reader: SqliteConnection, collection: Collection, plan: 
     // Few matches: the filtered ones are ranked. `+rowid` and `+rank` keep SQLite from handing the
     // id list and the ordering to FTS5, which would probe or rank every match one by one.
     const ids = (await reader.all<{ row_id: number }>(
-      `SELECT t.${ROW_ID} FROM ${table} t WHERE ${plan.where.sql} AND t.${ROW_ID} IN (${matching})`,
-      [...plan.where.params, match],
+      `SELECT t.${ROW_ID} FROM ${table} t WHERE ${words.where.sql} AND t.${ROW_ID} IN (${matching})`,
+      [...words.where.params, match],
     )).map((row) => row.row_id);
     const found = ids.length;
     if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
@@ -90,18 +108,18 @@ async function searchIn(reader: SqliteConnection, collection: Collection, plan: 
   // The field order over the matches, `found` from the window count in the same pass. When the indexed
   // filter clauses hold few rows, each is checked against the words (a seek in the full-text index);
   // otherwise the matching ids become an IN-list that the table's indexes filter and sort.
-  const where = filtered ? `${plan.where.sql} AND ` : '';
-  const probe = match !== plan.match && filtered && (await fewIndexedRows(reader, table, plan));
+  const where = wordsFiltered ? `${words.where.sql} AND ` : '';
+  const probe = cheapest !== plan.match && wordsFiltered && (await fewIndexedRows(reader, table, words));
   const matches = probe
     ? `EXISTS (SELECT 1 FROM ${fts} f WHERE f.rowid = t.${ROW_ID} AND ${fts} MATCH ?)`
     : `t.${ROW_ID} IN (${matching})`;
   const rows = await reader.all<SelectedRow & { search_found: number }>(
     `SELECT ${columns}, count(*) OVER () AS search_found FROM ${table} t WHERE ${where}${matches} ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
-    [...plan.where.params, match, Math.max(plan.limit, 1), plan.offset],
+    [...words.where.params, match, Math.max(plan.limit, 1), plan.offset],
   );
   let found = rows[0]?.search_found;
   if (found === undefined) {
-    found = plan.offset === 0 ? 0 : await count(reader, `SELECT count(*) AS total FROM ${table} t WHERE ${where}${matches}`, [...plan.where.params, match]);
+    found = plan.offset === 0 ? 0 : await count(reader, `SELECT count(*) AS total FROM ${table} t WHERE ${where}${matches}`, [...words.where.params, match]);
   }
   return { found, out_of: outOf, rows: plan.limit === 0 ? [] : rows };
 }
@@ -150,6 +168,8 @@ async function countMatches(reader: SqliteConnection, collection: Collection, pl
     if (now.up_to > known.up_to) {
       records += await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ? AND rowid > ?`, [match, known.up_to]);
     }
+  } else if (await inTermColumns(reader, collection, word)) {
+    records = await count(reader, `SELECT count(*) AS total FROM ${fts} WHERE ${fts} MATCH ?`, [match]);
   } else {
     const row = await reader.get<{ doc: number }>(`SELECT doc FROM ${termRecordsTable(collection)} WHERE term = ?`, [word]);
     records = row?.doc ?? 0;
@@ -158,6 +178,21 @@ async function countMatches(reader: SqliteConnection, collection: Collection, pl
   wordCounts.set(key, { ...now, records });
   if (wordCounts.size > WORD_COUNTS_MAX) wordCounts.delete(wordCounts.keys().next().value as string);
   return records;
+}
+
+/**
+ * Whether a word is also a term of a term column (index-schema.ts termColumns): the vocabulary counts
+ * the records a term is in whatever the column, while the words match the searched columns alone.
+ * Terms there are hex, so only a word of hex digits needs the look.
+ */
+async function inTermColumns(reader: SqliteConnection, collection: Collection, word: string): Promise<boolean> {
+  const terms = LAYOUTS[collection].termColumns;
+  if (!terms || !/^[0-9a-f]+$/.test(word)) return false;
+  const row = await reader.get(
+    `SELECT 1 FROM ${termColumnsTable(collection)} WHERE term = ? AND col IN (${terms.map(() => '?').join(', ')}) LIMIT 1`,
+    [word, ...terms.map((term) => term.name)],
+  );
+  return row !== undefined;
 }
 
 /** A word's count of records as of one index file, one number of text changes and one highest row id. */

@@ -90,8 +90,18 @@ t.test('client text never reaches SQL text', async (t) => {
   t.ok(search.ok);
   if (search.ok) {
     t.notMatch(search.value.where.sql + search.value.order, /DROP/);
-    t.match(search.value.match, /^("(?:[^"]|"")*" AND )*"(?:[^"]|"")*"\*$/, 'every word is a quoted FTS5 phrase');
-    t.match(search.value.match, /^"""x'\);" AND "DROP"/, 'quotes inside a word are doubled');
+    // Transactions' words are confined to the searched columns (their full-text table also holds terms).
+    t.match(search.value.match, /^\{reference description meta_data\} : \(("(?:[^"]|"")*" AND )*"(?:[^"]|"")*"\*\)$/, 'every word is a quoted FTS5 phrase');
+    t.match(search.value.match, /^\{[a-z_ ]+\} : \("""x'\);" AND "DROP"/, 'quotes inside a word are doubled');
+  }
+  // A filter on a balance joins the words as a term: the value only ever appears hex-coded.
+  const balance = compileSearch('transactions', { q: 'rent', filter_by: `source:=\`${hostile.replaceAll('`', '')}\` && status:=APPLIED`, sort_by: '', page: 1, per_page: 5 });
+  t.ok(balance.ok);
+  if (balance.ok) {
+    t.match(balance.value.terms?.match, /^\(source_term : "[0-9a-f]+"\)$/, 'the source clause is a hex term');
+    t.match(balance.value.terms?.where.sql, /status/, 'the other clause stays a filter');
+    t.notMatch(balance.value.terms?.where.sql, /source/, 'the term is not also a filter');
+    t.match(balance.value.where.sql, /source/, 'the whole request is still in where');
   }
   for (const field of [hostile, 'row_id', 'extra', 'meta_data']) {
     const refused = compileFilter('transactions', { filters: [{ field, operator: 'eq', value: 1 }], limit: 1, offset: 0 });
