@@ -15,7 +15,7 @@
 import { RECONCILIATION_TABLES_SQL } from './reconciliation-tables.js';
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
@@ -45,6 +45,8 @@ export interface TableLayout {
   termColumns?: readonly TermColumn[];
   /** Secondary indexes, as column lists. */
   indexes: readonly (readonly string[])[];
+  /** The time column whose records are counted per second (SECOND_COUNTS), if any. */
+  countedTime?: string;
   /**
    * Indexes over the rows where a column is set (not ''): small when few rows have a value, and what
    * reconciliation looks groups up by (reconciliation-tables.ts). A query must say `<column> != ''`
@@ -103,6 +105,7 @@ export const LAYOUTS: Record<Collection, TableLayout> = {
     ],
     searchColumns: ['reference', 'description', 'meta_data'],
     termColumns: [{ name: 'source_term', of: 'source' }, { name: 'destination_term', of: 'destination' }],
+    countedTime: 'created_at',
     indexes: [
       ['created_at'], ['source', 'created_at'], ['destination', 'created_at'], ['reference'], ['status', 'created_at'],
       ['currency', 'created_at'], ['precise_amount'],
@@ -342,6 +345,44 @@ export function historyInsertSql(table: string, columns: readonly string[]): str
   return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT)))`;
 }
 
+/**
+ * Records per second of a collection's counted time column (TableLayout.countedTime), kept by
+ * triggers and counted once at the end of a rebuild. A search's time clauses are whole seconds, so
+ * the number of records in a window of them is a sum over the window's seconds instead of a count of
+ * every row in it: a window of busy minutes holds hundreds of thousands of rows, and the count grew
+ * with them. A second is floor(ms / 1000), negative times included.
+ */
+export function secondCountsTable(collection: Collection): string {
+  return `${collection}_per_second`;
+}
+
+/** The second a time in milliseconds falls in, in SQL (integer division truncates towards zero). */
+function secondOfSql(ms: string): string {
+  return `((${ms} - ((${ms} % 1000) + 1000) % 1000) / 1000)`;
+}
+
+function secondCountsSql(layout: TableLayout, part: 'table' | 'fill' | 'triggers'): string[] {
+  const column = layout.countedTime;
+  if (column === undefined) return [];
+  const name = layout.table;
+  const counts = secondCountsTable(name);
+  const add = (ms: string): string => `INSERT INTO ${counts} (second, records) VALUES (${secondOfSql(ms)}, 1) ON CONFLICT(second) DO UPDATE SET records = records + 1;`;
+  const take = (ms: string): string => `UPDATE ${counts} SET records = records - 1 WHERE second = ${secondOfSql(ms)};`;
+  switch (part) {
+    case 'table':
+      return [`CREATE TABLE ${counts} (second INTEGER PRIMARY KEY, records INTEGER NOT NULL)`];
+    case 'fill':
+      return [`INSERT INTO ${counts} (second, records) SELECT ${secondOfSql(column)}, count(*) FROM ${name} GROUP BY 1`];
+    case 'triggers':
+      return [
+        `CREATE TRIGGER ${name}_per_second_insert AFTER INSERT ON ${name} BEGIN ${add(`new.${column}`)} END`,
+        `CREATE TRIGGER ${name}_per_second_update AFTER UPDATE OF ${column} ON ${name} WHEN old.${column} IS NOT new.${column} BEGIN
+           ${take(`old.${column}`)} ${add(`new.${column}`)} END`,
+        `CREATE TRIGGER ${name}_per_second_delete AFTER DELETE ON ${name} BEGIN ${take(`old.${column}`)} END`,
+      ];
+  }
+}
+
 function script(statements: string[]): string {
   return statements.map((statement) => statement + ';').join('\n');
 }
@@ -369,14 +410,21 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
     RECONCILIATION_TABLES_SQL,
     script(historyTablesSql()),
-    ...(deferred ? [] : COLLECTIONS.map((collection) => script([...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], [])]))),
+    script(COLLECTIONS.flatMap((collection) => secondCountsSql(LAYOUTS[collection], 'table'))),
+    ...(deferred ? [] : COLLECTIONS.map((collection) => script([
+      ...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], []), ...secondCountsSql(LAYOUTS[collection], 'triggers'),
+    ]))),
     ...(deferred ? [] : [script(historyIndexesSql())]),
   ].join('\n');
 }
 
-/** Step one of finishing a deferred file: sorts every secondary index. */
+/** Step one of finishing a deferred file: sorts every secondary index and counts records per second. */
 export function deferredIndexesSql(): string {
-  return script([...COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])), ...historyIndexesSql()]);
+  return script([
+    ...COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])),
+    ...historyIndexesSql(),
+    ...COLLECTIONS.flatMap((collection) => [...secondCountsSql(LAYOUTS[collection], 'fill'), ...secondCountsSql(LAYOUTS[collection], 'triggers')]),
+  ]);
 }
 
 /**

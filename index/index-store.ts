@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
-import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, HISTORY_TABLES, LAYOUTS, schemaSql, SCHEMA_VERSION, vocabularySql } from './index-schema.js';
+import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, HISTORY_TABLES, LAYOUTS, schemaSql, SCHEMA_VERSION, secondCountsTable, vocabularySql } from './index-schema.js';
 import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 import { RECONCILIATION_TABLES } from './reconciliation-tables.js';
 
@@ -135,7 +135,11 @@ export class IndexStore {
 
   /** Empties every table (the index then rebuilds from seq 1). */
   async reset(): Promise<void> {
-    const tables = [...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES, ...Object.values(HISTORY_TABLES)];
+    // The per-second counts last: deleting the records counts them down first.
+    const tables = [
+      ...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES, ...Object.values(HISTORY_TABLES),
+      ...COLLECTIONS.filter((collection) => LAYOUTS[collection].countedTime !== undefined).map(secondCountsTable),
+    ];
     const statements = tables.map((table) => `DELETE FROM ${table};`).join('\n');
     await this.writer.exec(`BEGIN; ${statements} UPDATE index_state SET value = 0 WHERE key IN ('checkpoint', 'checkpoint_at'); COMMIT;`);
   }

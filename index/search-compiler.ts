@@ -53,6 +53,12 @@ export interface SearchPlan {
   sortIndex?: string;
   /** Filter clauses joined with AND ('' when none). */
   where: SqlFragment;
+  /**
+   * When every clause is a window of whole seconds on the collection's counted time (index-schema.ts
+   * secondCountsTable): the seconds they leave, first and last inclusive. Without words, `found` is then
+   * a sum of per-second counts.
+   */
+  window?: { from_second: number; to_second: number };
   /** `_text_match` leads the sort: order by bm25 (`ASC` = best first) when the matches allow it. */
   relevance?: 'ASC' | 'DESC';
   /** ORDER BY over table columns, ending with the row id. */
@@ -84,6 +90,13 @@ export function compileSearch(collection: Collection, request: SearchRequest): C
   if (match.value !== undefined) Object.assign(plan, match.value);
   const indexed = filters.value.filter((clause) => clause.indexed).map(({ fragment }) => fragment);
   if (indexed.length > 0) plan.indexed = joined(indexed);
+  const windows = filters.value.map((clause) => clause.window);
+  if (match.value === undefined && windows.length > 0 && windows.every((window) => window !== undefined)) {
+    plan.window = {
+      from_second: Math.max(...windows.map((window) => (window as SecondsWindow).from_second)),
+      to_second: Math.min(...windows.map((window) => (window as SecondsWindow).to_second)),
+    };
+  }
   const terms = filters.value.filter((clause) => clause.term !== undefined);
   if (match.value !== undefined && terms.length > 0) {
     const rest = filters.value.filter((clause) => clause.term === undefined);
@@ -147,6 +160,13 @@ interface ClauseSql {
   indexed: boolean;
   /** The clause as an FTS5 expression over term columns (index-schema.ts termColumns), when it can be one. */
   term?: string;
+  /** The clause as the seconds it keeps of the counted time column, when it is one window of them. */
+  window?: SecondsWindow;
+}
+
+interface SecondsWindow {
+  from_second: number;
+  to_second: number;
 }
 
 export function compileFilterBy(collection: Collection, filterBy: string): Compiled<ClauseSql[]> {
@@ -160,8 +180,8 @@ export function compileFilterBy(collection: Collection, filterBy: string): Compi
     if (!clause.ok) return clause;
     const compiled = clauseSql(collection, clause.value);
     if (!compiled.ok) return compiled;
-    const { fragment, term } = compiled.value;
-    clauses.push({ fragment, indexed: indexedClause(collection, clause.value), ...(term === undefined ? {} : { term }) });
+    const { fragment, term, window } = compiled.value;
+    clauses.push({ fragment, indexed: indexedClause(collection, clause.value), ...(term === undefined ? {} : { term }), ...(window === undefined ? {} : { window }) });
   }
   return { ok: true, value: clauses };
 }
@@ -243,11 +263,17 @@ function unquote(text: string): string {
 
 const OPERATOR_NAMES = { '=': 'eq', '!=': 'ne', '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const;
 
-function clauseSql(collection: Collection, clause: Clause): Compiled<{ fragment: SqlFragment; term?: string }> {
+function clauseSql(collection: Collection, clause: Clause): Compiled<{ fragment: SqlFragment; term?: string; window?: SecondsWindow }> {
   const resolved = resolveField(collection, clause.field);
   if (!resolved.ok) return resolved;
   const { spec, metaPath } = resolved.value;
-  if (spec.type === 'time') return sqlOnly(timeClauseSql(spec, clause));
+  if (spec.type === 'time') {
+    const time = timeClauseSql(spec, clause);
+    if (!time.ok) return time;
+    // Only the counted time column has its records counted per second.
+    const counted = spec.columns[0] === LAYOUTS[collection].countedTime;
+    return { ok: true, value: counted ? time.value : { fragment: time.value.fragment } };
+  }
   const values: SqlValue[] = [];
   for (const text of clause.values) {
     const converted = convertValue(spec, searchValue(spec, text));
@@ -269,10 +295,6 @@ function clauseSql(collection: Collection, clause: Clause): Compiled<{ fragment:
   const operator = OPERATOR_NAMES[clause.operator];
   if (spec.type === 'boolean' && operator !== 'eq' && operator !== 'ne') return fail(`${spec.name} takes = or != only`);
   return withTerm(make(operator, values));
-}
-
-function sqlOnly(compiled: Compiled<SqlFragment>): Compiled<{ fragment: SqlFragment }> {
-  return compiled.ok ? { ok: true, value: { fragment: compiled.value } } : compiled;
 }
 
 /** Longest value looked up as a term (bytes; its term is twice as long): balance ids are a fraction of it. */
@@ -301,32 +323,44 @@ function searchValue(spec: FieldSpec, text: string): unknown {
 /**
  * Time clauses in Unix seconds over millisecond columns: second `s` covers [s*1000, s*1000+999], so a
  * record stamped 12:00:00.250 matches `created_at:=<12:00:00>` as Typesense's truncated seconds would.
+ * A clause that keeps one window of seconds says which (a list or `!=` keeps several).
  */
-function timeClauseSql(spec: FieldSpec, clause: Clause): Compiled<SqlFragment> {
+function timeClauseSql(spec: FieldSpec, clause: Clause): Compiled<{ fragment: SqlFragment; window?: SecondsWindow }> {
   const seconds: number[] = [];
   for (const text of clause.values) {
     if (!/^-?\d{1,12}$/.test(text)) return fail(`${spec.name} takes Unix seconds in filter_by, not ${JSON.stringify(text)}`);
     seconds.push(Number(text));
   }
   const column = `t.${spec.columns[0]}`;
-  const within = (from: number, to: number): SqlFragment => ({ sql: `${column} BETWEEN ? AND ?`, params: [from * 1000, to * 1000 + 999] });
+  const within = (from: number, to: number): { fragment: SqlFragment; window: SecondsWindow } => ({
+    fragment: { sql: `${column} BETWEEN ? AND ?`, params: [from * 1000, to * 1000 + 999] },
+    window: { from_second: from, to_second: to },
+  });
+  const from = (second: number): { fragment: SqlFragment; window: SecondsWindow } => ({
+    fragment: { sql: `${column} >= ?`, params: [second * 1000] },
+    window: { from_second: second, to_second: Number.MAX_SAFE_INTEGER },
+  });
+  const until = (second: number): { fragment: SqlFragment; window: SecondsWindow } => ({
+    fragment: { sql: `${column} < ?`, params: [(second + 1) * 1000] },
+    window: { from_second: Number.MIN_SAFE_INTEGER, to_second: second },
+  });
   const first = seconds[0] as number;
   switch (clause.shape) {
     case 'range':
       return { ok: true, value: within(first, seconds[1] as number) };
     case 'list': {
-      const any = seconds.map((second) => within(second, second));
+      const any = seconds.map((second) => within(second, second).fragment);
       const fragment = { sql: '(' + any.map((part) => part.sql).join(' OR ') + ')', params: any.flatMap((part) => part.params) };
-      return { ok: true, value: clause.operator === '!=' ? negate(fragment) : fragment };
+      return { ok: true, value: { fragment: clause.operator === '!=' ? negate(fragment) : fragment } };
     }
     case 'single':
       switch (clause.operator) {
         case '=': return { ok: true, value: within(first, first) };
-        case '!=': return { ok: true, value: negate(within(first, first)) };
-        case '>': return { ok: true, value: { sql: `${column} >= ?`, params: [(first + 1) * 1000] } };
-        case '>=': return { ok: true, value: { sql: `${column} >= ?`, params: [first * 1000] } };
-        case '<': return { ok: true, value: { sql: `${column} < ?`, params: [first * 1000] } };
-        case '<=': return { ok: true, value: { sql: `${column} < ?`, params: [(first + 1) * 1000] } };
+        case '!=': return { ok: true, value: { fragment: negate(within(first, first).fragment) } };
+        case '>': return { ok: true, value: from(first + 1) };
+        case '>=': return { ok: true, value: from(first) };
+        case '<': return { ok: true, value: until(first - 1) };
+        case '<=': return { ok: true, value: until(first) };
       }
   }
 }

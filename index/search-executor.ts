@@ -1,6 +1,7 @@
 // Runs a search plan on one reader connection. The shape of the SQL depends on what the plan needs, so
 // that no search pays for more than it uses:
-// - no words: one filtered, sorted query on the table; `found` without filters is the collection size;
+// - no words: one filtered, sorted query on the table; `found` without filters is the collection size,
+//   and with time clauses alone a sum of per-second counts;
 // - words, nothing else: the FTS5 table alone answers `found` and (in log order or by relevance) the
 //   page of row ids; the page's rows are then read by id;
 // - words and filters: the matching row ids become an IN-list the table's own indexes filter and sort.
@@ -9,7 +10,7 @@
 // Relevance (bm25) is computed only when the words match at most RANK_MATCHES_MAX records; beyond that
 // matches come in the field order (newest first by default), with or without filters.
 
-import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, selectColumns, termColumnsTable, termRecordsTable, textChangesKey, vocabularyTable, type Collection } from './index-schema.js';
+import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, secondCountsTable, selectColumns, termColumnsTable, termRecordsTable, textChangesKey, vocabularyTable, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
 import { RANK_MATCHES_MAX, type SearchPlan } from './search-compiler.js';
 import type { SqliteConnection, SqlValue } from './sqlite-connection.js';
@@ -47,7 +48,9 @@ async function searchIn(reader: SqliteConnection, collection: Collection, plan: 
   if (plan.match === undefined) {
     const filtered = plan.where.sql !== '';
     const where = filtered ? ` WHERE ${plan.where.sql}` : '';
-    const found = filtered ? await count(reader, `SELECT count(*) AS total FROM ${table} t${where}`, plan.where.params) : outOf;
+    const found = !filtered ? outOf
+      : plan.window ? await countInWindow(reader, collection, plan.window)
+      : await count(reader, `SELECT count(*) AS total FROM ${table} t${where}`, plan.where.params);
     if (plan.limit === 0 || plan.offset >= found) return { found, out_of: outOf, rows: [] };
     const scanned = await pageDownSortIndex(reader, collection, plan, found, outOf);
     const rows = scanned ?? await reader.all<SelectedRow>(
@@ -207,6 +210,15 @@ interface WordCount {
 const WORD_COUNTS_MAX = 1_000;
 /** Keyed by index file, collection and word; shared by every reader of the process. */
 const wordCounts = new Map<string, WordCount>();
+
+/**
+ * Records whose counted time falls in a window of whole seconds, summed from the per-second counts
+ * (index-schema.ts secondCountsTable): as many rows read as the window has busy seconds, however many
+ * records they hold.
+ */
+async function countInWindow(reader: SqliteConnection, collection: Collection, window: NonNullable<SearchPlan['window']>): Promise<number> {
+  return count(reader, `SELECT coalesce(sum(records), 0) AS total FROM ${secondCountsTable(collection)} WHERE second BETWEEN ? AND ?`, [window.from_second, window.to_second]);
+}
 
 /** Whether the indexed filter clauses hold at most PROBE_ROWS_MAX rows (read no further than that). */
 async function fewIndexedRows(reader: SqliteConnection, table: string, plan: SearchPlan): Promise<boolean> {
