@@ -52,10 +52,16 @@ const BUILD_PRAGMAS = `
   PRAGMA cache_size = -131072;
   PRAGMA temp_store = MEMORY;
 `;
+/**
+ * Readers map the whole file (up to SQLite's cap): a page past the map is a read call each time it is
+ * needed, and at a million transactions the file is 900 MB, so a page of rows picked by id cost 0.27 ms
+ * past a 256 MiB map against 0.18 ms mapped, as at a tenth of the size. The mapped pages are the page
+ * cache's, shared by every reader and given back when the kernel needs them.
+ */
 const READER_PRAGMAS = `
   PRAGMA cache_size = -32768;
   PRAGMA temp_store = MEMORY;
-  PRAGMA mmap_size = 268435456;
+  PRAGMA mmap_size = ${MMAP_BYTES_MAX};
 `;
 
 export class QueryTimeoutError extends Error {
