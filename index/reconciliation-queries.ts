@@ -64,7 +64,7 @@ export async function candidatesByReference(reader: SqliteConnection, probes: Re
  */
 export async function candidatesByAmount(reader: SqliteConnection, probes: AmountProbe[], rowsMax: number, through: AmountLookup = 'amount'): Promise<BoundedRows> {
   const join = through === 'amount'
-    ? 'CROSS JOIN transactions t INDEXED BY transactions_by_precise_amount ON t.precise_amount BETWEEN q.value->>3 AND q.value->>4'
+    ? 'CROSS JOIN transactions t INDEXED BY transactions_by_precise_amount_created_at ON t.precise_amount BETWEEN q.value->>3 AND q.value->>4'
     : 'CROSS JOIN transactions t INDEXED BY transactions_by_created_at ON t.created_at BETWEEN q.value->>5 AND q.value->>6';
   const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q ${join}
     WHERE t.precise_amount BETWEEN q.value->>3 AND q.value->>4 AND t.created_at BETWEEN q.value->>5 AND q.value->>6
@@ -87,7 +87,7 @@ function packAmountProbe(probe: AmountProbe): Array<string | number> {
 export async function bandSizes(reader: SqliteConnection, probes: AmountProbe[], cap: number): Promise<{ amount: number; time: number }> {
   const rows = await reader.all<{ amount: number; time: number }>(
     `SELECT
-       sum((SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY transactions_by_precise_amount
+       sum((SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY transactions_by_precise_amount_created_at
          WHERE t.precise_amount BETWEEN q.value->>3 AND q.value->>4 LIMIT ?1))) AS amount,
        sum((SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY transactions_by_created_at
          WHERE t.created_at BETWEEN q.value->>5 AND q.value->>6 LIMIT ?1))) AS time

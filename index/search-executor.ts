@@ -244,13 +244,23 @@ async function pageDownSortIndex(reader: SqliteConnection, collection: Collectio
   const wanted = Math.min(plan.limit, found - plan.offset);
   const depth = Math.ceil(((plan.offset + wanted) * outOf) / found) * 2;
   if (depth > SORT_SCAN_ROWS_MAX || depth >= found) return undefined;
-  const layout = LAYOUTS[collection];
-  const rows = await reader.all<SelectedRow>(
-    `SELECT ${selectColumns(layout)} FROM (SELECT * FROM ${layout.table} t INDEXED BY ${plan.sortIndex} ORDER BY ${plan.order} LIMIT ?) t
+  // The read down the index takes only the columns the filter and the order name (every row read
+  // would otherwise decode all of its columns, metadata included); the page's rows are read by id.
+  const needed = [...new Set([ROW_ID, ...columnsNamed(plan.order), ...columnsNamed(plan.where.sql)])].map((column) => `t.${column}`);
+  const page = await reader.all<{ row_id: number }>(
+    `SELECT t.${ROW_ID} FROM (SELECT ${needed.join(', ')} FROM ${LAYOUTS[collection].table} t INDEXED BY ${plan.sortIndex} ORDER BY ${plan.order} LIMIT ?) t
       WHERE ${plan.where.sql} ORDER BY ${plan.order} LIMIT ? OFFSET ?`,
     [depth, ...plan.where.params, plan.limit, plan.offset],
   );
-  return rows.length === wanted ? rows : undefined;
+  return page.length === wanted ? rowsById(reader, collection, page.map((row) => row.row_id)) : undefined;
+}
+
+/**
+ * The columns a compiled fragment names (`t.<column>`). Its text is the compilers' own: column names
+ * from the catalogue and fixed templates, every client value a parameter.
+ */
+function columnsNamed(sql: string): string[] {
+  return [...sql.matchAll(/\bt\.([a-z_][a-z0-9_]*)/g)].map((match) => match[1] as string);
 }
 
 /** Rows by row id, in the order of the ids given. */
