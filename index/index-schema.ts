@@ -45,7 +45,7 @@ export interface TableLayout {
   termColumns?: readonly TermColumn[];
   /** Secondary indexes, as column lists. */
   indexes: readonly (readonly string[])[];
-  /** The time column whose records are counted per second (SECOND_COUNTS), if any. */
+  /** The time column whose records are counted per second (secondCountsTable), if any. */
   countedTime?: string;
   /**
    * Indexes over the rows where a column is set (not ''): small when few rows have a value, and what

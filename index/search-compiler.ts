@@ -58,7 +58,7 @@ export interface SearchPlan {
    * secondCountsTable): the seconds they leave, first and last inclusive. Without words, `found` is then
    * a sum of per-second counts.
    */
-  window?: { from_second: number; to_second: number };
+  window?: SecondsWindow;
   /** `_text_match` leads the sort: order by bm25 (`ASC` = best first) when the matches allow it. */
   relevance?: 'ASC' | 'DESC';
   /** ORDER BY over table columns, ending with the row id. */
@@ -164,7 +164,8 @@ interface ClauseSql {
   window?: SecondsWindow;
 }
 
-interface SecondsWindow {
+/** Seconds of a time column, first and last inclusive (unbounded: the largest safe integers). */
+export interface SecondsWindow {
   from_second: number;
   to_second: number;
 }

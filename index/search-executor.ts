@@ -12,7 +12,7 @@
 
 import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, secondCountsTable, selectColumns, termColumnsTable, termRecordsTable, textChangesKey, vocabularyTable, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
-import { RANK_MATCHES_MAX, type SearchPlan } from './search-compiler.js';
+import { RANK_MATCHES_MAX, type SearchPlan, type SecondsWindow } from './search-compiler.js';
 import type { SqliteConnection, SqlValue } from './sqlite-connection.js';
 
 export interface SearchRows {
@@ -219,7 +219,7 @@ const wordCounts = new Map<string, WordCount>();
  * (index-schema.ts secondCountsTable): as many rows read as the window has busy seconds, however many
  * records they hold.
  */
-async function countInWindow(reader: SqliteConnection, collection: Collection, window: NonNullable<SearchPlan['window']>): Promise<number> {
+async function countInWindow(reader: SqliteConnection, collection: Collection, window: SecondsWindow): Promise<number> {
   return count(reader, `SELECT coalesce(sum(records), 0) AS total FROM ${secondCountsTable(collection)} WHERE second BETWEEN ? AND ?`, [window.from_second, window.to_second]);
 }
 
