@@ -67,6 +67,7 @@ const TRANSACTION_FIELDS = {
   inflight_commit_date: 'fixed', scheduled_for: 'fixed', meta_data: 'fixed',
   batch_id: 'slot', committed_amount: 'slot',
   rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob', effective_date: 'blob',
+  overdraft_limit: 'blob',
 } as const satisfies Record<keyof TransactionRecord, 'fixed' | 'slot' | 'blob'>;
 // Read back in the order a new record gets them (the slots come first in that order too), so decoded
 // records keep their key order.

@@ -30,7 +30,7 @@ export function carryOut(scope: DecisionScope, record: TransactionRecord): Trans
 function settle(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
   const source = scope.balance(record.source);
   if (!source) return rejected(record, reject('BAL_NOT_FOUND', `balance ${record.source} not found`));
-  const shortfall = scope.draft.checkFunds(source, record.precise_amount, record.allow_overdraft);
+  const shortfall = scope.draft.checkFunds(source, record.precise_amount, record);
   if (shortfall) return rejected(record, shortfall);
   const at = record.effective_date ?? 0;
   if (record.inflight) {
@@ -55,6 +55,8 @@ function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): Transac
     precision: parent.precision,
     description: parent.description,
     allow_overdraft: parent.allow_overdraft,
+    // Each source's leg is checked against the parent's terms, as Blnk checks each split transaction.
+    overdraft_limit: parent.overdraft_limit,
     inflight: parent.inflight,
     skip_queue: parent.skip_queue,
     // A split hold's expiry and auto-commit act on the parent, which closes all its legs at once.

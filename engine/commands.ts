@@ -46,6 +46,11 @@ export interface CreateTransactionCommand {
   description: string;
   meta_data: MetaData;
   allow_overdraft: boolean;
+  /**
+   * Blnk's overdraft limit in the smallest unit (0n or absent: none). With a limit the source may go
+   * down to minus the limit, with or without `allow_overdraft`; `allow_overdraft` without one has no floor.
+   */
+  overdraft_limit?: bigint;
   /** Decide and apply now instead of queueing behind the source balance's mailbox. */
   skip_queue: boolean;
   /** Reserve the amount until it is committed or voided. */
@@ -75,6 +80,12 @@ export interface RefundCommand {
   description: string;
   /** Merged over the original's metadata. */
   meta_data: MetaData;
+  /**
+   * The refund's own overdraft terms (as CreateTransactionCommand's): it draws on the original's
+   * destination, which the original's terms were never granted to, so none are inherited.
+   */
+  allow_overdraft?: boolean;
+  overdraft_limit?: bigint;
 }
 
 export interface BulkCommand {

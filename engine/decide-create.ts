@@ -138,6 +138,7 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if (sides.sources || sides.destinations) record.atomic = command.atomic;
   if (batchId !== undefined) record.batch_id = batchId;
   if ((command.effective_date ?? 0) > 0) record.effective_date = command.effective_date;
+  if ((command.overdraft_limit ?? 0n) > 0n) record.overdraft_limit = command.overdraft_limit;
   return accept(record);
 }
 
@@ -239,6 +240,7 @@ function differingField(scope: DecisionScope, command: CreateTransactionCommand,
     ['currency', existing.currency === command.currency],
     ['description', existing.description === command.description],
     ['allow_overdraft', existing.allow_overdraft === command.allow_overdraft],
+    ['overdraft_limit', (existing.overdraft_limit ?? 0n) === (command.overdraft_limit ?? 0n)],
     ['inflight', existing.inflight === command.inflight],
     ['scheduled_for', existing.scheduled_for === command.scheduled_for],
     ['effective_date', (existing.effective_date ?? 0) === (command.effective_date ?? 0)],

@@ -63,6 +63,8 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
     meta_data: metaData,
     action: 'refund',
     skip_queue: command.skip_queue,
+    allow_overdraft: command.allow_overdraft ?? false,
+    overdraft_limit: (command.overdraft_limit ?? 0n) > 0n ? command.overdraft_limit : undefined,
   }, scope.now);
   if (movement.sources) record.sources = movement.sources;
   if (movement.destinations) record.destinations = movement.destinations;

@@ -3,10 +3,13 @@
 // earlier ones leave them, without touching the state itself.
 
 import type { Posting, PostingField } from './events.js';
-import { availableAmount, type BalanceRecord } from './records.js';
+import { availableAmount, type BalanceRecord, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
 
 type Deltas = Record<PostingField, bigint>;
+
+/** The overdraft terms a transaction carries (records.ts). */
+export type OverdraftTerms = Pick<TransactionRecord, 'allow_overdraft' | 'overdraft_limit'>;
 
 export class PostingDraft {
   readonly postings: Posting[] = [];
@@ -20,11 +23,24 @@ export class PostingDraft {
     return availableAmount(balance) + delta.credit - delta.debit - delta.inflight_debit;
   }
 
-  /** Refuses to move `amount` out of `source` when it does not have that much available. */
-  checkFunds(source: BalanceRecord, amount: bigint, allowOverdraft: boolean): Rejection | undefined {
-    if (allowOverdraft) return undefined;
+  /**
+   * Refuses to move `amount` out of `source` when the overdraft terms do not allow it (Blnk's rule):
+   * `allow_overdraft` without a limit skips the check; otherwise what is available (after holds and the
+   * postings drafted so far) must cover the amount, or, with a limit, the available amount after it must
+   * stay at or above minus the limit, whether or not `allow_overdraft` is set.
+   */
+  checkFunds(source: BalanceRecord, amount: bigint, terms: OverdraftTerms): Rejection | undefined {
+    const limit = terms.overdraft_limit ?? 0n;
+    if (terms.allow_overdraft && limit === 0n) return undefined;
     const available = this.available(source);
     if (available >= amount) return undefined;
+    if (limit > 0n) {
+      if (available - amount >= -limit) return undefined;
+      return reject(
+        'TXN_OVERDRAFT_LIMIT_EXCEEDED',
+        `balance ${source.balance_id} has ${available} available; ${amount} would leave ${available - amount}, below the overdraft limit of -${limit}`,
+      );
+    }
     return reject('TXN_INSUFFICIENT_FUNDS', `balance ${source.balance_id} has ${available} available, ${amount} needed`);
   }
 

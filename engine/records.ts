@@ -85,6 +85,7 @@ export interface SplitShare {
  */
 export const OPTIONAL_TRANSACTION_FIELDS = [
   'batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'effective_date',
+  'overdraft_limit',
 ] as const satisfies ReadonlyArray<keyof TransactionRecord>;
 
 export interface TransactionRecord {
@@ -129,6 +130,11 @@ export interface TransactionRecord {
    * `created_at`. Balance history counts the transaction at this time; without it, at `created_at`.
    */
   effective_date?: number;
+  /**
+   * How far below zero the source may go, in the smallest unit (Blnk's `overdraft_limit` times the
+   * precision); absent when the request set none. See posting-draft.ts checkFunds.
+   */
+  overdraft_limit?: bigint;
 }
 
 /** Split parents carry shares instead of moving money themselves; their legs do the moving. */

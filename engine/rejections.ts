@@ -8,6 +8,7 @@ export const REJECTION_REASONS = {
   TXN_NOT_FOUND: 'transaction_not_found',
   TXN_VALIDATION_ERROR: 'invalid_transaction',
   TXN_INSUFFICIENT_FUNDS: 'insufficient_funds',
+  TXN_OVERDRAFT_LIMIT_EXCEEDED: 'overdraft_limit_exceeded',
   TXN_DUPLICATE_REFERENCE: 'duplicate_reference',
   TXN_CURRENCY_MISMATCH: 'currency_mismatch',
   TXN_SAME_SOURCE_DESTINATION: 'same_source_destination',

@@ -143,6 +143,14 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
     if (time.ok) times[field] = time.epochMs;
     else fail(time.message, field);
   }
+  let overdraftLimit = 0n;
+  if (amount.ok && shape.overdraft_limit !== undefined && shape.overdraft_limit !== null) {
+    // Major units times the precision, exactly (0.29 at precision 100 is 29); a limit that would need
+    // rounding to a whole smallest unit is refused, as an amount is.
+    const limit = amountToPrecise(shape.overdraft_limit, amount.precision, { allowZero: true });
+    if (limit.ok) overdraftLimit = limit.value;
+    else fail(limit.message, 'overdraft_limit');
+  }
   let metaData: Record<string, unknown> = {};
   if (shape.meta_data) {
     const normalized = normalizeMetaData(shape.meta_data);
@@ -174,6 +182,7 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
     description: shape.description ?? '',
     meta_data: metaData,
     allow_overdraft: shape.allow_overdraft ?? false,
+    overdraft_limit: overdraftLimit,
     skip_queue: shape.skip_queue ?? false,
     inflight: shape.inflight ?? false,
     ...times,

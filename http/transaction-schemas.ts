@@ -40,6 +40,8 @@ export const transactionShape = z.object({
   // Metadata is normalized (and its limits checked) on conversion, where it is named if refused.
   meta_data: plainObjectSchema.nullable().optional(),
   allow_overdraft: z.boolean().optional(),
+  // Blnk's floor under the source, in major units like `amount` (null as Go reads it: none).
+  overdraft_limit: decimalInput.nullable().optional(),
   skip_queue: z.boolean().optional(),
   inflight: z.boolean().optional(),
   inflight_expiry_date: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
@@ -74,6 +76,10 @@ export const refundSchema = z.object({
   dry_run: z.boolean().optional(),
   description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
   meta_data: optionalMetaData.transform((value) => value ?? {}),
+  // The refund's own overdraft terms (none are inherited; docs/decisions-blnk.md), the limit in major
+  // units at the original's precision.
+  allow_overdraft: z.boolean().optional(),
+  overdraft_limit: decimalInput.nullable().optional(),
 });
 
 export const bulkCommitSchema = z.object({

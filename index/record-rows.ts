@@ -8,6 +8,7 @@ import {
   availableAmount,
   balanceAmount,
   inflightAmount,
+  OPTIONAL_TRANSACTION_FIELDS,
   type BalanceRecord,
   type BalanceTotals,
   type IdentityRecord,
@@ -168,7 +169,7 @@ export function balanceMetaFromRow(row: SelectedRow): MetaData {
 // ---- transactions ----
 
 /** Fields of a transaction record that have no column of their own. */
-const TRANSACTION_EXTRAS = ['rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'committed_amount', 'effective_date'] as const;
+const TRANSACTION_EXTRAS = OPTIONAL_TRANSACTION_FIELDS.filter((field) => field !== 'batch_id');
 
 export function transactionRow(record: TransactionRecord): SqlValue[] {
   const extra: Record<string, unknown> = {};

@@ -35,6 +35,32 @@ t.test('a transfer beyond the available amount is refused and logs nothing', asy
     .thenRejected('TXN_INSUFFICIENT_FUNDS');
 });
 
+t.test('an overdraft limit lets the source go down to minus the limit, with or without allow_overdraft', async (t) => {
+  for (const allowOverdraft of [false, true]) {
+    given(t, fundedAlice)
+      .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_500n, overdraft_limit: 500n, allow_overdraft: allowOverdraft, skip_queue: true })))
+      .then([{ type: 'transaction.applied', transactions: [{ status: 'APPLIED', overdraft_limit: 500n }] }]);
+    given(t, fundedAlice)
+      .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_501n, overdraft_limit: 500n, allow_overdraft: allowOverdraft, skip_queue: true })))
+      .thenRejected('TXN_OVERDRAFT_LIMIT_EXCEEDED');
+  }
+});
+
+t.test('allow_overdraft without a limit has no floor', async (t) => {
+  given(t, fundedAlice)
+    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 10n ** 30n, allow_overdraft: true, skip_queue: true })))
+    .then([{ type: 'transaction.applied' }]);
+});
+
+t.test('a queued transfer past its limit is rejected for the limit when its turn comes', async (t) => {
+  const rig = given(t, fundedAlice)
+    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_200n, overdraft_limit: 100n })))
+    .then([{ type: 'transaction.queued', transactions: [{ status: 'QUEUED', overdraft_limit: 100n }] }]);
+  const before = rig.log.appendedSeq;
+  rig.engine.processQueued(10);
+  t.match(rig.log.events.slice(before), [{ type: 'transaction.rejected', transactions: [{ status: 'REJECTED', rejection: { code: 'TXN_OVERDRAFT_LIMIT_EXCEEDED' } }] }]);
+});
+
 t.test('a queued transfer logs a queued event; its turn logs the outcome', async (t) => {
   const rig = given(t, fundedAlice)
     .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 5n })))

@@ -33,7 +33,7 @@ t.test('every event of random histories survives a log record', async (t) => {
     // Plain records: split, batched and back-dated ones get optional fields at creation that a hold's
     // committed_amount follows later, so their key order depends on their history (values still equal).
     const fresh = events.flatMap((event) => event.transactions ?? [])
-      .filter((record) => record.action === undefined && record.batch_id === undefined && !record.sources && !record.destinations && record.effective_date === undefined);
+      .filter((record) => record.action === undefined && record.batch_id === undefined && !record.sources && !record.destinations && record.effective_date === undefined && record.overdraft_limit === undefined);
     const freshDecoded = roundTrip([{ type: 'transaction.applied', at: 1, transactions: fresh }])[0]?.transactions ?? [];
     t.equal(text(freshDecoded), text(fresh), `seed ${seed}: ${fresh.length} plain transactions keep their keys in order`);
   }
@@ -48,7 +48,7 @@ const FULL: TransactionRecord = {
   rejection: { code: 'TXN_INSUFFICIENT_FUNDS', reason: 'insufficient_funds', message: 'no' },
   sources: [{ identifier: '@a', balance_id: 'bln_a', distribution: '50%', precise_amount: 5n * 10n ** 29n }, { identifier: '@b', balance_id: 'bln_b', distribution: 'left', precise_amount: 5n * 10n ** 29n }],
   atomic: false, legs: ['txn_2', 'txn_3'], action: 'commit', committed_amount: (1n << 64n) + 5n, batch_id: 'bulk_1',
-  effective_date: 1_600_000_000_000,
+  effective_date: 1_600_000_000_000, overdraft_limit: 10n ** 25n,
 };
 
 t.test('records with every optional field and amounts beyond 64 bits', async (t) => {
@@ -86,6 +86,7 @@ t.test('records with every optional field and amounts beyond 64 bits', async (t)
   t.equal(decoded?.postings?.[2]?.effective_at, 1_600_000_000_000, 'a back-dated posting keeps its time');
   t.equal(decoded?.postings?.[1]?.effective_at, undefined, 'and the others have none');
   t.equal(decoded?.transactions?.[0]?.effective_date, 1_600_000_000_000);
+  t.equal(decoded?.transactions?.[0]?.overdraft_limit, 10n ** 25n, 'an overdraft limit stays exact');
   t.equal(decoded?.monitor_alerts?.[0]?.monitor.condition.precise_value, -(1n << 70n), 'monitors keep exact thresholds');
 });
 

@@ -18,7 +18,9 @@ function transactionView(record: TransactionRecord): Record<string, unknown> {
     destination: record.destination, reference: record.reference, currency: record.currency,
     amount: preciseToAmount(record.precise_amount, record.precision), amount_string: preciseToDecimalText(record.precise_amount, record.precision),
     precise_amount: record.precise_amount, precision: record.precision, description: record.description, status: record.status,
-    hash: record.hash, allow_overdraft: record.allow_overdraft, inflight: record.inflight, skip_queue: record.skip_queue,
+    hash: record.hash, allow_overdraft: record.allow_overdraft,
+    overdraft_limit: record.overdraft_limit === undefined ? 0 : preciseToAmount(record.overdraft_limit, record.precision),
+    inflight: record.inflight, skip_queue: record.skip_queue,
     created_at: timeText(record.created_at), scheduled_for: timeText(record.scheduled_for),
     inflight_expiry_date: timeText(record.inflight_expiry_date), inflight_commit_date: timeText(record.inflight_commit_date),
     // Blnk's effective_date: the one given, else when it was recorded.
@@ -53,6 +55,7 @@ t.test('fixed cases match the generic writer', async (t) => {
     { ...baseRecord(), inflight: true, status: 'INFLIGHT', committed_amount: 300n, inflight_expiry_date: 1_763_785_000_000 },
     { ...baseRecord(), batch_id: 'bulk_1', precise_amount: 10n ** 39n, precision: 3n },
     { ...baseRecord(), effective_date: 1_700_000_000_000 },
+    { ...baseRecord(), allow_overdraft: true, overdraft_limit: 60_000n },
     { ...baseRecord(), description: 'quote " backslash \\ newline \n é 😀', reference: 'r\u0001', meta_data: { big: 2n ** 80n, nested: { list: [1, 'two', null] } } },
   ];
   for (const record of cases) t.equal(transactionJsonText(record), toJsonText(transactionView(record)));

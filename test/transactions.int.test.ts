@@ -17,7 +17,7 @@ import {
 
 const TRANSACTION_FIELDS = [
   'allow_overdraft', 'amount', 'amount_string', 'created_at', 'currency', 'description', 'destination', 'effective_date', 'hash', 'inflight',
-  'inflight_commit_date', 'inflight_expiry_date', 'meta_data', 'parent_transaction', 'precise_amount', 'precision', 'reference',
+  'inflight_commit_date', 'inflight_expiry_date', 'meta_data', 'overdraft_limit', 'parent_transaction', 'precise_amount', 'precision', 'reference',
   'scheduled_for', 'skip_queue', 'source', 'status', 'transaction_id',
 ];
 

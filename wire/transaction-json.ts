@@ -27,6 +27,7 @@ export const transactionJsonSchema = z.object({
   status: z.enum(['QUEUED', 'APPLIED', 'INFLIGHT', 'VOID', 'REJECTED', 'SCHEDULED']),
   hash: z.string(),
   allow_overdraft: z.boolean(),
+  overdraft_limit: z.number().meta({ description: 'How far below zero the source may go, in major units like amount; 0 for none' }),
   inflight: z.boolean(),
   skip_queue: z.boolean(),
   created_at: timeTextSchema,
@@ -64,6 +65,7 @@ export function transactionJsonText(record: TransactionRecord): string {
     + ',"status":' + jsonString(record.status)
     + ',"hash":' + jsonString(record.hash)
     + ',"allow_overdraft":' + (record.allow_overdraft ? 'true' : 'false')
+    + ',"overdraft_limit":' + (record.overdraft_limit === undefined ? '0' : numberText(preciseToAmount(record.overdraft_limit, record.precision)))
     + ',"inflight":' + (record.inflight ? 'true' : 'false')
     + ',"skip_queue":' + (record.skip_queue ? 'true' : 'false')
     + ',"created_at":' + jsonString(timeText(record.created_at))

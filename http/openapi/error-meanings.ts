@@ -30,6 +30,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   TXN_BULK_EMPTY: 'the list of transactions is empty',
   TXN_BULK_LIMIT_EXCEEDED: 'the list of transactions is longer than allowed',
   TXN_INSUFFICIENT_FUNDS: 'the source balance does not have enough funds',
+  TXN_OVERDRAFT_LIMIT_EXCEEDED: 'the source balance would go below its overdraft limit',
   TXN_DUPLICATE_REFERENCE: 'the reference is already used by a different transaction',
   TXN_CURRENCY_MISMATCH: 'a balance is in another currency than the transaction',
   TXN_SAME_SOURCE_DESTINATION: 'source and destination are the same balance',

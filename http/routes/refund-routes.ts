@@ -12,6 +12,16 @@ import { EXAMPLES } from '../openapi/examples.js';
 import { describeRoute } from '../openapi/route-docs.js';
 import { projectionJsonSchema } from '../projection-view.js';
 import { transactionJson, transactionJsonSchema } from '../../wire/transaction-json.js';
+import { amountToPrecise } from '../../wire/amounts.js';
+import type { RefundCommand } from '../../engine/commands.js';
+
+/** The refund's limit in the smallest unit of the original (whose precision never changes once recorded). */
+function refundOverdraftLimit(limit: unknown, precision: bigint): bigint {
+  if (limit === undefined || limit === null) return 0n;
+  const precise = amountToPrecise(limit, precision, { allowZero: true });
+  if (!precise.ok) throw new ApiError('GEN_MALFORMED_REQUEST', `overdraft_limit ${precise.message}`, { overdraft_limit: precise.message });
+  return precise.value;
+}
 
 export function refundRoutes(router: Router, core: LedgerCore): void {
   const { engine } = core;
@@ -22,16 +32,19 @@ export function refundRoutes(router: Router, core: LedgerCore): void {
       { status: 201, description: 'The refund transaction', schema: transactionJsonSchema, example: EXAMPLES.transaction },
       { status: 200, description: 'A dry run', schema: projectionJsonSchema },
     ],
-    errors: ['TXN_NOT_FOUND', 'TXN_NOT_REFUNDABLE', 'TXN_INSUFFICIENT_FUNDS', 'META_TOO_LARGE'],
+    errors: ['TXN_NOT_FOUND', 'TXN_NOT_REFUNDABLE', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'META_TOO_LARGE'],
   });
   router.post('/refund-transaction/:id', async (ctx) => {
     // A body Blnk's binder cannot read (a field of the wrong type) is malformed there, as decisions.md has it.
     const body = validate(refundSchema, ctx.request.body ?? {}, 'GEN_MALFORMED_REQUEST');
-    const command = {
-      transaction_id: ctx.params.id as string,
+    const transactionId = ctx.params.id as string;
+    const command: RefundCommand = {
+      transaction_id: transactionId,
       skip_queue: body.skip_queue ?? false,
       description: body.description ?? '',
       meta_data: body.meta_data,
+      allow_overdraft: body.allow_overdraft ?? false,
+      overdraft_limit: refundOverdraftLimit(body.overdraft_limit, engine.state.transaction(transactionId)?.precision ?? 1n),
     };
     if (body.dry_run) {
       // An unknown original is a missing resource, not a projected rejection (as for commits and voids).

@@ -19,7 +19,7 @@ import { bulkShape, transactionShape } from '../transaction-schemas.js';
 import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
 
 const TRANSACTION_ERRORS = [
-  'BAL_NOT_FOUND', 'LGR_NOT_FOUND', 'TXN_INSUFFICIENT_FUNDS', 'TXN_DUPLICATE_REFERENCE', 'TXN_CURRENCY_MISMATCH',
+  'BAL_NOT_FOUND', 'LGR_NOT_FOUND', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'TXN_DUPLICATE_REFERENCE', 'TXN_CURRENCY_MISMATCH',
   'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'META_TOO_LARGE',
 ] as const;
 const transactionExample = {

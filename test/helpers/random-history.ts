@@ -79,6 +79,7 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
     };
     // Back-dated: counts for balances as of its effective date, maybe before a balance it names existed.
     if (chance(0.15)) command.effective_date = clock.ms - Math.floor(random() * 20_000);
+    if (chance(0.1)) command.overdraft_limit = amount();
     if (chance(0.15)) {
       command.source = '';
       command.sources = [
