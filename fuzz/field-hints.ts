@@ -127,6 +127,7 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   timestamp: time,
   expires_at: weighted([5, futureTime], [1, time]),
   allow_overdraft: fc.constantFrom(true, true, true, false),
+  overdraft_limit: weighted([4, decimalAmount], [1, fc.constantFrom<FuzzJson>(0, -1, 0.295, '1e3', null, 'ten')]),
   // Indicators live in the general ledger only, so it is drawn about as often as a ledger of the pool.
   ledger_id: weighted([3, ref('ledger')], [3, fc.constant('general_ledger_id')], [1, unknownId('ldg')]),
   track_fund_lineage: fc.constantFrom(false, false, false, true),
