@@ -11,6 +11,7 @@ import { BalanceFold } from '../engine/balance-fold.js';
 import type { LoggedEvent } from '../engine/events.js';
 import type { BalanceRecord } from '../engine/records.js';
 import type { FoldAnswer } from '../http/ledger-core.js';
+import { accept, refuse } from '../engine/result.js';
 
 /** The log as a fold reads it. */
 export interface HistorySource {
@@ -51,10 +52,10 @@ export class BalanceFolds {
    */
   async at(balanceId: string, untilMs: number, toSeq: number, from?: FoldStart): Promise<FoldAnswer> {
     if (this.queue.size >= this.limits.waiting_max) {
-      return { ok: false, code: 'QUEUE_BACKPRESSURE', message: `${this.queue.size + this.queue.pending} balance histories are being folded; try again shortly` };
+      return refuse({ code: 'QUEUE_BACKPRESSURE', message: `${this.queue.size + this.queue.pending} balance histories are being folded; try again shortly` });
     }
     const balance = await this.queue.add(() => this.fold(balanceId, untilMs, toSeq, from));
-    return { ok: true, balance, from_source: from === undefined };
+    return accept({ balance, from_source: from === undefined });
   }
 
   private async fold(balanceId: string, untilMs: number, toSeq: number, from?: FoldStart): Promise<BalanceRecord | undefined> {

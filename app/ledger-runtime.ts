@@ -4,9 +4,14 @@
 // worker). This is the LedgerCore the HTTP layer serves.
 
 import fs from 'node:fs';
-import { LedgerEngine, type EngineLimits } from '../engine/ledger-engine.js';
+import { assert } from '../engine/assert.js';
+import type { CommandOf, CommandOp } from '../engine/commands.js';
+import { LedgerEngine, type DryRunCommand, type EngineLimits, type Outcome, type ResultOf } from '../engine/ledger-engine.js';
+import type { LedgerView } from '../engine/ledger-view.js';
+import type { Projection } from '../engine/projection.js';
+import { accept, refuse, type Result } from '../engine/result.js';
 import type { Clock, IdSource } from '../engine/ports.js';
-import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
+import type { TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ledger-core.js';
 import { BalanceFolds } from './balance-folds.js';
 import { SnapshotBalances } from './snapshot-balances.js';
@@ -75,6 +80,13 @@ export interface RuntimeOptions {
   follower?: boolean;
   /** Bounds of reconciliation runs (reconciliation/reconciliation-runner.ts). */
   reconciliationLimits?: Partial<RunnerLimits>;
+}
+
+/** Why a snapshot cannot be taken now; with a wait after which asking again may succeed. */
+export interface SnapshotRefusal {
+  code: 'SNAPSHOT_UNAVAILABLE';
+  message: string;
+  retry_after_seconds?: number;
 }
 
 export interface StartupReport {
@@ -193,7 +205,11 @@ export class LedgerRuntime implements LedgerCore {
       runtime.queue.kick();
       runtime.snapshotService?.durable(log.durableSeq);
     });
-    if (!options.follower) await log.durable(runtime.engine.ensureGenesis());
+    if (!options.follower) {
+      const genesis = runtime.run({ op: 'genesis.ensure' });
+      assert(genesis.ok, 'the general ledger could not be created');
+      await log.durable(genesis.seq);
+    }
     log.onCommit(() => {
       if (runtime.working) runtime.hooks.wake();
     });
@@ -249,7 +265,7 @@ export class LedgerRuntime implements LedgerCore {
 
   private openReconciliation(index: SecondaryIndex): void {
     const runner = new ReconciliationRunner({
-      engine: this.engine,
+      ledger: this,
       durable: (seq) => this.log.durable(seq),
       visibleSeq: () => this.log.appendedSeq,
       reads: indexRunReads(index),
@@ -324,11 +340,18 @@ export class LedgerRuntime implements LedgerCore {
     return this.snapshotService;
   }
 
-  /** Writes a snapshot of everything logged so far (once it is durable). */
-  async snapshotNow(): Promise<SnapshotInfo> {
-    if (!this.snapshotService) throw new SnapshotError('snapshots are not enabled on this server');
+  /** Writes a snapshot of everything logged so far (once it is durable), or says why it cannot. */
+  async snapshotNow(): Promise<Result<SnapshotInfo, SnapshotRefusal>> {
+    if (!this.snapshotService) return refuse({ code: 'SNAPSHOT_UNAVAILABLE', message: 'snapshots are not enabled on this server' });
     await this.log.durable(this.log.appendedSeq);
-    return this.snapshotService.snapshotNow(this.log.durableSeq);
+    try {
+      return accept(await this.snapshotService.snapshotNow(this.log.durableSeq));
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error;
+      const refusal: SnapshotRefusal = { code: 'SNAPSHOT_UNAVAILABLE', message: error.message };
+      if (error.retryAfterSeconds !== undefined) refusal.retry_after_seconds = error.retryAfterSeconds;
+      return refuse(refusal);
+    }
   }
 
   /** The query index (data/index.sqlite), fed from the durable log. */
@@ -344,6 +367,19 @@ export class LedgerRuntime implements LedgerCore {
     return this.log.durable(seq);
   }
 
+  /** Carries out one command (LedgerEngine.run). */
+  run<K extends CommandOp>(command: CommandOf<K>): Outcome<ResultOf<K>> {
+    return this.engine.run(command);
+  }
+
+  dryRun(commands: DryRunCommand[]): Projection[] {
+    return this.engine.dryRun(commands);
+  }
+
+  get view(): LedgerView {
+    return this.engine.view;
+  }
+
   visibleSeq(): number {
     return this.log.appendedSeq;
   }
@@ -357,12 +393,12 @@ export class LedgerRuntime implements LedgerCore {
     return this.folds.at(balanceId, untilMs, toSeq, start);
   }
 
-  takeBalanceSnapshots(): string | undefined {
-    if (!this.snapshotService) return 'snapshots are not enabled on this server';
-    this.snapshotNow().catch((error: unknown) => {
-      this.options.logger?.warn({ err: error }, 'balance snapshot failed');
-    });
-    return undefined;
+  takeBalanceSnapshots(): Result<void, SnapshotRefusal> {
+    if (!this.snapshotService) return refuse({ code: 'SNAPSHOT_UNAVAILABLE', message: 'snapshots are not enabled on this server' });
+    this.snapshotNow().then((taken) => {
+      if (!taken.ok) this.options.logger?.warn({ err: taken.rejection.message }, 'balance snapshot failed');
+    }, (error: unknown) => this.options.logger?.warn({ err: error }, 'balance snapshot failed'));
+    return accept(undefined);
   }
 
   overloaded(): string | undefined {

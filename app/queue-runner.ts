@@ -14,7 +14,7 @@ export class QueueRunner {
 
   /** Makes sure a slice runs soon if anything is queued. Cheap to call often. */
   kick(): void {
-    if (this.scheduled || this.stopped || this.engine.queuedCount === 0) return;
+    if (this.scheduled || this.stopped || this.engine.view.queuedCount() === 0) return;
     this.scheduled = true;
     setImmediate(() => this.runSlice());
   }
@@ -32,7 +32,7 @@ export class QueueRunner {
   private runSlice(): void {
     this.scheduled = false;
     if (this.stopped) return;
-    this.engine.processQueued(this.sliceItems);
+    this.engine.run({ op: 'queue.process', items_max: this.sliceItems });
     this.kick();
   }
 }

@@ -70,7 +70,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
     ? CutoverControl.forLeader(runtime)
     : CutoverControl.forFollower(runtime, LogFollower.start(runtime, config.follow_data_dir), config.follow_data_dir);
   const metrics = new Metrics({
-    queuedTransactions: () => runtime.engine.queuedCount,
+    queuedTransactions: () => runtime.view.queuedCount(),
     lookupBacklog: () => runtime.store.backlog,
     unflushedEvents: () => runtime.log.unflushedEvents,
   });

@@ -5,12 +5,15 @@ import type { SnapshotAdmin, SnapshotView } from '../http/routes/admin-routes.js
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { BODY_OFFSET, readHeader, SnapshotFileError } from '../snapshots/snapshot-file.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
+import { accept } from '../engine/result.js';
 
 export function snapshotAdmin(runtime: LedgerRuntime, dataDir: string): SnapshotAdmin {
   return {
-    async snapshotNow(): Promise<SnapshotView> {
-      const info = await runtime.snapshotNow();
-      return { seq: info.seq, file: info.file, size_bytes: info.size_bytes, state_hash: info.state_hash, created_at: info.created_at, created: info.created };
+    async snapshotNow() {
+      const taken = await runtime.snapshotNow();
+      if (!taken.ok) return taken;
+      const info = taken.value;
+      return accept({ seq: info.seq, file: info.file, size_bytes: info.size_bytes, state_hash: info.state_hash, created_at: info.created_at, created: info.created });
     },
     list(): SnapshotView[] {
       const views: SnapshotView[] = [];

@@ -28,12 +28,12 @@ export class TimerRunner {
   /** Fires what is due, a slice at a time, yielding between slices so requests keep flowing. */
   tick(): void {
     if (this.running || this.interval === undefined) return;
-    const next = this.engine.nextTimerAt();
+    const next = this.engine.view.nextTimerAt();
     if (next === undefined || next > this.clock.now()) return;
     this.running = true;
-    const fired = this.engine.fireDueTimers();
+    const fired = this.engine.run({ op: 'timers.fire' });
     this.running = false;
-    if (fired > 0) this.afterFire();
+    if (fired.ok && fired.value > 0) this.afterFire();
     setImmediate(() => this.tick());
   }
 }

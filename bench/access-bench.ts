@@ -188,14 +188,14 @@ function authMicroseconds(): { apiKey: number; master: number } {
     clock: { now: () => Date.now() }, ids: { next: (prefix) => `${prefix}_bench` }, log: new MemoryLog(), transactions: new MemoryTransactionStore(),
   });
   const { secret, secretHash } = newApiKeySecret();
-  const created = engine.createApiKey({
+  const created = engine.run({ op: 'api_key.create', fields: {
     name: 'bench', owner_id: 'bench', scopes: ['transactions:write'], expires_at: Date.now() + 3_600_000, secret_hash: secretHash, created_by: '',
-  });
+  } });
   if (!created.ok) throw new Error('cannot create a key');
   const router = new Router();
   router.post('/transactions', () => undefined);
   const usage = new ApiKeyUsage(engine, 3_600_000);
-  const middleware = authenticate({ secretKey: MASTER_KEY, engine, clock: { now: () => Date.now() }, usage, router });
+  const middleware = authenticate({ secretKey: MASTER_KEY, view: engine.view, clock: { now: () => Date.now() }, usage, router });
   const access = routeAccess('POST', '/transactions');
   const next = (): Promise<void> => Promise.resolve();
   const run = (key: string): number => {

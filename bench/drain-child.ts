@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const runtime = await LedgerRuntime.open({ dataDir });
   const { engine } = runtime;
   for (let index = 0; index < sources; index += 1) {
-    const funded = engine.createTransaction(transfer('@drain-world', `@drain-src-${index}`, 10n ** 15n, false));
+    const funded = engine.run({ op: 'transaction.create', ...transfer('@drain-world', `@drain-src-${index}`, 10n ** 15n, false) });
     if (!funded.ok) throw new Error(`funding refused: ${funded.rejection.code}`);
   }
   await runtime.durable(runtime.visibleSeq());
@@ -42,14 +42,14 @@ async function main(): Promise<void> {
   const started = performance.now();
   let lastSeq = 0;
   for (let index = 0; index < transfers; index += 1) {
-    const queued = engine.createTransaction(transfer(`@drain-src-${index % sources}`, `@drain-dst-${index % sources}`, 1n, true));
+    const queued = engine.run({ op: 'transaction.create', ...transfer(`@drain-src-${index % sources}`, `@drain-dst-${index % sources}`, 1n, true) });
     if (!queued.ok) throw new Error(`queueing transfer ${index} refused: ${queued.rejection.code} ${queued.rejection.message}`);
     lastSeq = queued.seq;
   }
   const queuedAt = performance.now();
   await runtime.durable(lastSeq);
   const durableAt = performance.now();
-  while (engine.queuedCount > 0) await new Promise((resolve) => setTimeout(resolve, 1));
+  while (engine.view.queuedCount() > 0) await new Promise((resolve) => setTimeout(resolve, 1));
   await runtime.durable(runtime.visibleSeq());
   const drainedAt = performance.now();
 

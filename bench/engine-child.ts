@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   if (mode === 'memory') {
     const log = new MemoryLog();
     const engine = new LedgerEngine({ clock: systemClock, ids: new UuidV7Ids(systemClock), log, transactions: new MemoryTransactionStore() });
-    engine.ensureGenesis();
+    engine.run({ op: 'genesis.ensure' });
     harness = { engine, durable: (seq) => log.durable(seq), close: async () => undefined };
   } else {
     if (!dataDir) throw new Error('lmdb mode needs a data directory');
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const sources = Math.min(clients, SOURCES_MAX);
   let lastSeq = 0;
   for (let index = 0; index < sources; index += 1) {
-    const outcome = engine.createTransaction(transfer('@bench-world', `@bench-src-${index}`, 10n ** 15n, true));
+    const outcome = engine.run({ op: 'transaction.create', ...transfer('@bench-world', `@bench-src-${index}`, 10n ** 15n, true) });
     if (!outcome.ok) throw new Error(`funding failed: ${outcome.rejection.code}`);
     lastSeq = outcome.seq;
   }
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     for (;;) {
       const started = performance.now();
       if (started >= measureTo) return;
-      const outcome = engine.createTransaction(command);
+      const outcome = engine.run({ op: 'transaction.create', ...command });
       if (!outcome.ok) throw new Error(`transfer refused: ${outcome.rejection.code} ${outcome.rejection.message}`);
       await harness.durable(outcome.seq);
       const done = performance.now();

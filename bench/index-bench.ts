@@ -112,7 +112,7 @@ async function seed(dataDir: string, next: () => number, from: number, to: numbe
   const started = performance.now();
   for (let index = from; index < to; index += 1) {
     clock.ms = SEED_START_MS + index * SEED_INTERVAL_MS;
-    const outcome = engine.createTransaction(transfer(next, index, names));
+    const outcome = engine.run({ op: 'transaction.create', ...transfer(next, index, names) });
     if (!outcome.ok) throw new Error(`seed transaction ${index} refused: ${outcome.rejection.message}`);
     if (index % 10_000 === 9_999) {
       await runtime.durable(outcome.seq);
@@ -320,7 +320,7 @@ async function foldOfBusyBalance({ seeded, runtime, index, seq }: QueryTarget): 
   const middle = seeded.firstAt + Math.floor((seeded.lastAt - seeded.firstAt) / 2);
   const [folded, indexed] = [await new BalanceFolds(runtime.log).at(seeded.busyId, middle, seq), await index.balanceAt(seeded.busyId, middle, seq)];
   const ms = Math.round(performance.now() - started);
-  const same = folded.ok && indexed.ok && JSON.stringify(folded.balance, exact) === JSON.stringify(indexed.value, exact);
+  const same = folded.ok && indexed.ok && JSON.stringify(folded.value.balance, exact) === JSON.stringify(indexed.value, exact);
   if (!same) throw new Error('the index and the fold disagree on the busy balance at the middle of the log');
   process.stdout.write(`  busy balance at the middle of ${seeded.transactions} transactions, folded (from_source=true): ${ms} ms, the same as the index's\n`);
   return { query: 'busy balance at the middle of the log, folded (from_source=true)', runs: 1, ms };
@@ -343,7 +343,7 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
   try {
     const runtime = await LedgerRuntime.open({ dataDir });
     const metrics = new Metrics({
-      queuedTransactions: () => runtime.engine.queuedCount,
+      queuedTransactions: () => runtime.engine.view.queuedCount(),
       lookupBacklog: () => runtime.store.backlog,
       unflushedEvents: () => runtime.log.unflushedEvents,
     });

@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   const runtime = await LedgerRuntime.open({ dataDir, snapshots: SNAPSHOTS_ON_REQUEST });
   const { engine } = runtime;
   // The source exists before the baseline, so the loaded state differs by the N destinations only.
-  const first = engine.createTransaction(transferTo('@memory-warmup'));
+  const first = engine.run({ op: 'transaction.create', ...transferTo('@memory-warmup') });
   if (!first.ok) throw new Error(`warm-up transfer refused: ${first.rejection.code}`);
   await runtime.durable(first.seq);
   const baseline = await snapshot();
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
   for (let from = 0; from < balances; from += CHUNK) {
     let lastSeq = 0;
     for (let index = from; index < Math.min(balances, from + CHUNK); index += 1) {
-      const outcome = engine.createTransaction(transferTo(`@memory-${index}`));
+      const outcome = engine.run({ op: 'transaction.create', ...transferTo(`@memory-${index}`) });
       if (!outcome.ok) throw new Error(`transfer ${index} refused: ${outcome.rejection.code}`);
       lastSeq = outcome.seq;
     }
@@ -146,7 +146,8 @@ async function main(): Promise<void> {
   const created = engine.state.balances.size;
   if (created < balances + 2) throw new Error(`expected at least ${balances + 2} balances, found ${created}`);
   const loaded = await snapshot();
-  await runtime.snapshotNow();
+  const taken = await runtime.snapshotNow();
+  if (!taken.ok) throw new Error(`snapshot refused: ${taken.rejection.message}`);
   await runtime.close();
   const result: MemoryChildResult = { balances, createSeconds, baseline, loaded };
   process.stdout.write(JSON.stringify(result) + '\n');

@@ -48,10 +48,10 @@ async function seed(dataDir: string, count: number, log: (line: string) => void)
     const amount = BigInt(1 + Math.floor(next() * 1_000_000));
     amounts[index] = amount;
     const source = `@customer-${Math.floor(next() * BALANCES)}`;
-    const outcome = runtime.engine.createTransaction(transferCommand({
+    const outcome = runtime.engine.run({ op: 'transaction.create', ...transferCommand({
       source, destination: '@merchant', precise_amount: amount, currency: 'USD', precision: 100n, reference: `inv-${index}`,
       description: `order ${index}`, allow_overdraft: true, skip_queue: true,
-    }));
+    }) });
     if (!outcome.ok) throw new Error(`seed transaction ${index}: ${outcome.rejection.message}`);
     if (index % RECORD_EVENTS === RECORD_EVENTS - 1) await runtime.durable(outcome.seq);
   }
@@ -126,7 +126,7 @@ async function timedRun(runtime: LedgerRuntime, records: ExternalRecord[], ruleI
   const instant = await port.runInstant(request, records, true);
   if (!instant.ok) throw new Error(instant.rejection.message);
   const instantMs = performance.now() - instantStarted;
-  const upload = runtime.engine.uploadExternalRecords({ source: 'bench', kind: 'file', records });
+  const upload = runtime.engine.run({ op: 'reconciliation.upload', upload: { source: 'bench', kind: 'file', records } });
   if (!upload.ok) throw new Error(upload.rejection.message);
   await settle();
   const started = performance.now();
@@ -147,7 +147,7 @@ async function timedRun(runtime: LedgerRuntime, records: ExternalRecord[], ruleI
 }
 
 function rule(runtime: LedgerRuntime, name: string, criteria: Array<{ field: string; operator: string; allowable_drift?: string }>): string {
-  const created = runtime.engine.createMatchingRule({ name, description: '', criteria });
+  const created = runtime.engine.run({ op: 'matching_rule.create', rule: { name, description: '', criteria } });
   if (!created.ok) throw new Error(created.rejection.message);
   return created.value.rule_id;
 }

@@ -41,11 +41,11 @@ function number(value: number): string {
 }
 
 function transfer(runtime: LedgerRuntime, destination: string, amount: bigint): void {
-  const outcome = runtime.engine.createTransaction({
+  const outcome = runtime.engine.run({ op: 'transaction.create', ...{
     source: '@world', destination, precise_amount: amount, precision: 100n, currency: 'USD', reference: '', description: '',
     meta_data: {}, allow_overdraft: true, skip_queue: true, inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0,
     scheduled_for: 0, atomic: false,
-  });
+  } });
   if (!outcome.ok) throw new Error(outcome.rejection.message);
 }
 
@@ -175,7 +175,9 @@ async function main(): Promise<void> {
     const buildStarted = performance.now();
     await fill(runtime, EVENTS - 1, 'u'); // plus the genesis event
     say(`built ${number(runtime.log.appendedSeq)} events, ${number(runtime.engine.state.balances.size)} balances in ${number(performance.now() - buildStarted)} ms`);
-    const snapshot = await runtime.snapshotNow();
+    const taken = await runtime.snapshotNow();
+    if (!taken.ok) throw new Error(`snapshot refused: ${taken.rejection.message}`);
+    const snapshot = taken.value;
     say(`snapshot write (worker): ${number(snapshot.milliseconds)} ms of which state hash ${number(snapshot.hash_milliseconds)} ms; ${(snapshot.size_bytes / 1024 / 1024).toFixed(1)} MB at seq ${number(snapshot.seq)}`);
     figures.snapshot = { write_ms: snapshot.milliseconds, hash_ms: snapshot.hash_milliseconds, bytes: snapshot.size_bytes, balances: runtime.engine.state.balances.size };
     await fill(runtime, TAIL, 'tail');

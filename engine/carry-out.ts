@@ -11,13 +11,45 @@ import type { DecisionScope } from './decision-scope.js';
 import type { EventType } from './events.js';
 import { newTransaction, newTransactionIds } from './decision-scope.js';
 import { commitPostings, effectiveAt, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
-import { heldAmount, isSplit, type SplitShare, type TransactionRecord } from './records.js';
+import { heldAmount, isSplit, mailboxBalanceOf, type SplitShare, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
+import { accept, refuse, type Decided } from './result.js';
 import { pairShares } from './split-distribution.js';
 import { transactionHash } from './transaction-hash.js';
 
 /** Metadata key under which a leg names its split parent. */
 export const PARENT_META_KEY = 'QUEUED_PARENT_TRANSACTION';
+
+/**
+ * The child transaction that commits or voids (part of) a hold: QUEUED, from the hold's source to its
+ * destination, with the hold's details. A commit amount of 0 means whatever is still held.
+ */
+export function holdActionChild(scope: DecisionScope, hold: TransactionRecord, action: 'commit' | 'void', amount: bigint, skipQueue: boolean): TransactionRecord {
+  return newTransaction({
+    ...newTransactionIds(scope.ids),
+    parent_transaction: hold.transaction_id,
+    source: mailboxBalanceOf(hold),
+    destination: hold.destination,
+    currency: hold.currency,
+    precise_amount: action === 'commit' ? amount : 0n,
+    precision: hold.precision,
+    description: hold.description,
+    meta_data: hold.meta_data,
+    action,
+    skip_queue: skipQueue,
+  }, scope.now);
+}
+
+/**
+ * Carries out `record` at once for a synchronous request: its final version, or its rejection with the
+ * scope rolled back to `mark` (by default, to just before it), so nothing of a refused request stays.
+ */
+export function carryOutNow(scope: DecisionScope, record: TransactionRecord, mark = scope.mark()): Decided<TransactionRecord> {
+  const final = carryOut(scope, record);
+  if (!final.rejection) return accept(final);
+  scope.rollback(mark);
+  return refuse(final.rejection);
+}
 
 /** Carries out `record` in the scope and returns its final version (also written to the scope). */
 export function carryOut(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
@@ -128,19 +160,7 @@ function carryOutSplitHoldAction(scope: DecisionScope, action: TransactionRecord
   for (const legId of parent.legs ?? []) {
     const leg = scope.transaction(legId);
     if (!leg || leg.status !== 'INFLIGHT') continue;
-    const legAction = newTransaction({
-      ...newTransactionIds(scope.ids),
-      parent_transaction: leg.transaction_id,
-      source: leg.source,
-      destination: leg.destination,
-      currency: leg.currency,
-      precise_amount: 0n,
-      precision: leg.precision,
-      description: leg.description,
-      meta_data: leg.meta_data,
-      action: action.action,
-      skip_queue: action.skip_queue,
-    }, scope.now);
+    const legAction = holdActionChild(scope, leg, action.action as 'commit' | 'void', 0n, action.skip_queue);
     total += closeOnHold(scope, legAction, leg).precise_amount;
   }
   scope.write(parentFromLegs(scope, parent));

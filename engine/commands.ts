@@ -1,7 +1,11 @@
 // Commands: validated requests as the engine receives them. The HTTP edge has already checked shapes and
 // converted amounts and times to exact values; everything left to judge needs the ledger's state.
 
-import type { MetaData } from './records.js';
+import type { MonitorFields } from './balance-monitors.js';
+import type { HookFields, NewApiKey } from './decide-registry.js';
+import type { RunResults, StartReconciliationCommand, UploadCommand } from './decide-reconciliation.js';
+import type { RuleCommand } from './matching-rules.js';
+import type { IdentityFields, IdentityRecord, MetaData } from './records.js';
 import type { ShareRequest } from './split-distribution.js';
 
 export interface CreateLedgerCommand {
@@ -114,3 +118,74 @@ export function transferCommand(
     ...fields,
   };
 }
+
+/** Commits or voids every open hold one bulk request made (its batch id in place of a hold's id). */
+export interface BatchHoldActionCommand {
+  batch_id: string;
+  action: 'commit' | 'void';
+  skip_queue: boolean;
+}
+
+/** Up to BULK_HOLD_ACTIONS_MAX holds, each committed or voided on its own, all decided in one event. */
+export interface ManyHoldActionsCommand {
+  action: 'commit' | 'void';
+  /** Commit amounts in each hold's smallest unit; 0 means everything still held. */
+  items: Array<{ transaction_id: string; precise_amount: bigint }>;
+  skip_queue: boolean;
+}
+
+/**
+ * Every write the engine takes, as one closed union keyed by `op`: the HTTP edge, the queue and timer
+ * runners, reconciliation and the API key usage flusher all send these to `LedgerEngine.run`, and
+ * operations.ts has exactly one operation per `op` (the compiler checks it). A command is plain data
+ * (strings, numbers, booleans, bigints, arrays and objects of them) so it can cross a thread boundary.
+ */
+export type Command =
+  | { op: 'genesis.ensure' }
+  | ({ op: 'ledger.create' } & CreateLedgerCommand)
+  | ({ op: 'ledger.update' } & UpdateLedgerCommand)
+  | ({ op: 'balance.create' } & CreateBalanceCommand)
+  | { op: 'balance.set_identity'; balance_id: string; identity_id: string }
+  | ({ op: 'transaction.create' } & CreateTransactionCommand)
+  | ({ op: 'transaction.bulk' } & BulkCommand)
+  | ({ op: 'transaction.refund' } & RefundCommand)
+  | ({ op: 'hold.act' } & InflightActionCommand)
+  | ({ op: 'hold.act_on_batch' } & BatchHoldActionCommand)
+  | ({ op: 'hold.act_on_many' } & ManyHoldActionsCommand)
+  | { op: 'queue.process'; items_max: number }
+  | { op: 'queue.recover'; cutoff: number }
+  | { op: 'timers.fire' }
+  | { op: 'identity.create'; fields: IdentityFields }
+  | {
+    op: 'identity.update';
+    identity_id: string;
+    fields: IdentityFields;
+    /** Refuse (GEN_CONFLICT) unless the identity is still this record: a read-modify-write from the edge. */
+    expected?: IdentityRecord;
+  }
+  | { op: 'identity.delete'; identity_id: string }
+  | { op: 'metadata.update'; entity_id: string; meta_data: MetaData }
+  | { op: 'api_key.create'; fields: NewApiKey }
+  | { op: 'api_key.revoke'; api_key_id: string }
+  | { op: 'api_key.record_use'; used_at: Array<[api_key_id: string, at: number]> }
+  | { op: 'hook.create'; fields: HookFields; signing_secret_sealed: string }
+  | { op: 'hook.update'; hook_id: string; fields: HookFields }
+  | { op: 'hook.rotate_secret'; hook_id: string; signing_secret_sealed: string }
+  | { op: 'hook.delete'; hook_id: string }
+  | { op: 'monitor.create'; fields: MonitorFields }
+  | { op: 'monitor.update'; monitor_id: string; fields: MonitorFields }
+  | { op: 'monitor.delete'; monitor_id: string }
+  | { op: 'matching_rule.create'; rule: RuleCommand }
+  | { op: 'matching_rule.update'; rule_id: string; rule: RuleCommand }
+  | { op: 'matching_rule.delete'; rule_id: string }
+  | { op: 'reconciliation.upload'; upload: UploadCommand }
+  | ({ op: 'reconciliation.start' } & StartReconciliationCommand)
+  | { op: 'reconciliation.progress'; reconciliation_id: string; processed: number }
+  | { op: 'reconciliation.resume'; reconciliation_id: string }
+  | { op: 'reconciliation.fail'; reconciliation_id: string; reason: string }
+  | { op: 'reconciliation.complete'; reconciliation_id: string; results: RunResults };
+
+export type CommandOp = Command['op'];
+
+/** The command of one op. */
+export type CommandOf<K extends CommandOp> = Extract<Command, { op: K }>;

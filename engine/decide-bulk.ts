@@ -3,10 +3,10 @@
 // non-atomic batch is taken in order and stops at the first item that cannot be recorded; the items
 // before it stand. Queued items are then applied by their balances' mailboxes like any others.
 
-import type { BulkCommand } from './commands.js';
-import { decideCreate, sourcesNamed } from './decide-create.js';
+import type { BulkCommand, CommandOf } from './commands.js';
+import { CREATE_REJECTIONS, decideCreate, sourcesNamed } from './decide-create.js';
 import type { DecisionScope } from './decision-scope.js';
-import type { Operation } from './operation.js';
+import type { DryRunnable } from './operation.js';
 import { involvedIn, namedBalances, projectBalances, type Projection } from './projection.js';
 import type { Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
@@ -41,33 +41,36 @@ export function decideBulk(scope: DecisionScope, command: BulkCommand): Decided<
 }
 
 /** Recording a batch, as the engine runs it. */
-export const bulkOperation: Operation<BulkCommand, BulkResult> = {
+export const bulkOperation: DryRunnable<CommandOf<'transaction.bulk'>, BulkResult> = {
+  rejections: [...CREATE_REJECTIONS, 'QUEUE_BACKPRESSURE'],
   admission(state, command) {
     if (!command.atomic && !command.skip_queue) return { kind: 'join', balances: [], items: command.transactions.length };
     return { kind: 'drain', balances: command.transactions.flatMap((item) => sourcesNamed(state, item)) };
   },
   decide: decideBulk,
-  asDryRun: (command) => ({ ...command, skip_queue: true }),
   eventType: () => 'transaction.bulk',
-  project(scope, command, decided, currentFrom): Projection {
-    if (!decided.ok) {
-      return {
-        operation: 'bulk', would_apply: false, rejection: decided.rejection, failed_index: decided.rejection.item,
-        transaction_count: 0, balances: namedBalances(scope, command.transactions),
+  dryRun: {
+    asDryRun: (command) => ({ ...command, skip_queue: true }),
+    project(scope, command, decided, currentFrom): Projection {
+      if (!decided.ok) {
+        return {
+          operation: 'bulk', would_apply: false, rejection: decided.rejection, failed_index: decided.rejection.item,
+          transaction_count: 0, balances: namedBalances(scope, command.transactions),
+        };
+      }
+      const { status, transaction_count, failure } = decided.value;
+      const projection: Projection = {
+        operation: 'bulk',
+        would_apply: failure === undefined,
+        status,
+        transaction_count,
+        balances: projectBalances(scope, involvedIn(scope, scope.records), currentFrom),
       };
-    }
-    const { status, transaction_count, failure } = decided.value;
-    const projection: Projection = {
-      operation: 'bulk',
-      would_apply: failure === undefined,
-      status,
-      transaction_count,
-      balances: projectBalances(scope, involvedIn(scope, scope.records), currentFrom),
-    };
-    if (failure) {
-      projection.rejection = failure.rejection;
-      projection.failed_index = failure.index;
-    }
-    return projection;
+      if (failure) {
+        projection.rejection = failure.rejection;
+        projection.failed_index = failure.index;
+      }
+      return projection;
+    },
   },
 };

@@ -3,13 +3,13 @@
 // schedule it, queue it behind its source balance, or carry it out at once (skip_queue).
 
 import { canonicalJson } from './exact-json.js';
-import type { CreateTransactionCommand, ShareCommand } from './commands.js';
-import { carryOut, eventTypeFor } from './carry-out.js';
+import type { CommandOf, CreateTransactionCommand, ShareCommand } from './commands.js';
+import { carryOutNow, eventTypeFor } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
-import type { Operation } from './operation.js';
+import type { DryRunnable } from './operation.js';
 import { involvedIn, namedBalances, projectBalances, type ProjectionLeg } from './projection.js';
 import type { SplitShare, TransactionRecord } from './records.js';
-import { reject, type Rejection } from './rejections.js';
+import { reject, type RejectionCode } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { distribute } from './split-distribution.js';
 
@@ -43,20 +43,24 @@ export function decideCreate(scope: DecisionScope, command: CreateTransactionCom
   const queued = record.value;
   if (command.scheduled_for > scope.now) return created(scope.write({ ...queued, status: 'SCHEDULED' }));
   if (!command.skip_queue) return created(scope.write(queued));
-  const final = carryOut(scope, queued);
-  if (final.rejection) {
-    scope.rollback(mark);
-    return refuse(final.rejection);
-  }
-  return created(final);
+  // Rolled back to before the record was built: balances it created go with it.
+  const final = carryOutNow(scope, queued, mark);
+  return final.ok ? created(final.value) : final;
 }
 
 function created(transaction: TransactionRecord): Decided<Created> {
   return accept({ transaction, created: true });
 }
 
+/** What deciding a new transaction can refuse with (the funds check's codes from posting-draft.ts). */
+export const CREATE_REJECTIONS = [
+  'BAL_NOT_FOUND', 'TXN_CURRENCY_MISMATCH', 'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'TXN_DUPLICATE_REFERENCE',
+  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED',
+] as const satisfies readonly RejectionCode[];
+
 /** Creating one transaction, as the engine runs it. */
-export const createOperation: Operation<CreateTransactionCommand, Created> = {
+export const createOperation: DryRunnable<CommandOf<'transaction.create'>, Created> = {
+  rejections: [...CREATE_REJECTIONS, 'QUEUE_BACKPRESSURE'],
   admission(state, command) {
     const balances = sourcesNamed(state, command);
     if (command.skip_queue) return { kind: 'drain', balances };
@@ -65,23 +69,25 @@ export const createOperation: Operation<CreateTransactionCommand, Created> = {
     return { kind: 'join', balances, items: 1 };
   },
   decide: (scope, command) => decideCreate(scope, command, { allowReplay: true }),
-  asDryRun: (command) => ({ ...command, skip_queue: true, scheduled_for: 0 }),
   eventType: (value) => eventTypeFor(value.transaction),
-  project(scope, command, decided, currentFrom) {
-    // A dry run never replays: a used reference is a conflict there, as it would be for a new request.
-    if (!decided.ok || !decided.value.created) {
-      const rejection = decided.ok ? reject('TXN_DUPLICATE_REFERENCE', 'reference in use') : decided.rejection;
-      return { operation: 'create', would_apply: false, rejection, legs: legsOf(command), balances: namedBalances(scope, [command]) };
-    }
-    const transaction = decided.value.transaction;
-    return {
-      operation: 'create',
-      would_apply: true,
-      status: transaction.status,
-      transaction,
-      legs: legsOf(command, transaction),
-      balances: projectBalances(scope, involvedIn(scope, [transaction]), currentFrom),
-    };
+  dryRun: {
+    asDryRun: (command) => ({ ...command, skip_queue: true, scheduled_for: 0 }),
+    project(scope, command, decided, currentFrom) {
+      // A dry run never replays: a used reference is a conflict there, as it would be for a new request.
+      if (!decided.ok || !decided.value.created) {
+        const rejection = decided.ok ? reject('TXN_DUPLICATE_REFERENCE', 'reference in use') : decided.rejection;
+        return { operation: 'create', would_apply: false, rejection, legs: legsOf(command), balances: namedBalances(scope, [command]) };
+      }
+      const transaction = decided.value.transaction;
+      return {
+        operation: 'create',
+        would_apply: true,
+        status: transaction.status,
+        transaction,
+        legs: legsOf(command, transaction),
+        balances: projectBalances(scope, involvedIn(scope, [transaction]), currentFrom),
+      };
+    },
   },
 };
 

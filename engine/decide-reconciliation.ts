@@ -96,7 +96,7 @@ export function decideStartReconciliation(
 ): RegistryDecision<ReconciliationRecord> {
   const upload = state.uploads.get(command.upload_id);
   if (!upload) return refuse(reject('RECON_UPLOAD_NOT_FOUND', `upload ${command.upload_id} not found`));
-  const refusal = rulesRefusal(state, command.matching_rule_ids, command.strategy);
+  const refusal = rulesRefusal((ruleId) => state.matchingRules.get(ruleId), command.matching_rule_ids, command.strategy);
   if (refusal) return refuse(refusal);
   const record: ReconciliationRecord = {
     reconciliation_id: ids.next('recon'),
@@ -120,10 +120,14 @@ export function decideStartReconciliation(
 }
 
 /** The rules of a run: each must exist and be usable with the strategy. */
-export function rulesRefusal(state: LedgerState, ruleIds: string[], strategy: ReconciliationStrategy): ReturnType<typeof reject> | undefined {
+export function rulesRefusal(
+  ruleOf: (ruleId: string) => MatchingRuleRecord | undefined,
+  ruleIds: string[],
+  strategy: ReconciliationStrategy,
+): ReturnType<typeof reject> | undefined {
   if (ruleIds.length > RUN_RULES_MAX) return reject('RECON_RULE_INVALID', `at most ${RUN_RULES_MAX} matching rules per run`);
   for (const ruleId of ruleIds) {
-    const rule = state.matchingRules.get(ruleId);
+    const rule = ruleOf(ruleId);
     if (!rule) return reject('RECON_RULE_NOT_FOUND', `matching rule ${ruleId} not found`);
     const unusable = strategyRefusal(rule, strategy);
     if (unusable) return reject('RECON_RULE_INVALID', unusable);

@@ -7,16 +7,16 @@
 // refund waits, the original is locked; once one is applied, another is a conflict. A refund that was
 // rejected (say for funds) does not count, so it may be tried again.
 
-import { carryOut, eventTypeFor, PARENT_META_KEY } from './carry-out.js';
-import type { RefundCommand } from './commands.js';
+import { carryOutNow, eventTypeFor, PARENT_META_KEY } from './carry-out.js';
+import type { CommandOf, RefundCommand } from './commands.js';
 import { metadataSizeRefusal } from './decide-registry.js';
 import { newTransaction, type DecisionScope } from './decision-scope.js';
 import type { LedgerState } from './ledger-state.js';
 import { mergeMetaData } from './metadata.js';
-import type { Operation } from './operation.js';
+import type { DryRunnable } from './operation.js';
 import { involvedIn, projectBalances } from './projection.js';
 import { isSplit, type SplitShare, type TransactionRecord } from './records.js';
-import { reject, type Rejection } from './rejections.js';
+import { reject } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 
 export interface Refunded {
@@ -70,17 +70,16 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
   if (movement.destinations) record.destinations = movement.destinations;
   if (movement.sources || movement.destinations) record.atomic = true;
   if (!command.skip_queue) return accept({ transaction: scope.write(record), notes });
-  const mark = scope.mark();
-  const final = carryOut(scope, record);
-  if (final.rejection) {
-    scope.rollback(mark);
-    return refuse(final.rejection);
-  }
-  return accept({ transaction: final, notes });
+  const final = carryOutNow(scope, record);
+  return final.ok ? accept({ transaction: final.value, notes }) : final;
 }
 
 /** Refunding a transaction, as the engine runs it. */
-export const refundOperation: Operation<RefundCommand, Refunded> = {
+export const refundOperation: DryRunnable<CommandOf<'transaction.refund'>, Refunded> = {
+  rejections: [
+    'TXN_NOT_FOUND', 'GEN_RESOURCE_LOCKED', 'GEN_CONFLICT', 'TXN_NOT_REFUNDABLE', 'META_TOO_LARGE', 'BAL_NOT_FOUND',
+    'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'QUEUE_BACKPRESSURE',
+  ],
   admission(state, command) {
     const original = state.transaction(command.transaction_id);
     if (!original) return { kind: 'none' };
@@ -90,23 +89,25 @@ export const refundOperation: Operation<RefundCommand, Refunded> = {
     return state.refundLocks.has(original.transaction_id) ? { kind: 'none' } : { kind: 'drain', balances };
   },
   decide: decideRefund,
-  asDryRun: (command) => ({ ...command, skip_queue: true }),
   eventType: (value) => eventTypeFor(value.transaction),
-  project(scope, command, decided, currentFrom) {
-    if (!decided.ok) {
-      const original = scope.transaction(command.transaction_id);
-      const reversed = original ? [{ ...original, source: original.destination, destination: original.source }] : [];
-      return { operation: 'refund', would_apply: false, rejection: decided.rejection, notes: [], balances: projectBalances(scope, involvedIn(scope, reversed), currentFrom) };
-    }
-    const { transaction, notes } = decided.value;
-    return {
-      operation: 'refund',
-      would_apply: true,
-      status: transaction.status,
-      transaction,
-      notes,
-      balances: projectBalances(scope, involvedIn(scope, [transaction]), currentFrom),
-    };
+  dryRun: {
+    asDryRun: (command) => ({ ...command, skip_queue: true }),
+    project(scope, command, decided, currentFrom) {
+      if (!decided.ok) {
+        const original = scope.transaction(command.transaction_id);
+        const reversed = original ? [{ ...original, source: original.destination, destination: original.source }] : [];
+        return { operation: 'refund', would_apply: false, rejection: decided.rejection, notes: [], balances: projectBalances(scope, involvedIn(scope, reversed), currentFrom) };
+      }
+      const { transaction, notes } = decided.value;
+      return {
+        operation: 'refund',
+        would_apply: true,
+        status: transaction.status,
+        transaction,
+        notes,
+        balances: projectBalances(scope, involvedIn(scope, [transaction]), currentFrom),
+      };
+    },
   },
 };
 

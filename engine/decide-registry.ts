@@ -3,6 +3,7 @@
 // id source, so nothing here is random.
 
 import type { LedgerEvent } from './events.js';
+import { canonicalJson } from './exact-json.js';
 import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
 import type { MonitorFields } from './balance-monitors.js';
@@ -30,9 +31,18 @@ export function decideCreateIdentity(fields: IdentityFields, now: number, ids: I
   return decided(identity, { type: 'identity.created', at: now, identities: [identity] });
 }
 
-export function decideUpdateIdentity(state: LedgerState, identityId: string, fields: IdentityFields, now: number): RegistryDecision<IdentityRecord> {
+export function decideUpdateIdentity(
+  state: LedgerState,
+  identityId: string,
+  fields: IdentityFields,
+  now: number,
+  expected?: IdentityRecord,
+): RegistryDecision<IdentityRecord> {
   const current = state.identities.get(identityId);
   if (!current) return refuse(reject('IDT_NOT_FOUND', `identity ${identityId} not found`));
+  if (expected && canonicalJson(expected) !== canonicalJson(current)) {
+    return refuse(reject('GEN_CONFLICT', `identity ${identityId} changed since it was read; read it again`));
+  }
   const identity: IdentityRecord = { ...fields, identity_id: identityId, created_at: current.created_at };
   return decided(identity, { type: 'identity.updated', at: now, identities: [identity] });
 }

@@ -4,6 +4,7 @@
 // being touched, and lets all-or-nothing groups roll back. Turning a scope into an event is the only
 // way its contents reach the state.
 
+import { assert } from './assert.js';
 import { indicatorKey } from './balance-table.js';
 import type { LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
@@ -26,6 +27,8 @@ export class DecisionScope {
   readonly draft = new PostingDraft();
   readonly created: BalanceRecord[] = [];
   readonly records: TransactionRecord[] = [];
+  /** Whole events the decision emits (registry records, a run's results), committed before the drafted one. */
+  readonly emitted: LedgerEvent[] = [];
   /** References claimed by records of this decision (reference -> id), which the store does not know yet. */
   private readonly references = new Map<string, string>();
   // Created balances are rare; their indexes are made only when the first one is.
@@ -97,8 +100,21 @@ export class DecisionScope {
     }
   }
 
+  /** Adds a whole event to what the decision commits. */
+  emit(event: LedgerEvent): void {
+    this.emitted.push(event);
+  }
+
+  /** Whether the decision drafted nothing of transactions or balances. */
   isEmpty(): boolean {
     return this.records.length === 0 && this.created.length === 0;
+  }
+
+  /** Every event the decision commits, in order: the emitted ones, then the drafted one (named `type`). */
+  toEvents(type: LedgerEvent['type'] | undefined): LedgerEvent[] {
+    if (this.isEmpty()) return this.emitted;
+    assert(type !== undefined, 'a decision drafted records but its operation names no event type');
+    return [...this.emitted, this.toEvent(type)];
   }
 
   toEvent(type: LedgerEvent['type']): LedgerEvent {

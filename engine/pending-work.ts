@@ -8,7 +8,7 @@ import type { InflightActionCommand } from './commands.js';
 import type { DecisionScope } from './decision-scope.js';
 import type { LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
-import { mailboxBalanceOf, type TransactionRecord } from './records.js';
+import { mailboxBalanceOf, sourceBalancesOf, type TransactionRecord } from './records.js';
 import type { Outcome } from './result.js';
 
 export interface PendingWorkLimits {
@@ -20,7 +20,8 @@ export interface PendingWorkParts {
   state: LedgerState;
   limits: PendingWorkLimits;
   scope: () => DecisionScope;
-  commit: (event: LedgerEvent) => number;
+  /** Applies and logs events as one log record. */
+  commit: (events: LedgerEvent[]) => number;
   /** Commits or voids a hold synchronously (the engine's run of the inflight operation). */
   actOnHold: (command: InflightActionCommand) => Outcome<unknown>;
 }
@@ -84,7 +85,7 @@ export class PendingWork {
       if (timer.kind === 'scheduled') {
         const record = state.scheduled.get(timer.transactionId);
         if (!record) continue;
-        this.drain(sourcesOfRecord(record));
+        this.drain(sourceBalancesOf(record));
         this.carryOutAndCommit(record);
       } else {
         const hold = state.holds.get(timer.transactionId);
@@ -114,11 +115,6 @@ export class PendingWork {
   private carryOutAndCommit(record: TransactionRecord): void {
     const scope = this.parts.scope();
     const final = carryOut(scope, record);
-    this.parts.commit(scope.toEvent(eventTypeFor(final)));
+    this.parts.commit([scope.toEvent(eventTypeFor(final))]);
   }
-}
-
-function sourcesOfRecord(record: TransactionRecord): string[] {
-  if (record.sources) return record.sources.map((share) => share.balance_id);
-  return [record.source];
 }

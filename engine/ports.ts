@@ -18,8 +18,11 @@ export interface IdSource {
 
 /** The write-ahead log as the engine sees it: appends are synchronous, durability is awaited elsewhere. */
 export interface EventLog {
-  /** Buffers the event for the next group commit and returns its sequence number. */
-  append(event: LedgerEvent): number;
+  /**
+   * Buffers the events for the next group commit, all in one log record whatever else is buffered (so a
+   * crash keeps all of them or none), and returns the sequence number of the last.
+   */
+  appendAll(events: readonly LedgerEvent[]): number;
   /** Sequence number of the last appended event (0 when empty). */
   readonly appendedSeq: number;
 }

@@ -143,6 +143,11 @@ export function isSplit(record: TransactionRecord): boolean {
 }
 
 /** The balance whose mailbox a pending transaction waits in: its (first) source. */
+/** The balances a transaction draws from: its source, or each source share's balance. */
+export function sourceBalancesOf(record: TransactionRecord): string[] {
+  return record.sources ? record.sources.map((share) => share.balance_id) : [record.source];
+}
+
 export function mailboxBalanceOf(record: TransactionRecord): string {
   return record.source !== '' ? record.source : (record.sources?.[0]?.balance_id ?? '');
 }

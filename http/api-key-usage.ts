@@ -1,10 +1,10 @@
 // Last use of API keys without a log write per request: authentication notes the time in a map, and
-// every few seconds the newest time of each key is written as one event (engine.recordApiKeysUsed).
+// every few seconds the newest time of each key is written as one event (the api_key.record_use command).
 // Listings show the noted times at once. What is noted since the last flush is lost in a crash, which
 // only makes `last_used_at` a few seconds older than it was. While the ledger is fenced for a cutover
-// (bin/cutover-control.ts) nothing may be appended, so the writes are held and go out after it.
+// (app/cutover-control.ts) nothing may be appended, so the writes are held and go out after it.
 
-import type { LedgerEngine } from '../engine/ledger-engine.js';
+import type { LedgerCore } from './ledger-core.js';
 
 export const API_KEY_USE_FLUSH_MS_DEFAULT = 5_000;
 
@@ -13,7 +13,7 @@ export class ApiKeyUsage {
   private timer: NodeJS.Timeout | undefined;
   private held = false;
 
-  constructor(private readonly engine: LedgerEngine, private readonly flushMs = API_KEY_USE_FLUSH_MS_DEFAULT) {}
+  constructor(private readonly core: Pick<LedgerCore, 'run'>, private readonly flushMs = API_KEY_USE_FLUSH_MS_DEFAULT) {}
 
   note(apiKeyId: string, at: number): void {
     this.noted.set(apiKeyId, at);
@@ -25,14 +25,14 @@ export class ApiKeyUsage {
     return Math.max(recorded, this.noted.get(apiKeyId) ?? 0);
   }
 
-  /** Writes what was noted as one event; returns its seq when anything changed. */
-  flush(): number | undefined {
+  /** Writes what was noted as one event (nothing waits for it: a lost use only makes a time older). */
+  flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.noted.size === 0 || this.held) return undefined;
+    if (this.noted.size === 0 || this.held) return;
     const noted = this.noted;
     this.noted = new Map();
-    return this.engine.recordApiKeysUsed(noted);
+    void this.core.run({ op: 'api_key.record_use', used_at: [...noted] });
   }
 
   /** Stops writing until release(); uses are still noted and shown. */

@@ -105,7 +105,7 @@ export function createApp(options: AppOptions): FolioApp {
   backupRoutes(router, options.backup ?? { dir: undefined, run: () => Promise.reject(new Error('not configured')) });
   if (options.snapshots) adminRoutes(router, options.snapshots);
   const clock = options.clock ?? { now: () => Date.now() };
-  const apiKeyUsage = new ApiKeyUsage(options.core.engine, options.apiKeyUseFlushMs);
+  const apiKeyUsage = new ApiKeyUsage(options.core, options.apiKeyUseFlushMs);
   apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock });
   if (options.cutover) {
     cutoverRoutes(router, options.cutover);
@@ -126,7 +126,7 @@ export function createApp(options: AppOptions): FolioApp {
   koa.use(errorEnvelope(options.logger));
   koa.use(refuseWhileShuttingDown(() => shuttingDown));
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
-  koa.use(authenticate({ secretKey: options.secretKey ?? '', engine: options.core.engine, clock, usage: apiKeyUsage, router }));
+  koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage, router }));
   if (options.cutover) koa.use(fenceGuard(options.cutover));
   koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax, uploadPaths: new Set([UPLOAD_PATH]) }));
   koa.use(refuseWhenOverloaded(options.core));

@@ -10,12 +10,12 @@
 
 import type { Layer, Router } from '@koa/router';
 import type Koa from 'koa';
-import type { LedgerEngine } from '../engine/ledger-engine.js';
 import type { Clock } from '../engine/ports.js';
 import type { ApiKeyRecord } from '../engine/records.js';
 import { ApiError } from './api-error.js';
 import { API_KEY_TEXT_LENGTH_MAX, MasterKey, parseApiKeyText, secretMatches } from './api-key-secret.js';
 import type { ApiKeyUsage } from './api-key-usage.js';
+import type { LedgerReads } from './ledger-core.js';
 import { isScopeResource, routeAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from './route-scopes.js';
 import { anyCovers, parseScope, type Scope } from './scopes.js';
 
@@ -28,7 +28,8 @@ export const MASTER_PRINCIPAL: Principal = { kind: 'master' };
 export interface AuthOptions {
   /** The master key; empty turns authentication off. */
   secretKey: string;
-  engine: LedgerEngine;
+  /** Where API keys are read. */
+  view: Pick<LedgerReads, 'apiKey'>;
   clock: Clock;
   usage: ApiKeyUsage;
   router: Router;
@@ -75,8 +76,8 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
   const publicPaths = new Set([...publicRoutes].map((route) => route.slice(route.indexOf(' ') + 1)));
   const keyLengthMax = Math.max(API_KEY_TEXT_LENGTH_MAX, options.secretKey.length);
   const guards = new RouteGuards(options.router, table);
-  const { engine, clock, usage } = options;
-  return (ctx, next) => {
+  const { view, clock, usage } = options;
+  return async (ctx, next) => {
     guards.ensure();
     if (publicPaths.has(ctx.path) && publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`)) return next();
     const key = presentedKey(ctx.request.headers);
@@ -85,7 +86,7 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
     // A key naming a known key id is checked as that API key; anything else can only be the master key.
     // Key ids are not secret (listings show them), so taking one path or the other reveals nothing.
     const parsed = parseApiKeyText(key);
-    const record = parsed && engine.state.apiKeys.get(parsed.apiKeyId);
+    const record = parsed && await view.apiKey(parsed.apiKeyId);
     if (!record) {
       if (!master.matches(key)) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
       ctx.state.principal = MASTER_PRINCIPAL;

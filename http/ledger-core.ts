@@ -1,13 +1,32 @@
-// What the HTTP layer needs from a running ledger, as an interface: bin/ wires the real one (engine, LMDB
-// log, lookup store, queue runner) and tests use that same wiring on a temp dir.
+// What the HTTP layer needs from a running ledger, as an interface: app/ wires the real one (engine, LMDB
+// log, lookup store, queue runner) and tests use that same wiring on a temp dir. Writes are commands
+// (`run`, `dryRun`), reads are the named queries of `view`; both may answer at once or later (a worker
+// thread asks the engine's thread), so routes await them.
 
-import type { LedgerEngine } from '../engine/ledger-engine.js';
+import type { CommandOf, CommandOp } from '../engine/commands.js';
+import type { DryRunCommand, Outcome, ResultOf } from '../engine/ledger-engine.js';
+import type { LedgerView } from '../engine/ledger-view.js';
+import type { Projection } from '../engine/projection.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
+import type { Result } from '../engine/result.js';
 import type { QueryPort } from './query-port.js';
 import type { ReconciliationPort } from './reconciliation-port.js';
 
+/** A value now, or later. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** The view's queries, each answered now or later. */
+export type LedgerReads = {
+  [Query in keyof LedgerView]: LedgerView[Query] extends (...args: infer A) => infer R ? (...args: A) => Awaitable<R> : never;
+};
+
 export interface LedgerCore {
-  readonly engine: LedgerEngine;
+  /** Carries out one command (engine/commands.ts); the answer's seq is what to wait for before acknowledging. */
+  run<K extends CommandOp>(command: CommandOf<K>): Awaitable<Outcome<ResultOf<K>>>;
+  /** Dry runs of transaction operations, in order in one scope: nothing is written. */
+  dryRun(commands: DryRunCommand[]): Awaitable<Projection[]>;
+  /** Named reads of the working state. */
+  readonly view: LedgerReads;
   /** Resolves once every event up to `seq` is on disk. */
   durable(seq: number): Promise<void>;
   /** The seq of the newest event the state reflects: what a read must wait for before answering. */
@@ -26,7 +45,7 @@ export interface LedgerCore {
    * Takes balance snapshots (a state snapshot of every balance) in the background, as Blnk's POST
    * /balances-snapshots does; why it cannot, if it cannot.
    */
-  takeBalanceSnapshots(): string | undefined;
+  takeBalanceSnapshots(): Result<void, { code: 'SNAPSHOT_UNAVAILABLE'; message: string }>;
   /** Why new writes should be refused right now (the log or lookups are too far behind), if they should. */
   overloaded(): string | undefined;
   /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
@@ -45,6 +64,4 @@ export interface HookAdmin {
 }
 
 /** A balance folded from the log (undefined: it did not exist then), or a fold refused for load. */
-export type FoldAnswer =
-  | { ok: true; balance: BalanceRecord | undefined; from_source: boolean }
-  | { ok: false; code: 'QUEUE_BACKPRESSURE'; message: string };
+export type FoldAnswer = Result<{ balance: BalanceRecord | undefined; from_source: boolean }, { code: 'QUEUE_BACKPRESSURE'; message: string }>;

@@ -6,7 +6,8 @@ import type Koa from 'koa';
 import { fromRejection } from './api-error.js';
 import { toJsonText } from '../wire/json-text.js';
 import type { LedgerCore } from './ledger-core.js';
-import type { Outcome } from '../engine/ledger-engine.js';
+import type { DryRunCommand, Outcome } from '../engine/ledger-engine.js';
+import type { Projection } from '../engine/projection.js';
 
 export async function respond(ctx: Koa.Context, core: LedgerCore, status: number, value: unknown, seq = core.visibleSeq()): Promise<void> {
   const body = toJsonText(value);
@@ -20,4 +21,11 @@ export async function respond(ctx: Koa.Context, core: LedgerCore, status: number
 export function accepted<T>(outcome: Outcome<T>): { value: T; seq: number } {
   if (!outcome.ok) throw fromRejection(outcome.rejection);
   return outcome;
+}
+
+/** The dry run of one command. */
+export async function projected(core: LedgerCore, command: DryRunCommand): Promise<Projection> {
+  const [projection] = await core.dryRun([command]);
+  if (!projection) throw new Error(`no projection of ${command.op}`);
+  return projection;
 }

@@ -217,24 +217,23 @@ export interface ValidatedBulk {
 const lenientBulk = lenient(bulkShape, { transactions: lenientItems(lenientTransaction) });
 
 /**
- * An empty batch and one over the limit have codes of their own (Blnk's TXN_BULK_EMPTY and
- * TXN_BULK_LIMIT_EXCEEDED), checked before any item is.
+ * A request's list of items: empty (or missing) and over the limit have codes of their own (Blnk's
+ * TXN_BULK_EMPTY and TXN_BULK_LIMIT_EXCEEDED), checked before any item is. A body that is not an
+ * object, or a list that is not an array, is left to the shape check.
  */
-function bulkSizeRefusal(input: unknown): ApiError | undefined {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
-  const items = (input as { transactions?: unknown }).transactions;
-  if (items === undefined || items === null) return new ApiError('TXN_BULK_EMPTY', 'transactions cannot be empty', { transactions: 'must not be empty' });
-  if (!Array.isArray(items)) return undefined;
-  if (items.length === 0) return new ApiError('TXN_BULK_EMPTY', 'transactions cannot be empty', { transactions: 'must not be empty' });
-  if (items.length > BULK_TRANSACTIONS_MAX) {
-    return new ApiError('TXN_BULK_LIMIT_EXCEEDED', `too many transactions; max is ${BULK_TRANSACTIONS_MAX}`, { transactions: `at most ${BULK_TRANSACTIONS_MAX}` });
+export function refuseListSize(input: unknown, field: string, itemsMax: number): void {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return;
+  const items = (input as Record<string, unknown>)[field];
+  if (items === undefined || items === null || (Array.isArray(items) && items.length === 0)) {
+    throw new ApiError('TXN_BULK_EMPTY', `${field} cannot be empty`, { [field]: 'must not be empty' });
   }
-  return undefined;
+  if (Array.isArray(items) && items.length > itemsMax) {
+    throw new ApiError('TXN_BULK_LIMIT_EXCEEDED', `too many ${field}; max is ${itemsMax}`, { [field]: `at most ${itemsMax}` });
+  }
 }
 
 export function validateBulk(input: unknown): ValidatedBulk {
-  const refusal = bulkSizeRefusal(input);
-  if (refusal) throw refusal;
+  refuseListSize(input, 'transactions', BULK_TRANSACTIONS_MAX);
   return validateShapeThen(bulkShape, lenientBulk, input, (shape, complete, report) => {
     const items = shape.transactions as Array<Partial<TransactionShape> | undefined> | undefined;
     if (!items) return undefined;

@@ -3,6 +3,7 @@
 // several fields) is transaction-commands.ts.
 
 import { z } from 'zod';
+import { BULK_HOLD_ACTIONS_MAX } from '../engine/decide-hold-batches.js';
 import { DecimalLiteral } from '../wire/amounts.js';
 import { currencySchema, DESCRIPTION_LENGTH_MAX, identifierSchema, optionalMetaData, plainObjectSchema, REFERENCE_LENGTH_MAX } from './common-schemas.js';
 
@@ -10,8 +11,6 @@ import { currencySchema, DESCRIPTION_LENGTH_MAX, identifierSchema, optionalMetaD
 export const SPLIT_SHARES_MAX = 100;
 /** Transactions per bulk request. */
 export const BULK_TRANSACTIONS_MAX = 10_000;
-/** Holds per bulk commit or void. */
-export const BULK_INFLIGHT_MAX = 100;
 /** Characters of a time field (ISO 8601 or `YYYY-MM-DD hh:mm:ss`). */
 const TIME_TEXT_LENGTH_MAX = 64;
 
@@ -87,13 +86,13 @@ export const bulkCommitSchema = z.object({
     transaction_id: identifierSchema,
     amount: decimalInput.optional(),
     precise_amount: wholeNumberInput.optional(),
-  })).min(1).max(BULK_INFLIGHT_MAX),
+  })).min(1).max(BULK_HOLD_ACTIONS_MAX),
   skip_queue: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });
 
 export const bulkVoidSchema = z.object({
-  transaction_ids: z.array(identifierSchema).min(1).max(BULK_INFLIGHT_MAX),
+  transaction_ids: z.array(identifierSchema).min(1).max(BULK_HOLD_ACTIONS_MAX),
   skip_queue: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });

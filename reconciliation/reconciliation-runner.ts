@@ -16,7 +16,9 @@
 // `attempts_max` attempts it is marked failed instead, so a run that brings the server down cannot do
 // so forever.
 
-import type { LedgerEngine } from '../engine/ledger-engine.js';
+import type { CommandOf, CommandOp } from '../engine/commands.js';
+import type { ResultOf } from '../engine/ledger-engine.js';
+import type { LedgerView } from '../engine/ledger-view.js';
 import type { RunResults, StartReconciliationCommand } from '../engine/decide-reconciliation.js';
 import { rulesRefusal } from '../engine/decide-reconciliation.js';
 import type { Clock, IdSource } from '../engine/ports.js';
@@ -59,8 +61,14 @@ export interface RunReads {
   uploadRecords(asOfSeq: number, waitMs: number, uploadId: string, count: number): Promise<ExternalRecord[]>;
 }
 
+/** The ledger as a run uses it: commands to record runs, and reads of rules, uploads and runs. */
+export interface RunnerLedger {
+  run<K extends CommandOp>(command: CommandOf<K>): Outcome<ResultOf<K>>;
+  readonly view: LedgerView;
+}
+
 export interface RunnerDependencies {
-  engine: LedgerEngine;
+  ledger: RunnerLedger;
   durable(seq: number): Promise<void>;
   visibleSeq(): number;
   reads: RunReads;
@@ -112,7 +120,7 @@ export class ReconciliationRunner {
   async startBackground(command: StartReconciliationCommand, dryRun: boolean): Promise<Outcome<ReconciliationRecord>> {
     if (this.queue.length >= this.limits.queued_runs_max) return busy(`${this.queue.length} reconciliations are waiting; try again later`);
     if (dryRun) return this.startDryBackground(command);
-    const outcome = this.deps.engine.startReconciliation(command);
+    const outcome = this.deps.ledger.run({ op: 'reconciliation.start', ...command });
     if (!outcome.ok) return outcome;
     await this.deps.durable(outcome.seq);
     this.enqueue(outcome.value.reconciliation_id);
@@ -120,10 +128,10 @@ export class ReconciliationRunner {
   }
 
   private startDryBackground(command: StartReconciliationCommand): Outcome<ReconciliationRecord> {
-    const state = this.deps.engine.state;
-    const upload = state.uploads.get(command.upload_id);
+    const { view } = this.deps.ledger;
+    const upload = view.upload(command.upload_id);
     if (!upload) return { ok: false, rejection: reject('RECON_UPLOAD_NOT_FOUND', `upload ${command.upload_id} not found`) };
-    const refusal = rulesRefusal(state, command.matching_rule_ids, command.strategy);
+    const refusal = rulesRefusal((ruleId) => view.matchingRule(ruleId), command.matching_rule_ids, command.strategy);
     if (refusal) return { ok: false, rejection: refusal };
     const record = this.newDryRecord(command, upload.upload_id, upload.source, upload.record_count);
     const asOf = this.deps.visibleSeq();
@@ -151,7 +159,7 @@ export class ReconciliationRunner {
   async runInstant(request: RunRequest, records: ExternalRecord[], dryRun: boolean): Promise<Outcome<FinishedRun>> {
     if (this.instantRuns >= this.limits.instant_runs_concurrent_max) return busy('too many instant reconciliations at once; try again shortly');
     const asOf = this.deps.visibleSeq();
-    const refusal = rulesRefusal(this.deps.engine.state, request.matching_rule_ids, request.strategy);
+    const refusal = rulesRefusal((ruleId) => this.deps.ledger.view.matchingRule(ruleId), request.matching_rule_ids, request.strategy);
     if (refusal) return { ok: false, rejection: refusal };
     this.instantRuns += 1;
     try {
@@ -160,10 +168,10 @@ export class ReconciliationRunner {
         const results = await this.match(asOf, request, records, false, () => undefined);
         return { ok: true, value: { record: completed(record, results, this.deps.clock.now()), results }, seq: asOf };
       }
-      const { engine } = this.deps;
-      const upload = engine.uploadExternalRecords({ source: 'instant', kind: 'instant', records });
+      const { ledger } = this.deps;
+      const upload = ledger.run({ op: 'reconciliation.upload', upload: { source: 'instant', kind: 'instant', records } });
       if (!upload.ok) return upload;
-      const started = engine.startReconciliation({ ...request, upload_id: upload.value.upload_id });
+      const started = ledger.run({ op: 'reconciliation.start', ...request, upload_id: upload.value.upload_id });
       if (!started.ok) return started;
       await this.deps.durable(started.seq);
       return await this.carryOut(started.value, asOf, records, false);
@@ -180,26 +188,26 @@ export class ReconciliationRunner {
    */
   resumeInterrupted(): void {
     this.stopped = false;
-    const { engine } = this.deps;
-    for (const record of [...engine.state.reconciliations.values()]) {
+    const { ledger } = this.deps;
+    for (const record of ledger.view.reconciliations()) {
       if (record.status !== 'started' && record.status !== 'in_progress') continue;
       if (record.attempts >= this.limits.attempts_max) {
         const reason = `interrupted by a restart ${record.attempts} times; not resumed again`;
-        engine.failReconciliation(record.reconciliation_id, reason);
+        ledger.run({ op: 'reconciliation.fail', reconciliation_id: record.reconciliation_id, reason });
         continue;
       }
-      const resumed = engine.resumeReconciliation(record.reconciliation_id);
+      const resumed = ledger.run({ op: 'reconciliation.resume', reconciliation_id: record.reconciliation_id });
       if (resumed.ok) this.enqueue(record.reconciliation_id);
     }
   }
 
   private enqueue(reconciliationId: string): void {
     this.queue.push(async () => {
-      const record = this.deps.engine.state.reconciliations.get(reconciliationId);
+      const record = this.deps.ledger.view.reconciliation(reconciliationId);
       if (!record || record.status === 'completed' || record.status === 'failed') return;
       const asOf = this.deps.visibleSeq();
       try {
-        const upload = this.deps.engine.state.uploads.get(record.upload_id);
+        const upload = this.deps.ledger.view.upload(record.upload_id);
         if (!upload) throw new Error(`upload ${record.upload_id} is gone`);
         const records = await this.deps.reads.uploadRecords(asOf, this.limits.index_wait_ms, upload.upload_id, upload.record_count);
         await this.carryOut(record, asOf, records, true);
@@ -223,13 +231,13 @@ export class ReconciliationRunner {
 
   /** Matches a recorded run and records the outcome; a failure is recorded as the run's failure. */
   private async carryOut(record: ReconciliationRecord, asOf: number, records: ExternalRecord[], stoppable: boolean): Promise<Outcome<FinishedRun>> {
-    const { engine } = this.deps;
+    const { ledger } = this.deps;
     const id = record.reconciliation_id;
     let results: RunResults;
     try {
       results = await this.match(asOf, record, records, stoppable, async (processed) => {
         if (processed >= records.length) return;
-        const progress = engine.reconciliationProgress(id, processed);
+        const progress = ledger.run({ op: 'reconciliation.progress', reconciliation_id: id, processed });
         if (progress.ok) await this.deps.durable(progress.seq);
       });
     } catch (error) {
@@ -237,7 +245,7 @@ export class ReconciliationRunner {
       const failed = await this.fail(id, (error as Error).message);
       return failed ?? { ok: false, rejection: reject('RECON_NOT_FOUND', `reconciliation ${id} not found`) };
     }
-    const completed = engine.completeReconciliation(id, results);
+    const completed = ledger.run({ op: 'reconciliation.complete', reconciliation_id: id, results });
     if (!completed.ok) return completed;
     await this.deps.durable(completed.seq);
     return { ok: true, value: { record: completed.value, results }, seq: completed.seq };
@@ -245,7 +253,7 @@ export class ReconciliationRunner {
 
   private async fail(reconciliationId: string, reason: string): Promise<Outcome<FinishedRun> | undefined> {
     this.deps.onError?.(new Error(reason), reconciliationId);
-    const failed = this.deps.engine.failReconciliation(reconciliationId, reason);
+    const failed = this.deps.ledger.run({ op: 'reconciliation.fail', reconciliation_id: reconciliationId, reason });
     if (!failed.ok) return undefined;
     await this.deps.durable(failed.seq);
     return { ok: true, value: { record: failed.value, results: { matches: [], unmatched: [] } }, seq: failed.seq };
@@ -258,7 +266,7 @@ export class ReconciliationRunner {
     stoppable: boolean,
     onProgress: (processed: number) => void | Promise<void>,
   ): Promise<RunResults> {
-    const rules = request.matching_rule_ids.map((ruleId) => this.deps.engine.state.matchingRules.get(ruleId));
+    const rules = request.matching_rule_ids.map((ruleId) => this.deps.ledger.view.matchingRule(ruleId));
     if (rules.some((rule) => rule === undefined)) throw new Error('a matching rule of this run was deleted before it ran');
     const source = this.deps.reads.candidates(asOf, this.limits.index_wait_ms);
     return matchRecords(source, {
@@ -306,7 +314,7 @@ export class ReconciliationRunner {
 
   /** A run's record: recorded runs from the engine's state, background dry runs from memory. */
   record(reconciliationId: string): ReconciliationRecord | undefined {
-    return this.deps.engine.state.reconciliations.get(reconciliationId) ?? this.dryRuns.get(reconciliationId)?.record;
+    return this.deps.ledger.view.reconciliation(reconciliationId) ?? this.dryRuns.get(reconciliationId)?.record;
   }
 
   /** A background dry run's results and records, if it is one (kept in memory only). */

@@ -66,3 +66,47 @@ t.test('every import respects the layers', async (t) => {
   }
   t.same(violations, [], 'no import crosses a layer the wrong way');
 });
+
+/** Source files of a folder with their text. */
+function textsOf(folder: string): Array<{ file: string; text: string }> {
+  return sourcesOf(folder).map((file) => ({ file: path.relative(ROOT, file), text: fs.readFileSync(file, 'utf8') }));
+}
+
+t.test('only the engine and the application layer touch the engine\'s state', async (t) => {
+  // Everything else reads through the view (engine/ledger-view.ts) and writes through commands, so that
+  // a worker thread or a standby can answer for the engine.
+  const { include } = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+  const reaching: string[] = [];
+  for (const folder of include.filter((name) => name !== 'engine' && name !== 'app' && !TOOLS.includes(name))) {
+    for (const { file, text } of textsOf(folder)) {
+      if (/\bengine\.state\b/.test(text)) reaching.push(file);
+    }
+  }
+  t.same(reaching, [], 'no engine.state outside engine/ and app/');
+});
+
+t.test('every write is a command of the one operation table', async (t) => {
+  const engineFiles = textsOf('engine');
+  const table = engineFiles.find(({ file }) => file === path.join('engine', 'operations.ts'))?.text ?? '';
+  // Every operation declared anywhere in the engine is in the table.
+  const declared: string[] = [];
+  for (const { text } of engineFiles) {
+    for (const match of text.matchAll(/^(?:export )?const (\w+): (?:Decision|DryRunnable|Work)</gm)) declared.push(match[1] as string);
+  }
+  t.ok(declared.length >= 10, `${declared.length} operations found`);
+  t.same(declared.filter((name) => !new RegExp(`\\b${name}\\b`).test(table.slice(table.indexOf('export const OPERATIONS')))), [], 'each is in OPERATIONS');
+  // The engine's public surface writes only through run and dryRun.
+  const engineSource = engineFiles.find(({ file }) => file === path.join('engine', 'ledger-engine.ts'))?.text ?? '';
+  const body = engineSource.slice(engineSource.indexOf('export class LedgerEngine'));
+  const methods = [...body.matchAll(/^ {2}(?!private |readonly |constructor)(?:get )?(\w+)(?:<[^>]*>)?\(/gm)].map((match) => match[1]);
+  t.same(methods.sort(), ['dryRun', 'replay', 'run'], 'LedgerEngine has run, dryRun and replay, nothing else public');
+  // Nothing outside the engine decides on its own: decide* functions are the operations' business.
+  const { include } = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+  const deciding: string[] = [];
+  for (const folder of include.filter((name) => name !== 'engine' && !TOOLS.includes(name))) {
+    for (const { file, text } of textsOf(folder)) {
+      for (const match of text.matchAll(/\bdecide[A-Z]\w*\(/g)) deciding.push(`${file}: ${match[0]}`);
+    }
+  }
+  t.same(deciding, [], 'no decide* call outside engine/');
+});

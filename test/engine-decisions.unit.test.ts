@@ -8,20 +8,20 @@ import type { LedgerEngine } from '../engine/ledger-engine.js';
 
 /** A history in which @alice holds 1,000 USD units, funded from @world. */
 function fundedAlice(engine: LedgerEngine): void {
-  const funded = engine.createTransaction(transfer({ source: '@world', destination: '@alice', precise_amount: 1_000n, allow_overdraft: true, skip_queue: true }));
+  const funded = engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@alice', precise_amount: 1_000n, allow_overdraft: true, skip_queue: true }) });
   if (!funded.ok) throw new Error(funded.rejection.message);
 }
 
 function holdFromAlice(engine: LedgerEngine): string {
   fundedAlice(engine);
-  const hold = engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 300n, inflight: true, skip_queue: true }));
+  const hold = engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 300n, inflight: true, skip_queue: true }) });
   if (!hold.ok) throw new Error(hold.rejection.message);
   return hold.value.transaction.transaction_id;
 }
 
 t.test('a synchronous transfer logs one applied event with balanced postings', async (t) => {
   given(t, fundedAlice)
-    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true })))
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true }) }))
     .then([{
       type: 'transaction.applied',
       transactions: [{ status: 'APPLIED', precise_amount: 250n }],
@@ -31,49 +31,49 @@ t.test('a synchronous transfer logs one applied event with balanced postings', a
 
 t.test('a transfer beyond the available amount is refused and logs nothing', async (t) => {
   given(t, fundedAlice)
-    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_001n, skip_queue: true })))
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 1_001n, skip_queue: true }) }))
     .thenRejected('TXN_INSUFFICIENT_FUNDS');
 });
 
 t.test('an overdraft limit lets the source go down to minus the limit, with or without allow_overdraft', async (t) => {
   for (const allowOverdraft of [false, true]) {
     given(t, fundedAlice)
-      .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_500n, overdraft_limit: 500n, allow_overdraft: allowOverdraft, skip_queue: true })))
+      .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 1_500n, overdraft_limit: 500n, allow_overdraft: allowOverdraft, skip_queue: true }) }))
       .then([{ type: 'transaction.applied', transactions: [{ status: 'APPLIED', overdraft_limit: 500n }] }]);
     given(t, fundedAlice)
-      .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_501n, overdraft_limit: 500n, allow_overdraft: allowOverdraft, skip_queue: true })))
+      .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 1_501n, overdraft_limit: 500n, allow_overdraft: allowOverdraft, skip_queue: true }) }))
       .thenRejected('TXN_OVERDRAFT_LIMIT_EXCEEDED');
   }
 });
 
 t.test('allow_overdraft without a limit has no floor', async (t) => {
   given(t, fundedAlice)
-    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 10n ** 30n, allow_overdraft: true, skip_queue: true })))
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 10n ** 30n, allow_overdraft: true, skip_queue: true }) }))
     .then([{ type: 'transaction.applied' }]);
 });
 
 t.test('a queued transfer past its limit is rejected for the limit when its turn comes', async (t) => {
   const rig = given(t, fundedAlice)
-    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 1_200n, overdraft_limit: 100n })))
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 1_200n, overdraft_limit: 100n }) }))
     .then([{ type: 'transaction.queued', transactions: [{ status: 'QUEUED', overdraft_limit: 100n }] }]);
   const before = rig.log.appendedSeq;
-  rig.engine.processQueued(10);
+  rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
   t.match(rig.log.events.slice(before), [{ type: 'transaction.rejected', transactions: [{ status: 'REJECTED', rejection: { code: 'TXN_OVERDRAFT_LIMIT_EXCEEDED' } }] }]);
 });
 
 t.test('a queued transfer logs a queued event; its turn logs the outcome', async (t) => {
   const rig = given(t, fundedAlice)
-    .when((engine) => engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 5n })))
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 5n }) }))
     .then([{ type: 'transaction.queued', transactions: [{ status: 'QUEUED' }] }]);
   const before = rig.log.appendedSeq;
-  rig.engine.processQueued(10);
+  rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
   t.match(rig.log.events.slice(before), [{ type: 'transaction.applied', transactions: [{ status: 'APPLIED' }] }]);
 });
 
 t.test('a hold reserves, a commit settles part of it, the rest stays held', async (t) => {
   let holdId = '';
   given(t, (engine) => { holdId = holdFromAlice(engine); })
-    .when((engine) => engine.actOnInflight({ transaction_id: holdId, action: 'commit', precise_amount: 100n, skip_queue: true }))
+    .when((engine) => engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 100n, skip_queue: true } }))
     .then([{
       type: 'transaction.committed',
       transactions: [{ transaction_id: holdId, status: 'INFLIGHT', committed_amount: 100n }, { action: 'commit', status: 'APPLIED', precise_amount: 100n }],
@@ -84,26 +84,26 @@ t.test('a void of a committed hold is refused', async (t) => {
   let holdId = '';
   given(t, (engine) => {
     holdId = holdFromAlice(engine);
-    engine.actOnInflight({ transaction_id: holdId, action: 'commit', precise_amount: 0n, skip_queue: true });
+    engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 0n, skip_queue: true } });
   })
-    .when((engine) => engine.actOnInflight({ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: true }))
+    .when((engine) => engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: true } }))
     .thenRejected('TXN_ALREADY_COMMITTED');
 });
 
 t.test('a reused reference with another body is a conflict; the same body is answered from the log', async (t) => {
   const first = transfer({ source: '@world', destination: '@alice', precise_amount: 7n, allow_overdraft: true, skip_queue: true, reference: 'ref-1' });
-  given(t, (engine) => { engine.createTransaction(first); })
-    .when((engine) => engine.createTransaction({ ...first, precise_amount: 8n }))
+  given(t, (engine) => { engine.run({ op: 'transaction.create', ...first }); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...{ ...first, precise_amount: 8n } }))
     .thenRejected('TXN_DUPLICATE_REFERENCE');
-  given(t, (engine) => { engine.createTransaction(first); })
-    .when((engine) => engine.createTransaction(first))
+  given(t, (engine) => { engine.run({ op: 'transaction.create', ...first }); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...first }))
     .then([]);
 });
 
 t.test('a dry run decides and logs nothing', async (t) => {
   given(t, fundedAlice)
     .when((engine) => {
-      const projection = engine.projectTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true }));
+      const projection = engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true }) }])[0]!;
       t.equal(projection.would_apply, true);
       return undefined;
     })
@@ -113,10 +113,10 @@ t.test('a dry run decides and logs nothing', async (t) => {
 t.test('a metadata change logs the patch, not the merged object', async (t) => {
   let ledgerId = '';
   given(t, (engine) => {
-    const created = engine.createLedger({ name: 'l', meta_data: { a: 1 } });
+    const created = engine.run({ op: 'ledger.create', ...{ name: 'l', meta_data: { a: 1 } } });
     if (created.ok) ledgerId = created.value.ledger_id;
   })
-    .when((engine) => engine.updateMetadata(ledgerId, { b: 2 }))
+    .when((engine) => engine.run({ op: 'metadata.update', entity_id: ledgerId, meta_data: { b: 2 } }))
     .then([{ type: 'metadata.updated', metadata_patches: [{ entity_id: ledgerId, meta_data: { b: 2 } }] }]);
 });
 
@@ -125,13 +125,13 @@ t.test('revoking a key revokes the keys made from it, in one event', async (t) =
   let rootId = '';
   given(t, (engine) => {
     const make = (name: string, createdBy: string): string => {
-      const made = engine.createApiKey(key(name, createdBy));
+      const made = engine.run({ op: 'api_key.create', fields: key(name, createdBy) });
       return made.ok ? made.value.api_key_id : '';
     };
     rootId = make('root', '');
     make('grandchild', make('child', rootId));
     make('other', '');
   })
-    .when((engine) => engine.revokeApiKey(rootId))
+    .when((engine) => engine.run({ op: 'api_key.revoke', api_key_id: rootId }))
     .then([{ type: 'api_key.revoked', api_keys: [{ name: 'root', is_revoked: true }, { name: 'child', is_revoked: true }, { name: 'grandchild', is_revoked: true }] }]);
 });

@@ -9,7 +9,8 @@ import t from 'tap';
 import { foldBalance } from '../engine/balance-fold.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import type { LedgerEvent } from '../engine/events.js';
-import { LedgerEngine, type Outcome, type TransactionOutcome } from '../engine/ledger-engine.js';
+import { LedgerEngine, type Outcome } from '../engine/ledger-engine.js';
+import type { Created } from '../engine/decide-create.js';
 import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import type { TransactionRecord } from '../engine/records.js';
 import { MemoryLog } from '../wal/memory-log.js';
@@ -205,7 +206,7 @@ class Simulation {
       transactions: this.store,
       limits: { mailbox_depth_max: limits.depth, queued_total_max: limits.total },
     });
-    this.engine.ensureGenesis();
+    this.engine.run({ op: 'genesis.ensure' });
     this.highestClock = this.clock.ms;
     this.copyNewEvents();
   }
@@ -254,7 +255,7 @@ class Simulation {
 
   private createLedger(): void {
     const before = this.log.events.length;
-    const outcome = this.engine.createLedger({ name: `ledger ${this.rng.int(1000)}`, meta_data: {} });
+    const outcome = this.engine.run({ op: 'ledger.create', ...{ name: `ledger ${this.rng.int(1000)}`, meta_data: {} } });
     this.note('createLedger');
     if (!outcome.ok) diverge(`createLedger refused: ${outcome.rejection.code}`);
     const events = this.newEventsSince(before);
@@ -269,7 +270,7 @@ class Simulation {
     const known = this.rng.chance(0.8);
     const ledgerId = known ? this.rng.pick([...this.model.ledgers]) : 'ldg_unknown';
     const before = this.log.events.length;
-    const outcome = this.engine.updateLedger({ ledger_id: ledgerId, name: `renamed ${this.rng.int(100)}` });
+    const outcome = this.engine.run({ op: 'ledger.update', ...{ ledger_id: ledgerId, name: `renamed ${this.rng.int(100)}` } });
     this.note(`updateLedger ${ledgerId}`);
     const events = this.newEventsSince(before);
     if (known) {
@@ -290,7 +291,7 @@ class Simulation {
     // Identities must exist to be named; this history has none, so balances name none.
     const identity = '';
     const before = this.log.events.length;
-    const outcome = this.engine.createBalance({ ledger_id: ledger, currency, identity_id: identity, indicator, meta_data: {} });
+    const outcome = this.engine.run({ op: 'balance.create', ...{ ledger_id: ledger, currency, identity_id: identity, indicator, meta_data: {} } });
     this.note(`createBalance ${ledger} ${currency} '${indicator}'`);
     const events = this.newEventsSince(before);
     let expected: string | undefined;
@@ -399,7 +400,7 @@ class Simulation {
     const clockBefore = this.clock.ms;
     // The model goes first: a synchronous transfer applies its source's queue before anything else.
     const { drained, expectation } = this.plan(command);
-    const outcome = this.engine.createTransaction(command);
+    const outcome = this.engine.run({ op: 'transaction.create', ...command });
     const events = this.newEventsSince(before);
     const expectedEvents = drained.length + (expectation.kind === 'created' ? 1 : 0);
     if (events.length !== expectedEvents) {
@@ -471,7 +472,7 @@ class Simulation {
     return { drained, expectation: { kind: 'created', source, destination } };
   }
 
-  private checkExisting(outcome: Outcome<TransactionOutcome>, expected: ModelTransaction): void {
+  private checkExisting(outcome: Outcome<Created>, expected: ModelTransaction): void {
     if (!outcome.ok) diverge(`identical retry of ${expected.id} refused: ${outcome.rejection.code}`);
     const { transaction, created } = outcome.value;
     if (created) diverge(`identical retry of ${expected.id} created a new transaction ${transaction.transaction_id}`);
@@ -482,7 +483,7 @@ class Simulation {
 
   private checkCreated(
     command: CreateTransactionCommand,
-    outcome: Outcome<TransactionOutcome>,
+    outcome: Outcome<Created>,
     event: LedgerEvent,
     expectation: { source: Endpoint; destination: Endpoint },
     clockBefore: number,
@@ -630,7 +631,7 @@ class Simulation {
 function runQueue(engine: LedgerEngine, log: MemoryLog, model: ReferenceModel, itemsMax: number): ModelTransaction[] {
   const before = log.events.length;
   const expectedCount = Math.min(itemsMax, model.queuedTotal);
-  const processed = engine.processQueued(itemsMax);
+  const processed = engine.run({ op: 'queue.process', items_max: itemsMax }).value;
   if (processed !== expectedCount) diverge(`processQueued(${itemsMax}) handled ${processed}, ${model.queuedTotal} were queued`);
   const events = log.events.slice(before);
   if (events.length !== processed) diverge(`processQueued logged ${events.length} events for ${processed} transfers`);
@@ -680,7 +681,7 @@ function checkBalances(engine: LedgerEngine, model: ReferenceModel): void {
     sums.set(expected.currency, (sums.get(expected.currency) ?? 0n) + actual.credit_balance - actual.debit_balance);
   }
   for (const [currency, sum] of sums) if (sum !== 0n) diverge(`${currency} balances sum to ${sum}, not zero`);
-  if (engine.queuedCount !== model.queuedTotal) diverge(`engine has ${engine.queuedCount} queued, model ${model.queuedTotal}`);
+  if (engine.view.queuedCount() !== model.queuedTotal) diverge(`engine has ${engine.view.queuedCount()} queued, model ${model.queuedTotal}`);
   for (const [balanceId, queue] of model.queues) {
     if (state.mailboxes.depth(balanceId) !== queue.length) {
       diverge(`mailbox of ${balanceId} holds ${state.mailboxes.depth(balanceId)}, model ${queue.length}`);
@@ -698,7 +699,7 @@ function stateText(engine: LedgerEngine, store: MemoryTransactionStore): Record<
     mailboxes: stableText([...state.mailboxes.all()].map(([balanceId, record]) => [balanceId, record.transaction_id])),
     transactions: stableText(store.byId),
     lastEventAt: String(state.lastEventAt),
-    queued: String(engine.queuedCount),
+    queued: String(engine.view.queuedCount()),
   };
 }
 
@@ -769,24 +770,24 @@ t.test(
       return { engine, log };
     };
     const queue = (engine: LedgerEngine, source: string, destination: string, amount: bigint, overdraft: boolean): string => {
-      const outcome = engine.createTransaction({
+      const outcome = engine.run({ op: 'transaction.create', ...{
         source, destination, precise_amount: amount, precision: 1n, currency: 'USD', reference: '', description: '',
         meta_data: {}, allow_overdraft: overdraft, skip_queue: false, inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
-      });
+      } });
       if (!outcome.ok) throw new Error(outcome.rejection.code);
       return outcome.value.transaction.transaction_id;
     };
     const original = start();
-    original.engine.ensureGenesis();
+    original.engine.run({ op: 'genesis.ensure' });
     queue(original.engine, '@world', '@b', 10n, true);
-    original.engine.processQueued(1);
+    original.engine.run({ op: 'queue.process', items_max: 1 }).value;
     // @world's mailbox emptied and refills behind @b's, so @b is served first: it has 10 and needs 15.
     const short = queue(original.engine, '@b', '@c', 15n, false);
     queue(original.engine, '@world', '@b', 10n, true);
     const replayed = start();
     for (const event of original.log.events) replayed.engine.replay(event);
-    original.engine.processQueued(100);
-    replayed.engine.processQueued(100);
+    original.engine.run({ op: 'queue.process', items_max: 100 }).value;
+    replayed.engine.run({ op: 'queue.process', items_max: 100 }).value;
     t.equal(replayed.engine.state.transaction(short)?.status, original.engine.state.transaction(short)?.status);
     t.equal(stableText(replayed.engine.state.balances), stableText(original.engine.state.balances));
   },

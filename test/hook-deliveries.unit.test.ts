@@ -18,7 +18,7 @@ function engineForTest(): { engine: LedgerEngine; log: MemoryLog; clock: { ms: n
   const ids = { next: (prefix: IdPrefix) => `${prefix}_${String((counter += 1)).padStart(8, '0')}` };
   const log = new MemoryLog();
   const engine = new LedgerEngine({ clock: { now: () => clock.ms }, ids, log, transactions: new MemoryTransactionStore() });
-  engine.ensureGenesis();
+  engine.run({ op: 'genesis.ensure' });
   return { engine, log, clock };
 }
 
@@ -38,27 +38,27 @@ function summary(log: MemoryLog, from: number): string[][] {
 t.test('queued: PRE when queued, POST when applied', async (t) => {
   const { engine, log } = engineForTest();
   const from = log.events.length;
-  t.ok(engine.createTransaction(transfer({})).ok);
-  engine.processQueued(10);
+  t.ok(engine.run({ op: 'transaction.create', ...transfer({}) }).ok);
+  engine.run({ op: 'queue.process', items_max: 10 }).value;
   t.same(summary(log, from), [['QUEUED:PRE'], ['APPLIED:POST']]);
 });
 
 t.test('synchronous: PRE and POST from the one event', async (t) => {
   const { engine, log } = engineForTest();
   const from = log.events.length;
-  t.ok(engine.createTransaction(transfer({ skip_queue: true })).ok);
+  t.ok(engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true }) }).ok);
   t.same(summary(log, from), [['APPLIED:PRE+POST']]);
-  const rejected = engine.createTransaction(transfer({ skip_queue: true, allow_overdraft: false, source: '@empty', precise_amount: 5 }));
+  const rejected = engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true, allow_overdraft: false, source: '@empty', precise_amount: 5 }) });
   t.notOk(rejected.ok, 'a refused synchronous transaction is not logged, so it calls no hook');
   t.equal(log.events.length, from + 1);
 });
 
 t.test('a queued transaction rejected when its turn comes gets a POST transaction.rejected', async (t) => {
   const { engine, log } = engineForTest();
-  engine.createTransaction(transfer({ skip_queue: true, source: '@poor', precise_amount: 1 }));
+  engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true, source: '@poor', precise_amount: 1 }) });
   const from = log.events.length;
-  engine.createTransaction(transfer({ source: '@poor', allow_overdraft: false, precise_amount: 50 }));
-  engine.processQueued(10);
+  engine.run({ op: 'transaction.create', ...transfer({ source: '@poor', allow_overdraft: false, precise_amount: 50 }) });
+  engine.run({ op: 'queue.process', items_max: 10 }).value;
   t.same(summary(log, from), [['QUEUED:PRE'], ['REJECTED:POST']]);
   const event = log.events.at(-1) as LedgerEvent;
   t.equal(hookEventName((event.transactions as NonNullable<LedgerEvent['transactions']>)[0]!.status), 'transaction.rejected');
@@ -67,12 +67,12 @@ t.test('a queued transaction rejected when its turn comes gets a POST transactio
 t.test('holds: the hold once; commit and void children; the re-written hold is POST only', async (t) => {
   const { engine, log } = engineForTest();
   const from = log.events.length;
-  const hold = engine.createTransaction(transfer({ skip_queue: true, inflight: true }));
+  const hold = engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true, inflight: true }) });
   t.ok(hold.ok);
   const holdId = hold.ok ? hold.value.transaction.transaction_id : '';
-  engine.actOnInflight({ transaction_id: holdId, action: 'commit', precise_amount: 40n, skip_queue: true });
-  engine.actOnInflight({ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false });
-  engine.processQueued(10);
+  engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 40n, skip_queue: true } });
+  engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false } });
+  engine.run({ op: 'queue.process', items_max: 10 }).value;
   t.same(summary(log, from), [
     ['INFLIGHT:PRE+POST'],
     ['INFLIGHT:POST', 'APPLIED:PRE+POST'],
@@ -85,9 +85,9 @@ t.test('scheduled: PRE when scheduled, POST when it runs, even with skip_queue',
   const { engine, log, clock } = engineForTest();
   const from = log.events.length;
   const scheduledFor = new Date(clock.ms + 60_000).toISOString();
-  t.ok(engine.createTransaction(transfer({ skip_queue: true, scheduled_for: scheduledFor })).ok);
+  t.ok(engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true, scheduled_for: scheduledFor }) }).ok);
   clock.ms += 61_000;
-  engine.fireDueTimers();
+  engine.run({ op: 'timers.fire' }).value;
   t.same(summary(log, from), [['SCHEDULED:PRE'], ['APPLIED:POST']]);
 });
 
@@ -95,9 +95,9 @@ t.test('splits: the parent once before, every leg and the parent after', async (
   const { engine, log } = engineForTest();
   const from = log.events.length;
   const sources = [{ identifier: '@s1', distribution: '50%' }, { identifier: '@s2', distribution: 'left' }];
-  t.ok(engine.createTransaction(transfer({ source: undefined, sources, skip_queue: true })).ok);
-  t.ok(engine.createTransaction(transfer({ source: undefined, sources })).ok);
-  engine.processQueued(10);
+  t.ok(engine.run({ op: 'transaction.create', ...transfer({ source: undefined, sources, skip_queue: true }) }).ok);
+  t.ok(engine.run({ op: 'transaction.create', ...transfer({ source: undefined, sources }) }).ok);
+  engine.run({ op: 'queue.process', items_max: 10 }).value;
   t.same(summary(log, from), [
     ['APPLIED:POST', 'APPLIED:POST', 'APPLIED:PRE+POST'],
     ['QUEUED:PRE'],
@@ -107,13 +107,13 @@ t.test('splits: the parent once before, every leg and the parent after', async (
 
 t.test('refunds and bulk follow the same rules; metadata edits call no hook', async (t) => {
   const { engine, log } = engineForTest();
-  const original = engine.createTransaction(transfer({ skip_queue: true }));
+  const original = engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true }) });
   const originalId = original.ok ? original.value.transaction.transaction_id : '';
   const from = log.events.length;
-  engine.refund({ transaction_id: originalId, skip_queue: true, description: '', meta_data: {} });
-  engine.createBulk({ transactions: [transfer({}), transfer({})], atomic: false, inflight: false, skip_queue: false });
-  engine.createBulk({ transactions: [transfer({ source: '@c' }), transfer({ source: '@c' })], atomic: true, inflight: false, skip_queue: false });
-  engine.updateMetadata(originalId, { note: 'x' });
+  engine.run({ op: 'transaction.refund', ...{ transaction_id: originalId, skip_queue: true, description: '', meta_data: {} } });
+  engine.run({ op: 'transaction.bulk', ...{ transactions: [transfer({}), transfer({})], atomic: false, inflight: false, skip_queue: false } });
+  engine.run({ op: 'transaction.bulk', ...{ transactions: [transfer({ source: '@c' }), transfer({ source: '@c' })], atomic: true, inflight: false, skip_queue: false } });
+  engine.run({ op: 'metadata.update', entity_id: originalId, meta_data: { note: 'x' } });
   t.same(summary(log, from).slice(0, 4), [
     ['APPLIED:PRE+POST'],
     ['QUEUED:PRE', 'QUEUED:PRE'],
@@ -125,7 +125,7 @@ t.test('refunds and bulk follow the same rules; metadata edits call no hook', as
 
 t.test('event ids are stable and distinct', async (t) => {
   const { engine, log } = engineForTest();
-  engine.createTransaction(transfer({ skip_queue: true }));
+  engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true }) });
   const [change] = transactionChanges(log.events.at(-1) as LedgerEvent);
   if (!change) throw new Error('no change');
   const id = deliveryEventId(7, change, 'hook_a', 'POST_TRANSACTION');
@@ -138,7 +138,7 @@ t.test('event ids are stable and distinct', async (t) => {
 
 t.test('payload and signature', async (t) => {
   const { engine, log } = engineForTest();
-  engine.createTransaction(transfer({ skip_queue: true, precise_amount: '123456789012345678901234567890' }));
+  engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true, precise_amount: '123456789012345678901234567890' }) });
   const [change] = transactionChanges(log.events.at(-1) as LedgerEvent);
   if (!change) throw new Error('no change');
   const body = hookBody(change.record, 'POST_TRANSACTION');

@@ -31,7 +31,7 @@ const META_PATHS = ['meta_data.tier', 'meta_data.score', 'meta_data.flag', 'meta
 
 async function quiesce(server: TestServer): Promise<void> {
   const { runtime } = server;
-  for (let attempt = 0; attempt < 200 && runtime.engine.queuedCount > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let attempt = 0; attempt < 200 && runtime.engine.view.queuedCount() > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   await runtime.durable(runtime.log.appendedSeq);
 }
 

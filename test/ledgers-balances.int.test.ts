@@ -75,7 +75,7 @@ t.test('balances', async (t) => {
     // Balances may only name an identity that exists.
     const missing = await server.request('POST', '/balances', { ledger_id: ledger.ledger_id, currency: 'USD', identity_id: 'idt_unknown' });
     expectError(t, missing, 404, 'IDT_NOT_FOUND', 'unknown identity');
-    const identity = server.runtime.engine.createIdentity(identityFields());
+    const identity = server.runtime.engine.run({ op: 'identity.create', fields: identityFields() });
     if (!identity.ok) throw new Error('identity not created');
     const identityId = identity.value.identity_id;
     const created = await server.request('POST', '/balances', { ledger_id: ledger.ledger_id, currency: 'USD', identity_id: identityId, meta_data: { owner: 'ada' } });

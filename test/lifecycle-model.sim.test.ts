@@ -247,7 +247,7 @@ class Simulation {
 
   create(spec = this.createSpec(), skipQueue = this.random.chance(0.5)): void {
     this.lastOp = `create ${skipQueue ? 'sync' : 'queued'} ${spec.sources || spec.destinations ? 'split' : 'plain'}`;
-    const { result, events } = this.logged(() => this.rig.engine.createTransaction(this.command(spec, skipQueue)));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'transaction.create', ...this.command(spec, skipQueue) }));
     const own = this.absorbQueued(events);
     const id = result.ok ? result.value.transaction.transaction_id : this.nextPlaceholder();
     const decision = this.model.create(id, spec, skipQueue, this.now);
@@ -277,7 +277,7 @@ class Simulation {
     }
     const skipQueue = random.chance(0.5);
     this.lastOp = `${action} ${amount} of ${holdId} ${skipQueue ? 'sync' : 'queued'}`;
-    const { result, events } = this.logged(() => this.rig.engine.actOnInflight({ transaction_id: holdId, action, precise_amount: amount, skip_queue: skipQueue }));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action, precise_amount: amount, skip_queue: skipQueue } }));
     const own = this.absorbQueued(events);
     this.recentHolds.push(holdId);
     if (this.recentHolds.length > 8) this.recentHolds.shift();
@@ -306,7 +306,7 @@ class Simulation {
             : this.tops.length > 0 ? random.pick(this.tops) : 'txn_unknown';
     const skipQueue = random.chance(0.5);
     this.lastOp = `refund ${originalId} ${skipQueue ? 'sync' : 'queued'}`;
-    const { result, events } = this.logged(() => this.rig.engine.refund({ transaction_id: originalId, skip_queue: skipQueue, description: '', meta_data: {} }));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'transaction.refund', ...{ transaction_id: originalId, skip_queue: skipQueue, description: '', meta_data: {} } }));
     const own = this.absorbQueued(events);
     const id = result.ok ? result.value.transaction.transaction_id : this.nextPlaceholder();
     const decision = this.model.refund(id, originalId, skipQueue);
@@ -338,7 +338,7 @@ class Simulation {
       return spec;
     });
     this.lastOp = `bulk of ${specs.length} ${atomic ? 'atomic' : 'not atomic'} ${skipQueue ? 'sync' : 'queued'}${inflight ? ' inflight' : ''}`;
-    const { result, events } = this.logged(() => this.rig.engine.createBulk({ transactions: specs.map((spec) => this.command(spec, false)), atomic, inflight, skip_queue: skipQueue }));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'transaction.bulk', ...{ transactions: specs.map((spec) => this.command(spec, false)), atomic, inflight, skip_queue: skipQueue } }));
     const own = this.absorbQueued(events);
     const batchId = result.ok ? result.value.batch_id : '';
     const recorded = (own[0]?.transactions ?? []).filter((record) => record.batch_id === batchId && batchId !== '' && record.parent_transaction === '');
@@ -381,7 +381,7 @@ class Simulation {
   processQueue(): void {
     const items = this.random.chance(0.2) ? 10_000 : this.random.int(1, 8);
     this.lastOp = `process ${items} queued`;
-    const { result, events } = this.logged(() => this.rig.engine.processQueued(items));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'queue.process', items_max: items }).value);
     const rest = this.absorbQueued(events);
     if (rest.length > 0) this.fail(`${rest.length} events from the queue carried out nothing queued`);
     if (result !== events.length) this.fail(`processQueued said ${result}, logged ${events.length}`);
@@ -393,7 +393,7 @@ class Simulation {
     const now = this.now;
     this.lastOp = `advance ${advance / MINUTE} min and fire timers`;
     const openBefore = new Set(this.holds.filter((id) => this.model.txn(id)?.status === 'INFLIGHT'));
-    const { events } = this.logged(() => this.rig.engine.fireDueTimers());
+    const { events } = this.logged(() => this.rig.engine.run({ op: 'timers.fire' }).value);
     let lastAt = -Infinity;
     for (const event of events) {
       const [other] = this.absorbQueued([event]);
@@ -518,7 +518,7 @@ class Simulation {
     this.rig.clock.advance(1_000 * MINUTE);
     this.timers();
     this.processQueue();
-    this.absorbQueued(this.logged(() => this.rig.engine.processQueued(1_000_000)).events);
+    this.absorbQueued(this.logged(() => this.rig.engine.run({ op: 'queue.process', items_max: 1_000_000 }).value).events);
     this.checkEverything();
   }
 }

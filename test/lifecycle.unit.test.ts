@@ -27,20 +27,20 @@ const HOUR = 60 * MINUTE;
 
 /** A synchronous hold of `amount` from `from` to `to`; returns the hold's id. */
 function hold(rig: EngineRig, from: string, to: string, amount: bigint, extra: Partial<CreateTransactionCommand> = {}): string {
-  const value = ok(rig.engine.createTransaction(transfer({ source: from, destination: to, precise_amount: amount, inflight: true, skip_queue: true, ...extra })));
+  const value = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: from, destination: to, precise_amount: amount, inflight: true, skip_queue: true, ...extra }) }));
   return value.transaction.transaction_id;
 }
 
 function commit(rig: EngineRig, holdId: string, amount = 0n, skipQueue = true) {
-  return rig.engine.actOnInflight({ transaction_id: holdId, action: 'commit', precise_amount: amount, skip_queue: skipQueue });
+  return rig.engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: amount, skip_queue: skipQueue } });
 }
 
 function voidHold(rig: EngineRig, holdId: string, skipQueue = true) {
-  return rig.engine.actOnInflight({ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: skipQueue });
+  return rig.engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: skipQueue } });
 }
 
 function refund(rig: EngineRig, transactionId: string, fields: { skip_queue?: boolean; description?: string; meta_data?: Record<string, unknown> } = {}) {
-  return rig.engine.refund({ transaction_id: transactionId, skip_queue: fields.skip_queue ?? true, description: fields.description ?? '', meta_data: fields.meta_data ?? {} });
+  return rig.engine.run({ op: 'transaction.refund', ...{ transaction_id: transactionId, skip_queue: fields.skip_queue ?? true, description: fields.description ?? '', meta_data: fields.meta_data ?? {} } });
 }
 
 /** Checks the command left no trace: nothing appended, no balance changed. */
@@ -145,16 +145,16 @@ t.test('holds', async (t) => {
   t.test('commit or void of anything that is not a hold is TXN_NOT_INFLIGHT; an unknown id TXN_NOT_FOUND', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
-    const applied = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true }))).transaction;
-    const queued = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 10n }))).transaction;
-    const scheduledHold = ok(rig.engine.createTransaction(transfer({
+    const applied = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true }) })).transaction;
+    const queued = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 10n }) })).transaction;
+    const scheduledHold = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       source: '@alice', destination: '@bob', precise_amount: 10n, inflight: true, scheduled_for: rig.clock.ms + HOUR,
-    }))).transaction;
+    }) })).transaction;
     const holdId = hold(rig, '@alice', '@bob', 100n);
     const child = ok(commit(rig, holdId, 10n)).transaction;
     // A queued hold that fails its funds check is a REJECTED hold, never opened.
-    const rejectedHold = ok(rig.engine.createTransaction(transfer({ source: '@carol', destination: '@bob', precise_amount: 10n, inflight: true }))).transaction;
-    rig.engine.processQueued(100);
+    const rejectedHold = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@carol', destination: '@bob', precise_amount: 10n, inflight: true }) })).transaction;
+    rig.engine.run({ op: 'queue.process', items_max: 100 }).value;
     t.equal(txn(rig, rejectedHold.transaction_id).status, 'REJECTED');
     t.equal(txn(rig, queued.transaction_id).status, 'APPLIED');
     unchanged(t, rig, () => {
@@ -193,13 +193,13 @@ t.test('holds', async (t) => {
       t.equal(refusal(commit(rig, holdId, 0n, true)).code, 'GEN_CONFLICT', 'a synchronous commit');
     }, 'actions while one is queued');
     checkReplay(t, rig);
-    t.equal(rig.engine.processQueued(10), 1);
+    t.equal(rig.engine.run({ op: 'queue.process', items_max: 10 }).value, 1);
     t.equal(txn(rig, queued.transaction.transaction_id).status, 'APPLIED');
     t.equal(txn(rig, holdId).committed_amount, 100n);
     t.equal(txn(rig, holdId).status, 'INFLIGHT');
     const voided = ok(voidHold(rig, holdId, false));
     t.equal(voided.queued, true, 'once applied, the next action is accepted');
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, holdId).status, 'VOID');
     t.same(amountsOf(balance(rig, '@alice')), { balance: 900n, inflight_debit: 0n, inflight_credit: 0n, available: 900n });
     checkZeroSum(t, rig);
@@ -209,20 +209,20 @@ t.test('holds', async (t) => {
   t.test('an action may be queued behind a hold that is itself still queued', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
-    const queuedHold = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 300n, inflight: true }))).transaction;
+    const queuedHold = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 300n, inflight: true }) })).transaction;
     t.equal(queuedHold.status, 'QUEUED');
     const action = ok(commit(rig, queuedHold.transaction_id, 120n, false));
     t.equal(action.queued, true);
     t.equal(refusal(voidHold(rig, queuedHold.transaction_id, false)).code, 'GEN_CONFLICT');
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, queuedHold.transaction_id).status, 'INFLIGHT', 'the hold opened first');
     t.equal(txn(rig, queuedHold.transaction_id).committed_amount, 120n, 'then the commit behind it applied');
     t.equal(txn(rig, action.transaction.transaction_id).status, 'APPLIED');
 
     // A queued commit that turns out too big when its turn comes is rejected, and frees the hold again.
-    const second = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 50n, inflight: true }))).transaction;
+    const second = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 50n, inflight: true }) })).transaction;
     const tooBig = ok(commit(rig, second.transaction_id, 51n, false)).transaction;
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     const rejected = txn(rig, tooBig.transaction_id);
     t.equal(rejected.status, 'REJECTED');
     t.equal(rejected.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
@@ -230,9 +230,9 @@ t.test('holds', async (t) => {
     t.equal(ok(commit(rig, second.transaction_id, 50n)).hold.status, 'APPLIED', 'and takes a new action');
 
     // A queued void behind a queued hold that fails its funds check finds nothing to void.
-    const doomed = ok(rig.engine.createTransaction(transfer({ source: '@nobody', destination: '@bob', precise_amount: 50n, inflight: true }))).transaction;
+    const doomed = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@nobody', destination: '@bob', precise_amount: 50n, inflight: true }) })).transaction;
     const orphan = ok(voidHold(rig, doomed.transaction_id, false)).transaction;
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, doomed.transaction_id).status, 'REJECTED');
     t.equal(txn(rig, orphan.transaction_id).status, 'REJECTED');
     t.equal(txn(rig, orphan.transaction_id).rejection?.code, 'TXN_NOT_INFLIGHT');
@@ -244,7 +244,7 @@ t.test('holds', async (t) => {
   t.test('a synchronous action first applies what is queued on the hold\'s source', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
-    const queuedHold = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 300n, inflight: true }))).transaction;
+    const queuedHold = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 300n, inflight: true }) })).transaction;
     const done = ok(commit(rig, queuedHold.transaction_id, 300n, true));
     t.equal(done.hold.status, 'APPLIED', 'the queued hold opened and was committed in one call');
     checkReplay(t, rig);
@@ -258,11 +258,11 @@ t.test('timers', async (t) => {
     const holdId = hold(rig, '@alice', '@bob', 300n, { inflight_expiry_date: rig.clock.ms + HOUR });
     rig.clock.advance(HOUR - 1);
     const seq = rig.log.appendedSeq;
-    t.equal(rig.engine.fireDueTimers(), 0, 'nothing is due a millisecond early');
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 0, 'nothing is due a millisecond early');
     t.equal(rig.log.appendedSeq, seq);
     t.equal(txn(rig, holdId).status, 'INFLIGHT');
     rig.clock.advance(1);
-    t.equal(rig.engine.fireDueTimers(), 1);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 1);
     t.equal(txn(rig, holdId).status, 'VOID');
     const children = [...rig.store.byId.values()].filter((record) => record.parent_transaction === holdId);
     t.equal(children.length, 1);
@@ -271,7 +271,7 @@ t.test('timers', async (t) => {
     t.same(amountsOf(balance(rig, '@alice')), { balance: 1000n, inflight_debit: 0n, inflight_credit: 0n, available: 1000n });
     t.same(amountsOf(balance(rig, '@bob')), { balance: 0n, inflight_debit: 0n, inflight_credit: 0n, available: 0n });
     rig.clock.advance(HOUR);
-    t.equal(rig.engine.fireDueTimers(), 0, 'it fires once');
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 0, 'it fires once');
     checkZeroSum(t, rig);
     checkReplay(t, rig);
   });
@@ -282,7 +282,7 @@ t.test('timers', async (t) => {
     const holdId = hold(rig, '@alice', '@bob', 300n, { inflight_commit_date: rig.clock.ms + HOUR });
     ok(commit(rig, holdId, 100n));
     rig.clock.advance(HOUR);
-    t.equal(rig.engine.fireDueTimers(), 1);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 1);
     const closed = txn(rig, holdId);
     t.equal(closed.status, 'APPLIED');
     t.equal(closed.committed_amount, 300n);
@@ -299,12 +299,12 @@ t.test('timers', async (t) => {
     const expiresFirst = hold(rig, '@alice', '@bob', 100n, { inflight_expiry_date: rig.clock.ms + MINUTE, inflight_commit_date: rig.clock.ms + HOUR });
     const commitsFirst = hold(rig, '@alice', '@bob', 200n, { inflight_expiry_date: rig.clock.ms + HOUR, inflight_commit_date: rig.clock.ms + MINUTE });
     rig.clock.advance(MINUTE);
-    t.equal(rig.engine.fireDueTimers(), 2);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 2);
     t.equal(txn(rig, expiresFirst).status, 'VOID');
     t.equal(txn(rig, commitsFirst).status, 'APPLIED');
     rig.clock.advance(HOUR);
     const seq = rig.log.appendedSeq;
-    t.equal(rig.engine.fireDueTimers(), 0, 'the later timers do nothing');
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 0, 'the later timers do nothing');
     t.equal(rig.log.appendedSeq, seq, 'and log nothing');
     t.same(amountsOf(balance(rig, '@bob')), { balance: 200n, inflight_debit: 0n, inflight_credit: 0n, available: 200n });
     checkReplay(t, rig);
@@ -319,7 +319,7 @@ t.test('timers', async (t) => {
     ok(voidHold(rig, voided));
     rig.clock.advance(2 * HOUR);
     const seq = rig.log.appendedSeq;
-    t.equal(rig.engine.fireDueTimers(), 0);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 0);
     t.equal(rig.log.appendedSeq, seq, 'nothing logged');
     t.equal(txn(rig, committed).status, 'APPLIED', 'the committed hold stays committed');
     t.equal(txn(rig, voided).status, 'VOID', 'the voided hold stays voided');
@@ -333,12 +333,12 @@ t.test('timers', async (t) => {
     const holdId = hold(rig, '@alice', '@bob', 300n, { inflight_expiry_date: rig.clock.ms + HOUR });
     ok(commit(rig, holdId, 100n, false));
     rig.clock.advance(HOUR);
-    t.equal(rig.engine.fireDueTimers(), 1);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 1);
     const closed = txn(rig, holdId);
     t.equal(closed.status, 'VOID');
     t.equal(closed.committed_amount, 100n, 'the queued commit went first');
     t.same(amountsOf(balance(rig, '@bob')), { balance: 100n, inflight_debit: 0n, inflight_credit: 0n, available: 100n });
-    t.equal(rig.engine.queuedCount, 0);
+    t.equal(rig.engine.view.queuedCount(), 0);
     checkZeroSum(t, rig);
     checkReplay(t, rig);
   });
@@ -346,16 +346,16 @@ t.test('timers', async (t) => {
   t.test('a scheduled transaction waits, then is applied with funds checked when it is due', async (t) => {
     const rig = engineRig();
     const due = rig.clock.ms + HOUR;
-    const scheduled = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 100n, scheduled_for: due }))).transaction;
+    const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 100n, scheduled_for: due }) })).transaction;
     t.equal(scheduled.status, 'SCHEDULED', 'accepted although @alice has nothing yet');
     t.same(amountsOf(balance(rig, '@alice')).balance, 0n, 'nothing moves when it is scheduled');
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, scheduled.transaction_id).status, 'SCHEDULED', 'the queue does not touch it');
     fund(rig, '@alice', 100n);
     rig.clock.advance(HOUR - 1);
-    t.equal(rig.engine.fireDueTimers(), 0);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 0);
     rig.clock.advance(1);
-    t.equal(rig.engine.fireDueTimers(), 1);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 1);
     t.equal(txn(rig, scheduled.transaction_id).status, 'APPLIED');
     t.same(amountsOf(balance(rig, '@alice')).balance, 0n);
     t.same(amountsOf(balance(rig, '@bob')).balance, 100n);
@@ -365,10 +365,10 @@ t.test('timers', async (t) => {
   t.test('a scheduled transaction whose source is short when it falls due is rejected', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
-    const scheduled = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 100n, scheduled_for: rig.clock.ms + HOUR }))).transaction;
-    ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 60n, skip_queue: true })));
+    const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 100n, scheduled_for: rig.clock.ms + HOUR }) })).transaction;
+    ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 60n, skip_queue: true }) }));
     rig.clock.advance(HOUR);
-    t.equal(rig.engine.fireDueTimers(), 1);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 1);
     const rejected = txn(rig, scheduled.transaction_id);
     t.equal(rejected.status, 'REJECTED');
     t.equal(rejected.rejection?.code, 'TXN_INSUFFICIENT_FUNDS');
@@ -381,10 +381,10 @@ t.test('timers', async (t) => {
   t.test('a scheduled transaction comes after what was queued on its source before it fell due', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
-    const scheduled = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 100n, scheduled_for: rig.clock.ms + MINUTE }))).transaction;
-    const queued = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 100n }))).transaction;
+    const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 100n, scheduled_for: rig.clock.ms + MINUTE }) })).transaction;
+    const queued = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 100n }) })).transaction;
     rig.clock.advance(MINUTE);
-    rig.engine.fireDueTimers();
+    rig.engine.run({ op: 'timers.fire' }).value;
     t.equal(txn(rig, queued.transaction_id).status, 'APPLIED', 'the queued transfer went first');
     t.equal(txn(rig, scheduled.transaction_id).status, 'REJECTED', 'so the scheduled one found the balance empty');
     checkReplay(t, rig);
@@ -394,15 +394,15 @@ t.test('timers', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 500n);
     const start = rig.clock.ms;
-    const scheduled = ok(rig.engine.createTransaction(transfer({
+    const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       source: '@alice', destination: '@bob', precise_amount: 200n, inflight: true, scheduled_for: start + HOUR, inflight_expiry_date: start + 2 * HOUR,
-    }))).transaction;
+    }) })).transaction;
     rig.clock.advance(HOUR);
-    rig.engine.fireDueTimers();
+    rig.engine.run({ op: 'timers.fire' }).value;
     t.equal(txn(rig, scheduled.transaction_id).status, 'INFLIGHT');
     t.same(amountsOf(balance(rig, '@alice')).available, 300n);
     rig.clock.advance(HOUR);
-    rig.engine.fireDueTimers();
+    rig.engine.run({ op: 'timers.fire' }).value;
     t.equal(txn(rig, scheduled.transaction_id).status, 'VOID');
     t.same(amountsOf(balance(rig, '@alice')).available, 500n);
     checkReplay(t, rig);
@@ -411,12 +411,12 @@ t.test('timers', async (t) => {
   t.test('a scheduled split is split when it falls due', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 500n);
-    const scheduled = ok(rig.engine.createTransaction(transfer({
+    const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       source: '@alice', destinations: [share('@bob', '30%'), share('@carol', 'left')], precise_amount: 101n, scheduled_for: rig.clock.ms + MINUTE,
-    }))).transaction;
+    }) })).transaction;
     t.equal(scheduled.status, 'SCHEDULED');
     rig.clock.advance(MINUTE);
-    rig.engine.fireDueTimers();
+    rig.engine.run({ op: 'timers.fire' }).value;
     t.equal(txn(rig, scheduled.transaction_id).status, 'APPLIED');
     t.same(amountsOf(balance(rig, '@bob')).balance, 30n);
     t.same(amountsOf(balance(rig, '@carol')).balance, 71n);
@@ -428,9 +428,9 @@ t.test('timers', async (t) => {
     fund(rig, '@alice', 1000n);
     const holds = [1, 2, 3].map((index) => hold(rig, '@alice', '@bob', BigInt(index), { inflight_expiry_date: rig.clock.ms + index }));
     rig.clock.advance(HOUR);
-    t.equal(rig.engine.fireDueTimers(), 2);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 2);
     t.same(holds.map((id) => txn(rig, id).status), ['VOID', 'VOID', 'INFLIGHT'], 'earliest first');
-    t.equal(rig.engine.fireDueTimers(), 1);
+    t.equal(rig.engine.run({ op: 'timers.fire' }).value, 1);
     t.same(holds.map((id) => txn(rig, id).status), ['VOID', 'VOID', 'VOID']);
   });
 
@@ -442,15 +442,15 @@ t.test('timers', async (t) => {
     const committing = hold(rig, '@alice', '@bob', 200n, { inflight_commit_date: start + HOUR });
     const closedEarly = hold(rig, '@alice', '@bob', 50n, { inflight_expiry_date: start + HOUR });
     ok(commit(rig, closedEarly));
-    const scheduled = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@carol', precise_amount: 300n, scheduled_for: start + HOUR }))).transaction;
+    const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n, scheduled_for: start + HOUR }) })).transaction;
     const queuedVoid = hold(rig, '@alice', '@bob', 25n, { inflight_commit_date: start + 3 * HOUR });
     ok(voidHold(rig, queuedVoid, false));
 
     // The "restart": a fresh engine from the log alone, two hours later.
     const restarted = replayedRig(rig);
     restarted.clock.advance(2 * HOUR);
-    restarted.engine.processQueued(100);
-    t.equal(restarted.engine.fireDueTimers(), 3, 'expiry, auto-commit and schedule fire; the closed hold\'s timer does not');
+    restarted.engine.run({ op: 'queue.process', items_max: 100 }).value;
+    t.equal(restarted.engine.run({ op: 'timers.fire' }).value, 3, 'expiry, auto-commit and schedule fire; the closed hold\'s timer does not');
     t.equal(txn(restarted, expiring).status, 'VOID');
     t.equal(txn(restarted, committing).status, 'APPLIED');
     t.equal(txn(restarted, closedEarly).status, 'APPLIED');
@@ -458,7 +458,7 @@ t.test('timers', async (t) => {
     t.equal(txn(restarted, queuedVoid).status, 'VOID', 'the queued void was applied by the queue');
     t.same(amountsOf(balance(restarted, '@alice')), { balance: 450n, inflight_debit: 0n, inflight_credit: 0n, available: 450n });
     restarted.clock.advance(2 * HOUR);
-    t.equal(restarted.engine.fireDueTimers(), 0, 'the voided hold\'s auto-commit does nothing');
+    t.equal(restarted.engine.run({ op: 'timers.fire' }).value, 0, 'the voided hold\'s auto-commit does nothing');
     checkZeroSum(t, restarted);
     checkReplay(t, restarted);
   });
@@ -469,9 +469,9 @@ t.test('splits', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     fund(rig, '@bob', 100n);
-    const parent = ok(rig.engine.createTransaction(transfer({
+    const parent = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '60'), share('@bob', 'left')], destination: '@carol', precise_amount: 100n, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     t.equal(parent.status, 'APPLIED');
     t.equal(parent.legs?.length, 2);
     const legs = (parent.legs ?? []).map((id) => txn(rig, id));
@@ -493,13 +493,13 @@ t.test('splits', async (t) => {
     const rig = engineRig();
     fund(rig, '@a', 100n);
     fund(rig, '@b', 100n);
-    const fanOut = ok(rig.engine.createTransaction(transfer({
+    const fanOut = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       source: '@a', destinations: [share('@c', '33.33%'), share('@d', '33.33%'), share('@e', '33.34%')], precise_amount: 100n, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     t.same((fanOut.legs ?? []).map((id) => txn(rig, id).precise_amount), [33n, 33n, 34n]);
-    const manyToMany = ok(rig.engine.createTransaction(transfer({
+    const manyToMany = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@a', '30'), share('@b', '70')], destinations: [share('@f', '50%'), share('@g', '50%')], precise_amount: 100n, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     const legs = (manyToMany.legs ?? []).map((id) => txn(rig, id));
     const name = (id: string) => rig.engine.state.balances.get(id)?.indicator;
     t.same(legs.map((leg) => [name(leg.source), name(leg.destination), leg.precise_amount]), [
@@ -513,11 +513,11 @@ t.test('splits', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     fund(rig, '@bob', 10n);
-    const parent = ok(rig.engine.createTransaction(transfer({
+    const parent = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '60'), share('@bob', 'left')], destination: '@carol', precise_amount: 100n, atomic: true,
-    }))).transaction;
+    }) })).transaction;
     const seq = rig.log.appendedSeq;
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(rig.log.appendedSeq, seq + 1, 'processing the split is one log record');
     const done = txn(rig, parent.transaction_id);
     t.equal(done.status, 'REJECTED');
@@ -530,16 +530,16 @@ t.test('splits', async (t) => {
     t.same(amountsOf(balance(rig, '@carol')).balance, 0n);
 
     unchanged(t, rig, () => {
-      const sync = refusal(rig.engine.createTransaction(transfer({
+      const sync = refusal(rig.engine.run({ op: 'transaction.create', ...transfer({
         sources: [share('@alice', '60'), share('@bob', 'left')], destination: '@carol', precise_amount: 100n, atomic: true, skip_queue: true,
-      })));
+      }) }));
       t.equal(sync.code, 'TXN_INSUFFICIENT_FUNDS', 'synchronously it is refused outright');
     }, 'a synchronous atomic split that cannot go');
 
-    const inflight = ok(rig.engine.createTransaction(transfer({
+    const inflight = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '60'), share('@bob', 'left')], destination: '@carol', precise_amount: 100n, atomic: true, inflight: true,
-    }))).transaction;
-    rig.engine.processQueued(10);
+    }) })).transaction;
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, inflight.transaction_id).status, 'REJECTED');
     t.same(amountsOf(balance(rig, '@alice')).inflight_debit, 0n, 'no leg is left holding money');
     checkZeroSum(t, rig);
@@ -550,10 +550,10 @@ t.test('splits', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     fund(rig, '@bob', 10n);
-    const parent = ok(rig.engine.createTransaction(transfer({
+    const parent = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '60'), share('@bob', 'left')], destination: '@carol', precise_amount: 100n,
-    }))).transaction;
-    rig.engine.processQueued(10);
+    }) })).transaction;
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     const done = txn(rig, parent.transaction_id);
     t.equal(done.status, 'APPLIED');
     t.same((done.legs ?? []).map((id) => txn(rig, id).status), ['APPLIED', 'REJECTED']);
@@ -562,10 +562,10 @@ t.test('splits', async (t) => {
     t.same(amountsOf(balance(rig, '@bob')).balance, 10n);
     t.same(amountsOf(balance(rig, '@carol')).balance, 60n);
 
-    const hopeless = ok(rig.engine.createTransaction(transfer({
+    const hopeless = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@nobody', '50%'), share('@nobody2', '50%')], destination: '@carol', precise_amount: 100n,
-    }))).transaction;
-    rig.engine.processQueued(10);
+    }) })).transaction;
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, hopeless.transaction_id).status, 'REJECTED', 'no leg could go: the parent is REJECTED');
     t.equal(txn(rig, hopeless.transaction_id).rejection?.code, 'TXN_INSUFFICIENT_FUNDS');
     checkZeroSum(t, rig);
@@ -584,9 +584,9 @@ t.test('splits', async (t) => {
     unchanged(t, rig, () => {
       for (const [name, shares] of cases) {
         for (const skip_queue of [true, false]) {
-          const sourcesSide = refusal(rig.engine.createTransaction(transfer({ sources: shares, destination: '@carol', precise_amount: 100n, skip_queue })));
+          const sourcesSide = refusal(rig.engine.run({ op: 'transaction.create', ...transfer({ sources: shares, destination: '@carol', precise_amount: 100n, skip_queue }) }));
           t.equal(sourcesSide.code, 'TXN_INVALID_DISTRIBUTION', `${name} (sources, skip_queue ${skip_queue})`);
-          const destinationsSide = refusal(rig.engine.createTransaction(transfer({ source: '@carol', destinations: shares, precise_amount: 100n, skip_queue })));
+          const destinationsSide = refusal(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@carol', destinations: shares, precise_amount: 100n, skip_queue }) }));
           t.equal(destinationsSide.code, 'TXN_INVALID_DISTRIBUTION', `${name} (destinations, skip_queue ${skip_queue})`);
         }
       }
@@ -597,9 +597,9 @@ t.test('splits', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     fund(rig, '@bob', 100n);
-    const parent = ok(rig.engine.createTransaction(transfer({
+    const parent = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '50%'), share('@bob', '50%')], destination: '@carol', precise_amount: 80n, inflight: true, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     t.equal(parent.status, 'INFLIGHT');
     t.same(amountsOf(balance(rig, '@alice')).inflight_debit, 40n);
     t.equal(refusal(commit(rig, parent.transaction_id, 10n)).code, 'TXN_PARTIAL_NOT_ALLOWED', 'no partial commit of a split');
@@ -616,12 +616,12 @@ t.test('splits', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     fund(rig, '@bob', 100n);
-    const parent = ok(rig.engine.createTransaction(transfer({
+    const parent = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '50%'), share('@bob', '50%')], destination: '@carol', precise_amount: 80n, inflight: true, skip_queue: true,
       inflight_expiry_date: rig.clock.ms + MINUTE,
-    }))).transaction;
+    }) })).transaction;
     rig.clock.advance(MINUTE);
-    rig.engine.fireDueTimers();
+    rig.engine.run({ op: 'timers.fire' }).value;
     t.same((parent.legs ?? []).map((id) => txn(rig, id).status), ['VOID', 'VOID'], 'the legs expired');
     t.same(amountsOf(balance(rig, '@alice')).inflight_debit, 0n);
     t.equal(txn(rig, parent.transaction_id).status, 'VOID', 'the parent says so');
@@ -634,18 +634,18 @@ t.test('splits', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     fund(rig, '@bob', 10n);
-    const parent = ok(rig.engine.createTransaction(transfer({
+    const parent = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '50%'), share('@bob', '50%')], destination: '@carol', precise_amount: 80n, inflight: true, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     t.same((parent.legs ?? []).map((id) => txn(rig, id).status), ['INFLIGHT', 'REJECTED'], '@bob could not hold its share');
     const done = ok(commit(rig, parent.transaction_id));
     t.equal(done.transaction.precise_amount, 40n, 'the commit moved 40');
     t.same(amountsOf(balance(rig, '@carol')).balance, 40n);
     t.equal(done.hold.committed_amount, 40n, 'and the parent should say 40 were committed');
 
-    const second = ok(rig.engine.createTransaction(transfer({
+    const second = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '50%'), share('@carol', '50%')], destination: '@dave', precise_amount: 20n, inflight: true, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     ok(commit(rig, (second.legs ?? [])[0] as string));
     const voided = ok(voidHold(rig, second.transaction_id));
     t.same(amountsOf(balance(rig, '@dave')).balance, 10n, 'one leg was committed on its own before the void');
@@ -657,9 +657,9 @@ t.test('refunds', async (t) => {
   t.test('a refund moves the amount back, names the original and copies or merges its details', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
-    const original = ok(rig.engine.createTransaction(transfer({
+    const original = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       source: '@alice', destination: '@bob', precise_amount: 250n, skip_queue: true, description: 'groceries', meta_data: { order: 'A1', channel: 'web' },
-    }))).transaction;
+    }) })).transaction;
     const refunded = ok(refund(rig, original.transaction_id, { meta_data: { channel: 'support', ticket: 7 } })).transaction;
     t.equal(refunded.status, 'APPLIED');
     t.equal(refunded.parent_transaction, original.transaction_id);
@@ -676,7 +676,7 @@ t.test('refunds', async (t) => {
       t.equal(refusal(refund(rig, original.transaction_id)).code, 'GEN_CONFLICT', 'a second refund');
       t.equal(refusal(refund(rig, original.transaction_id, { skip_queue: false })).code, 'GEN_CONFLICT', 'a second queued refund');
     }, 'refunding twice');
-    const second = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 5n, skip_queue: true, description: 'x' }))).transaction;
+    const second = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 5n, skip_queue: true, description: 'x' }) })).transaction;
     t.equal(ok(refund(rig, second.transaction_id, { description: 'goodwill' })).transaction.description, 'goodwill', 'a given description is kept');
     checkZeroSum(t, rig);
     checkReplay(t, rig);
@@ -685,7 +685,7 @@ t.test('refunds', async (t) => {
   t.test('a queued refund locks the original until it is processed (GEN_RESOURCE_LOCKED)', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
-    const original = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 250n, skip_queue: true }))).transaction;
+    const original = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 250n, skip_queue: true }) })).transaction;
     const queued = ok(refund(rig, original.transaction_id, { skip_queue: false })).transaction;
     t.equal(queued.status, 'QUEUED');
     unchanged(t, rig, () => {
@@ -693,7 +693,7 @@ t.test('refunds', async (t) => {
       t.equal(refusal(refund(rig, original.transaction_id, { skip_queue: false })).code, 'GEN_RESOURCE_LOCKED', 'queued');
     }, 'refunds while one is queued');
     checkReplay(t, rig);
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, queued.transaction_id).status, 'APPLIED');
     t.equal(refusal(refund(rig, original.transaction_id)).code, 'GEN_CONFLICT', 'afterwards: already refunded');
     checkZeroSum(t, rig);
@@ -702,13 +702,13 @@ t.test('refunds', async (t) => {
   t.test('a rejected refund does not count: it may be tried again', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
-    const original = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 250n, skip_queue: true }))).transaction;
-    ok(rig.engine.createTransaction(transfer({ source: '@bob', destination: '@carol', precise_amount: 200n, skip_queue: true })));
+    const original = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 250n, skip_queue: true }) })).transaction;
+    ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@bob', destination: '@carol', precise_amount: 200n, skip_queue: true }) }));
     unchanged(t, rig, () => {
       t.equal(refusal(refund(rig, original.transaction_id)).code, 'TXN_INSUFFICIENT_FUNDS', 'synchronously: refused, nothing recorded');
     }, 'a refund @bob cannot pay');
     const queued = ok(refund(rig, original.transaction_id, { skip_queue: false })).transaction;
-    rig.engine.processQueued(10);
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, queued.transaction_id).status, 'REJECTED', 'queued: recorded as REJECTED');
     t.equal(rig.engine.state.refundLocks.size, 0, 'the lock is released');
     fund(rig, '@bob', 200n);
@@ -726,20 +726,20 @@ t.test('refunds', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
     fund(rig, '@bob', 1000n);
-    const rejected = ok(rig.engine.createTransaction(transfer({ source: '@nobody', destination: '@bob', precise_amount: 5n }))).transaction;
-    rig.engine.processQueued(10);
+    const rejected = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@nobody', destination: '@bob', precise_amount: 5n }) })).transaction;
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     t.equal(txn(rig, rejected.transaction_id).status, 'REJECTED');
-    const split = ok(rig.engine.createTransaction(transfer({
+    const split = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@alice', '50%'), share('@bob', '50%')], destination: '@carol', precise_amount: 10n, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     const leg = (split.legs ?? [])[0] as string;
     const holdId = hold(rig, '@alice', '@carol', 100n);
     const commitChild = ok(commit(rig, holdId, 10n)).transaction;
     const openHold = hold(rig, '@alice', '@carol', 100n);
     const voidedHold = hold(rig, '@alice', '@carol', 100n);
     ok(voidHold(rig, voidedHold));
-    const queued = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 5n }))).transaction;
-    const scheduled = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 5n, scheduled_for: rig.clock.ms + HOUR }))).transaction;
+    const queued = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 5n }) })).transaction;
+    const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 5n, scheduled_for: rig.clock.ms + HOUR }) })).transaction;
     unchanged(t, rig, () => {
       t.equal(refusal(refund(rig, 'txn_unknown')).code, 'TXN_NOT_FOUND');
       t.equal(refusal(refund(rig, 'txn_unknown', { skip_queue: false })).code, 'TXN_NOT_FOUND');
@@ -778,10 +778,10 @@ t.test('refunds', async (t) => {
     const rig = engineRig();
     fund(rig, '@a', 100n);
     fund(rig, '@b', 10n);
-    const split = ok(rig.engine.createTransaction(transfer({
+    const split = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@a', '30'), share('@b', '70')], destinations: [share('@c', '50%'), share('@d', '50%')], precise_amount: 100n,
-    }))).transaction;
-    rig.engine.processQueued(10);
+    }) })).transaction;
+    rig.engine.run({ op: 'queue.process', items_max: 10 }).value;
     // @b is short: only @a's leg (30 to @c) moved.
     t.same((txn(rig, split.transaction_id).legs ?? []).map((id) => txn(rig, id).status), ['APPLIED', 'REJECTED', 'REJECTED']);
     const refunded = ok(refund(rig, split.transaction_id)).transaction;
@@ -791,9 +791,9 @@ t.test('refunds', async (t) => {
     t.same(amountsOf(balance(rig, '@c')).balance, 0n);
 
     fund(rig, '@b', 100n);
-    const full = ok(rig.engine.createTransaction(transfer({
+    const full = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       sources: [share('@a', '30'), share('@b', '70')], destinations: [share('@c', '50%'), share('@d', '50%')], precise_amount: 100n, skip_queue: true,
-    }))).transaction;
+    }) })).transaction;
     const reversed = ok(refund(rig, full.transaction_id)).transaction;
     t.equal(reversed.precise_amount, 100n);
     t.ok((reversed.legs ?? []).length >= 2, 'the refund has legs of its own');
@@ -808,9 +808,9 @@ t.test('refunds', async (t) => {
   t.test('a transaction carrying QUEUED_PARENT_TRANSACTION in its own metadata is still refundable', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
-    const original = ok(rig.engine.createTransaction(transfer({
+    const original = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
       source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true, meta_data: { [PARENT_META_KEY]: '' },
-    }))).transaction;
+    }) })).transaction;
     const outcome = refund(rig, original.transaction_id);
     t.ok(outcome.ok, outcome.ok ? 'refunded' : `refused: ${outcome.rejection.code} ${outcome.rejection.message}`);
   });
@@ -823,14 +823,14 @@ t.test('bulk', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     const seq = rig.log.appendedSeq;
-    const batch = ok(rig.engine.createBulk({ transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false }));
+    const batch = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false } }));
     t.equal(batch.status, 'APPLIED');
     t.equal(batch.transaction_count, 3);
     t.equal(rig.log.appendedSeq, seq + 1, 'one log record');
     const recorded = [...rig.store.byId.values()].filter((record) => record.batch_id === batch.batch_id);
     t.same(recorded.map((record) => record.status), ['APPLIED', 'APPLIED', 'APPLIED']);
     unchanged(t, rig, () => {
-      const failed = refusal(rig.engine.createBulk({ transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false }));
+      const failed = refusal(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false } }));
       t.equal(failed.code, 'TXN_INSUFFICIENT_FUNDS');
       t.match(failed.message, /^transaction 2:/, 'names the failing item');
     }, 'an atomic batch with an item that cannot go');
@@ -841,7 +841,7 @@ t.test('bulk', async (t) => {
   t.test('not atomic: stops at the first failure and keeps what came before it', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
-    const partial = ok(rig.engine.createBulk({ transactions: items([10n, 20n, 500n, 5n]), atomic: false, inflight: false, skip_queue: true }));
+    const partial = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n, 500n, 5n]), atomic: false, inflight: false, skip_queue: true } }));
     t.equal(partial.status, 'PARTIAL');
     t.equal(partial.transaction_count, 2);
     t.equal(partial.failure?.index, 2);
@@ -850,19 +850,19 @@ t.test('bulk', async (t) => {
     t.same(recorded.map((record) => record.precise_amount), [10n, 20n], 'the item after the failure is not recorded');
     t.same(amountsOf(balance(rig, '@alice')).balance, 70n);
     unchanged(t, rig, () => {
-      const first = refusal(rig.engine.createBulk({ transactions: items([500n, 5n]), atomic: false, inflight: false, skip_queue: true }));
+      const first = refusal(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([500n, 5n]), atomic: false, inflight: false, skip_queue: true } }));
       t.equal(first.code, 'TXN_INSUFFICIENT_FUNDS', 'a failure of the first item is the error itself');
-      const duplicate = refusal(rig.engine.createBulk({
+      const duplicate = refusal(rig.engine.run({ op: 'transaction.bulk', ...{
         transactions: [transfer({ source: '@alice', destination: '@x', precise_amount: 1n, reference: 'dup' }), transfer({ source: '@alice', destination: '@y', precise_amount: 1n, reference: 'dup' })],
         atomic: true, inflight: false, skip_queue: false,
-      }));
+      } }));
       t.equal(duplicate.code, 'TXN_DUPLICATE_REFERENCE', 'a reference used twice in one atomic batch');
     }, 'batches that record nothing');
 
-    const queued = ok(rig.engine.createBulk({ transactions: items([30n, 500n, 40n]), atomic: false, inflight: false, skip_queue: false }));
+    const queued = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([30n, 500n, 40n]), atomic: false, inflight: false, skip_queue: false } }));
     t.equal(queued.status, 'QUEUED', 'queued items are only checked for funds when their turn comes');
     t.equal(queued.transaction_count, 3);
-    rig.engine.processQueued(100);
+    rig.engine.run({ op: 'queue.process', items_max: 100 }).value;
     const processed = [...rig.store.byId.values()].filter((record) => record.batch_id === queued.batch_id);
     t.same(processed.map((record) => record.status), ['APPLIED', 'REJECTED', 'APPLIED']);
     t.same(amountsOf(balance(rig, '@alice')).balance, 0n);
@@ -873,7 +873,7 @@ t.test('bulk', async (t) => {
   t.test('inflight: every item becomes a hold', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
-    const batch = ok(rig.engine.createBulk({ transactions: items([10n, 20n]), atomic: true, inflight: true, skip_queue: false }));
+    const batch = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n]), atomic: true, inflight: true, skip_queue: false } }));
     t.equal(batch.status, 'INFLIGHT');
     const holds = [...rig.store.byId.values()].filter((record) => record.batch_id === batch.batch_id);
     t.same(holds.map((record) => record.status), ['INFLIGHT', 'INFLIGHT']);
@@ -889,18 +889,18 @@ t.test('dry runs decide for real but write nothing', async (t) => {
   const rig = engineRig();
   fund(rig, '@alice', 100n);
   const holdId = hold(rig, '@alice', '@bob', 60n);
-  const applied = ok(rig.engine.createTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true }))).transaction;
+  const applied = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true }) })).transaction;
   unchanged(t, rig, () => {
-    const create = rig.engine.projectTransaction(transfer({ source: '@alice', destination: '@new', precise_amount: 30n }));
+    const create = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@new', precise_amount: 30n }) }])[0]!;
     t.equal(create.would_apply, true);
     t.equal(create.status, 'APPLIED');
-    const short = rig.engine.projectTransaction(transfer({ source: '@alice', destination: '@bob', precise_amount: 31n }));
+    const short = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 31n }) }])[0]!;
     t.equal(short.would_apply, false);
     t.equal(short.rejection?.code, 'TXN_INSUFFICIENT_FUNDS');
-    t.equal(rig.engine.projectInflightAction({ transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false }).rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
-    t.equal(rig.engine.projectInflightAction({ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false }).would_apply, true);
-    t.equal(rig.engine.projectRefund({ transaction_id: applied.transaction_id, skip_queue: false, description: '', meta_data: {} }).would_apply, true);
-    t.equal(rig.engine.projectBulk({ transactions: [transfer({ source: '@alice', destination: '@x', precise_amount: 30n })], atomic: true, inflight: false, skip_queue: false }).would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false } }])[0]!.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
+    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false } }])[0]!.would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'transaction.refund', ...{ transaction_id: applied.transaction_id, skip_queue: false, description: '', meta_data: {} } }])[0]!.would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'transaction.bulk', ...{ transactions: [transfer({ source: '@alice', destination: '@x', precise_amount: 30n })], atomic: true, inflight: false, skip_queue: false } }])[0]!.would_apply, true);
   }, 'dry runs');
   t.equal(rig.engine.state.balanceByIndicator('@new', 'USD'), undefined, 'no balance was created');
   t.equal(rig.engine.state.balanceByIndicator('@x', 'USD'), undefined);

@@ -90,13 +90,13 @@ t.test('a run interrupted more often than allowed is marked failed, with the rea
     hookTargets: { allowPrivateNetworks: true },
   };
   let runtime = await LedgerRuntime.open(options);
-  const rule = runtime.engine.createMatchingRule({ name: 'r', description: '', criteria: [{ field: 'reference', operator: 'equals' }] });
-  const upload = runtime.engine.uploadExternalRecords({ source: 'bank', kind: 'file', records: [
+  const rule = runtime.engine.run({ op: 'matching_rule.create', rule: { name: 'r', description: '', criteria: [{ field: 'reference', operator: 'equals' }] } });
+  const upload = runtime.engine.run({ op: 'reconciliation.upload', upload: { source: 'bank', kind: 'file', records: [
     { id: 'a', amount: 1n, precision: 100n, currency: 'USD', reference: 'r', description: '', date: Date.now() },
-  ] });
+  ] } });
   if (!rule.ok || !upload.ok) throw new Error('setup');
   // Recorded, then the process is gone before the runner took it up (as a crash right after the 201).
-  const started = runtime.engine.startReconciliation({ upload_id: upload.value.upload_id, strategy: 'one_to_one', grouping_criteria: '', matching_rule_ids: [rule.value.rule_id] });
+  const started = runtime.engine.run({ op: 'reconciliation.start', ...{ upload_id: upload.value.upload_id, strategy: 'one_to_one', grouping_criteria: '', matching_rule_ids: [rule.value.rule_id] } });
   if (!started.ok) throw new Error(started.rejection.message);
   await runtime.durable(started.seq);
   await runtime.close();

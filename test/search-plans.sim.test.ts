@@ -62,26 +62,26 @@ void seededTest(t, 'one common word is counted as the match counts it', 11, asyn
   const transfers = (count: number): void => {
     // Every record has `fee`, and `coffee` at first; later notes take `coffee` out of some and put `tax` in.
     for (let index = 0; index < count; index += 1) {
-      const outcome = rig.engine.createTransaction(transfer({
+      const outcome = rig.engine.run({ op: 'transaction.create', ...transfer({
         source: '@a', destination: '@b', allow_overdraft: true, precise_amount: 1n,
         description: random.pick(['fee', 'fee rent', 'fee rental']), meta_data: { note: 'coffee' }, reference: `ref-${ids.length}`,
-      }));
+      }) });
       if (!outcome.ok) throw new Error(outcome.rejection.message);
       ids.push(outcome.value.transaction.transaction_id);
     }
   };
   const notes = (count: number): void => {
     for (let index = 0; index < count; index += 1) {
-      const changed = rig.engine.updateMetadata(random.pick(ids), { note: random.pick(['tax', 'coffee', 'tea']) });
+      const changed = rig.engine.run({ op: 'metadata.update', entity_id: random.pick(ids), meta_data: { note: random.pick(['tax', 'coffee', 'tea']) } });
       if (!changed.ok) throw new Error(changed.rejection.message);
     }
   };
   const identities = (count: number): string[] => Array.from({ length: count }, (_, index): string => {
-    const created = rig.engine.createIdentity({
+    const created = rig.engine.run({ op: 'identity.create', fields: {
       identity_type: 'individual', organization_name: '', first_name: `F${index}`, last_name: 'L', other_names: '', gender: '',
       dob: 0, email_address: '', phone_number: '', nationality: '', category: '', street: '', city: '', state: '', country: '',
       post_code: '', meta_data: { note: 'coffee' },
-    });
+    } });
     if (!created.ok) throw new Error(created.rejection.message);
     return created.value.identity_id;
   });
@@ -107,7 +107,7 @@ void seededTest(t, 'one common word is counted as the match counts it', 11, asyn
   await compare('notes changed');
   transfers(300);
   for (const identityId of people.slice(0, 400)) {
-    const deleted = rig.engine.deleteIdentity(identityId);
+    const deleted = rig.engine.run({ op: 'identity.delete', identity_id: identityId });
     if (!deleted.ok) throw new Error(deleted.rejection.message);
   }
   await index.catchUp();
@@ -124,11 +124,11 @@ for (const seed of seedsToRun([5, 23])) {
       const from = random.chance(0.4) ? '@busy' : random.pick(quiet);
       let to = random.pick(quiet.concat(['@sink']));
       while (to === from) to = random.pick(quiet);
-      const outcome = rig.engine.createTransaction(transfer({
+      const outcome = rig.engine.run({ op: 'transaction.create', ...transfer({
         source: from, destination: to, allow_overdraft: true,
         precise_amount: BigInt(random.int(1, 5_000)), inflight: random.chance(0.2), description: sentence(),
         meta_data: random.chance(0.3) ? { note: sentence() } : {}, reference: `ref-${index}`,
-      }));
+      }) });
       if (!outcome.ok) throw new Error(outcome.rejection.message);
     }
     const { readers } = await indexOf(t, rig);
@@ -182,9 +182,9 @@ void seededTest(t, 'a window of seconds is counted as its rows count', 31, async
       // Bursts inside one second, and gaps of seconds to minutes.
       rig.clock.ms += random.chance(0.7) ? random.int(0, 40) : random.int(500, 90_000);
       const inflight = random.chance(0.2);
-      const outcome = rig.engine.createTransaction(transfer({
+      const outcome = rig.engine.run({ op: 'transaction.create', ...transfer({
         source: random.pick(['@a', '@b', '@c']), destination: '@sink', allow_overdraft: true, precise_amount: BigInt(random.int(1, 100)), inflight,
-      }));
+      }) });
       if (!outcome.ok) throw new Error(outcome.rejection.message);
       if (inflight) holds.push(outcome.value.transaction.transaction_id);
     }
@@ -192,7 +192,7 @@ void seededTest(t, 'a window of seconds is counted as its rows count', 31, async
   transfers(1_500);
   for (const hold of holds.splice(0, 200)) {
     rig.clock.ms += random.int(0, 2_000);
-    const acted = rig.engine.actOnInflight({ transaction_id: hold, action: random.pick(['commit', 'void'] as const), precise_amount: 0n, skip_queue: true });
+    const acted = rig.engine.run({ op: 'hold.act', ...{ transaction_id: hold, action: random.pick(['commit', 'void'] as const), precise_amount: 0n, skip_queue: true } });
     if (!acted.ok) throw new Error(acted.rejection.message);
   }
   const live = await indexOf(t, rig);

@@ -142,7 +142,7 @@ t.test('folio verify read through a pipe ends with its verdict, however long its
   const server = await startTestServer({ dataDir, index: false });
   // One zero-sum line per currency: a report of a few hundred kilobytes, far past a pipe's buffer.
   for (let index = 0; index < 3_000; index += 1) {
-    ok(server.runtime.engine.createTransaction(transferCommand({ source: '@world', destination: '@long', currency: `CUR${index}`, allow_overdraft: true })));
+    ok(server.runtime.engine.run({ op: 'transaction.create', ...transferCommand({ source: '@world', destination: '@long', currency: `CUR${index}`, allow_overdraft: true }) }));
   }
   await server.stop();
   const verified = await folio(['verify', '--data', dataDir]);

@@ -11,7 +11,7 @@ import type { LedgerEvent } from '../engine/events.js';
 import { LogReader } from '../wal/log-reader.js';
 import { restoreDataDir, RestoreError } from '../ops/restore.js';
 import type { SnapshotInfo } from '../app/snapshot-service.js';
-import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
+import { snapshotNow, startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 const SCHEDULE = { every_events: 0, every_seconds: 0, keep: 5 };
 
@@ -38,10 +38,10 @@ function amountsOf(balance: any): unknown {
 async function burst(server: TestServer, count: number, transfer: (index: number) => { source: string; destination: string; amount: bigint }): Promise<void> {
   for (let index = 0; index < count; index += 1) {
     const { source, destination, amount } = transfer(index);
-    const outcome = server.runtime.engine.createTransaction({
+    const outcome = server.runtime.engine.run({ op: 'transaction.create', ...{
       source, destination, precise_amount: amount, precision: 1n, currency: 'USD', reference: '', description: '', meta_data: {},
       allow_overdraft: true, skip_queue: true, inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
-    });
+    } });
     if (!outcome.ok) throw new Error(outcome.rejection.message);
   }
   await server.runtime.durable(server.runtime.log.appendedSeq);
@@ -70,11 +70,11 @@ t.test('restore to a seq in the middle gives exactly the balances at that point'
   t.teardown(() => server.stop().catch(() => undefined));
   const points: Point[] = [];
   for (let index = 0; index < 12; index += 1) await step(server, index, points);
-  const early: SnapshotInfo = await server.runtime.snapshotNow();
+  const early: SnapshotInfo = await snapshotNow(server);
   for (let index = 12; index < 30; index += 1) await step(server, index, points);
   // A burst decided in one event-loop turn is sealed into one record by group commit.
   await burst(server, 40, (index) => ({ source: '@world', destination: `@burst${index % 5}`, amount: 7n }));
-  const late: SnapshotInfo = await server.runtime.snapshotNow();
+  const late: SnapshotInfo = await snapshotNow(server);
   for (let index = 30; index < 40; index += 1) await step(server, index, points);
   await server.stop();
 
@@ -101,7 +101,7 @@ t.test('restore to a seq inside a group-commit record cuts that record there', a
   const server = await startTestServer({ dataDir: source, snapshots: SCHEDULE });
   t.teardown(() => server.stop().catch(() => undefined));
   await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: '@world', destination: '@m0', allow_overdraft: true, skip_queue: true });
-  const snapshot = await server.runtime.snapshotNow();
+  const snapshot = await snapshotNow(server);
   await burst(server, 60, (index) => ({ source: index % 2 ? '@m0' : '@world', destination: `@m${1 + (index % 6)}`, amount: BigInt(10 + index) }));
   await server.stop();
 
@@ -145,7 +145,7 @@ t.test('restore refuses a snapshot later than the seq, and a target that is not 
   for (let index = 0; index < 5; index += 1) {
     await server.request('POST', '/transactions', { precise_amount: 3, currency: 'USD', source: '@world', destination: '@x', allow_overdraft: true, skip_queue: true });
   }
-  const snapshot = await server.runtime.snapshotNow();
+  const snapshot = await snapshotNow(server);
   await server.stop();
   const target = tempDataDir('folio-restore-refuse-dst');
   t.teardown(() => fs.rmSync(target, { recursive: true, force: true }));

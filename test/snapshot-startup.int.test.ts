@@ -11,7 +11,7 @@ import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-direct
 import { stateHash } from '../snapshots/state-hash.js';
 import { verifyDataDir } from '../ops/verify.js';
 import { flipRecordByte, recordKeys, removeRecordsFrom, truncateRecord } from './helpers/log-surgery.js';
-import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
+import { snapshotNow, startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 interface Captured {
   warnings: Array<{ fields: any; message: string }>;
@@ -65,9 +65,9 @@ async function prepare(t: { teardown(cleanup: () => unknown): void }): Promise<P
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const server = await startTestServer({ dataDir, snapshots: SCHEDULE });
   await transfers(server, 20, 0);
-  const older = await server.runtime.snapshotNow();
+  const older = await snapshotNow(server);
   await transfers(server, 20, 20);
-  const newer = await server.runtime.snapshotNow();
+  const newer = await snapshotNow(server);
   await transfers(server, 10, 40);
   const endSeq = server.runtime.log.appendedSeq;
   const hash = stateHash(server.runtime.engine.state);
@@ -151,7 +151,7 @@ t.test('a snapshot job passes over a newest snapshot that restores into another 
   const server = await startTestServer({ dataDir: prepared.dataDir, snapshots: SCHEDULE, logger: log.logger });
   recordOtherStateHash(newest); // after start-up: the job is the first to restore it
   await transfers(server, 3, 50);
-  const written = await server.runtime.snapshotNow();
+  const written = await snapshotNow(server);
   t.equal(written.seq, server.runtime.log.appendedSeq, 'written at the log end');
   t.equal(written.state_hash, stateHash(server.runtime.engine.state), 'from the older snapshot and the log after it');
   t.same(log.warnings.map((warning) => [warning.fields.file, String(warning.fields.reason).includes('restores into a state hashing to')]), [[newest, true]]);

@@ -62,7 +62,7 @@ const IMPLEMENTATIONS: Implementation[] = [
 function engineOver(storage: Storage, clock = new FakeClock(), ids = new CountingIds()): LedgerEngine {
   const engine = new LedgerEngine({ clock, ids, log: storage.log, transactions: storage.store });
   for (const { event } of storage.log.read(1)) engine.replay(event);
-  engine.ensureGenesis();
+  engine.run({ op: 'genesis.ensure' });
   return engine;
 }
 
@@ -72,20 +72,20 @@ function writeHistory(engine: LedgerEngine): { ids: string[]; references: string
   const references: string[] = [];
   for (let index = 0; index < 25; index += 1) {
     const reference = index % 2 === 0 ? `client-${index}` : '';
-    const outcome = engine.createTransaction(transfer({
+    const outcome = engine.run({ op: 'transaction.create', ...transfer({
       source: '@world', destination: `@payee-${index % 4}`, precise_amount: BigInt(index + 1), allow_overdraft: true, skip_queue: index % 3 !== 0, reference,
-    }));
+    }) });
     if (!outcome.ok) throw new Error(outcome.rejection.message);
     ids.push(outcome.value.transaction.transaction_id);
     references.push(outcome.value.transaction.reference);
   }
-  engine.processQueued(100);
-  const hold = engine.createTransaction(transfer({ source: '@world', destination: '@held', precise_amount: 9n, allow_overdraft: true, inflight: true, skip_queue: true }));
+  engine.run({ op: 'queue.process', items_max: 100 }).value;
+  const hold = engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@held', precise_amount: 9n, allow_overdraft: true, inflight: true, skip_queue: true }) });
   if (!hold.ok) throw new Error(hold.rejection.message);
   ids.push(hold.value.transaction.transaction_id);
   references.push(hold.value.transaction.reference);
-  engine.actOnInflight({ transaction_id: hold.value.transaction.transaction_id, action: 'commit', precise_amount: 4n, skip_queue: true });
-  engine.updateMetadata(ids[2] as string, { patched: true });
+  engine.run({ op: 'hold.act', ...{ transaction_id: hold.value.transaction.transaction_id, action: 'commit', precise_amount: 4n, skip_queue: true } });
+  engine.run({ op: 'metadata.update', entity_id: ids[2] as string, meta_data: { patched: true } });
   refundTakeover(engine, ids, references);
   return { ids, references };
 }
@@ -96,10 +96,10 @@ function writeHistory(engine: LedgerEngine): { ids: string[]; references: string
  * lmdb-transaction-store.ts), including over a version it kept whole.
  */
 function patchSettledTransactions(engine: LedgerEngine, ids: string[]): void {
-  engine.updateMetadata(ids[4] as string, { first: 1, replaced: 'no' });
-  engine.updateMetadata(ids[4] as string, { second: 2, replaced: 'yes' });
-  engine.updateMetadata(ids[2] as string, { again: true });
-  engine.updateMetadata(ids[6] as string, { reconciliation_id: 'recon_x', beyond_64_bits: 123456789012345678901234567890n });
+  engine.run({ op: 'metadata.update', entity_id: ids[4] as string, meta_data: { first: 1, replaced: 'no' } });
+  engine.run({ op: 'metadata.update', entity_id: ids[4] as string, meta_data: { second: 2, replaced: 'yes' } });
+  engine.run({ op: 'metadata.update', entity_id: ids[2] as string, meta_data: { again: true } });
+  engine.run({ op: 'metadata.update', entity_id: ids[6] as string, meta_data: { reconciliation_id: 'recon_x', beyond_64_bits: 123456789012345678901234567890n } });
 }
 
 /**
@@ -111,15 +111,15 @@ function refundTakeover(engine: LedgerEngine, ids: string[], references: string[
     if (!outcome.ok) throw new Error(outcome.rejection.message);
     return outcome.value;
   };
-  const paid = mustSucceed(engine.createTransaction(transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true })));
-  mustSucceed(engine.createTransaction(transfer({ source: '@refundee', destination: '@spent', precise_amount: 10n, skip_queue: true })));
+  const paid = mustSucceed(engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true }) }));
+  mustSucceed(engine.run({ op: 'transaction.create', ...transfer({ source: '@refundee', destination: '@spent', precise_amount: 10n, skip_queue: true }) }));
   const original = paid.transaction.transaction_id;
-  const rejected = mustSucceed(engine.refund({ transaction_id: original, skip_queue: false, description: '', meta_data: {} })).transaction;
-  engine.processQueued(10);
+  const rejected = mustSucceed(engine.run({ op: 'transaction.refund', ...{ transaction_id: original, skip_queue: false, description: '', meta_data: {} } })).transaction;
+  engine.run({ op: 'queue.process', items_max: 10 }).value;
   if (engine.state.transactions.get(rejected.transaction_id)?.status !== 'REJECTED') throw new Error('the first refund should be rejected for funds');
-  mustSucceed(engine.createTransaction(transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true })));
-  const applied = mustSucceed(engine.refund({ transaction_id: original, skip_queue: true, description: '', meta_data: {} })).transaction;
-  mustSucceed(engine.updateMetadata(rejected.transaction_id, { after_takeover: true }));
+  mustSucceed(engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true }) }));
+  const applied = mustSucceed(engine.run({ op: 'transaction.refund', ...{ transaction_id: original, skip_queue: true, description: '', meta_data: {} } })).transaction;
+  mustSucceed(engine.run({ op: 'metadata.update', entity_id: rejected.transaction_id, meta_data: { after_takeover: true } }));
   // Found by its reference: the second refund, not the rejected first one that was patched last.
   ids.push(applied.transaction_id);
   references.push(applied.reference);

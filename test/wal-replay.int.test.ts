@@ -41,18 +41,18 @@ async function writeHistory(runtime: LedgerRuntime, rng: SeededRandom, clock: Ma
     const roll = rng.next();
     let seq: number | undefined;
     if (roll < 0.02) {
-      const outcome = engine.createLedger({ name: `ledger ${step}`, meta_data: { step } });
+      const outcome = engine.run({ op: 'ledger.create', ...{ name: `ledger ${step}`, meta_data: { step } } });
       if (outcome.ok) {
         ledgerIds.push(outcome.value.ledger_id);
         seq = outcome.seq;
       }
     } else if (roll < 0.03) {
-      const outcome = engine.updateLedger({ ledger_id: rng.pick(ledgerIds), name: `renamed ${step}`, meta_data: { step } });
+      const outcome = engine.run({ op: 'ledger.update', ...{ ledger_id: rng.pick(ledgerIds), name: `renamed ${step}`, meta_data: { step } } });
       if (outcome.ok) seq = outcome.seq;
     } else if (roll < 0.08) {
-      const outcome = engine.createBalance({
+      const outcome = engine.run({ op: 'balance.create', ...{
         ledger_id: rng.pick(ledgerIds), currency: rng.pick(CURRENCIES), identity_id: '', indicator: '', meta_data: {},
-      });
+      } });
       if (outcome.ok) {
         balanceIds.push(outcome.value.balance_id);
         seq = outcome.seq;
@@ -75,7 +75,7 @@ async function writeHistory(runtime: LedgerRuntime, rng: SeededRandom, clock: Ma
         skip_queue: rng.chance(0.5),
         inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
       };
-      const outcome = engine.createTransaction(command);
+      const outcome = engine.run({ op: 'transaction.create', ...command });
       if (outcome.ok) {
         if (outcome.value.created) {
           written.transactionIds.push(outcome.value.transaction.transaction_id);
@@ -94,11 +94,11 @@ async function writeHistory(runtime: LedgerRuntime, rng: SeededRandom, clock: Ma
 function queueBurst(runtime: LedgerRuntime, rng: SeededRandom, written: Written): void {
   for (let index = 0; index < FINAL_QUEUED_BURST; index += 1) {
     const source = rng.pick(NAMES);
-    const outcome = runtime.engine.createTransaction({
+    const outcome = runtime.engine.run({ op: 'transaction.create', ...{
       source, destination: rng.pick(NAMES.filter((name) => name !== source)), precise_amount: BigInt(rng.between(1, 5000)),
       precision: 100n, currency: rng.pick(CURRENCIES), reference: '', description: 'burst', meta_data: {},
       allow_overdraft: source === '@world', skip_queue: false, inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
-    });
+    } });
     if (outcome.ok && outcome.value.created) {
       written.transactionIds.push(outcome.value.transaction.transaction_id);
       written.references.push(outcome.value.transaction.reference);
@@ -157,8 +157,8 @@ function checkConsistent(t: Test, runtime: LedgerRuntime, written: Written): voi
 
 async function waitForQueue(runtime: LedgerRuntime): Promise<void> {
   // A guard against a queue that never drains, not a timing assertion.
-  for (let waited = 0; runtime.engine.queuedCount > 0; waited += 5) {
-    if (waited > 60_000) throw new Error(`queue still holds ${runtime.engine.queuedCount} after a minute`);
+  for (let waited = 0; runtime.engine.view.queuedCount() > 0; waited += 5) {
+    if (waited > 60_000) throw new Error(`queue still holds ${runtime.engine.view.queuedCount()} after a minute`);
     await sleep(5);
   }
   await runtime.durable(runtime.log.appendedSeq);
@@ -169,7 +169,7 @@ function expectedAfterQueue(runtime: LedgerRuntime, written: Written): { balance
   const store = new MemoryTransactionStore();
   const engine = new LedgerEngine({ clock: new ManualClock(), ids: new CountingIds('expected-'), log: new MemoryLog(), transactions: store });
   for (const { event } of runtime.log.read(1)) engine.replay(event);
-  engine.processQueued(Number.MAX_SAFE_INTEGER);
+  engine.run({ op: 'queue.process', items_max: Number.MAX_SAFE_INTEGER }).value;
   return {
     balances: stableText(engine.state.balances),
     transactions: stableText(written.transactionIds.map((id) => engine.state.transaction(id))),
@@ -203,7 +203,7 @@ for (const seed of testSeeds([11, 4242])) {
     await writeHistory(runtime, rng, clock, written);
     queueBurst(runtime, rng, written);
     const before = snapshot(runtime, written);
-    t.ok(runtime.engine.queuedCount > 0, `${runtime.engine.queuedCount} transfers still queued at close`);
+    t.ok(runtime.engine.view.queuedCount() > 0, `${runtime.engine.view.queuedCount()} transfers still queued at close`);
     const queuedAtClose = [...runtime.engine.state.mailboxes.all()].map(([, record]) => record.transaction_id);
     await runtime.close();
 

@@ -137,10 +137,15 @@ export class LmdbLog implements EventLog {
     return this._appendedSeq - this._durableSeq;
   }
 
-  append(event: LedgerEvent): number {
+  /**
+   * Buffers events for the next record. A record takes everything buffered when it is sealed, and a
+   * record is sealed early only between calls, so the events of one call always share a record (one
+   * call may make a record longer than record_events_max).
+   */
+  appendAll(events: readonly LedgerEvent[]): number {
     if (this.failure) throw this.failure;
-    this.pending.push(event);
-    this._appendedSeq += 1;
+    for (const event of events) this.pending.push(event);
+    this._appendedSeq += events.length;
     if (this.pending.length >= this.recordEventsMax) this.seal();
     else if (!this.sealScheduled) {
       this.sealScheduled = true;

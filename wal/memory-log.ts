@@ -11,8 +11,8 @@ export class MemoryLog implements EventLog {
     return this.events.length;
   }
 
-  append(event: LedgerEvent): number {
-    this.events.push(event);
+  appendAll(events: readonly LedgerEvent[]): number {
+    for (const event of events) this.events.push(event);
     return this.events.length;
   }
 

@@ -25,7 +25,7 @@ function transfer(source: string, destination: string, amount: bigint, overdraft
 }
 
 function decideBulk(runtime: LedgerRuntime, transactions: CreateTransactionCommand[]): number {
-  const outcome = runtime.engine.createBulk({ transactions, atomic: true, inflight: false, skip_queue: true });
+  const outcome = runtime.engine.run({ op: 'transaction.bulk', ...{ transactions, atomic: true, inflight: false, skip_queue: true } });
   if (!outcome.ok) throw new Error(`bulk refused: ${outcome.rejection.code} ${outcome.rejection.message}`);
   return outcome.seq;
 }
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
       const next = pairs[client]!;
       if (batch === 1) {
         const { source, destination } = next();
-        const outcome = runtime.engine.createTransaction(transfer(source, destination, 1n, false));
+        const outcome = runtime.engine.run({ op: 'transaction.create', ...transfer(source, destination, 1n, false) });
         if (!outcome.ok) throw new Error(`transfer refused: ${outcome.rejection.code} ${outcome.rejection.message}`);
         await runtime.durable(outcome.seq);
         return;

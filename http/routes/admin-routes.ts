@@ -5,6 +5,7 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../api-error.js';
+import type { Result } from '../../engine/result.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 
 /** A snapshot as the API shows it. */
@@ -29,24 +30,22 @@ const snapshotExample = { seq: 120, file: 'snapshot-120.fsnap', size_bytes: 48_2
 
 /** What the routes need from the server's snapshot machinery (wired in app/). */
 export interface SnapshotAdmin {
-  /** Writes a snapshot of everything logged so far; rejects with a message when snapshots are unavailable. */
-  snapshotNow(): Promise<SnapshotView>;
+  /** Writes a snapshot of everything logged so far, or says why not (with a wait before asking again, if any). */
+  snapshotNow(): Promise<Result<SnapshotView, { code: 'SNAPSHOT_UNAVAILABLE'; message: string; retry_after_seconds?: number }>>;
   list(): SnapshotView[];
 }
 
 export function adminRoutes(router: Router, admin: SnapshotAdmin): void {
   describeRoute(router, 'POST /admin/snapshots', { tag: 'Operations', summary: 'Write a snapshot now', answers: answers(201, 'The snapshot', snapshotSchema, snapshotExample), errors: ['SNAPSHOT_UNAVAILABLE'] });
   router.post('/admin/snapshots', async (ctx) => {
-    let snapshot: SnapshotView;
-    try {
-      snapshot = await admin.snapshotNow();
-    } catch (error) {
+    const taken = await admin.snapshotNow();
+    if (!taken.ok) {
       // A request that waited too long behind other snapshot jobs may ask again; other failures stand.
-      const retryAfter = (error as { retryAfterSeconds?: number }).retryAfterSeconds;
-      throw new ApiError('SNAPSHOT_UNAVAILABLE', (error as Error).message, undefined, retryAfter ? { 'Retry-After': String(retryAfter) } : undefined);
+      const retryAfter = taken.rejection.retry_after_seconds;
+      throw new ApiError('SNAPSHOT_UNAVAILABLE', taken.rejection.message, undefined, retryAfter ? { 'Retry-After': String(retryAfter) } : undefined);
     }
     ctx.status = 201;
-    ctx.body = snapshot;
+    ctx.body = taken.value;
   });
 
   describeRoute(router, 'GET /admin/snapshots', { tag: 'Operations', summary: 'List the snapshots on disk', answers: answers(200, 'The snapshots', z.array(snapshotSchema), [snapshotExample]) });

@@ -12,6 +12,7 @@ import type { ApiKeyUsage } from '../api-key-usage.js';
 import { createApiKeySchema, listApiKeysQuerySchema } from '../access-schemas.js';
 import { apiKeyJsonSchema, apiKeyView } from '../access-views.js';
 import { z } from 'zod';
+import { rejectionsOf } from '../../engine/operations.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import type { Principal } from '../auth.js';
@@ -28,8 +29,6 @@ export interface ApiKeyRouteOptions {
 const ACCESS_ERRORS = ['AUTH_CROSS_OWNER_ACCESS', 'AUTH_SCOPE_ESCALATION', 'APIKEY_OWNER_REQUIRED'] as const;
 
 export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRouteOptions): void {
-  const { engine } = core;
-
   describeRoute(router, 'POST /api-keys', {
     tag: 'API keys', summary: 'Create an API key', body: createApiKeySchema,
     bodyExample: { name: 'checkout service', owner: 'team-payments', scopes: ['transactions:write', 'balances:read'], expires_at: '2027-01-01T00:00:00Z' },
@@ -47,7 +46,7 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
       throw new ApiError('GEN_VALIDATION_ERROR', 'invalid request: expires_at: must be in the future', { expires_at: 'must be in the future' });
     }
     const principal = ctx.state.principal as Principal;
-    const creator = creatorKey(engine, principal);
+    const creator = await creatorKey(core, principal);
     if (creator) {
       refuseOtherOwner(creator, fields.owner);
       if (fields.expires_at > creator.expires_at) {
@@ -57,13 +56,16 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
     }
     refuseEscalation(principal, fields.scopes, 'grant');
     const { secret, secretHash } = newApiKeySecret();
-    const { value, seq } = accepted(engine.createApiKey({
-      name: fields.name,
-      owner_id: fields.owner,
-      scopes: fields.scopes,
-      expires_at: fields.expires_at,
-      secret_hash: secretHash,
-      created_by: creator?.api_key_id ?? '',
+    const { value, seq } = accepted(await core.run({
+      op: 'api_key.create',
+      fields: {
+        name: fields.name,
+        owner_id: fields.owner,
+        scopes: fields.scopes,
+        expires_at: fields.expires_at,
+        secret_hash: secretHash,
+        created_by: creator?.api_key_id ?? '',
+      },
     }));
     await respond(ctx, core, 201, { ...apiKeyView(value), key: apiKeyText(value.api_key_id, secret) }, seq);
   });
@@ -71,37 +73,37 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
   describeRoute(router, 'GET /api-keys', { tag: 'API keys', summary: "List API keys (an API key lists its own owner's)", query: listApiKeysQuerySchema, answers: answers(200, 'The keys', z.array(apiKeyJsonSchema), [EXAMPLES.apiKey]), errors: ACCESS_ERRORS });
   router.get('/api-keys', async (ctx) => {
     const { owner } = validate(listApiKeysQuerySchema, ctx.query);
-    const creator = creatorKey(engine, ctx.state.principal as Principal);
+    const creator = await creatorKey(core, ctx.state.principal as Principal);
     if (creator) {
       if (owner === undefined || owner.trim() === '') throw new ApiError('APIKEY_OWNER_REQUIRED', 'owner is required (only the master key lists every owner\'s keys)');
       refuseOtherOwner(creator, owner);
     }
     const keys: Record<string, unknown>[] = [];
-    for (const key of engine.state.apiKeys.values()) {
+    for (const key of await core.view.apiKeys()) {
       if (owner !== undefined && key.owner_id !== owner) continue;
       keys.push(apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at)));
     }
     await respond(ctx, core, 200, keys);
   });
 
-  describeRoute(router, 'DELETE /api-keys/:id', { tag: 'API keys', summary: 'Revoke an API key and the keys it made', answers: answers(204, 'Revoked'), errors: [...ACCESS_ERRORS, 'APIKEY_NOT_FOUND'] });
+  describeRoute(router, 'DELETE /api-keys/:id', { tag: 'API keys', summary: 'Revoke an API key and the keys it made', answers: answers(204, 'Revoked'), errors: [...ACCESS_ERRORS, ...rejectionsOf('api_key.revoke')] });
   router.delete('/api-keys/:id', async (ctx) => {
     const apiKeyId = ctx.params.id as string;
-    const current: ApiKeyRecord | undefined = engine.state.apiKeys.get(apiKeyId);
+    const current: ApiKeyRecord | undefined = await core.view.apiKey(apiKeyId);
     const principal = ctx.state.principal as Principal;
-    const creator = creatorKey(engine, principal);
+    const creator = await creatorKey(core, principal);
     if (current && creator) refuseOtherOwner(creator, current.owner_id);
     if (current) refuseEscalation(principal, current.scopes, 'revoke');
-    const { seq } = accepted(engine.revokeApiKey(apiKeyId));
+    const { seq } = accepted(await core.run({ op: 'api_key.revoke', api_key_id: apiKeyId }));
     await core.durable(seq);
     ctx.status = 204;
   });
 }
 
 /** The API key a request acts with, or undefined for the master key (which manages every key). */
-function creatorKey(engine: LedgerCore['engine'], principal: Principal): ApiKeyRecord | undefined {
+async function creatorKey(core: LedgerCore, principal: Principal): Promise<ApiKeyRecord | undefined> {
   if (principal.kind === 'master') return undefined;
-  const record = engine.state.apiKeys.get(principal.apiKeyId);
+  const record = await core.view.apiKey(principal.apiKeyId);
   if (!record) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
   return record;
 }

@@ -66,7 +66,7 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
     const balanceId = ctx.params.id as string;
     const params = validate(atQuerySchema, ctx.query);
     const untilMs = timeParam('timestamp', params.timestamp) ?? Number.MAX_SAFE_INTEGER;
-    if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    if (!(await core.view.balanceExists(balanceId))) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     await core.durable(seq);
     const fullFold = params.from_source === 'true' || params.from_source === '1';
@@ -77,7 +77,7 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
     else {
       const folded = await core.balanceHistory(balanceId, untilMs, seq, !fullFold);
       balance = foldedBalance(folded);
-      fromSource = folded.ok && folded.from_source;
+      fromSource = folded.ok && folded.value.from_source;
     }
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
     const timestamp = untilMs === Number.MAX_SAFE_INTEGER ? new Date().toISOString() : timeText(untilMs);
@@ -93,9 +93,9 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   });
   router.post('/balances-snapshots', async (ctx) => {
     validate(snapshotQuerySchema, ctx.query);
-    const refusal = core.takeBalanceSnapshots();
+    const taken = core.takeBalanceSnapshots();
     // Not a passing condition (no Retry-After would help): the server runs without snapshots.
-    if (refusal) throw new ApiError('GEN_BAD_REQUEST', refusal);
+    if (!taken.ok) throw new ApiError('GEN_BAD_REQUEST', taken.rejection.message);
     await respond(ctx, core, 200, { message: 'Snapshotting in progress. should be completed shortly' });
   });
 }
@@ -119,7 +119,7 @@ function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void 
     const toMs = timeParam('to', params.to) ?? Number.MAX_SAFE_INTEGER;
     if (fromMs > toMs) throw new ApiError('BAL_INVALID_TIMESTAMP', 'from is after to');
     const window = { from_ms: fromMs, to_ms: toMs, limit: params.limit, ...(params.cursor ? { after: decodeCursor(params.cursor) } : {}) };
-    if (!core.engine.state.balances.has(balanceId)) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    if (!(await core.view.balanceExists(balanceId))) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     const page = answered(await query.balanceChanges(balanceId, window, seq));
     if (!page) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
@@ -157,6 +157,6 @@ function decodeCursor(cursor: string): BalanceHistoryPosition {
 
 /** The balance a fold found (undefined: it did not exist yet), or the refusal of a fold over its bound. */
 export function foldedBalance(answer: FoldAnswer): BalanceRecord | undefined {
-  if (answer.ok) return answer.balance;
-  throw new ApiError(answer.code, answer.message, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
+  if (answer.ok) return answer.value.balance;
+  throw new ApiError(answer.rejection.code, answer.rejection.message, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
 }

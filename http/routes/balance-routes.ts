@@ -11,6 +11,7 @@ import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 import type { BalanceRecord } from '../../engine/records.js';
+import { rejectionsOf } from '../../engine/operations.js';
 import { identityView } from '../identity-view.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
@@ -41,30 +42,28 @@ function includesOf(raw: string | string[] | undefined): Set<Include> {
 }
 
 /** The balance with the records it names embedded when asked for (absent when it names none). */
-function withIncludes(core: LedgerCore, balance: BalanceRecord, includes: Set<Include>): Record<string, unknown> {
+async function withIncludes(core: LedgerCore, balance: BalanceRecord, includes: Set<Include>): Promise<Record<string, unknown>> {
   const view = balanceView(balance);
   if (includes.has('identity') && balance.identity_id !== '') {
-    const identity = core.engine.state.identities.get(balance.identity_id);
+    const identity = await core.view.identity(balance.identity_id);
     if (identity) view.identity = identityView(identity);
   }
   if (includes.has('ledger')) {
-    const ledger = core.engine.state.ledgers.get(balance.ledger_id);
+    const ledger = await core.view.ledger(balance.ledger_id);
     if (ledger) view.ledger = ledgerView(ledger);
   }
   return view;
 }
 
 export function balanceRoutes(router: Router, core: LedgerCore): void {
-  const { engine } = core;
-
   describeRoute(router, 'POST /balances', {
     tag: 'Balances', summary: 'Create a balance', body: createBalanceSchema,
     bodyExample: { ledger_id: 'ldg_0196a4c2-57e1-7c1e-9d5a-2f1e0b6c9a01', currency: 'USD', meta_data: { customer: 'c-77' } },
-    answers: answers(201, 'The balance', balanceJsonSchema, EXAMPLES.balance), errors: ['LGR_NOT_FOUND', 'BAL_DUPLICATE_INDICATOR', 'IDT_NOT_FOUND'],
+    answers: answers(201, 'The balance', balanceJsonSchema, EXAMPLES.balance), errors: rejectionsOf('balance.create'),
   });
   router.post('/balances', async (ctx) => {
     const command = validate(createBalanceSchema, ctx.request.body);
-    const { value, seq } = accepted(engine.createBalance(command));
+    const { value, seq } = accepted(await core.run({ op: 'balance.create', ...command }));
     await respond(ctx, core, 201, balanceView(value), seq);
   });
 
@@ -72,17 +71,17 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
   router.get('/balances', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
     if (await answeredFilteredList(ctx, core, 'balances', page)) return;
-    const balances = engine.state.balances.newestFirst(page.offset, page.limit);
+    const balances = await core.view.balances(page);
     await respond(ctx, core, 200, balances.map(balanceView));
   });
 
   describeRoute(router, 'PUT /balances/:id/identity', {
     tag: 'Balances', summary: 'Give a balance to an identity', body: balanceIdentitySchema,
-    answers: answers(200, 'Done', z.object({ message: z.string() }), { message: 'Balance identity updated successfully' }), errors: ['BAL_NOT_FOUND', 'IDT_NOT_FOUND'],
+    answers: answers(200, 'Done', z.object({ message: z.string() }), { message: 'Balance identity updated successfully' }), errors: rejectionsOf('balance.set_identity'),
   });
   router.put('/balances/:id/identity', async (ctx) => {
     const { identity_id } = validate(balanceIdentitySchema, ctx.request.body ?? {});
-    const { seq } = accepted(engine.updateBalanceIdentity(ctx.params.id as string, identity_id));
+    const { seq } = accepted(await core.run({ op: 'balance.set_identity', balance_id: ctx.params.id as string, identity_id }));
     await respond(ctx, core, 200, { message: 'Balance identity updated successfully' }, seq);
   });
 
@@ -92,7 +91,7 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
   });
   router.get('/balances/indicator/:indicator/currency/:currency', async (ctx) => {
     const { indicator, currency } = ctx.params as { indicator: string; currency: string };
-    const balance = engine.state.balanceByIndicator(indicator, currency);
+    const balance = await core.view.balanceByIndicator(indicator, currency);
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `no ${currency} balance named ${indicator}`);
     await respond(ctx, core, 200, balanceView(balance));
   });
@@ -113,8 +112,8 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
       await respond(ctx, core, 200, { balance: balanceView(rebuilt) }, seq);
       return;
     }
-    const balance = engine.state.balances.get(balanceId);
+    const balance = await core.view.balance(balanceId);
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
-    await respond(ctx, core, 200, withIncludes(core, balance, includesOf(ctx.query.include)));
+    await respond(ctx, core, 200, await withIncludes(core, balance, includesOf(ctx.query.include)));
   });
 }

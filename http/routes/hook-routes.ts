@@ -7,6 +7,7 @@ import { ApiError } from '../api-error.js';
 import { hookSchema, listHooksQuerySchema } from '../access-schemas.js';
 import { hookJsonSchema, hookView } from '../access-views.js';
 import { z } from 'zod';
+import { rejectionsOf } from '../../engine/operations.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import type { LedgerCore } from '../ledger-core.js';
@@ -18,49 +19,50 @@ const hookWithSecretExample = { ...(EXAMPLES.hook as object), signing_secret: 'w
 const hookBodyExample = { name: 'ledger events', url: 'https://hooks.example.com/folio', type: 'POST_TRANSACTION', active: true, timeout: 10, retry_count: 3 };
 
 export function hookRoutes(router: Router, core: LedgerCore): void {
-  const { engine } = core;
-
   describeRoute(router, 'POST /hooks', { tag: 'Hooks', summary: 'Register a hook', body: hookSchema, bodyExample: hookBodyExample, answers: answers(201, 'The hook and its signing secret', hookWithSecretSchema, hookWithSecretExample) });
   router.post('/hooks', async (ctx) => {
     const fields = validate(hookSchema, ctx.request.body);
     refuseTarget(core, fields.url);
     const { secret, sealed } = core.hookAdmin.newSigningSecret();
-    const { value, seq } = accepted(engine.createHook(fields, sealed));
+    const { value, seq } = accepted(await core.run({ op: 'hook.create', fields, signing_secret_sealed: sealed }));
     await respond(ctx, core, 201, { ...hookView(value), signing_secret: secret }, seq);
   });
 
-  describeRoute(router, 'POST /hooks/:id/rotate-secret', { tag: 'Hooks', summary: "Replace a hook's signing secret", answers: answers(200, 'The hook and its new signing secret', hookWithSecretSchema, hookWithSecretExample), errors: ['HOOK_NOT_FOUND'] });
+  describeRoute(router, 'POST /hooks/:id/rotate-secret', { tag: 'Hooks', summary: "Replace a hook's signing secret", answers: answers(200, 'The hook and its new signing secret', hookWithSecretSchema, hookWithSecretExample), errors: rejectionsOf('hook.rotate_secret') });
   router.post('/hooks/:id/rotate-secret', async (ctx) => {
     const { secret, sealed } = core.hookAdmin.newSigningSecret();
-    const { value, seq } = accepted(engine.rotateHookSecret(ctx.params.id as string, sealed));
+    const { value, seq } = accepted(await core.run({ op: 'hook.rotate_secret', hook_id: ctx.params.id as string, signing_secret_sealed: sealed }));
     await respond(ctx, core, 200, { ...hookView(value), signing_secret: secret }, seq);
   });
 
   describeRoute(router, 'GET /hooks', { tag: 'Hooks', summary: 'List hooks', query: listHooksQuerySchema, answers: answers(200, 'The hooks', z.array(hookJsonSchema), [EXAMPLES.hook]) });
   router.get('/hooks', async (ctx) => {
     const { type } = validate(listHooksQuerySchema, ctx.query);
-    const hooks = [...engine.state.hooks.values()].filter((hook) => type === undefined || hook.type === type);
+    const hooks = await core.view.hooks(type);
     await respond(ctx, core, 200, hooks.map(hookView));
   });
 
   describeRoute(router, 'GET /hooks/:id', { tag: 'Hooks', summary: 'Read a hook', answers: answers(200, 'The hook', hookJsonSchema, EXAMPLES.hook), errors: ['HOOK_NOT_FOUND'] });
   router.get('/hooks/:id', async (ctx) => {
-    const hook = engine.state.hooks.get(ctx.params.id as string);
+    const hook = await core.view.hook(ctx.params.id as string);
     if (!hook) throw new ApiError('HOOK_NOT_FOUND', `hook ${ctx.params.id} not found`);
     await respond(ctx, core, 200, hookView(hook));
   });
 
-  describeRoute(router, 'PUT /hooks/:id', { tag: 'Hooks', summary: 'Replace a hook', body: hookSchema, bodyExample: hookBodyExample, answers: answers(200, 'The hook', hookJsonSchema, EXAMPLES.hook), errors: ['HOOK_NOT_FOUND'] });
+  describeRoute(router, 'PUT /hooks/:id', { tag: 'Hooks', summary: 'Replace a hook', body: hookSchema, bodyExample: hookBodyExample, answers: answers(200, 'The hook', hookJsonSchema, EXAMPLES.hook), errors: rejectionsOf('hook.update') });
   router.put('/hooks/:id', async (ctx) => {
     const fields = validate(hookSchema, ctx.request.body);
     refuseTarget(core, fields.url);
-    const { value, seq } = accepted(engine.updateHook(ctx.params.id as string, fields));
+    const { value, seq } = accepted(await core.run({ op: 'hook.update', hook_id: ctx.params.id as string, fields }));
     await respond(ctx, core, 200, hookView(value), seq);
   });
 
-  describeRoute(router, 'DELETE /hooks/:id', { tag: 'Hooks', summary: 'Delete a hook', answers: answers(204, 'Deleted'), errors: ['HOOK_NOT_FOUND'] });
+  describeRoute(router, 'DELETE /hooks/:id', {
+    tag: 'Hooks', summary: 'Delete a hook', answers: answers(200, 'Deleted', z.object({ message: z.string() }), { message: 'hook deleted successfully' }),
+    errors: rejectionsOf('hook.delete'),
+  });
   router.delete('/hooks/:id', async (ctx) => {
-    const { seq } = accepted(engine.deleteHook(ctx.params.id as string));
+    const { seq } = accepted(await core.run({ op: 'hook.delete', hook_id: ctx.params.id as string }));
     // Blnk's answer, which its SDK reads (DeleteHookResp).
     await respond(ctx, core, 200, { message: 'hook deleted successfully' }, seq);
   });

@@ -9,7 +9,7 @@ import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 import { answeredFilteredList } from './filtered-lists.js';
-import { newestFirst } from './paging.js';
+import { rejectionsOf } from '../../engine/operations.js';
 import { z } from 'zod';
 import { identityJsonSchema } from '../identity-view.js';
 import { EXAMPLES } from '../openapi/examples.js';
@@ -18,12 +18,10 @@ import { answers, describeRoute } from '../openapi/route-docs.js';
 const identityExample = { identity_type: 'individual', first_name: 'Ada', last_name: 'Lovelace', email_address: 'ada@example.com', city: 'London', country: 'GB' };
 
 export function identityRoutes(router: Router, core: LedgerCore): void {
-  const { engine } = core;
-
   describeRoute(router, 'POST /identities', { tag: 'Identities', summary: 'Create an identity', body: identitySchema, bodyExample: identityExample, answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity) });
   router.post('/identities', async (ctx) => {
     const fields = validate(identitySchema, ctx.request.body, 'IDT_VALIDATION_ERROR');
-    const { value, seq } = accepted(engine.createIdentity(fields));
+    const { value, seq } = accepted(await core.run({ op: 'identity.create', fields }));
     await respond(ctx, core, 201, identityView(value), seq);
   });
 
@@ -31,31 +29,31 @@ export function identityRoutes(router: Router, core: LedgerCore): void {
   router.get('/identities', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
     if (await answeredFilteredList(ctx, core, 'identities', page)) return;
-    await respond(ctx, core, 200, newestFirst(engine.state.identities, page.offset, page.limit).map(identityView));
+    await respond(ctx, core, 200, (await core.view.identities(page)).map(identityView));
   });
 
   describeRoute(router, 'GET /identities/:id', { tag: 'Identities', summary: 'Read an identity', answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: ['IDT_NOT_FOUND'] });
   router.get('/identities/:id', async (ctx) => {
-    const identity = engine.state.identities.get(ctx.params.id as string);
+    const identity = await core.view.identity(ctx.params.id as string);
     if (!identity) throw new ApiError('IDT_NOT_FOUND', `identity ${ctx.params.id} not found`);
     await respond(ctx, core, 200, identityView(identity));
   });
 
-  describeRoute(router, 'PUT /identities/:id', { tag: 'Identities', summary: 'Replace an identity', body: identitySchema, bodyExample: identityExample, answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: ['IDT_NOT_FOUND'] });
+  describeRoute(router, 'PUT /identities/:id', { tag: 'Identities', summary: 'Replace an identity', body: identitySchema, bodyExample: identityExample, answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: rejectionsOf('identity.update') });
   router.put('/identities/:id', async (ctx) => {
     // An unknown identity is 404 whatever the body, as in Blnk (which looks it up before anything else).
-    if (!engine.state.identities.has(ctx.params.id as string)) throw new ApiError('IDT_NOT_FOUND', `identity ${ctx.params.id} not found`);
+    if (!(await core.view.identity(ctx.params.id as string))) throw new ApiError('IDT_NOT_FOUND', `identity ${ctx.params.id} not found`);
     const fields = validate(identitySchema, ctx.request.body, 'IDT_VALIDATION_ERROR');
-    const { value, seq } = accepted(engine.updateIdentity(ctx.params.id as string, fields));
+    const { value, seq } = accepted(await core.run({ op: 'identity.update', identity_id: ctx.params.id as string, fields }));
     await respond(ctx, core, 200, identityView(value), seq);
   });
 
   describeRoute(router, 'DELETE /identities/:id', {
     tag: 'Identities', summary: 'Delete an identity no balance names', answers: answers(200, 'Deleted', z.object({ message: z.string() }), { message: 'Identity deleted successfully' }),
-    errors: ['IDT_NOT_FOUND', 'GEN_CONFLICT'],
+    errors: rejectionsOf('identity.delete'),
   });
   router.delete('/identities/:id', async (ctx) => {
-    const { seq } = accepted(engine.deleteIdentity(ctx.params.id as string));
+    const { seq } = accepted(await core.run({ op: 'identity.delete', identity_id: ctx.params.id as string }));
     await respond(ctx, core, 200, { message: 'Identity deleted successfully' }, seq);
   });
 }

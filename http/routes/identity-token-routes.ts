@@ -45,15 +45,14 @@ function isTokenized(identity: IdentityRecord, field: TokenField): boolean {
 }
 
 export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Buffer | undefined): void {
-  const { engine } = core;
   const tokens = secret ? new IdentityTokens(secret) : undefined;
 
   const requireTokens = (): IdentityTokens => {
     if (tokens) return tokens;
     throw new ApiError('IDT_TOKENIZATION_DISABLED', 'tokenization is disabled: set tokenization.secret (FOLIO_TOKENIZATION_SECRET) to a 32-byte value');
   };
-  const identityOf = (id: string): IdentityRecord => {
-    const identity = engine.state.identities.get(id);
+  const identityOf = async (id: string): Promise<IdentityRecord> => {
+    const identity = await core.view.identity(id);
     if (!identity) throw new ApiError('IDT_NOT_FOUND', `identity ${id} not found`);
     return identity;
   };
@@ -63,10 +62,13 @@ export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Bu
     return field;
   };
 
-  /** Tokenizes the named fields in one identity update (all or none). */
-  const tokenizeFields = (id: string, names: string[]): number => {
+  /**
+   * Tokenizes the named fields in one identity update (all or none), refused if the identity changed
+   * since it was read here (a concurrent tokenization would otherwise be overwritten).
+   */
+  const tokenizeFields = async (id: string, names: string[]): Promise<number> => {
     const fields = names.map(fieldOf);
-    const identity = identityOf(id);
+    const identity = await identityOf(id);
     const updated: IdentityFields = { ...identity };
     const marks: MetaData = { ...tokenizedMarks(identity) };
     for (const [index, field] of fields.entries()) {
@@ -77,7 +79,7 @@ export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Bu
       marks[TOKENIZABLE[field]] = true;
     }
     updated.meta_data = { ...identity.meta_data, tokenized_fields: marks };
-    return accepted(engine.updateIdentity(id, updated)).seq;
+    return accepted(await core.run({ op: 'identity.update', identity_id: id, fields: updated, expected: identity })).seq;
   };
 
   const detokenizeField = (identity: IdentityRecord, name: string): string => {
@@ -90,20 +92,20 @@ export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Bu
 
   const message = z.object({ message: z.string() });
   const values = z.object({ fields: z.record(z.string(), z.string()) });
-  const TOKEN_ERRORS = ['IDT_NOT_FOUND', 'IDT_FIELD_NOT_TOKENIZABLE', 'IDT_FIELD_ALREADY_TOKENIZED', 'IDT_TOKENIZATION_DISABLED'] as const;
+  const TOKEN_ERRORS = ['IDT_NOT_FOUND', 'IDT_FIELD_NOT_TOKENIZABLE', 'IDT_FIELD_ALREADY_TOKENIZED', 'IDT_TOKENIZATION_DISABLED', 'GEN_CONFLICT'] as const;
   const DETOKEN_ERRORS = ['IDT_NOT_FOUND', 'IDT_FIELD_NOT_TOKENIZED', 'IDT_TOKENIZATION_DISABLED'] as const;
   const fieldWords = { field: 'first_name, last_name, other_names, email_address, phone_number, street or post_code (camelCase and PascalCase too)' };
 
   describeRoute(router, 'GET /identities/:id/tokenized-fields', { tag: 'Identities', summary: 'Which fields of an identity are tokenized', answers: answers(200, 'The fields', z.object({ tokenized_fields: z.array(z.string()) })), errors: ['IDT_NOT_FOUND'] });
   router.get('/identities/:id/tokenized-fields', async (ctx) => {
-    const identity = identityOf(ctx.params.id as string);
+    const identity = await identityOf(ctx.params.id as string);
     const names = Object.entries(tokenizedMarks(identity)).filter(([, marked]) => marked === true).map(([name]) => name);
     await respond(ctx, core, 200, { tokenized_fields: names });
   });
 
   describeRoute(router, 'POST /identities/:id/tokenize/:field', { tag: 'Identities', summary: 'Replace a field by its token', params: fieldWords, answers: answers(200, 'Done', message), errors: TOKEN_ERRORS });
   router.post('/identities/:id/tokenize/:field', async (ctx) => {
-    const seq = tokenizeFields(ctx.params.id as string, [ctx.params.field as string]);
+    const seq = await tokenizeFields(ctx.params.id as string, [ctx.params.field as string]);
     await respond(ctx, core, 200, { message: 'Field tokenized successfully' }, seq);
   });
 
@@ -111,13 +113,13 @@ export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Bu
   router.post('/identities/:id/tokenize', async (ctx) => {
     const { fields } = validate(fieldListSchema, ctx.request.body ?? {});
     if (!fields || fields.length === 0) throw new ApiError('GEN_VALIDATION_ERROR', 'at least one field must be specified', { fields: 'at least one field must be specified' });
-    const seq = tokenizeFields(ctx.params.id as string, fields);
+    const seq = await tokenizeFields(ctx.params.id as string, fields);
     await respond(ctx, core, 200, { message: 'Fields tokenized successfully' }, seq);
   });
 
   describeRoute(router, 'GET /identities/:id/detokenize/:field', { tag: 'Identities', summary: 'The value behind a tokenized field', params: fieldWords, answers: answers(200, 'The value', z.object({ field: z.string(), value: z.string() })), errors: DETOKEN_ERRORS });
   router.get('/identities/:id/detokenize/:field', async (ctx) => {
-    const identity = identityOf(ctx.params.id as string);
+    const identity = await identityOf(ctx.params.id as string);
     const field = ctx.params.field as string;
     await respond(ctx, core, 200, { field, value: detokenizeField(identity, field) });
   });
@@ -125,7 +127,7 @@ export function identityTokenRoutes(router: Router, core: LedgerCore, secret: Bu
   describeRoute(router, 'POST /identities/:id/detokenize', { tag: 'Identities', summary: 'The values behind several tokenized fields (none named: all of them)', body: fieldListSchema, answers: answers(200, 'The values', values), errors: DETOKEN_ERRORS });
   router.post('/identities/:id/detokenize', async (ctx) => {
     const { fields } = validate(fieldListSchema, ctx.request.body ?? {});
-    const identity = identityOf(ctx.params.id as string);
+    const identity = await identityOf(ctx.params.id as string);
     // No names: every tokenized field, under the name Blnk records it by.
     const names = fields && fields.length > 0
       ? fields

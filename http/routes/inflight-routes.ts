@@ -5,15 +5,17 @@
 // `succeeded`, or `failed` with a code a client can switch on.
 
 import type { Router } from '@koa/router';
-import type { InflightActionCommand } from '../../engine/commands.js';
-import type { LedgerEngine } from '../../engine/ledger-engine.js';
+import type { CommandOf } from '../../engine/commands.js';
+import { BULK_HOLD_ACTIONS_MAX, isBatchId, type HoldItemOutcome } from '../../engine/decide-hold-batches.js';
+import { rejectionsOf } from '../../engine/operations.js';
+import type { Projection } from '../../engine/projection.js';
 import type { TransactionRecord } from '../../engine/records.js';
-import { ApiError, fromRejection, type ErrorCode } from '../api-error.js';
+import { ApiError, type ErrorCode } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
-import { accepted, respond } from '../respond.js';
-import { resolveAmount } from '../transaction-commands.js';
-import { BULK_INFLIGHT_MAX, bulkCommitSchema, bulkVoidSchema, inflightActionSchema } from '../transaction-schemas.js';
+import { accepted, projected, respond } from '../respond.js';
+import { refuseListSize, resolveAmount } from '../transaction-commands.js';
+import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
 import { parsePreciseAmount } from '../../wire/amounts.js';
 import { z } from 'zod';
@@ -22,31 +24,36 @@ import { answers, describeRoute } from '../openapi/route-docs.js';
 import { projectionJsonSchema } from '../projection-view.js';
 import { transactionJson, transactionJsonSchema, transactionJsonWith } from '../../wire/transaction-json.js';
 
-const HOLD_ERRORS = ['TXN_NOT_FOUND', 'TXN_NOT_INFLIGHT', 'TXN_COMMIT_AMOUNT_EXCEEDED', 'TXN_PARTIAL_NOT_ALLOWED', 'TXN_ALREADY_COMMITTED', 'TXN_ALREADY_VOIDED'] as const;
-const queuedActionSchema = z.object({ transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true) });
-const bulkActionSchema = z.object({
-  dry_run: z.literal(true).optional(),
+const queuedActionSchema = z.object({ transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true) }).loose();
+const queuedBatchSchema = z.object({ transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true), transaction_count: z.number().int() });
+/** One hold's result in a bulk commit or void, as the code answers it (Blnk's item codes, flat). */
+const bulkItemSchema = z.union([
+  z.object({ transaction_id: z.string(), status: z.literal('succeeded'), transaction: transactionJsonSchema }),
+  z.object({ transaction_id: z.string(), status: z.literal('queued'), code: z.enum(['QUEUED', 'ALREADY_QUEUED']), message: z.string().optional() }),
+  z.object({ transaction_id: z.string(), status: z.literal('failed'), code: z.string(), message: z.string() }),
+]);
+const bulkActionSchema = z.object({ succeeded: z.number().int(), failed: z.number().int(), results: z.array(bulkItemSchema) });
+const bulkProjectionSchema = z.object({
+  dry_run: z.literal(true),
+  would_apply: z.boolean(),
   results: z.array(z.union([
-    z.object({ transaction_id: z.string(), status: z.literal('success'), transaction: transactionJsonSchema }),
-    z.object({ transaction_id: z.string(), status: z.literal('error'), error: z.object({ code: z.string(), message: z.string() }) }),
     projectionJsonSchema.extend({ transaction_id: z.string() }),
+    z.object({ transaction_id: z.string(), dry_run: z.literal(true), would_apply: z.literal(false), operation: z.string(), rejection: z.object({ code: z.string(), message: z.string() }) }),
   ])),
 });
-const bulkActionExample = { results: [{ transaction_id: 'txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03', status: 'error', error: { code: 'TXN_NOT_INFLIGHT', message: 'transaction is not inflight' } }] };
+const bulkActionExample = {
+  succeeded: 0, failed: 1,
+  results: [{ transaction_id: 'txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03', status: 'failed', code: 'NOT_INFLIGHT', message: 'transaction is not inflight' }],
+};
 
 type AmountInput = { amount?: unknown; precise_amount?: unknown };
 type Action = 'commit' | 'void';
-
-/** Ids of bulk requests (batch ids); a hold action on one acts on every open hold of that batch. */
-const BATCH_ID_PREFIX = 'bulk_';
 
 /**
  * The commit amount in the hold's own precision. No amount means everything still held (the engine's
  * 0); an amount that is sent must be more than zero, so a client's 0 is never read as "all of it".
  */
-function actionAmount(engine: LedgerEngine, transactionId: string, input: AmountInput): bigint {
-  const hold = engine.state.transaction(transactionId);
-  if (!hold) throw new ApiError('TXN_NOT_FOUND', `transaction ${transactionId} not found`);
+function actionAmount(hold: TransactionRecord, input: AmountInput): bigint {
   // precise_amount takes precedence over amount when both are sent.
   const resolved = resolveAmount(
     input.precise_amount !== undefined ? { precise_amount: input.precise_amount } : { amount: input.amount },
@@ -71,12 +78,11 @@ function refuseNonPositive(input: AmountInput): void {
 }
 
 export function inflightRoutes(router: Router, core: LedgerCore): void {
-  const { engine } = core;
-
   describeRoute(router, 'PUT /transactions/inflight/:id', {
-    tag: 'Transactions', summary: 'Commit (all or part) or void a hold', body: inflightActionSchema, bodyExample: { status: 'commit', amount: 10, skip_queue: true },
-    answers: answers(200, 'The commit or void transaction; queued: the hold with `queued: true`; or a dry run', z.union([transactionJsonSchema, queuedActionSchema, projectionJsonSchema]), EXAMPLES.transaction),
-    errors: [...HOLD_ERRORS, 'TXN_INVALID_STATUS_ACTION'],
+    tag: 'Transactions', summary: 'Commit (all or part) or void a hold, or every open hold of a bulk request (its batch id)', body: inflightActionSchema,
+    bodyExample: { status: 'commit', amount: 10, skip_queue: true },
+    answers: answers(200, 'The commit or void transaction; queued: the hold (or batch) with `queued: true`; or a dry run', z.union([transactionJsonSchema, queuedActionSchema, queuedBatchSchema, projectionJsonSchema]), EXAMPLES.transaction),
+    errors: [...rejectionsOf('hold.act'), 'TXN_INVALID_STATUS_ACTION', 'TXN_INVALID_AMOUNT'],
   });
   router.put('/transactions/inflight/:id', async (ctx) => {
     const body = validate(inflightActionSchema, ctx.request.body);
@@ -86,67 +92,66 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
     }
     refuseNonPositive(body);
     const transactionId = ctx.params.id as string;
-    if (transactionId.startsWith(BATCH_ID_PREFIX) && !engine.state.transaction(transactionId)) {
+    const hold = await core.view.transaction(transactionId);
+    if (!hold && isBatchId(transactionId)) {
       await actOnBatch(ctx, core, transactionId, action, body);
       return;
     }
-    if (!engine.state.transaction(transactionId)) throw new ApiError('TXN_NOT_FOUND', `transaction ${transactionId} not found`);
-    const command: InflightActionCommand = {
+    if (!hold) throw new ApiError('TXN_NOT_FOUND', `transaction ${transactionId} not found`);
+    const command: CommandOf<'hold.act'> = {
+      op: 'hold.act',
       transaction_id: transactionId,
       action,
-      precise_amount: action === 'commit' ? actionAmount(engine, transactionId, body) : 0n,
+      precise_amount: action === 'commit' ? actionAmount(hold, body) : 0n,
       skip_queue: body.skip_queue ?? false,
     };
     if (body.dry_run) {
-      await respond(ctx, core, 200, projectionView(engine.projectInflightAction(command)));
+      await respond(ctx, core, 200, projectionView(await projected(core, command)));
       return;
     }
-    const { value, seq } = accepted(engine.actOnInflight(command));
+    const { value, seq } = accepted(await core.run(command));
     // Queued: the hold as it stands, marked queued (the action is applied in its turn).
     const answer = value.queued ? transactionJsonWith(value.hold, { queued: true }) : transactionJson(value.transaction);
     await respond(ctx, core, 200, answer, seq);
   });
 
   describeRoute(router, 'POST /transactions/inflight/bulk/commit', {
-    tag: 'Transactions', summary: 'Commit up to 100 holds, each on its own', body: bulkCommitSchema,
+    tag: 'Transactions', summary: 'Commit up to 100 holds, each on its own, in one event', body: bulkCommitSchema,
     bodyExample: { transactions: [{ transaction_id: 'txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03' }] },
-    answers: answers(200, 'A result per hold', bulkActionSchema, bulkActionExample),
+    answers: [
+      { status: 200, description: 'A result per hold', schema: bulkActionSchema, example: bulkActionExample },
+      { status: 200, description: 'A dry run: a projection per hold', schema: bulkProjectionSchema },
+    ],
+    errors: [...rejectionsOf('hold.act_on_many'), 'TXN_BULK_EMPTY', 'TXN_BULK_LIMIT_EXCEEDED'],
   });
   router.post('/transactions/inflight/bulk/commit', async (ctx) => {
-    refuseBulkSize(ctx.request.body, 'transactions');
+    refuseListSize(ctx.request.body, 'transactions', BULK_HOLD_ACTIONS_MAX);
     const body = validate(bulkCommitSchema, ctx.request.body);
     const items = body.transactions.map((item) => ({ transactionId: item.transaction_id, input: item as AmountInput }));
     await respondBulk(ctx, core, 'commit', items, body);
   });
 
   describeRoute(router, 'POST /transactions/inflight/bulk/void', {
-    tag: 'Transactions', summary: 'Void up to 100 holds, each on its own', body: bulkVoidSchema,
+    tag: 'Transactions', summary: 'Void up to 100 holds, each on its own, in one event', body: bulkVoidSchema,
     bodyExample: { transaction_ids: ['txn_0196a4c2-6b22-7d3f-a1b2-3c4d5e6f7a03'] },
-    answers: answers(200, 'A result per hold', bulkActionSchema, bulkActionExample),
+    answers: [
+      { status: 200, description: 'A result per hold', schema: bulkActionSchema, example: bulkActionExample },
+      { status: 200, description: 'A dry run: a projection per hold', schema: bulkProjectionSchema },
+    ],
+    errors: [...rejectionsOf('hold.act_on_many'), 'TXN_BULK_EMPTY', 'TXN_BULK_LIMIT_EXCEEDED'],
   });
   router.post('/transactions/inflight/bulk/void', async (ctx) => {
-    refuseBulkSize(ctx.request.body, 'transaction_ids');
+    refuseListSize(ctx.request.body, 'transaction_ids', BULK_HOLD_ACTIONS_MAX);
     const body = validate(bulkVoidSchema, ctx.request.body);
     const items = body.transaction_ids.map((transactionId) => ({ transactionId, input: {} }));
     await respondBulk(ctx, core, 'void', items, body);
   });
 }
 
-/** An empty (or missing) list and one over the limit have codes of their own, checked first. */
-function refuseBulkSize(body: unknown, field: 'transactions' | 'transaction_ids'): void {
-  const list = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[field] : undefined;
-  if (list === undefined || list === null || (Array.isArray(list) && list.length === 0)) {
-    throw new ApiError('TXN_BULK_EMPTY', `${field} cannot be empty`, { [field]: 'must not be empty' });
-  }
-  if (Array.isArray(list) && list.length > BULK_INFLIGHT_MAX) {
-    throw new ApiError('TXN_BULK_LIMIT_EXCEEDED', `too many ${field}; max is ${BULK_INFLIGHT_MAX}`, { [field]: `at most ${BULK_INFLIGHT_MAX}` });
-  }
-}
-
 /**
- * Commit or void every open hold a bulk request made, each on its own (a hold closed since is left
- * alone). Amounts are refused: each hold is committed whole, as a split hold is. Synchronous: the
- * first child transaction; queued: the batch, marked queued.
+ * Commit or void every open hold a bulk request made, all of them or none, in one event (the engine's
+ * hold.act_on_batch). Amounts are refused: each hold is committed whole, as a split hold is.
+ * Synchronous: the first child transaction; queued: the batch, marked queued.
  */
 async function actOnBatch(
   ctx: Parameters<Parameters<Router['put']>[1]>[0],
@@ -155,41 +160,19 @@ async function actOnBatch(
   action: Action,
   body: AmountInput & { skip_queue?: boolean; dry_run?: boolean },
 ): Promise<void> {
-  const { engine } = core;
-  const open = openHoldsOfBatch(engine, batchId);
-  if (open.length === 0) throw new ApiError('TXN_NOT_FOUND', `no open inflight transaction of batch ${batchId}`);
-  // Holds with an action already waiting are left to it.
-  const holds = open.filter((hold) => !engine.state.pendingHoldActions.has(hold.transaction_id));
-  if (holds.length === 0) throw new ApiError('GEN_CONFLICT', `a commit or void is already queued for every open hold of batch ${batchId}`);
   if (action === 'commit' && (body.amount !== undefined || body.precise_amount !== undefined)) {
     throw new ApiError('TXN_PARTIAL_NOT_ALLOWED', 'the holds of a batch are committed whole; commit them one by one for partial amounts');
   }
-  const skipQueue = body.skip_queue ?? false;
-  const commands = holds.map((hold): InflightActionCommand => ({ transaction_id: hold.transaction_id, action, precise_amount: 0n, skip_queue: skipQueue }));
+  const command: CommandOf<'hold.act_on_batch'> = { op: 'hold.act_on_batch', batch_id: batchId, action, skip_queue: body.skip_queue ?? false };
   if (body.dry_run) {
-    await respond(ctx, core, 200, { dry_run: true, results: engine.projectInflightActions(commands).map((projection) => projectionView(projection)) });
+    await respond(ctx, core, 200, projectionView(await projected(core, command)));
     return;
   }
-  let first: TransactionRecord | undefined;
-  let seq = core.visibleSeq();
-  for (const command of commands) {
-    const outcome = accepted(engine.actOnInflight(command));
-    first ??= outcome.value.transaction;
-    seq = outcome.seq;
-  }
-  const answer = skipQueue
-    ? transactionJson(first as TransactionRecord)
-    : { transaction_id: batchId, status: 'INFLIGHT', queued: true, transaction_count: commands.length };
+  const { value, seq } = accepted(await core.run(command));
+  const answer = value.queued
+    ? { transaction_id: batchId, status: 'INFLIGHT', queued: true, transaction_count: value.transactions.length }
+    : transactionJson(value.transactions[0] as TransactionRecord);
   await respond(ctx, core, 200, answer, seq);
-}
-
-/** Open top-level holds recorded by one bulk request (split legs close with their parent). */
-function openHoldsOfBatch(engine: LedgerEngine, batchId: string): TransactionRecord[] {
-  const holds: TransactionRecord[] = [];
-  for (const hold of engine.state.holds.values()) {
-    if (hold.batch_id === batchId && hold.parent_transaction === '') holds.push(hold);
-  }
-  return holds;
 }
 
 interface BulkItem {
@@ -207,11 +190,28 @@ const ITEM_CODES: Partial<Record<ErrorCode, string>> = {
   TXN_INVALID_AMOUNT: 'INVALID_AMOUNT',
   TXN_PARTIAL_NOT_ALLOWED: 'INVALID_AMOUNT',
   GEN_CONFLICT: 'LOCKED',
-  QUEUE_BACKPRESSURE: 'QUEUE_BACKPRESSURE',
 };
 
 function itemCode(code: ErrorCode): string {
   return ITEM_CODES[code] ?? code;
+}
+
+/** An item's own input resolved to a commit amount, or the refusal to report for it. */
+type ResolvedItem = { transaction_id: string; ok: true; precise_amount: bigint } | { transaction_id: string; ok: false; error: ApiError };
+
+async function resolveItems(core: LedgerCore, action: Action, items: BulkItem[]): Promise<ResolvedItem[]> {
+  const resolved: ResolvedItem[] = [];
+  for (const { transactionId, input } of items) {
+    try {
+      const hold = action === 'commit' ? await core.view.transaction(transactionId) : undefined;
+      if (action === 'commit' && !hold) throw new ApiError('TXN_NOT_FOUND', `transaction ${transactionId} not found`);
+      resolved.push({ transaction_id: transactionId, ok: true, precise_amount: hold ? actionAmount(hold, input) : 0n });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      resolved.push({ transaction_id: transactionId, ok: false, error });
+    }
+  }
+  return resolved;
 }
 
 async function respondBulk(
@@ -221,32 +221,33 @@ async function respondBulk(
   items: BulkItem[],
   body: { skip_queue?: boolean; dry_run?: boolean },
 ): Promise<void> {
+  const resolved = await resolveItems(core, action, items);
   if (body.dry_run) {
-    await respond(ctx, core, 200, projectBulk(core.engine, action, items));
+    await respond(ctx, core, 200, await projectBulk(core, action, resolved));
     return;
   }
   const skipQueue = body.skip_queue ?? false;
-  const results = items.map((item) => runItem(core.engine, action, item, skipQueue));
+  const valid = resolved.flatMap((item) => (item.ok ? [{ transaction_id: item.transaction_id, precise_amount: item.precise_amount }] : []));
+  const { value, seq } = accepted(await core.run({ op: 'hold.act_on_many', action, items: valid, skip_queue: skipQueue }));
+  const outcomes = value.items[Symbol.iterator]();
+  const results = resolved.map((item) => {
+    if (!item.ok) return failedItem(item.transaction_id, item.error.code, item.error.message);
+    const outcome = outcomes.next().value as HoldItemOutcome;
+    if (outcome.ok) {
+      if (!skipQueue) return { transaction_id: item.transaction_id, status: 'queued', code: 'QUEUED' };
+      return { transaction_id: item.transaction_id, status: 'succeeded', transaction: transactionJson(outcome.transaction) };
+    }
+    if (!skipQueue && outcome.rejection.code === 'GEN_CONFLICT') {
+      return { transaction_id: item.transaction_id, status: 'queued', code: 'ALREADY_QUEUED', message: 'a commit or void is already queued for this transaction' };
+    }
+    return failedItem(item.transaction_id, outcome.rejection.code, outcome.rejection.message);
+  });
   const failed = results.filter((result) => result.status === 'failed').length;
-  await respond(ctx, core, 200, { succeeded: results.length - failed, failed, results });
+  await respond(ctx, core, 200, { succeeded: results.length - failed, failed, results }, seq);
 }
 
-/** One item of a bulk action, carried out (or queued) on its own: one failure does not stop the others. */
-function runItem(engine: LedgerEngine, action: Action, item: BulkItem, skipQueue: boolean): Record<string, unknown> {
-  const { transactionId } = item;
-  try {
-    const precise = action === 'commit' ? actionAmount(engine, transactionId, item.input) : 0n;
-    const outcome = engine.actOnInflight({ transaction_id: transactionId, action, precise_amount: precise, skip_queue: skipQueue });
-    if (!outcome.ok) throw fromRejection(outcome.rejection);
-    if (!skipQueue) return { transaction_id: transactionId, status: 'queued', code: 'QUEUED' };
-    return { transaction_id: transactionId, status: 'succeeded', transaction: transactionJson(outcome.value.transaction) };
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    if (!skipQueue && error.code === 'GEN_CONFLICT') {
-      return { transaction_id: transactionId, status: 'queued', code: 'ALREADY_QUEUED', message: 'a commit or void is already queued for this transaction' };
-    }
-    return { transaction_id: transactionId, status: 'failed', code: itemCode(error.code), message: error.message };
-  }
+function failedItem(transactionId: string, code: ErrorCode, message: string): Record<string, unknown> {
+  return { transaction_id: transactionId, status: 'failed', code: itemCode(code), message };
 }
 
 /**
@@ -254,26 +255,20 @@ function runItem(engine: LedgerEngine, action: Action, item: BulkItem, skipQueue
  * refused (unknown hold, bad amount) cannot be projected; it is answered as a projection that would
  * not apply, with the refusal as its rejection.
  */
-function projectBulk(engine: LedgerEngine, action: Action, items: BulkItem[]): Record<string, unknown> {
-  const results: Array<Record<string, unknown>> = new Array(items.length);
-  const commands: InflightActionCommand[] = [];
-  const positions: number[] = [];
-  items.forEach((item, index) => {
-    try {
-      const precise = action === 'commit' ? actionAmount(engine, item.transactionId, item.input) : 0n;
-      commands.push({ transaction_id: item.transactionId, action, precise_amount: precise, skip_queue: true });
-      positions.push(index);
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      results[index] = {
-        transaction_id: item.transactionId, dry_run: true, would_apply: false, operation: action,
-        rejection: { code: error.code, message: error.message },
+async function projectBulk(core: LedgerCore, action: Action, items: ResolvedItem[]): Promise<Record<string, unknown>> {
+  const commands: Array<CommandOf<'hold.act'>> = [];
+  for (const item of items) {
+    if (item.ok) commands.push({ op: 'hold.act', transaction_id: item.transaction_id, action, precise_amount: item.precise_amount, skip_queue: true });
+  }
+  const projections = (await core.dryRun(commands))[Symbol.iterator]();
+  const results = items.map((item) => {
+    if (!item.ok) {
+      return {
+        transaction_id: item.transaction_id, dry_run: true, would_apply: false, operation: action,
+        rejection: { code: item.error.code, message: item.error.message },
       };
     }
-  });
-  engine.projectInflightActions(commands).forEach((projection, at) => {
-    const index = positions[at] as number;
-    results[index] = { transaction_id: items[index]!.transactionId, ...projectionView(projection) };
+    return { transaction_id: item.transaction_id, ...projectionView(projections.next().value as Projection) };
   });
   return { dry_run: true, would_apply: results.every((result) => result.would_apply === true), results };
 }

@@ -8,6 +8,7 @@ import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 import { z } from 'zod';
+import { rejectionsOf } from '../../engine/operations.js';
 import { describeRoute, answers } from '../openapi/route-docs.js';
 
 export function metadataRoutes(router: Router, core: LedgerCore): void {
@@ -15,11 +16,11 @@ export function metadataRoutes(router: Router, core: LedgerCore): void {
     tag: 'Metadata', summary: 'Merge keys into the metadata of a ledger, balance, transaction or identity', params: { id: 'The record id; its prefix (ldg_, bln_, txn_, idt_) says which kind' },
     body: metadataUpdateSchema, bodyExample: { meta_data: { tier: 'gold' } },
     answers: answers(201, 'The merged metadata', z.object({ meta_data: z.record(z.string(), z.unknown()) }), { meta_data: { region: 'eu', tier: 'gold' } }),
-    errors: ['META_ENTITY_NOT_FOUND', 'META_UNSUPPORTED_ENTITY', 'META_TOO_LARGE'],
+    errors: rejectionsOf('metadata.update'),
   });
   router.post('/:id/metadata', async (ctx) => {
     const body = validate(metadataUpdateSchema, ctx.request.body);
-    const { value, seq } = accepted(core.engine.updateMetadata(ctx.params.id as string, body.meta_data));
+    const { value, seq } = accepted(await core.run({ op: 'metadata.update', entity_id: ctx.params.id as string, meta_data: body.meta_data }));
     await respond(ctx, core, 201, { meta_data: value }, seq);
   });
 }

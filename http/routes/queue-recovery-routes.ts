@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ApiError } from '../api-error.js';
 import { formatGoDuration, parseGoDuration } from '../go-duration.js';
 import type { LedgerCore } from '../ledger-core.js';
-import { respond } from '../respond.js';
+import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 
@@ -29,7 +29,7 @@ export function queueRecoveryRoutes(router: Router, core: LedgerCore): void {
       throw new ApiError('GEN_VALIDATION_ERROR', `invalid threshold duration: ${threshold}`, { threshold: 'must be a duration like 5m, 90s or 1h' });
     }
     const used = Math.max(RECOVERY_THRESHOLD_MIN_MS, Math.round(asked));
-    const recovered = core.engine.recoverQueued(core.engine.currentTime() - used);
-    await respond(ctx, core, 200, { recovered, threshold: formatGoDuration(used) });
+    const { value: recovered, seq } = accepted(await core.run({ op: 'queue.recover', cutoff: (await core.view.currentTime()) - used }));
+    await respond(ctx, core, 200, { recovered, threshold: formatGoDuration(used) }, seq);
   });
 }

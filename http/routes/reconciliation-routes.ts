@@ -39,7 +39,6 @@ import { z } from 'zod';
 export const UPLOAD_PATH = '/reconciliation/upload';
 
 export function reconciliationRoutes(router: Router, core: LedgerCore, port: ReconciliationPort, bodyBytesMax = BODY_BYTES_MAX): void {
-  const { engine } = core;
   describeReconciliationRoutes(router);
 
   router.post(UPLOAD_PATH, multipartReader(bodyBytesMax), async (ctx) => {
@@ -55,34 +54,34 @@ export function reconciliationRoutes(router: Router, core: LedgerCore, port: Rec
       if (error instanceof UploadRefusal) throw uploadFailed(error.message, error.details);
       throw error;
     }
-    const { value, seq } = accepted(engine.uploadExternalRecords({ source, kind: 'file', records }));
+    const { value, seq } = accepted(await core.run({ op: 'reconciliation.upload', upload: { source, kind: 'file', records } }));
     await respond(ctx, core, 201, uploadView(value), seq);
   });
 
   router.post('/reconciliation/matching-rules', async (ctx) => {
-    const { value, seq } = accepted(engine.createMatchingRule(ruleCommandFrom(ctx.request.body)));
+    const { value, seq } = accepted(await core.run({ op: 'matching_rule.create', rule: ruleCommandFrom(ctx.request.body) }));
     await respond(ctx, core, 201, matchingRuleView(value), seq);
   });
 
   router.get('/reconciliation/matching-rules', async (ctx) => {
-    await respond(ctx, core, 200, [...engine.state.matchingRules.values()].map(matchingRuleView));
+    await respond(ctx, core, 200, (await core.view.matchingRules()).map(matchingRuleView));
   });
 
   router.get('/reconciliation/matching-rules/:id', async (ctx) => {
-    const rule = engine.state.matchingRules.get(ctx.params.id as string);
+    const rule = await core.view.matchingRule(ctx.params.id as string);
     if (!rule) throw new ApiError('RECON_RULE_NOT_FOUND', `matching rule ${ctx.params.id} not found`);
     await respond(ctx, core, 200, matchingRuleView(rule));
   });
 
   router.put('/reconciliation/matching-rules/:id', async (ctx) => {
     const ruleId = ctx.params.id as string;
-    if (!engine.state.matchingRules.has(ruleId)) throw new ApiError('RECON_RULE_NOT_FOUND', `matching rule ${ruleId} not found`);
-    const { value, seq } = accepted(engine.updateMatchingRule(ruleId, ruleCommandFrom(ctx.request.body)));
+    if (!(await core.view.matchingRule(ruleId))) throw new ApiError('RECON_RULE_NOT_FOUND', `matching rule ${ruleId} not found`);
+    const { value, seq } = accepted(await core.run({ op: 'matching_rule.update', rule_id: ruleId, rule: ruleCommandFrom(ctx.request.body) }));
     await respond(ctx, core, 200, matchingRuleView(value), seq);
   });
 
   router.delete('/reconciliation/matching-rules/:id', async (ctx) => {
-    const { seq } = accepted(engine.deleteMatchingRule(ctx.params.id as string));
+    const { seq } = accepted(await core.run({ op: 'matching_rule.delete', rule_id: ctx.params.id as string }));
     await respond(ctx, core, 200, { message: 'Matching rule deleted successfully' }, seq);
   });
 

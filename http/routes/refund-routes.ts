@@ -5,7 +5,8 @@ import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
-import { accepted, respond } from '../respond.js';
+import { accepted, projected, respond } from '../respond.js';
+import { rejectionsOf } from '../../engine/operations.js';
 import { refundSchema } from '../transaction-schemas.js';
 import { validate } from '../validation.js';
 import { EXAMPLES } from '../openapi/examples.js';
@@ -24,15 +25,13 @@ function refundOverdraftLimit(limit: unknown, precision: bigint): bigint {
 }
 
 export function refundRoutes(router: Router, core: LedgerCore): void {
-  const { engine } = core;
-
   describeRoute(router, 'POST /refund-transaction/:id', {
     tag: 'Transactions', summary: 'Refund a transaction (the reverse movement)', body: refundSchema, bodyRequired: false, bodyExample: { skip_queue: true, description: 'returned goods' },
     answers: [
       { status: 201, description: 'The refund transaction', schema: transactionJsonSchema, example: EXAMPLES.transaction },
       { status: 200, description: 'A dry run', schema: projectionJsonSchema },
     ],
-    errors: ['TXN_NOT_FOUND', 'TXN_NOT_REFUNDABLE', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'META_TOO_LARGE'],
+    errors: [...rejectionsOf('transaction.refund'), 'GEN_MALFORMED_REQUEST'],
   });
   router.post('/refund-transaction/:id', async (ctx) => {
     // A body Blnk's binder cannot read (a field of the wrong type) is malformed there, as decisions.md has it.
@@ -44,17 +43,17 @@ export function refundRoutes(router: Router, core: LedgerCore): void {
       description: body.description ?? '',
       meta_data: body.meta_data,
       allow_overdraft: body.allow_overdraft ?? false,
-      overdraft_limit: refundOverdraftLimit(body.overdraft_limit, engine.state.transaction(transactionId)?.precision ?? 1n),
+      overdraft_limit: refundOverdraftLimit(body.overdraft_limit, (await core.view.transaction(transactionId))?.precision ?? 1n),
     };
     if (body.dry_run) {
       // An unknown original is a missing resource, not a projected rejection (as for commits and voids).
-      if (!engine.state.transaction(command.transaction_id)) {
+      if (!(await core.view.transaction(command.transaction_id))) {
         throw new ApiError('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`);
       }
-      await respond(ctx, core, 200, projectionView(engine.projectRefund(command)));
+      await respond(ctx, core, 200, projectionView(await projected(core, { op: 'transaction.refund', ...command })));
       return;
     }
-    const { value, seq } = accepted(engine.refund(command));
+    const { value, seq } = accepted(await core.run({ op: 'transaction.refund', ...command }));
     await respond(ctx, core, 201, transactionJson(value.transaction), seq);
   });
 }

@@ -4,10 +4,11 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import { IDENTIFIER_LENGTH_MAX, pageQuerySchema, REFERENCE_LENGTH_MAX } from '../common-schemas.js';
+import { pageQuerySchema } from '../common-schemas.js';
+import { rejectionsOf } from '../../engine/operations.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { projectionView } from '../projection-view.js';
-import { accepted, respond } from '../respond.js';
+import { accepted, projected, respond } from '../respond.js';
 import { validateBulk, validateTransaction } from '../transaction-commands.js';
 import { validate } from '../validation.js';
 import { answeredFilteredList } from './filtered-lists.js';
@@ -18,10 +19,7 @@ import { projectionJsonSchema } from '../projection-view.js';
 import { bulkShape, transactionShape } from '../transaction-schemas.js';
 import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
 
-const TRANSACTION_ERRORS = [
-  'BAL_NOT_FOUND', 'LGR_NOT_FOUND', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'TXN_DUPLICATE_REFERENCE', 'TXN_CURRENCY_MISMATCH',
-  'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'META_TOO_LARGE',
-] as const;
+const TRANSACTION_ERRORS = rejectionsOf('transaction.create');
 const transactionExample = {
   amount: 25, precision: 100, currency: 'USD', reference: 'order-1042', description: 'Order 1042',
   source: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e02', destination: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e04', skip_queue: true,
@@ -34,8 +32,6 @@ const bulkResultSchema = z.object({
 });
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
-  const { engine } = core;
-
   describeRoute(router, 'POST /transactions', {
     tag: 'Transactions', summary: 'Record a transaction',
     description: 'One of `precise_amount` (with `precision`) and `amount`; `source` or `sources`, `destination` or `destinations` (splits). '
@@ -50,10 +46,10 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   router.post('/transactions', async (ctx) => {
     const { command, dry_run } = validateTransaction(ctx.request.body);
     if (dry_run) {
-      await respond(ctx, core, 200, projectionView(engine.projectTransaction(command), command));
+      await respond(ctx, core, 200, projectionView(await projected(core, { op: 'transaction.create', ...command }), command));
       return;
     }
-    const { value, seq } = accepted(engine.createTransaction(command));
+    const { value, seq } = accepted(await core.run({ op: 'transaction.create', ...command }));
     await respond(ctx, core, value.created ? 201 : 200, transactionJson(value.transaction), seq);
   });
 
@@ -69,10 +65,10 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   router.post('/transactions/bulk', async (ctx) => {
     const { command, dry_run, run_async } = validateBulk(ctx.request.body);
     if (dry_run) {
-      await respond(ctx, core, 200, projectionView(engine.projectBulk(command)));
+      await respond(ctx, core, 200, projectionView(await projected(core, { op: 'transaction.bulk', ...command })));
       return;
     }
-    const { value, seq } = accepted(engine.createBulk(command));
+    const { value, seq } = accepted(await core.run({ op: 'transaction.bulk', ...command }));
     // Blnk writes batch statuses in lower case: applied, inflight, queued (and Folio's partial).
     const body: Record<string, unknown> = {
       batch_id: value.batch_id,
@@ -102,9 +98,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /transactions/reference/:reference', { tag: 'Transactions', summary: 'Read a transaction by its reference', answers: answers(200, 'The transaction', transactionJsonSchema, EXAMPLES.transaction), errors: ['TXN_NOT_FOUND'] });
   router.get('/transactions/reference/:reference', async (ctx) => {
     const reference = ctx.params.reference as string;
-    // Nothing stored is longer than the limit, and the LMDB lookup store throws on keys past its buffer.
-    const transactionId = reference.length > REFERENCE_LENGTH_MAX ? undefined : engine.state.transactions.idForReference(reference);
-    const transaction = transactionId === undefined ? undefined : engine.state.transaction(transactionId);
+    const transaction = await core.view.transactionByReference(reference);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `no transaction with reference ${reference}`);
     await respond(ctx, core, 200, transactionJson(transaction));
   });
@@ -112,7 +106,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /transactions/:id', { tag: 'Transactions', summary: 'Read a transaction', answers: answers(200, 'The transaction', transactionJsonSchema, EXAMPLES.transaction), errors: ['TXN_NOT_FOUND'] });
   router.get('/transactions/:id', async (ctx) => {
     const transactionId = ctx.params.id as string;
-    const transaction = transactionId.length > IDENTIFIER_LENGTH_MAX ? undefined : engine.state.transaction(transactionId);
+    const transaction = await core.view.transaction(transactionId);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `transaction ${ctx.params.id} not found`);
     await respond(ctx, core, 200, transactionJson(transaction));
   });

@@ -45,7 +45,7 @@ export async function startAccessServer(options: AccessServerOptions = {}): Prom
   });
   const logger = pino({ level: process.env.FOLIO_LOG_LEVEL ?? 'warn' });
   const metrics = new Metrics({
-    queuedTransactions: () => runtime.engine.queuedCount,
+    queuedTransactions: () => runtime.engine.view.queuedCount(),
     lookupBacklog: () => runtime.store.backlog,
     unflushedEvents: () => runtime.log.unflushedEvents,
   });

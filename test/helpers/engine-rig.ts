@@ -50,7 +50,7 @@ export function engineRig(limits: Partial<EngineLimits> = {}): EngineRig {
   const clock = new FakeClock();
   const ids = new CountingIds();
   const engine = new LedgerEngine({ clock, ids, log, transactions: store, limits });
-  engine.ensureGenesis();
+  engine.run({ op: 'genesis.ensure' });
   return { engine, log, store, clock, ids };
 }
 
@@ -63,7 +63,7 @@ export function replayedRig(rig: EngineRig, limits: Partial<EngineLimits> = {}):
   const engine = new LedgerEngine({ clock, ids, log, transactions: store, limits });
   for (const { event } of rig.log.read(1)) {
     engine.replay(event);
-    log.append(event);
+    log.appendAll([event]);
   }
   return { engine, log, store, clock, ids };
 }
@@ -99,9 +99,9 @@ export function refusal<T>(outcome: Outcome<T>): Rejection {
 
 /** Gives `@name` money from `@world` (which may go negative) and returns the balance id. */
 export function fund(rig: EngineRig, name: string, amount: bigint, currency = 'USD'): string {
-  const value = ok(rig.engine.createTransaction(transfer({
+  const value = ok(rig.engine.run({ op: 'transaction.create', ...transfer({
     source: '@world', destination: name, precise_amount: amount, currency, allow_overdraft: true, skip_queue: true,
-  })));
+  }) }));
   if (value.transaction.status !== 'APPLIED') throw new Error(`funding ${name} did not apply`);
   return value.transaction.destination;
 }

@@ -26,7 +26,7 @@ export function given(t: Test, history: LedgerEvent[] | ((engine: LedgerEngine) 
   else {
     for (const event of history) {
       rig.engine.replay(event);
-      rig.log.append(event);
+      rig.log.appendAll([event]);
     }
   }
   return {

@@ -60,7 +60,7 @@ export async function waitUntilDecided(server: TestServer, transactionId: string
 /** Waits until the runtime has no queued work (same bound rule as above). */
 export async function waitForEmptyQueue(server: TestServer, boundMs = 20_000): Promise<void> {
   const deadline = Date.now() + boundMs;
-  while (server.runtime.engine.queuedCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (server.runtime.engine.view.queuedCount() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 export function checkZeroSum(t: Test, server: TestServer, label: string): void {

@@ -46,7 +46,7 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
   const clock = new SteppingClock();
   const log = new MemoryLog();
   const engine = new LedgerEngine({ clock, ids: new CounterIds(), log, transactions: new MemoryTransactionStore() });
-  engine.ensureGenesis();
+  engine.run({ op: 'genesis.ensure' });
   const ledgers = [GENERAL_LEDGER_ID];
   const identities: string[] = [];
   const transactions: string[] = [];
@@ -100,64 +100,64 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
     const roll = random();
     const currency = pick(CURRENCIES);
     if (roll < 0.04) {
-      const outcome = engine.createLedger({ name: `ledger ${step}`, meta_data: {} });
+      const outcome = engine.run({ op: 'ledger.create', ...{ name: `ledger ${step}`, meta_data: {} } });
       if (outcome.ok) ledgers.push(outcome.value.ledger_id);
     } else if (roll < 0.08) {
       const identity = identities.length > 0 && chance(0.5) ? pick(identities) : '';
-      engine.createBalance({ ledger_id: pick(ledgers), currency, identity_id: identity, indicator: chance(0.3) ? `acct-${step}` : '', meta_data: { step } });
+      engine.run({ op: 'balance.create', ...{ ledger_id: pick(ledgers), currency, identity_id: identity, indicator: chance(0.3) ? `acct-${step}` : '', meta_data: { step } } });
     } else if (roll < 0.11) {
-      const outcome = engine.createIdentity({
+      const outcome = engine.run({ op: 'identity.create', fields: {
         identity_type: 'individual', organization_name: '', first_name: `F${step}`, last_name: 'L', other_names: '', gender: '',
         dob: 0, email_address: '', phone_number: '', nationality: '', category: '', street: '', city: '', state: '', country: '',
         post_code: '', meta_data: {},
-      });
+      } });
       if (outcome.ok) identities.push(outcome.value.identity_id);
     } else if (roll < 0.12 && identities.length > 0) {
       const balanceIds = [...engine.state.balances.keys()];
-      if (chance(0.5) && balanceIds.length > 0) engine.updateBalanceIdentity(pick(balanceIds), pick(identities));
-      else engine.deleteIdentity(pick(identities));
+      if (chance(0.5) && balanceIds.length > 0) engine.run({ op: 'balance.set_identity', balance_id: pick(balanceIds), identity_id: pick(identities) });
+      else engine.run({ op: 'identity.delete', identity_id: pick(identities) });
     } else if (roll < 0.55) {
-      const outcome = engine.createTransaction(transfer(currency));
+      const outcome = engine.run({ op: 'transaction.create', ...transfer(currency) });
       if (outcome.ok) remember(outcome.value.transaction.transaction_id);
     } else if (roll < 0.65 && transactions.length > 0) {
       const target = pick(transactions);
       const record = engine.state.transaction(target);
-      engine.actOnInflight({
+      engine.run({ op: 'hold.act', ...{
         transaction_id: target, action: chance(0.6) ? 'commit' : 'void',
         precise_amount: chance(0.5) || !record ? 0n : record.precise_amount / 2n, skip_queue: chance(0.5),
-      });
+      } });
     } else if (roll < 0.7 && transactions.length > 0) {
-      engine.refund({ transaction_id: pick(transactions), skip_queue: chance(0.5), description: '', meta_data: {} });
+      engine.run({ op: 'transaction.refund', ...{ transaction_id: pick(transactions), skip_queue: chance(0.5), description: '', meta_data: {} } });
     } else if (roll < 0.74) {
       const items = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({ ...transfer(currency), scheduled_for: 0, inflight: false, sources: undefined, source: pick(NAMES) }));
-      engine.createBulk({ transactions: items, atomic: chance(0.5), inflight: false, skip_queue: chance(0.5) });
+      engine.run({ op: 'transaction.bulk', ...{ transactions: items, atomic: chance(0.5), inflight: false, skip_queue: chance(0.5) } });
     } else if (roll < 0.77 && transactions.length > 0) {
       // Balances' metadata too: the index keeps its history (balance as of a time).
       const balanceIds = [...engine.state.balances.keys()];
       const target = balanceIds.length > 0 && chance(0.3) ? pick(balanceIds) : pick(transactions);
-      engine.updateMetadata(target, { tag: `t${step}` });
+      engine.run({ op: 'metadata.update', entity_id: target, meta_data: { tag: `t${step}` } });
     } else if (roll < 0.79) {
       // Some keys are made by other keys, so revocations cascade down chains of them.
       const createdBy = apiKeys.length > 0 && chance(0.3) ? pick(apiKeys) : '';
-      const outcome = engine.createApiKey({ name: `k${step}`, owner_id: 'owner', scopes: ['ledgers:read'], expires_at: 0, secret_hash: `h${step}`, created_by: createdBy });
+      const outcome = engine.run({ op: 'api_key.create', fields: { name: `k${step}`, owner_id: 'owner', scopes: ['ledgers:read'], expires_at: 0, secret_hash: `h${step}`, created_by: createdBy } });
       if (outcome.ok) apiKeys.push(outcome.value.api_key_id);
     } else if (roll < 0.8 && apiKeys.length > 0) {
-      if (chance(0.5)) engine.revokeApiKey(pick(apiKeys));
-      else engine.recordApiKeysUsed(new Map([[pick(apiKeys), clock.ms]]));
+      if (chance(0.5)) engine.run({ op: 'api_key.revoke', api_key_id: pick(apiKeys) });
+      else engine.run({ op: 'api_key.record_use', used_at: [...new Map([[pick(apiKeys), clock.ms]])] });
     } else if (roll < 0.82) {
       if (hooks.length > 0 && chance(0.5)) {
         const hook = pick(hooks);
-        if (chance(0.5)) engine.deleteHook(hook);
-        else engine.updateHook(hook, { name: 'h', url: 'http://127.0.0.1:1/h', type: 'POST_TRANSACTION', active: chance(0.5), timeout: 5, retry_count: 2 });
+        if (chance(0.5)) engine.run({ op: 'hook.delete', hook_id: hook });
+        else engine.run({ op: 'hook.update', hook_id: hook, fields: { name: 'h', url: 'http://127.0.0.1:1/h', type: 'POST_TRANSACTION', active: chance(0.5), timeout: 5, retry_count: 2 } });
       } else {
-        const outcome = engine.createHook({ name: 'h', url: 'http://127.0.0.1:1/h', type: 'PRE_TRANSACTION', active: true, timeout: 5, retry_count: 1 }, `v1.sealed-${step}`);
+        const outcome = engine.run({ op: 'hook.create', fields: { name: 'h', url: 'http://127.0.0.1:1/h', type: 'PRE_TRANSACTION', active: true, timeout: 5, retry_count: 1 }, signing_secret_sealed: `v1.sealed-${step}` });
         if (outcome.ok) hooks.push(outcome.value.hook_id);
       }
     } else if (roll < 0.92) {
-      engine.processQueued(1 + Math.floor(random() * 5));
+      engine.run({ op: 'queue.process', items_max: 1 + Math.floor(random() * 5) }).value;
     } else {
       clock.ms += Math.floor(random() * 3_000);
-      engine.fireDueTimers();
+      engine.run({ op: 'timers.fire' }).value;
     }
   }
   return { engine, log, clock };

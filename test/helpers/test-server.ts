@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
+import type { SnapshotInfo } from '../../app/snapshot-service.js';
 import { createApp, type AppOptions } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
 import { parseJsonExact } from '../../http/lossless-json.js';
@@ -43,7 +44,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
   const runtime = await LedgerRuntime.open({ ...options, dataDir });
   const logger = pino({ level: process.env.FOLIO_LOG_LEVEL ?? 'warn' });
   const metrics = new Metrics({
-    queuedTransactions: () => runtime.engine.queuedCount,
+    queuedTransactions: () => runtime.engine.view.queuedCount(),
     lookupBacklog: () => runtime.store.backlog,
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
@@ -97,4 +98,11 @@ export function jsonWithBigInts(value: unknown): string {
   const marker = '__bigint__';
   return JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? `${marker}${item}${marker}` : item))
     .replace(new RegExp(`"${marker}(-?\\d+)${marker}"`, 'g'), '$1');
+}
+
+/** A snapshot written now, or the test fails with the refusal. */
+export async function snapshotNow(server: Pick<TestServer, 'runtime'>): Promise<SnapshotInfo> {
+  const taken = await server.runtime.snapshotNow();
+  if (!taken.ok) throw new Error(`snapshot refused: ${taken.rejection.message}`);
+  return taken.value;
 }
