@@ -30,6 +30,7 @@ import type {
   ReconciliationStrategy,
 } from '../engine/reconciliation-records.js';
 import type { CandidateSource } from './candidate-source.js';
+import { RunBoundExceeded } from './candidate-finder.js';
 import { matchRecords, DEFAULT_MATCHER_LIMITS, type MatcherLimits } from './matcher.js';
 
 export interface RunnerLimits {
@@ -157,7 +158,15 @@ export class ReconciliationRunner {
     try {
       if (dryRun) {
         const record = this.newDryRecord({ ...request, upload_id: '' }, '', 'instant', records.length);
-        const results = await this.match(asOf, request, records, false, () => undefined);
+        let results: RunResults;
+        try {
+          results = await this.match(asOf, request, records, false, () => undefined);
+        } catch (error) {
+          // A run that reached one of its bounds fails with the reason, as a recorded one does.
+          if (!(error instanceof RunBoundExceeded)) throw error;
+          Object.assign(record, { status: 'failed', failure_reason: error.message, completed_at: this.deps.clock.now() });
+          return { ok: true, value: { record, results: { matches: [], unmatched: [] } }, seq: asOf };
+        }
         return { ok: true, value: { record: completed(record, results, this.deps.clock.now()), results }, seq: asOf };
       }
       const { engine } = this.deps;
