@@ -40,6 +40,7 @@ import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
 import { UuidV7Ids } from './uuid-v7-ids.js';
+import { DEFAULT_MATCHER_LIMITS, type MatcherLimits } from '../reconciliation/matcher.js';
 import { ReconciliationRunner, type RunnerLimits } from '../reconciliation/reconciliation-runner.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import { indexRunReads } from './reconciliation-reads.js';
@@ -80,6 +81,8 @@ export interface RuntimeOptions {
   follower?: boolean;
   /** Bounds of reconciliation runs (reconciliation/reconciliation-runner.ts). */
   reconciliationLimits?: Partial<RunnerLimits>;
+  /** Bounds of a run's matching (reconciliation/matcher.ts): tests lower them to reach them. */
+  matcherLimits?: Partial<MatcherLimits>;
 }
 
 /** Why a snapshot cannot be taken now; with a wait after which asking again may succeed. */
@@ -272,6 +275,7 @@ export class LedgerRuntime implements LedgerCore {
       ids: this.ids,
       clock: this.clock,
       limits: this.options.reconciliationLimits,
+      matcherLimits: { ...DEFAULT_MATCHER_LIMITS, ...this.options.matcherLimits },
       onError: (error, reconciliationId) => this.options.logger?.warn({ reconciliation_id: reconciliationId, err: error.message }, 'reconciliation failed'),
     });
     this.runner = runner;

@@ -4,7 +4,12 @@
 
 import { RECONCILIATION_CHUNK_ROWS_MAX, type ExternalRecord } from '../engine/reconciliation-records.js';
 import {
+  appliedCount,
   bandSizes,
+  candidatesByFoldedText,
+  candidatesContaining,
+  candidatesWithin,
+  scanApplied,
   candidatesByAmount,
   candidatesByDate,
   candidatesByReference,
@@ -32,6 +37,11 @@ export function indexRunReads(index: SecondaryIndex): RunReads {
         byDate: (probes, rowsMax) => read(asOf, waitMs, (reader) => candidatesByDate(reader, probes, rowsMax)),
         groupMembers: (field, keys, membersMax) => read(asOf, waitMs, (reader) => groupMembers(reader, field, keys, membersMax)),
         precisions: (currency) => read(asOf, waitMs, (reader) => precisionsOf(reader, currency)),
+        byTextContaining: (field, probes, rowsMax, shortScanRowsMax) => read(asOf, waitMs, (reader) => candidatesContaining(reader, field, probes, rowsMax, shortScanRowsMax)),
+        byTextWithin: (field, probes, rowsMax, stepsBudget) => read(asOf, waitMs, (reader) => candidatesWithin(reader, field, probes, rowsMax, stepsBudget)),
+        byFoldedText: (field, probes, rowsMax) => read(asOf, waitMs, (reader) => candidatesByFoldedText(reader, field, probes, rowsMax)),
+        scanApplied: (after, limit) => read(asOf, waitMs, (reader) => scanApplied(reader, after, limit)),
+        appliedCount: () => read(asOf, waitMs, (reader) => appliedCount(reader)),
       };
     },
     async uploadRecords(asOf, waitMs, uploadId, count): Promise<ExternalRecord[]> {

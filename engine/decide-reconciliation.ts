@@ -6,7 +6,7 @@
 
 import type { LedgerEvent, MetadataPatch } from './events.js';
 import type { LedgerState } from './ledger-state.js';
-import { checkRule, strategyRefusal, type RuleCommand } from './matching-rules.js';
+import { checkRule, type RuleCommand } from './matching-rules.js';
 import type { IdSource } from './ports.js';
 import {
   EXTERNAL_RECORDS_MAX,
@@ -96,7 +96,7 @@ export function decideStartReconciliation(
 ): RegistryDecision<ReconciliationRecord> {
   const upload = state.uploads.get(command.upload_id);
   if (!upload) return refuse(reject('RECON_UPLOAD_NOT_FOUND', `upload ${command.upload_id} not found`));
-  const refusal = rulesRefusal((ruleId) => state.matchingRules.get(ruleId), command.matching_rule_ids, command.strategy);
+  const refusal = rulesRefusal((ruleId) => state.matchingRules.get(ruleId), command.matching_rule_ids);
   if (refusal) return refuse(refusal);
   const record: ReconciliationRecord = {
     reconciliation_id: ids.next('recon'),
@@ -119,18 +119,14 @@ export function decideStartReconciliation(
   return decided(record, { type: 'reconciliation.started', at: now, reconciliations: [record] });
 }
 
-/** The rules of a run: each must exist and be usable with the strategy. */
-export function rulesRefusal(
-  ruleOf: (ruleId: string) => MatchingRuleRecord | undefined,
-  ruleIds: string[],
-  strategy: ReconciliationStrategy,
-): ReturnType<typeof reject> | undefined {
+/**
+ * The rules of a run: each must exist. Every rule serves every strategy (matching-rules.ts ruleLookup):
+ * one a run cannot look up through an index is answered by a bounded scan, not refused.
+ */
+export function rulesRefusal(ruleOf: (ruleId: string) => MatchingRuleRecord | undefined, ruleIds: string[]): ReturnType<typeof reject> | undefined {
   if (ruleIds.length > RUN_RULES_MAX) return reject('RECON_RULE_INVALID', `at most ${RUN_RULES_MAX} matching rules per run`);
   for (const ruleId of ruleIds) {
-    const rule = ruleOf(ruleId);
-    if (!rule) return reject('RECON_RULE_NOT_FOUND', `matching rule ${ruleId} not found`);
-    const unusable = strategyRefusal(rule, strategy);
-    if (unusable) return reject('RECON_RULE_INVALID', unusable);
+    if (!ruleOf(ruleId)) return reject('RECON_RULE_NOT_FOUND', `matching rule ${ruleId} not found`);
   }
   return undefined;
 }

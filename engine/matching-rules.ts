@@ -1,14 +1,20 @@
-// What a matching rule may say, and what it lets a run look up. A rule is a list of criteria, all of
-// which must hold (rules of a run are OR'ed). The check here is the one place the closed sets of fields,
-// operators and drifts are enforced; a rule that breaks them is refused with RECON_RULE_INVALID.
+// What a matching rule may say, and how a run looks its candidates up. A rule is a list of criteria, all
+// of which must hold (rules of a run are OR'ed). The check here is the one place the closed sets of
+// fields, operators and drifts are enforced; a rule that breaks them is refused with RECON_RULE_INVALID.
 //
-// A rule must also narrow the search: a run never compares every external record with every ledger
-// transaction, it looks candidates up through indexes (the anchors below), so every rule needs at least
-// one criterion an index can answer: `reference` equals, `amount` equals (with or without drift), or
-// `date` equals, or before/after with a drift (a bounded time window).
+// Folio accepts every rule the public Blnk ledger accepts: any of its five fields with equals, contains,
+// greater_than or less_than (plus before/after on dates), and a drift wherever Blnk leaves it unchecked.
+// What a rule lets a run look up (ruleLookup) decides only how fast it is answered, never whether it is:
+//   reference equals, an amount band, a date window   the B-tree indexes (candidate-finder.ts)
+//   reference/description contains                     the trigram full-text index and a prefix walk
+//   description equals                                 the index of folded descriptions
+//   a criterion that never holds                       nothing: the rule finds no candidate
+//   anything else                                      a scan of the applied transactions, bounded and
+//                                                      reported as it goes (matcher.ts)
 
 import { parseDecimalFraction, type Fraction } from './exact-fraction.js';
 import {
+  isDeadCriterion,
   MATCH_FIELDS,
   MATCH_OPERATORS,
   OPERATORS_BY_FIELD,
@@ -17,11 +23,8 @@ import {
   type MatchingCriterion,
   type MatchingRuleRecord,
   type MatchOperator,
-  type ReconciliationStrategy,
+  type TextField,
 } from './reconciliation-records.js';
-
-/** The widest date drift: ten years of seconds. */
-export const DATE_DRIFT_SECONDS_MAX = 10 * 366 * 24 * 3600;
 
 /** A rule as a client sends it, shapes checked, meaning not yet. */
 export interface RuleCommand {
@@ -42,17 +45,13 @@ export function checkRule(command: RuleCommand): RuleCheck {
     if (typeof checked === 'string') return { ok: false, message: `criteria.${index}: ${checked}` };
     criteria.push(checked);
   }
-  const rule = { criteria } as MatchingRuleRecord;
-  if (!hasAnchor(ruleAnchors(rule))) {
-    return {
-      ok: false,
-      message: 'criteria: a rule needs one criterion that narrows the candidates: reference equals, amount equals, '
-        + 'date equals, or date before/after with an allowable_drift',
-    };
-  }
   return { ok: true, criteria };
 }
 
+/**
+ * Blnk checks a drift only under equals: on amounts from 0 to 1, on dates not negative (and unbounded
+ * above). Any other drift is taken as given; matching gives it the meaning the criterion has for it.
+ */
 function checkCriterion(given: { field: string; operator: string; allowable_drift?: string }): MatchingCriterion | string {
   if (!(MATCH_FIELDS as readonly string[]).includes(given.field)) return `field must be one of ${MATCH_FIELDS.join(', ')}`;
   const field = given.field as MatchField;
@@ -63,18 +62,24 @@ function checkCriterion(given: { field: string; operator: string; allowable_drif
   if (given.allowable_drift === undefined) return criterion;
   const drift = parseDecimalFraction(given.allowable_drift);
   if (!drift) return 'allowable_drift must be a decimal number';
-  if (drift.numerator < 0n) return 'allowable_drift must not be negative';
-  if (field === 'amount') {
-    if (operator !== 'equals') return 'allowable_drift on amount applies to equals only';
-    if (drift.numerator > drift.denominator) return 'allowable_drift for amount is a fraction of the internal amount, from 0 to 1 (0.01 = 1%)';
-  } else if (field === 'date') {
-    if (drift.numerator > BigInt(DATE_DRIFT_SECONDS_MAX) * drift.denominator) return `allowable_drift for date is in seconds, at most ${DATE_DRIFT_SECONDS_MAX}`;
-    if ((drift.numerator * 1000n) % drift.denominator !== 0n) return 'allowable_drift for date is in seconds with at most 3 decimals';
-  } else {
-    return 'allowable_drift applies to amount and date only';
+  if (operator === 'equals' && field === 'amount') {
+    if (drift.numerator < 0n || drift.numerator > drift.denominator) return 'allowable_drift for amount must be between 0 and 1 (a fraction of the internal amount: 0.01 = 1%)';
   }
+  if (operator === 'equals' && field === 'date' && drift.numerator < 0n) return 'allowable_drift for date must not be negative (seconds)';
   criterion.allowable_drift = given.allowable_drift.trim();
   return criterion;
+}
+
+/** Text as `contains` and text lookups compare it: lower case (the index holds the same folding). */
+export function foldCase(text: string): string {
+  return text.toLowerCase();
+}
+
+/** The Levenshtein allowance of a `contains` criterion, in percent (0 when none or not positive). */
+export function containsDrift(criterion: MatchingCriterion): Fraction {
+  const drift = criterion.allowable_drift === undefined ? undefined : parseDecimalFraction(criterion.allowable_drift);
+  if (!drift || drift.numerator <= 0n) return { numerator: 0n, denominator: 1n };
+  return drift;
 }
 
 /** The amount drift of a criterion as an exact fraction (0 when none). */
@@ -83,11 +88,17 @@ export function amountDrift(criterion: MatchingCriterion): Fraction {
   return parseDecimalFraction(criterion.allowable_drift) as Fraction;
 }
 
-/** The date drift of a criterion in milliseconds (0 when none); undefined when none was given. */
-export function dateDriftMs(criterion: MatchingCriterion): number | undefined {
+/**
+ * The date drift of a criterion in whole milliseconds, rounded down (dates are whole milliseconds, so
+ * |Te - Ti| <= drift holds exactly when it holds for the drift rounded down); undefined when none was
+ * given, or when it is not positive on before/after (Blnk ignores a drift there; Folio reads a positive
+ * one as "by at most").
+ */
+export function dateDriftMs(criterion: MatchingCriterion): bigint | undefined {
   if (criterion.allowable_drift === undefined) return undefined;
   const drift = parseDecimalFraction(criterion.allowable_drift) as Fraction;
-  return Number((drift.numerator * 1000n) / drift.denominator);
+  if (dateRelation(criterion.operator) !== 'equals' && drift.numerator <= 0n) return undefined;
+  return (drift.numerator * 1000n) / drift.denominator;
 }
 
 /** The date operators as what they ask of the external date against the internal one. */
@@ -97,34 +108,63 @@ export function dateRelation(operator: MatchOperator): 'equals' | 'after' | 'bef
   return 'equals';
 }
 
+/** Any two dates JavaScript can hold are closer than this: a wider window is the whole time line. */
+const DATE_SPAN_MS_MAX = 2 * 8.64e15;
+
+/** Offsets in ms from the external date: the internal date lies in [external + fromMs, external + toMs]. */
+export interface DateWindow {
+  fromMs: number;
+  toMs: number;
+}
+
 /**
- * What an index can find for a rule: internal transactions by reference, by amount within the drift,
- * or by date within a window around the external date (offsets in ms: the internal date lies in
- * [external + fromMs, external + toMs]).
+ * How a run finds a rule's candidates (see the header), the narrowest first. `mode` is what the lookup
+ * finds: single transactions, or the members of groups (one_to_many), which an amount cannot find (a
+ * group's sum is compared, not any member's).
  */
-export interface RuleAnchors {
-  reference: boolean;
-  amountDrift?: Fraction;
-  dateWindow?: { fromMs: number; toMs: number };
-}
+export type RuleLookup =
+  | { kind: 'never' }
+  | { kind: 'reference' }
+  | { kind: 'amount'; drift: Fraction; dateWindow?: DateWindow }
+  | { kind: 'date'; window: DateWindow }
+  | { kind: 'text_contains'; field: TextField }
+  | { kind: 'text_equals'; field: TextField }
+  | { kind: 'scan' };
 
-export function ruleAnchors(rule: Pick<MatchingRuleRecord, 'criteria'>): RuleAnchors {
-  const anchors: RuleAnchors = { reference: false };
-  for (const criterion of rule.criteria) {
-    if (criterion.field === 'reference' && criterion.operator === 'equals') anchors.reference = true;
-    if (criterion.field === 'amount' && criterion.operator === 'equals' && anchors.amountDrift === undefined) {
-      anchors.amountDrift = amountDrift(criterion);
-    }
-    if (criterion.field === 'date') {
-      const window = dateWindowOf(criterion);
-      if (window) anchors.dateWindow = anchors.dateWindow ? intersect(anchors.dateWindow, window) : window;
-    }
+export function ruleLookup(rule: Pick<MatchingRuleRecord, 'criteria'>, mode: 'transactions' | 'group_members'): RuleLookup {
+  const { criteria } = rule;
+  if (criteria.some(isDeadCriterion)) return { kind: 'never' };
+  if (criteria.some((criterion) => criterion.field === 'reference' && criterion.operator === 'equals')) return { kind: 'reference' };
+  const window = dateWindowOfRule(rule);
+  const amount = criteria.find((criterion) => criterion.field === 'amount' && criterion.operator === 'equals');
+  if (amount && mode === 'transactions') {
+    const lookup: RuleLookup = { kind: 'amount', drift: amountDrift(amount) };
+    if (window) lookup.dateWindow = window;
+    return lookup;
   }
-  return anchors;
+  if (window) return { kind: 'date', window };
+  // A contains with a Levenshtein allowance also holds for texts that contain neither way: no index finds those.
+  const exactContains = (field: TextField) => criteria.some((criterion) => criterion.field === field && criterion.operator === 'contains' && containsDrift(criterion).numerator === 0n);
+  if (exactContains('reference')) return { kind: 'text_contains', field: 'reference' };
+  if (criteria.some((criterion) => criterion.field === 'description' && criterion.operator === 'equals')) return { kind: 'text_equals', field: 'description' };
+  if (exactContains('description')) return { kind: 'text_contains', field: 'description' };
+  return { kind: 'scan' };
 }
 
-function dateWindowOf(criterion: MatchingCriterion): { fromMs: number; toMs: number } | undefined {
-  const drift = dateDriftMs(criterion);
+/** The window every date criterion of the rule allows (their intersection), if any bounds it. */
+function dateWindowOfRule(rule: Pick<MatchingRuleRecord, 'criteria'>): DateWindow | undefined {
+  let window: DateWindow | undefined;
+  for (const criterion of rule.criteria) {
+    if (criterion.field !== 'date') continue;
+    const own = dateWindowOf(criterion);
+    if (own) window = window ? { fromMs: Math.max(window.fromMs, own.fromMs), toMs: Math.min(window.toMs, own.toMs) } : own;
+  }
+  return window;
+}
+
+export function dateWindowOf(criterion: MatchingCriterion): DateWindow | undefined {
+  const driftMs = dateDriftMs(criterion);
+  const drift = driftMs === undefined ? undefined : Number(driftMs > BigInt(DATE_SPAN_MS_MAX) ? BigInt(DATE_SPAN_MS_MAX) : driftMs);
   switch (dateRelation(criterion.operator)) {
     case 'equals':
       return { fromMs: -(drift ?? 0), toMs: drift ?? 0 };
@@ -134,24 +174,4 @@ function dateWindowOf(criterion: MatchingCriterion): { fromMs: number; toMs: num
     case 'before':
       return drift === undefined ? undefined : { fromMs: 1, toMs: drift };
   }
-}
-
-function intersect(a: { fromMs: number; toMs: number }, b: { fromMs: number; toMs: number }): { fromMs: number; toMs: number } {
-  return { fromMs: Math.max(a.fromMs, b.fromMs), toMs: Math.min(a.toMs, b.toMs) };
-}
-
-export function hasAnchor(anchors: RuleAnchors): boolean {
-  return anchors.reference || anchors.amountDrift !== undefined || anchors.dateWindow !== undefined;
-}
-
-/**
- * Why a rule cannot serve a strategy, if it cannot. one_to_many compares an external record with the
- * sum of a group, so an amount cannot find the group: its members are found by reference or by date
- * (the group's date is its earliest member's).
- */
-export function strategyRefusal(rule: MatchingRuleRecord, strategy: ReconciliationStrategy): string | undefined {
-  if (strategy !== 'one_to_many') return undefined;
-  const anchors = ruleAnchors(rule);
-  if (anchors.reference || anchors.dateWindow !== undefined) return undefined;
-  return `rule ${rule.rule_id} cannot find candidates for one_to_many: the members of a group are found by reference (equals) or by date (equals, or before/after with an allowable_drift)`;
 }

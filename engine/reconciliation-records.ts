@@ -22,22 +22,42 @@ export type MatchField = (typeof MATCH_FIELDS)[number];
 export const MATCH_OPERATORS = ['equals', 'contains', 'greater_than', 'less_than', 'before', 'after'] as const;
 export type MatchOperator = (typeof MATCH_OPERATORS)[number];
 
-/** Which operators each field takes. On dates, greater_than and less_than mean after and before. */
+/**
+ * Which operators each field takes: every pairing of a field with equals, contains, greater_than and
+ * less_than (the public Blnk ledger accepts all twenty, and so does Folio), plus before and after on
+ * dates. On dates greater_than and less_than mean after and before. A pairing with no meaning
+ * (DEAD_CRITERIA) is accepted and never holds, as in Blnk.
+ */
 export const OPERATORS_BY_FIELD: Record<MatchField, readonly MatchOperator[]> = {
-  amount: ['equals', 'greater_than', 'less_than'],
-  currency: ['equals', 'contains'],
-  reference: ['equals', 'contains'],
-  description: ['equals', 'contains'],
-  date: ['equals', 'before', 'after', 'greater_than', 'less_than'],
+  amount: ['equals', 'contains', 'greater_than', 'less_than'],
+  currency: ['equals', 'contains', 'greater_than', 'less_than'],
+  reference: ['equals', 'contains', 'greater_than', 'less_than'],
+  description: ['equals', 'contains', 'greater_than', 'less_than'],
+  date: ['equals', 'contains', 'before', 'after', 'greater_than', 'less_than'],
 };
+
+/** Pairings that compare nothing: a rule holding one of them never holds (Blnk: "fail closed"). */
+export function isDeadCriterion(criterion: Pick<MatchingCriterion, 'field' | 'operator'>): boolean {
+  switch (criterion.field) {
+    case 'amount':
+    case 'date':
+      return criterion.operator === 'contains';
+    case 'currency':
+    case 'reference':
+    case 'description':
+      return criterion.operator === 'greater_than' || criterion.operator === 'less_than';
+  }
+}
 
 /** One condition of a rule, comparing the external side with the internal side. */
 export interface MatchingCriterion {
   field: MatchField;
   operator: MatchOperator;
   /**
-   * Exact decimal text. For `amount` (with `equals`): a fraction of the internal amount, 0 to 1. For
-   * `date`: seconds (up to milliseconds). Absent means none.
+   * Exact decimal text, as the client sent it. For `amount` with `equals`: a fraction of the internal
+   * amount, 0 to 1. For `date`: seconds (equals: either way; before/after: by at most that much).
+   * For `contains` on text: the Levenshtein allowance in percent of the longer text, as Blnk has it.
+   * Elsewhere it is kept and has no effect (Blnk ignores it there too). Absent means none.
    */
   allowable_drift?: string;
 }
@@ -86,12 +106,15 @@ export type ReconciliationStrategy = (typeof STRATEGIES)[number];
 
 /**
  * What `grouping_criteria` may name. one_to_many groups internal transactions by one of their fields
- * (found through an index of the query side: see docs/decisions-recon.md); many_to_one groups the
- * external records of the run by one of theirs (`date` groups by UTC calendar day).
+ * (Blnk's list, plus `batch_id` and Blnk's documented `description`; members are found through an index
+ * of the query side: see docs/decisions-recon.md); many_to_one groups the external records of the run by
+ * one of theirs (`date` groups by UTC calendar day; `source` by the upload's source, so all of them).
  */
-export const INTERNAL_GROUPING_FIELDS = ['parent_transaction', 'batch_id', 'reference', 'source', 'destination'] as const;
+export const INTERNAL_GROUPING_FIELDS = [
+  'parent_transaction', 'batch_id', 'reference', 'source', 'destination', 'description', 'transaction_id', 'currency', 'status', 'created_at',
+] as const;
 export type InternalGroupingField = (typeof INTERNAL_GROUPING_FIELDS)[number];
-export const EXTERNAL_GROUPING_FIELDS = ['id', 'reference', 'description', 'currency', 'amount', 'date'] as const;
+export const EXTERNAL_GROUPING_FIELDS = ['id', 'reference', 'description', 'currency', 'amount', 'date', 'source'] as const;
 export type ExternalGroupingField = (typeof EXTERNAL_GROUPING_FIELDS)[number];
 
 export type ReconciliationStatus = 'started' | 'in_progress' | 'completed' | 'failed';
@@ -207,3 +230,19 @@ export interface DateProbe {
 
 /** Which index an amount lookup with a time window walks: the amount's, or the time's. */
 export type AmountLookup = 'amount' | 'time';
+
+/** The text fields a `contains` (or a description `equals`) looks candidates up by. */
+export type TextField = 'reference' | 'description';
+
+/** A text lookup: `text` is already folded (matching-rules.ts foldCase), never empty. */
+export interface TextProbe {
+  probe: number;
+  text: string;
+}
+
+/** Where a scan of the applied transactions has got to: after the transaction with this row key. */
+export interface ScanPage {
+  rows: InternalTransaction[];
+  /** Pass back for the next page; undefined when there is none. */
+  next?: number;
+}

@@ -12,10 +12,16 @@
 // docs/decisions-query.md). Both name the balance by its row id (the projector assigns balances' row ids
 // itself, so it knows them before the row is written) and are appended in log order.
 
-import { RECONCILIATION_TABLES_SQL } from './reconciliation-tables.js';
+import {
+  contentlessTransactionTextsSql,
+  RECONCILIATION_TABLES_SQL,
+  TRANSACTION_TEXTS_FTS,
+  transactionTextsFullTextSql,
+  transactionTextsIndexesSql,
+} from './reconciliation-tables.js';
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
@@ -287,8 +293,15 @@ function fullTextSql(layout: TableLayout, fill: string[]): string[] {
  * text's whereabouts differ, and neither keeps the text in a shadow table.
  */
 function ftsShadowTables(collection: Collection): string[] {
-  const fts = ftsTable(collection);
+  return shadowTablesOf(ftsTable(collection));
+}
+
+function shadowTablesOf(fts: string): string[] {
   return [`${fts}_data`, `${fts}_idx`, `${fts}_docsize`];
+}
+
+function copyShadows(shadows: string[], built: string): string[] {
+  return shadows.flatMap((shadow) => [`DELETE FROM ${shadow}`, `INSERT INTO ${shadow} SELECT * FROM ${built}.${shadow}`]);
 }
 
 /**
@@ -417,6 +430,7 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
       ...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], []), ...secondCountsSql(LAYOUTS[collection], 'triggers'),
     ]))),
     ...(deferred ? [] : [script(historyIndexesSql())]),
+    ...(deferred ? [] : [script([...transactionTextsIndexesSql(), ...transactionTextsFullTextSql([])])]),
   ].join('\n');
 }
 
@@ -425,6 +439,7 @@ export function deferredIndexesSql(): string {
   return script([
     ...COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])),
     ...historyIndexesSql(),
+    ...transactionTextsIndexesSql(),
     ...COLLECTIONS.flatMap((collection) => [...secondCountsSql(LAYOUTS[collection], 'fill'), ...secondCountsSql(LAYOUTS[collection], 'triggers')]),
   ]);
 }
@@ -435,7 +450,7 @@ export function deferredIndexesSql(): string {
  * indexes (full-text-build.ts), then moved over by `fullTextFromCopySql`.
  */
 export function contentlessFullTextSql(source: string): string {
-  return script(COLLECTIONS.flatMap((collection) => {
+  return script([...contentlessTransactionTextsSql(source), ...COLLECTIONS.flatMap((collection) => {
     const layout = LAYOUTS[collection];
     const fts = ftsTable(collection);
     const searchList = ftsColumns(layout).join(', ');
@@ -448,7 +463,7 @@ export function contentlessFullTextSql(source: string): string {
       // of this process's time while the parent sorts its indexes.
       `INSERT INTO ${fts}(${fts}) VALUES ('optimize')`,
     ];
-  }));
+  })]);
 }
 
 /**
@@ -458,10 +473,8 @@ export function contentlessFullTextSql(source: string): string {
  */
 export function fullTextFromCopySql(built: string): string {
   return script([
-    ...COLLECTIONS.flatMap((collection) => fullTextSql(LAYOUTS[collection], ftsShadowTables(collection).flatMap((shadow) => [
-      `DELETE FROM ${shadow}`,
-      `INSERT INTO ${shadow} SELECT * FROM ${built}.${shadow}`,
-    ]))),
+    ...COLLECTIONS.flatMap((collection) => fullTextSql(LAYOUTS[collection], copyShadows(ftsShadowTables(collection), built))),
+    ...transactionTextsFullTextSql(copyShadows(shadowTablesOf(TRANSACTION_TEXTS_FTS), built)),
     `UPDATE index_state SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version'`,
   ]);
 }

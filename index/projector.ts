@@ -40,6 +40,8 @@ import {
 import type { IndexCheckpoint, IndexStore } from './index-store.js';
 import {
   externalRecordRows,
+  INSERT_TRANSACTION_TEXTS_SQL,
+  transactionTextRows,
   INSERT_EXTERNAL_RECORDS_SQL,
   INSERT_MATCHES_SQL,
   INSERT_UNMATCHED_SQL,
@@ -550,6 +552,9 @@ export class Projector {
     // Balances are written once per batch, at its end (writeBalances), with the row ids chosen for them.
     if (changes.balances.size > 0) throw new Error('balances are written at the end of a batch');
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
+    if (changes.transactions.size > 0) {
+      pending.push(this.statement(INSERT_TRANSACTION_TEXTS_SQL).run([jsonBytes(transactionTextRows(changes.transactions.values()))]));
+    }
     upsert('reconciliations', [...changes.reconciliations.values()].map(reconciliationRow));
     const insert = (sql: string, rows: SqlValue[][]): void => {
       if (rows.length > 0) pending.push(this.statement(sql).run([jsonBytes(rows)]));

@@ -1,7 +1,9 @@
-// The reads reconciliation makes of the index: candidates for matching, found through indexes and never
-// by reading the ledger through (reference: its index; amount bands: the precise_amount index, one
-// precision at a time; time windows: the created_at index; groups: the index of their column), the
-// records of an upload, and a run's results page by page.
+// The reads reconciliation makes of the index: candidates for matching, found through indexes (reference:
+// its index; amount bands: the precise_amount index, one precision at a time; time windows: the
+// created_at index; texts containing a statement's text: the trigram index; texts a statement's text
+// contains: a prefix walk down the folded texts' B-tree; groups: the index of their column), the scan a
+// rule no index can narrow is answered by (a page of applied transactions at a time), the records of an
+// upload, and a run's results page by page.
 //
 // Lookups are batched: many probes (one per external record and rule) travel as one JSON array, which
 // SQLite walks joining each probe to the index, so a thousand lookups cost one round trip. The probes are
@@ -21,7 +23,12 @@ import {
   type ProbedTransaction,
   type ReconciliationMatch,
   type ReferenceProbe,
+  type ScanPage,
+  type TextField,
+  type TextProbe,
 } from '../engine/reconciliation-records.js';
+import { TRANSACTION_TEXTS_FTS } from './reconciliation-tables.js';
+import { foldCase } from '../engine/matching-rules.js';
 import { amountFromKey, amountKey } from './sortable-amount.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
@@ -105,18 +112,43 @@ export async function candidatesByDate(reader: SqliteConnection, probes: DatePro
   return bounded(reader, sql, [JSON.stringify(packed)], rowsMax);
 }
 
-/** The index each grouping column is found through (index-schema.ts names them). */
+/**
+ * The index each grouping column is found through (index-schema.ts and reconciliation-tables.ts name
+ * them). `description` groups are found through the folded descriptions, then held to the exact text.
+ */
 const GROUPING_INDEXES: Record<InternalGroupingField, string> = {
   parent_transaction: 'transactions_by_set_parent_transaction',
   batch_id: 'transactions_by_set_batch_id',
   reference: 'transactions_by_reference',
   source: 'transactions_by_source_created_at',
   destination: 'transactions_by_destination_created_at',
+  description: 'transaction_texts_by_description',
+  transaction_id: 'sqlite_autoindex_transactions_1',
+  currency: 'transactions_by_currency_created_at',
+  status: 'transactions_by_status_created_at',
+  created_at: 'transactions_by_created_at',
 };
 
-function groupingColumn(field: InternalGroupingField): { column: string; index: string } {
+/** A group's key as matching names it (matcher.ts groupKeyOf): text, or the time in ms for created_at. */
+function keyValue(field: InternalGroupingField, key: string): string | number {
+  return field === 'created_at' ? Number(key) : key;
+}
+
+/**
+ * How the transactions of the key in `k` (a json_each row: [value, folded value, key]) are reached
+ * through the grouping column's index: the tables to read and the condition on them.
+ */
+function groupLookup(field: InternalGroupingField): { from: string; where: string } {
   if (!(INTERNAL_GROUPING_FIELDS as readonly string[]).includes(field)) throw new Error(`not a grouping field: ${field}`);
-  return { column: field, index: GROUPING_INDEXES[field] };
+  const index = GROUPING_INDEXES[field];
+  if (field === 'description') {
+    return {
+      from: `transaction_texts r INDEXED BY ${index} CROSS JOIN transactions t ON t.transaction_id = r.transaction_id`,
+      where: 'r.description = k.value->>1 AND t.description = k.value->>0',
+    };
+  }
+  const set = field === 'parent_transaction' || field === 'batch_id' ? ` AND t.${field} != ''` : '';
+  return { from: `transactions t INDEXED BY ${index}`, where: `t.${field} = k.value->>0${set}` };
 }
 
 /**
@@ -130,30 +162,173 @@ export async function groupMembers(
   keys: string[],
   membersMax: number,
 ): Promise<{ groups: Map<string, InternalTransaction[]>; tooLarge: string[] }> {
-  const { column, index } = groupingColumn(field);
+  const packed = (list: string[]): string => JSON.stringify(list.map((key) => [keyValue(field, key), foldCase(key), key]));
+  const { from, where } = groupLookup(field);
   const sizes = await reader.all<{ key: string; size: number }>(
-    `SELECT k.value AS key, (SELECT count(*) FROM (SELECT 1 FROM transactions t INDEXED BY ${index}
-       WHERE t.${column} = k.value AND t.${column} != '' LIMIT ?)) AS size
-     FROM json_each(?) k`,
-    [membersMax + 1, JSON.stringify(keys)],
+    `SELECT k.value->>2 AS key, (SELECT count(*) FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT ?)) AS size FROM json_each(?) k`,
+    [membersMax + 1, packed(keys)],
   );
   const tooLarge = sizes.filter((entry) => entry.size > membersMax).map((entry) => entry.key);
   const readable = sizes.filter((entry) => entry.size > 0 && entry.size <= membersMax).map((entry) => entry.key);
   const groups = new Map<string, InternalTransaction[]>();
   if (readable.length === 0) return { groups, tooLarge };
-  const rows = await reader.all<RawCandidate>(
-    `SELECT 0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) k CROSS JOIN transactions t INDEXED BY ${index}
-       ON t.${column} = k.value WHERE t.${column} != '' AND t.status = 'APPLIED'`,
-    [JSON.stringify(readable)],
+  const rows = await reader.all<RawCandidate & { group_key: string }>(
+    `SELECT 0 AS probe, k.value->>2 AS group_key, ${CANDIDATE_COLUMNS} FROM json_each(?) k CROSS JOIN ${from} WHERE ${where} AND t.status = 'APPLIED'`,
+    [packed(readable)],
   );
-  for (const raw of rows) {
+  for (const { group_key: key, ...raw } of rows) {
     const row = candidate(raw);
-    const key = row[field];
     const members = groups.get(key);
     if (members) members.push(row);
     else groups.set(key, [row]);
   }
   return { groups, tooLarge };
+}
+
+/** An FTS5 phrase of the text: a MATCH of it finds the texts holding it as a substring (3+ characters). */
+function phrase(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+/** The trigram index answers needles of this many characters or more; shorter ones are read off the B-tree. */
+const TRIGRAM_CHARACTERS = 3;
+
+/**
+ * Transactions whose (folded) text contains the probe's text. Three characters or more: through the
+ * trigram index. Fewer: no trigram holds them, so the folded texts' index is read through, which is
+ * done only while it has at most `shortScanRowsMax` entries; past that a short probe's batch answers
+ * `undefined` (and, alone, the probe is reported too broad: a text of one or two characters is in
+ * most of a large ledger's texts anyway).
+ */
+export async function candidatesContaining(
+  reader: SqliteConnection,
+  field: TextField,
+  probes: TextProbe[],
+  rowsMax: number,
+  shortScanRowsMax: number,
+): Promise<BoundedRows> {
+  const long = probes.filter((probe) => Array.from(probe.text).length >= TRIGRAM_CHARACTERS);
+  const short = probes.filter((probe) => Array.from(probe.text).length < TRIGRAM_CHARACTERS);
+  const found: ProbedTransaction[] = [];
+  if (long.length > 0) {
+    const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q
+      CROSS JOIN ${TRANSACTION_TEXTS_FTS} f ON f.${field} MATCH q.value->>1
+      CROSS JOIN transaction_texts r ON r.text_id = f.rowid
+      CROSS JOIN transactions t ON t.transaction_id = r.transaction_id WHERE t.status = 'APPLIED'`;
+    const rows = await bounded(reader, sql, [JSON.stringify(long.map((probe) => [probe.probe, phrase(probe.text)]))], rowsMax);
+    if (!rows) return undefined;
+    found.push(...rows);
+  }
+  if (short.length > 0) {
+    const entries = await reader.get<{ size: number }>(
+      `SELECT count(*) AS size FROM (SELECT 1 FROM transaction_texts INDEXED BY transaction_texts_by_${field} LIMIT ?)`, [shortScanRowsMax + 1]);
+    if ((entries?.size ?? 0) > shortScanRowsMax) return undefined;
+    const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q
+      CROSS JOIN transaction_texts r INDEXED BY transaction_texts_by_${field} ON instr(r.${field}, q.value->>1) > 0
+      CROSS JOIN transactions t ON t.transaction_id = r.transaction_id WHERE t.status = 'APPLIED'`;
+    const rows = await bounded(reader, sql, [JSON.stringify(short.map((probe) => [probe.probe, probe.text]))], rowsMax - found.length);
+    if (!rows) return undefined;
+    found.push(...rows);
+  }
+  return found;
+}
+
+/** How far a walk of texts-contained-in got: its probe, and the text (a prefix of one suffix of the probe's) left to try. */
+interface Walk {
+  probe: number;
+  rest: string;
+}
+
+/**
+ * Transactions whose (folded, not empty) text the probe's text contains. For every place a contained
+ * text could start, the texts that are prefixes of the rest of the probe's text are found by a walk
+ * down the sorted index: the greatest text at or below the rest either is a prefix of it (found; go on
+ * below it) or shares a first part with it, and every prefix of the rest in the index is a prefix of
+ * that first part too (anything sorted between a prefix and the rest starts with that prefix), so the
+ * walk goes on from there. Each step shortens what is left; all walks step together, one query a step.
+ * The walk costs at most `stepsBudget.left` index seeks, and answers `undefined` past that.
+ */
+export async function candidatesWithin(
+  reader: SqliteConnection,
+  field: TextField,
+  probes: TextProbe[],
+  rowsMax: number,
+  stepsBudget: { left: number },
+): Promise<BoundedRows> {
+  let walks: Walk[] = [];
+  for (const probe of probes) {
+    const characters = Array.from(probe.text);
+    for (let start = 0; start < characters.length; start += 1) {
+      walks.push({ probe: probe.probe, rest: characters.slice(start).join('') });
+    }
+  }
+  const found = new Map<number, Set<string>>();
+  while (walks.length > 0) {
+    stepsBudget.left -= walks.length;
+    if (stepsBudget.left < 0) return undefined;
+    const greatest = await reader.all<{ walk: number; text: string | null }>(
+      `SELECT q.key AS walk, (SELECT r.${field} FROM transaction_texts r INDEXED BY transaction_texts_by_${field}
+         WHERE r.${field} <= q.value ORDER BY r.${field} DESC LIMIT 1) AS text FROM json_each(?) q`,
+      [JSON.stringify(walks.map((walk) => walk.rest))],
+    );
+    const next: Walk[] = [];
+    for (const { walk: index, text } of greatest) {
+      const walk = walks[index] as Walk;
+      if (text === null || text === '') continue;
+      const shared = commonPrefix(text, walk.rest);
+      if (shared === text) {
+        let keys = found.get(walk.probe);
+        if (!keys) found.set(walk.probe, (keys = new Set()));
+        keys.add(text);
+        const shorter = Array.from(text).slice(0, -1).join('');
+        if (shorter !== '') next.push({ probe: walk.probe, rest: shorter });
+      } else if (shared !== '') {
+        next.push({ probe: walk.probe, rest: shared });
+      }
+    }
+    walks = next;
+  }
+  const lookups: Array<[number, string]> = [];
+  for (const [probe, keys] of found) for (const key of keys) lookups.push([probe, key]);
+  if (lookups.length === 0) return [];
+  return bounded(reader, `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q
+    CROSS JOIN transaction_texts r INDEXED BY transaction_texts_by_${field} ON r.${field} = q.value->>1
+    CROSS JOIN transactions t ON t.transaction_id = r.transaction_id WHERE t.status = 'APPLIED'`, [JSON.stringify(lookups)], rowsMax);
+}
+
+/** The longest common prefix of two texts, whole characters. */
+function commonPrefix(a: string, b: string): string {
+  const left = Array.from(a);
+  const right = Array.from(b);
+  let length = 0;
+  while (length < left.length && length < right.length && left[length] === right[length]) length += 1;
+  return left.slice(0, length).join('');
+}
+
+/** Transactions whose folded text is the probe's (folded) text. */
+export async function candidatesByFoldedText(reader: SqliteConnection, field: TextField, probes: TextProbe[], rowsMax: number): Promise<BoundedRows> {
+  const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q
+    CROSS JOIN transaction_texts r INDEXED BY transaction_texts_by_${field} ON r.${field} = q.value->>1
+    CROSS JOIN transactions t ON t.transaction_id = r.transaction_id WHERE t.status = 'APPLIED'`;
+  return bounded(reader, sql, [JSON.stringify(probes.map((probe) => [probe.probe, probe.text]))], rowsMax);
+}
+
+/** A page of the applied transactions in the order they were first indexed, after the row `after`. */
+export async function scanApplied(reader: SqliteConnection, after: number, limit: number): Promise<ScanPage> {
+  const rows = await reader.all<RawCandidate & { row_key: number }>(
+    `SELECT t.row_id AS row_key, 0 AS probe, ${CANDIDATE_COLUMNS} FROM transactions t NOT INDEXED WHERE t.row_id > ? AND t.status = 'APPLIED'
+     ORDER BY t.row_id LIMIT ?`,
+    [after, limit],
+  );
+  const page: ScanPage = { rows: rows.map(({ row_key: _key, ...raw }) => candidate(raw)) };
+  if (rows.length === limit) page.next = (rows[rows.length - 1] as { row_key: number }).row_key;
+  return page;
+}
+
+/** How many applied transactions there are (what a scan reads). */
+export async function appliedCount(reader: SqliteConnection): Promise<number> {
+  const row = await reader.get<{ size: number }>(`SELECT count(*) AS size FROM transactions INDEXED BY transactions_by_status_created_at WHERE status = 'APPLIED'`);
+  return row?.size ?? 0;
 }
 
 /** The precisions transactions in this currency were ever recorded with. */

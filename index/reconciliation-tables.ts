@@ -7,14 +7,21 @@
 //   transaction_precisions    every (currency, precision) pair a transaction was ever recorded with, kept
 //                             by a trigger: an amount band is looked up once per precision in use, since
 //                             `precise_amount` only compares within one precision
+//   transaction_texts         every transaction's reference and description folded as matching folds them
+//                             (engine/matching-rules.ts foldCase, done by the projector: SQLite's lower()
+//                             folds ASCII alone), with a B-tree index on each (equality, and the prefix
+//                             walk that finds the references a statement line contains) and a trigram
+//                             full-text index over both (`transaction_texts_fts`: the references that
+//                             contain a statement's text, found from the index without a scan)
 // Keys are the tables' primary keys (WITHOUT ROWID), so paging a run's results reads them in order
 // without a second index. Amounts are exact decimal text (signed digits); precisions are the sortable
 // text of the transactions table (sortable-amount.ts).
 
+import { foldCase } from '../engine/matching-rules.js';
 import type { ExternalRecordsChunk, ReconciliationResultsChunk } from '../engine/reconciliation-records.js';
 import type { SqlValue } from './sqlite-connection.js';
 
-export const RECONCILIATION_TABLES = ['external_records', 'reconciliation_matches', 'reconciliation_unmatched', 'transaction_precisions'] as const;
+export const RECONCILIATION_TABLES = ['external_records', 'reconciliation_matches', 'reconciliation_unmatched', 'transaction_precisions', 'transaction_texts'] as const;
 
 export const RECONCILIATION_TABLES_SQL = `
 CREATE TABLE external_records (
@@ -31,7 +38,46 @@ CREATE TABLE reconciliation_unmatched (
 CREATE TABLE transaction_precisions (currency TEXT NOT NULL, precision TEXT NOT NULL, PRIMARY KEY (currency, precision)) WITHOUT ROWID;
 CREATE TRIGGER transactions_precision AFTER INSERT ON transactions BEGIN
   INSERT OR IGNORE INTO transaction_precisions (currency, precision) VALUES (new.currency, new.precision); END;
+CREATE TABLE transaction_texts (
+  text_id INTEGER PRIMARY KEY, transaction_id TEXT NOT NULL UNIQUE, reference TEXT NOT NULL, description TEXT NOT NULL);
 `;
+
+export const TRANSACTION_TEXTS_FTS = 'transaction_texts_fts';
+
+/** The B-tree indexes of folded texts: sorted once at the end of a rebuild, kept up to date otherwise. */
+export function transactionTextsIndexesSql(): string[] {
+  return [
+    'CREATE INDEX transaction_texts_by_reference ON transaction_texts(reference)',
+    'CREATE INDEX transaction_texts_by_description ON transaction_texts(description)',
+  ];
+}
+
+/**
+ * The trigram index: every run of three characters of each text, so a MATCH of a phrase finds the texts
+ * containing it. The texts are folded already, so the tokenizer is told to fold nothing more.
+ */
+export function transactionTextsFtsSql(content: string): string {
+  return `CREATE VIRTUAL TABLE ${TRANSACTION_TEXTS_FTS} USING fts5(reference, description, ${content}, tokenize="trigram case_sensitive 1")`;
+}
+
+/** The live index's trigram table and the trigger that keeps it in step (texts are written once, never changed). */
+export function transactionTextsFullTextSql(fill: string[]): string[] {
+  return [
+    transactionTextsFtsSql(`content='transaction_texts', content_rowid='text_id'`),
+    ...fill,
+    `CREATE TRIGGER transaction_texts_fts_insert AFTER INSERT ON transaction_texts BEGIN
+       INSERT INTO ${TRANSACTION_TEXTS_FTS}(rowid, reference, description) VALUES (new.text_id, new.reference, new.description); END`,
+  ];
+}
+
+/** Builds the trigram segments, contentless, from the rows of a file attached as `source` (full-text-build.ts). */
+export function contentlessTransactionTextsSql(source: string): string[] {
+  return [
+    transactionTextsFtsSql(`content=''`),
+    `INSERT INTO ${TRANSACTION_TEXTS_FTS}(rowid, reference, description) SELECT text_id, reference, description FROM ${source}.transaction_texts ORDER BY text_id`,
+    `INSERT INTO ${TRANSACTION_TEXTS_FTS}(${TRANSACTION_TEXTS_FTS}) VALUES ('optimize')`,
+  ];
+}
 
 /** Inserts (or replaces: a run resumed after a restart writes the same keys again) rows sent as one JSON array. */
 function insertSql(table: string, columns: readonly string[]): string {
@@ -44,6 +90,16 @@ const MATCH_COLUMNS = [
   'reconciliation_id', 'position', 'external_id', 'internal_ids', 'rule_id', 'amount_difference', 'difference_precision', 'time_difference_ms',
 ] as const;
 const UNMATCHED_COLUMNS = ['reconciliation_id', 'position', 'external_id', 'reason'] as const;
+
+/** A transaction's folded texts, written once: a row already there (a later status change) is left alone. */
+export const INSERT_TRANSACTION_TEXTS_SQL = `INSERT OR IGNORE INTO transaction_texts (transaction_id, reference, description)
+  SELECT value->>0, value->>1, value->>2 FROM jsonb_each(jsonb(CAST(? AS TEXT)))`;
+
+export function transactionTextRows(transactions: Iterable<{ transaction_id: string; reference: string; description: string }>): SqlValue[][] {
+  const rows: SqlValue[][] = [];
+  for (const transaction of transactions) rows.push([transaction.transaction_id, foldCase(transaction.reference), foldCase(transaction.description)]);
+  return rows;
+}
 
 export const INSERT_EXTERNAL_RECORDS_SQL = insertSql('external_records', EXTERNAL_COLUMNS);
 export const INSERT_MATCHES_SQL = insertSql('reconciliation_matches', MATCH_COLUMNS);

@@ -1,6 +1,6 @@
 // Finds, for each probe (an external record, or a group of them), the internal transactions that could
 // satisfy a rule, through the indexes of the candidate source: never by comparing a probe with the whole
-// ledger. For each rule the narrowest lookup it allows is used (engine/matching-rules.ts ruleAnchors):
+// ledger. For each rule the narrowest lookup it allows is used (engine/matching-rules.ts ruleLookup):
 //   reference equals         the transaction with that reference (references are unique)
 //   amount equals (+ drift)  transactions whose amount lies in the band the drift allows, at each
 //                            precision the currency is recorded with; with the rule's time window too,
@@ -8,17 +8,23 @@
 //                            for a sample of the probes (a 1% band of a busy ledger can hold thousands
 //                            of transactions where an hour holds a few dozen, or the other way round)
 //   a date window            transactions recorded within it
+//   reference or description the texts containing the probe's (trigram index) and the texts the
+//   contains                 probe's contains (prefix walk), both folded as the check folds them
+//   description equals       the folded descriptions equal to the probe's
 // Every candidate a rule can accept lies in its lookup, so the union over a run's rules, checked exactly
-// afterwards (rule-evaluation.ts), is the same set a comparison with every transaction would give.
+// afterwards (rule-evaluation.ts), is the same set a comparison with every transaction would give. A rule
+// that never holds finds nothing; one no index narrows is answered by the matcher's scan (matcher.ts).
 //
 // For one_to_many the probes look up group members instead: an amount cannot find a group (its sum is
-// compared, not any member's), so only the reference and date lookups are used there.
+// compared, not any member's), so that lookup is not used there; a text or a date finds a member.
 //
 // Bounds: probes go out in batches of `probes_per_batch`; a batch answering more than `batch_rows_max`
 // rows is split in halves, down to single probes; a probe with more than `candidates_per_record_max`
-// candidates under one rule is "too broad" and reported rather than matched on a partial view.
+// candidates under one rule is "too broad" and reported rather than matched on a partial view. A needle
+// of one or two characters is looked for in at most `short_text_scan_rows_max` texts; the walks of a
+// run take at most `text_walk_steps_max` index seeks, past which the run fails with that reason.
 
-import { ruleAnchors, type RuleAnchors } from '../engine/matching-rules.js';
+import { foldCase, ruleLookup, type RuleLookup } from '../engine/matching-rules.js';
 import type { CandidateSource } from './candidate-source.js';
 import type {
   AmountLookup,
@@ -27,6 +33,8 @@ import type {
   InternalTransaction,
   ProbedTransaction,
   ReferenceProbe,
+  TextField,
+  TextProbe,
 } from '../engine/reconciliation-records.js';
 import type { MatchSide } from './match-sides.js';
 import type { PreparedRule } from './rule-evaluation.js';
@@ -35,13 +43,22 @@ export interface FinderLimits {
   probes_per_batch: number;
   batch_rows_max: number;
   candidates_per_record_max: number;
+  /** Folded texts read through for a `contains` needle of one or two characters. */
+  short_text_scan_rows_max: number;
+  /** Index seeks of a run's prefix walks (texts a statement's text contains). */
+  text_walk_steps_max: number;
 }
 
 export const DEFAULT_FINDER_LIMITS: FinderLimits = {
   probes_per_batch: 1_000,
   batch_rows_max: 50_000,
   candidates_per_record_max: 1_000,
+  short_text_scan_rows_max: 100_000,
+  text_walk_steps_max: 20_000_000,
 };
+
+/** A run stopped at one of its bounds: the message is the run's failure reason. */
+export class RunBoundExceeded extends Error {}
 
 /** Probes sampled to choose between an amount band and a time window, and where each count stops. */
 const SAMPLE_PROBES = 16;
@@ -63,14 +80,17 @@ export type FindMode = 'transactions' | 'group_members';
 
 export class CandidateFinder {
   private readonly precisionsByCurrency = new Map<string, bigint[]>();
+  private readonly walkSteps: { left: number };
 
-  constructor(private readonly source: CandidateSource, private readonly limits: FinderLimits = DEFAULT_FINDER_LIMITS) {}
+  constructor(private readonly source: CandidateSource, private readonly limits: FinderLimits = DEFAULT_FINDER_LIMITS) {
+    this.walkSteps = { left: limits.text_walk_steps_max };
+  }
 
   async find(probes: Probe[], rules: PreparedRule[], mode: FindMode): Promise<FoundCandidates> {
     const found: FoundCandidates = { candidates: new Map(), tooBroad: new Set() };
     for (const probe of probes) found.candidates.set(probe.key, new Map());
     for (const rule of rules) {
-      const anchors = ruleAnchors(rule.rule);
+      const lookup = ruleLookup(rule.rule, mode);
       const perProbe = new Map<number, Map<string, InternalTransaction>>();
       const collect = (rows: ProbedTransaction[]): void => {
         for (const { probe, row } of rows) {
@@ -82,7 +102,7 @@ export class CandidateFinder {
       const tooBroad = (probe: number): void => {
         found.tooBroad.add(probe);
       };
-      await this.lookUp(probes, rule, anchors, mode, collect, tooBroad);
+      await this.lookUp(probes, rule, lookup, collect, tooBroad);
       for (const [probe, rows] of perProbe) {
         if (rows.size > this.limits.candidates_per_record_max) {
           found.tooBroad.add(probe);
@@ -98,48 +118,71 @@ export class CandidateFinder {
   private async lookUp(
     probes: Probe[],
     rule: PreparedRule,
-    anchors: RuleAnchors,
-    mode: FindMode,
+    lookup: RuleLookup,
     collect: (rows: ProbedTransaction[]) => void,
     tooBroad: (probe: number) => void,
   ): Promise<void> {
-    if (anchors.reference) {
-      const lookups: ReferenceProbe[] = [];
-      for (const { key, side } of probes) {
-        for (const reference of new Set(side.references)) if (reference !== '') lookups.push({ probe: key, reference });
+    switch (lookup.kind) {
+      case 'reference': {
+        const lookups: ReferenceProbe[] = [];
+        for (const { key, side } of probes) {
+          for (const reference of new Set(side.references)) if (reference !== '') lookups.push({ probe: key, reference });
+        }
+        await this.batched(lookups, (batch, rowsMax) => this.source.byReference(batch, rowsMax), collect, tooBroad);
+        return;
       }
-      await this.batched(lookups, (batch, rowsMax) => this.source.byReference(batch, rowsMax), collect, tooBroad);
-      return;
-    }
-    if (anchors.amountDrift && mode === 'transactions') {
-      const lookups = await this.amountProbes(probes, anchors);
-      const through = anchors.dateWindow ? await this.narrower(lookups) : 'amount';
-      await this.batched(lookups, (batch, rowsMax) => this.source.byAmount(batch, rowsMax, through), collect, tooBroad);
-      return;
-    }
-    if (anchors.dateWindow) {
-      const window = anchors.dateWindow;
-      const sameCurrency = rule.rule.criteria.some((criterion) => criterion.field === 'currency' && criterion.operator === 'equals');
-      const lookups: DateProbe[] = [];
-      for (const { key, side } of probes) {
-        if (window.fromMs > window.toMs) continue;
-        if (sameCurrency && side.currency === '') continue;
-        const probe: DateProbe = { probe: key, fromMs: side.date + window.fromMs, toMs: side.date + window.toMs };
-        if (sameCurrency) probe.currency = side.currency;
-        lookups.push(probe);
+      case 'amount': {
+        const lookups = await this.amountProbes(probes, lookup);
+        const through = lookup.dateWindow ? await this.narrower(lookups) : 'amount';
+        await this.batched(lookups, (batch, rowsMax) => this.source.byAmount(batch, rowsMax, through), collect, tooBroad);
+        return;
       }
-      await this.batched(lookups, (batch, rowsMax) => this.source.byDate(batch, rowsMax), collect, tooBroad);
+      case 'date': {
+        const { window } = lookup;
+        if (window.fromMs > window.toMs) return;
+        const sameCurrency = rule.rule.criteria.some((criterion) => criterion.field === 'currency' && criterion.operator === 'equals');
+        const lookups: DateProbe[] = [];
+        for (const { key, side } of probes) {
+          if (sameCurrency && side.currency === '') continue;
+          const probe: DateProbe = { probe: key, fromMs: clampTime(side.date + window.fromMs), toMs: clampTime(side.date + window.toMs) };
+          if (sameCurrency) probe.currency = side.currency;
+          lookups.push(probe);
+        }
+        await this.batched(lookups, (batch, rowsMax) => this.source.byDate(batch, rowsMax), collect, tooBroad);
+        return;
+      }
+      case 'text_contains': {
+        const lookups = textProbes(probes, lookup.field);
+        await this.batched(lookups, (batch, rowsMax) => this.source.byTextContaining(lookup.field, batch, rowsMax, this.limits.short_text_scan_rows_max), collect, tooBroad);
+        await this.batched(lookups, async (batch, rowsMax) => {
+          const rows = await this.source.byTextWithin(lookup.field, batch, rowsMax, this.walkSteps);
+          if (this.walkSteps.left < 0) {
+            throw new RunBoundExceeded(`rule ${rule.rule.rule_id}: finding the ${lookup.field}s the statement's texts contain took more than `
+              + `${this.limits.text_walk_steps_max.toLocaleString('en-US')} index seeks (text_walk_steps_max); split the statement into smaller uploads`);
+          }
+          return rows;
+        }, collect, tooBroad);
+        return;
+      }
+      case 'text_equals': {
+        const lookups = textProbes(probes, lookup.field);
+        await this.batched(lookups, (batch, rowsMax) => this.source.byFoldedText(lookup.field, batch, rowsMax), collect, tooBroad);
+        return;
+      }
+      case 'never':
+      case 'scan':
+        // Nothing to look up: the rule never holds, or the matcher scans for it (matcher.ts).
+        return;
     }
-    // A rule with no lookup usable in this mode finds nothing (a run refuses such rules up front).
   }
 
   /**
    * The amount bands of the probes: for internal amount I and external E at drift n/d, |E - I| <= n/d x I
    * means E/(1 + n/d) <= I <= E/(1 - n/d), in each precision the currency is recorded with.
    */
-  private async amountProbes(probes: Probe[], anchors: RuleAnchors): Promise<AmountProbe[]> {
-    const drift = anchors.amountDrift as { numerator: bigint; denominator: bigint };
-    const window = anchors.dateWindow;
+  private async amountProbes(probes: Probe[], lookup: Extract<RuleLookup, { kind: 'amount' }>): Promise<AmountProbe[]> {
+    const { drift } = lookup;
+    const window = lookup.dateWindow;
     const lookups: AmountProbe[] = [];
     for (const { key, side } of probes) {
       if (side.currency === '') continue;
@@ -151,8 +194,8 @@ export class CandidateFinder {
         if (drift.numerator < drift.denominator) probe.high = scaled / (side.precision * (drift.denominator - drift.numerator));
         if (probe.high !== undefined && probe.high < probe.low) continue;
         if (window) {
-          probe.fromMs = side.date + window.fromMs;
-          probe.toMs = side.date + window.toMs;
+          probe.fromMs = clampTime(side.date + window.fromMs);
+          probe.toMs = clampTime(side.date + window.toMs);
         }
         lookups.push(probe);
       }
@@ -205,6 +248,23 @@ export class CandidateFinder {
       await attempt(lookups.slice(start, start + this.limits.probes_per_batch));
     }
   }
+}
+
+/** The text lookups of the probes: each distinct, non-empty text of the field, folded as the check folds it. */
+function textProbes(probes: Probe[], field: TextField): TextProbe[] {
+  const lookups: TextProbe[] = [];
+  for (const { key, side } of probes) {
+    const texts = field === 'reference' ? side.references : side.descriptions;
+    for (const text of new Set(texts.filter((value) => value !== '').map(foldCase))) lookups.push({ probe: key, text });
+  }
+  return lookups;
+}
+
+/** Times the index holds lie within a JavaScript date's range; a window reaching past it stops there. */
+const TIME_LIMIT_MS = 8.64e15;
+
+function clampTime(ms: number): number {
+  return Math.min(TIME_LIMIT_MS, Math.max(-TIME_LIMIT_MS, ms));
 }
 
 /** Where to halve a batch: between two probes, so one probe's lookups stay together. */

@@ -32,6 +32,7 @@ import type {
   ReconciliationStrategy,
 } from '../engine/reconciliation-records.js';
 import type { CandidateSource } from './candidate-source.js';
+import { RunBoundExceeded } from './candidate-finder.js';
 import { matchRecords, DEFAULT_MATCHER_LIMITS, type MatcherLimits } from './matcher.js';
 
 export interface RunnerLimits {
@@ -131,7 +132,7 @@ export class ReconciliationRunner {
     const { view } = this.deps.ledger;
     const upload = view.upload(command.upload_id);
     if (!upload) return { ok: false, rejection: reject('RECON_UPLOAD_NOT_FOUND', `upload ${command.upload_id} not found`) };
-    const refusal = rulesRefusal((ruleId) => view.matchingRule(ruleId), command.matching_rule_ids, command.strategy);
+    const refusal = rulesRefusal((ruleId) => view.matchingRule(ruleId), command.matching_rule_ids);
     if (refusal) return { ok: false, rejection: refusal };
     const record = this.newDryRecord(command, upload.upload_id, upload.source, upload.record_count);
     const asOf = this.deps.visibleSeq();
@@ -159,13 +160,21 @@ export class ReconciliationRunner {
   async runInstant(request: RunRequest, records: ExternalRecord[], dryRun: boolean): Promise<Outcome<FinishedRun>> {
     if (this.instantRuns >= this.limits.instant_runs_concurrent_max) return busy('too many instant reconciliations at once; try again shortly');
     const asOf = this.deps.visibleSeq();
-    const refusal = rulesRefusal((ruleId) => this.deps.ledger.view.matchingRule(ruleId), request.matching_rule_ids, request.strategy);
+    const refusal = rulesRefusal((ruleId) => this.deps.ledger.view.matchingRule(ruleId), request.matching_rule_ids);
     if (refusal) return { ok: false, rejection: refusal };
     this.instantRuns += 1;
     try {
       if (dryRun) {
         const record = this.newDryRecord({ ...request, upload_id: '' }, '', 'instant', records.length);
-        const results = await this.match(asOf, request, records, false, () => undefined);
+        let results: RunResults;
+        try {
+          results = await this.match(asOf, request, records, false, () => undefined);
+        } catch (error) {
+          // A run that reached one of its bounds fails with the reason, as a recorded one does.
+          if (!(error instanceof RunBoundExceeded)) throw error;
+          Object.assign(record, { status: 'failed', failure_reason: error.message, completed_at: this.deps.clock.now() });
+          return { ok: true, value: { record, results: { matches: [], unmatched: [] } }, seq: asOf };
+        }
         return { ok: true, value: { record: completed(record, results, this.deps.clock.now()), results }, seq: asOf };
       }
       const { ledger } = this.deps;

@@ -21,7 +21,8 @@ async function setUp(server: TestServer): Promise<Names> {
   const other = (await created(server, '/balances', { ledger_id: ledger, currency: 'USD' })).balance_id;
   const txn = await created(server, '/transactions', { precise_amount: 10_000, currency: 'USD', source: '@world', destination: balance, reference: 'compat-ref-1', allow_overdraft: true, skip_queue: true });
   const hold = await created(server, '/transactions', { precise_amount: 100, currency: 'USD', source: balance, destination: other, reference: 'compat-hold-1', inflight: true, skip_queue: true });
-  return { ledger, identity, balance, other, txn: txn.transaction_id, reference: 'compat-ref-1', hold: hold.transaction_id };
+  const rule = (await created(server, '/reconciliation/matching-rules', { name: 'partial reference', criteria: [{ field: 'reference', operator: 'contains' }] })).rule_id;
+  return { ledger, identity, balance, other, txn: txn.transaction_id, reference: 'compat-ref-1', hold: hold.transaction_id, rule };
 }
 
 /** `{name}` replaced in every string of a value (paths, bodies, expected bodies). */

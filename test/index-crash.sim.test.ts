@@ -50,6 +50,10 @@ async function dumpIndex(file: string): Promise<Record<string, unknown>> {
   dump.balance_meta_changes = await query(file, `SELECT b.balance_id, m.at, m.seq, m.meta_data, m.extra
     FROM balance_meta_changes m JOIN balances b ON b.row_id = m.balance_key ORDER BY b.balance_id, m.at, m.seq`);
   dump.history_rows = (await query<{ n: number }>(file, 'SELECT (SELECT count(*) FROM balance_changes) + (SELECT count(*) FROM balance_meta_changes) AS n'))[0]?.n;
+  // Reconciliation's folded texts and their trigram index (built off to the side in a rebuild, too).
+  dump.transaction_texts = await query(file, 'SELECT transaction_id, reference, description FROM transaction_texts ORDER BY transaction_id');
+  await query(file, `INSERT INTO transaction_texts_fts(transaction_texts_fts, rank) VALUES('integrity-check', 1)`);
+  dump.transaction_texts_found = (await query<{ n: number }>(file, `SELECT count(*) AS n FROM transaction_texts_fts WHERE reference MATCH '"crash-1"'`))[0]?.n;
   dump.checkpoint = (await query<{ value: number }>(file, `SELECT value FROM index_state WHERE key = 'checkpoint'`))[0]?.value;
   return dump;
 }

@@ -4,14 +4,14 @@
 // best-first assignment (each transaction once, ties by id, ambiguity under grouped strategies).
 
 import t from 'tap';
-import { checkRule, ruleAnchors } from '../engine/matching-rules.js';
+import { checkRule, dateWindowOf, ruleLookup } from '../engine/matching-rules.js';
 import { parseDecimalFraction } from '../engine/exact-fraction.js';
 import type { MatchingRuleRecord } from '../engine/reconciliation-records.js';
 import { parseCsv } from '../http/csv-text.js';
 import { externalRecordFrom, recordsOfFile, UploadRefusal } from '../http/external-records-input.js';
 import type { MatchSide } from '../reconciliation/match-sides.js';
 import { amountGap, assignPairs, type CandidatePair } from '../reconciliation/pair-assignment.js';
-import { prepareRule, ruleHolds } from '../reconciliation/rule-evaluation.js';
+import { levenshteinWithin, prepareRule, ruleHolds } from '../reconciliation/rule-evaluation.js';
 
 function rule(criteria: MatchingRuleRecord['criteria']): MatchingRuleRecord {
   return { rule_id: 'rule_x', name: 'x', description: '', criteria, created_at: 0, updated_at: 0 };
@@ -21,11 +21,25 @@ function side(amount: bigint, precision: bigint, date = 0, extra: Partial<MatchS
   return { amount, precision, currency: 'USD', references: ['R1'], descriptions: ['Card payment'], date, ...extra };
 }
 
-t.test('rules: closed sets, drifts and a narrowing criterion', async (t) => {
+t.test('rules: closed sets, and every rule Blnk accepts', async (t) => {
   const ok = (criteria: Array<{ field: string; operator: string; allowable_drift?: string }>) => checkRule({ name: 'r', description: '', criteria });
   t.ok(ok([{ field: 'reference', operator: 'equals' }]).ok);
   t.ok(ok([{ field: 'amount', operator: 'equals', allowable_drift: '0.01' }]).ok);
   t.ok(ok([{ field: 'date', operator: 'after', allowable_drift: '86400' }, { field: 'description', operator: 'contains' }]).ok);
+  // Blnk's TestRecon_ValidateCriteria: all twenty field x operator pairs pass, even the ones that never hold.
+  for (const field of ['amount', 'date', 'description', 'reference', 'currency']) {
+    for (const operator of ['equals', 'greater_than', 'less_than', 'contains']) t.ok(ok([{ field, operator }]).ok, `${field} ${operator}`);
+  }
+  // Blnk's TestRecon_ValidateDrift: checked under equals only, and a date drift has no upper bound.
+  for (const [field, operator, drift] of [
+    ['amount', 'equals', '0'], ['amount', 'equals', '1'], ['date', 'equals', '31536000'], ['date', 'equals', '1e12'], ['date', 'equals', '0.0001'],
+    ['amount', 'greater_than', '-50'], ['amount', 'contains', '1000'], ['description', 'equals', '1000'], ['currency', 'equals', '-5'],
+    ['reference', 'contains', '16'], ['date', 'after', '-1'],
+  ] as const) t.ok(ok([{ field, operator, allowable_drift: drift }]).ok, `${field} ${operator} drift ${drift}`);
+  // Each of these was refused before ("a rule needs one criterion that narrows the candidates").
+  t.ok(ok([{ field: 'reference', operator: 'contains' }]).ok, 'reference contains alone');
+  t.ok(ok([{ field: 'description', operator: 'contains' }]).ok);
+  t.ok(ok([{ field: 'date', operator: 'after' }, { field: 'currency', operator: 'equals' }]).ok);
   const refused = (criteria: Array<{ field: string; operator: string; allowable_drift?: string }>, pattern: RegExp) => {
     const checked = ok(criteria);
     t.notOk(checked.ok, JSON.stringify(criteria));
@@ -33,23 +47,55 @@ t.test('rules: closed sets, drifts and a narrowing criterion', async (t) => {
   };
   refused([{ field: 'colour', operator: 'equals' }], /field must be one of/);
   refused([{ field: 'amount', operator: 'like' }], /operator must be one of/);
-  refused([{ field: 'amount', operator: 'contains' }], /does not apply to amount/);
-  refused([{ field: 'reference', operator: 'equals', allowable_drift: '1' }], /amount and date only/);
-  refused([{ field: 'amount', operator: 'equals', allowable_drift: '1.5' }], /from 0 to 1/);
-  refused([{ field: 'amount', operator: 'equals', allowable_drift: '-0.1' }], /negative/);
-  refused([{ field: 'amount', operator: 'greater_than', allowable_drift: '0.1' }], /equals only/);
-  refused([{ field: 'date', operator: 'equals', allowable_drift: '0.0001' }], /3 decimals/);
+  refused([{ field: 'amount', operator: 'after' }], /does not apply to amount/);
+  refused([{ field: 'amount', operator: 'equals', allowable_drift: '1.5' }], /between 0 and 1/);
+  refused([{ field: 'amount', operator: 'equals', allowable_drift: '-0.1' }], /between 0 and 1/);
+  refused([{ field: 'date', operator: 'equals', allowable_drift: '-0.000001' }], /must not be negative/);
   refused([{ field: 'date', operator: 'equals', allowable_drift: 'soon' }], /decimal number/);
-  refused([{ field: 'description', operator: 'contains' }], /narrows the candidates/);
-  refused([{ field: 'date', operator: 'after' }, { field: 'currency', operator: 'equals' }], /narrows the candidates/);
   refused([], /at least one/);
   t.notOk(checkRule({ name: ' ', description: '', criteria: [{ field: 'reference', operator: 'equals' }] }).ok, 'a name is required');
 
-  t.same(ruleAnchors(rule([{ field: 'date', operator: 'after', allowable_drift: '60' }])).dateWindow, { fromMs: -60_000, toMs: -1 },
+  t.same(dateWindowOf({ field: 'date', operator: 'after', allowable_drift: '60' }), { fromMs: -60_000, toMs: -1 },
     'after: the internal date lies before the external one, by at most the drift');
-  t.same(ruleAnchors(rule([{ field: 'date', operator: 'before', allowable_drift: '1.5' }])).dateWindow, { fromMs: 1, toMs: 1_500 });
+  t.same(dateWindowOf({ field: 'date', operator: 'before', allowable_drift: '1.5' }), { fromMs: 1, toMs: 1_500 });
+  t.equal(dateWindowOf({ field: 'date', operator: 'after', allowable_drift: '-5' }), undefined, 'a drift that is not positive bounds nothing (Blnk ignores it)');
+  const kind = (criteria: MatchingRuleRecord['criteria'], mode: 'transactions' | 'group_members' = 'transactions') => ruleLookup(rule(criteria), mode).kind;
+  t.equal(kind([{ field: 'reference', operator: 'contains' }]), 'text_contains');
+  t.equal(kind([{ field: 'reference', operator: 'contains', allowable_drift: '10' }]), 'scan', 'a fuzzy contains is no index lookup');
+  t.equal(kind([{ field: 'description', operator: 'equals' }]), 'text_equals');
+  t.equal(kind([{ field: 'amount', operator: 'equals' }, { field: 'reference', operator: 'contains' }], 'group_members'), 'text_contains');
+  t.equal(kind([{ field: 'amount', operator: 'equals' }], 'group_members'), 'scan', 'an amount finds no group: scanned');
+  t.equal(kind([{ field: 'amount', operator: 'greater_than' }, { field: 'currency', operator: 'equals' }]), 'scan');
+  t.equal(kind([{ field: 'amount', operator: 'contains' }, { field: 'reference', operator: 'equals' }]), 'never');
   t.same(parseDecimalFraction('0.010'), { numerator: 1n, denominator: 100n });
   t.same(parseDecimalFraction('1e-3'), { numerator: 1n, denominator: 1000n });
+});
+
+t.test('criteria Blnk gives a meaning to, as Blnk means them', async (t) => {
+  const holds = (criteria: MatchingRuleRecord['criteria'], external: Partial<MatchSide>, internal: Partial<MatchSide> = {}) =>
+    ruleHolds(prepareRule(rule(criteria)), side(1n, 1n, 0, external), side(1n, 1n, 0, internal));
+  // TestRecon_MatchesString_ContainsAndLevenshteinBoundary.
+  t.ok(holds([{ field: 'reference', operator: 'contains' }], { references: ['INV-123'] }, { references: ['payment inv-123 settled'] }));
+  t.ok(holds([{ field: 'reference', operator: 'contains' }], { references: ['Payment INV-123 settled'] }, { references: ['inv-123'] }), 'both ways');
+  const fuzzy = (percent: string) => holds([{ field: 'reference', operator: 'contains', allowable_drift: percent }], { references: ['payment-12345'] }, { references: ['payment-12399'] });
+  t.notOk(fuzzy('15'), 'distance 2 of 13 bytes: 15% allows 1');
+  t.ok(fuzzy('16'), '16% allows 2');
+  t.ok(holds([{ field: 'reference', operator: 'contains', allowable_drift: '100' }], { references: ['abc'] }, { references: ['xyz'] }), 'at 100% anything of that length');
+  t.notOk(holds([{ field: 'reference', operator: 'contains', allowable_drift: '-5' }], { references: ['abc'] }, { references: ['abd'] }));
+  // Pairs that compare nothing never hold (matchesGroupAmount's default, "unsupported string operators must fail closed").
+  t.notOk(holds([{ field: 'amount', operator: 'contains' }], {}));
+  t.notOk(holds([{ field: 'reference', operator: 'greater_than' }], {}));
+  t.notOk(holds([{ field: 'date', operator: 'contains' }], {}));
+  t.notOk(holds([{ field: 'currency', operator: 'less_than' }], {}));
+  // Dates: greater_than/less_than mean after/before (TestRecon_DateOperatorsAlignedWithValidation); a huge drift is exact.
+  t.ok(holds([{ field: 'date', operator: 'greater_than' }], { date: 3_600_000 }));
+  t.notOk(holds([{ field: 'date', operator: 'greater_than' }], { date: 0 }), 'strictly after');
+  t.ok(holds([{ field: 'date', operator: 'equals', allowable_drift: '2e13' }], { date: 8.64e15 }, { date: -8.64e15 }), 'a drift beyond 2^53 ms is compared in bigints');
+  t.notOk(holds([{ field: 'date', operator: 'equals', allowable_drift: '1e13' }], { date: 8.64e15 }, { date: -8.64e15 }), '1.728e16 ms apart is more than 1e16');
+  t.notOk(holds([{ field: 'date', operator: 'equals', allowable_drift: '60' }], { date: 60_900 }), 'TestRecon_DateDriftComparesFractionalSeconds: 60.9 s is not within 60 s');
+  t.ok(holds([{ field: 'date', operator: 'equals', allowable_drift: '60.9' }], { date: 60_900 }));
+  t.ok(levenshteinWithin(Array.from('kitten'), Array.from('sitting'), 3));
+  t.notOk(levenshteinWithin(Array.from('kitten'), Array.from('sitting'), 2));
 });
 
 t.test('criteria are exact: a drift boundary one smallest unit either side', async (t) => {
