@@ -6,9 +6,8 @@
 import fs from 'node:fs';
 import { assert } from '../engine/assert.js';
 import type { CommandOf, CommandOp } from '../engine/commands.js';
-import { LedgerEngine, type DryRunCommand, type EngineLimits, type Outcome, type ResultOf } from '../engine/ledger-engine.js';
+import { LedgerEngine, type DryRunAnswer, type DryRunCommand, type EngineLimits, type Outcome, type ResultOf } from '../engine/ledger-engine.js';
 import type { LedgerView } from '../engine/ledger-view.js';
-import type { Projection } from '../engine/projection.js';
 import { accept, refuse, type Result } from '../engine/result.js';
 import type { Clock, IdSource } from '../engine/ports.js';
 import type { TransactionRecord } from '../engine/records.js';
@@ -376,7 +375,7 @@ export class LedgerRuntime implements LedgerCore {
     return this.engine.run(command);
   }
 
-  dryRun(commands: DryRunCommand[]): Projection[] {
+  dryRun(commands: DryRunCommand[]): DryRunAnswer {
     return this.engine.dryRun(commands);
   }
 

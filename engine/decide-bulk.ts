@@ -6,8 +6,7 @@
 import type { BulkCommand, CommandOf } from './commands.js';
 import { CREATE_REJECTIONS, decideCreate, sourcesNamed } from './decide-create.js';
 import type { DecisionScope } from './decision-scope.js';
-import type { DryRunnable } from './operation.js';
-import { involvedIn, namedBalances, projectBalances, type Projection } from './projection.js';
+import type { Decision } from './operation.js';
 import type { Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 
@@ -41,36 +40,13 @@ export function decideBulk(scope: DecisionScope, command: BulkCommand): Decided<
 }
 
 /** Recording a batch, as the engine runs it. */
-export const bulkOperation: DryRunnable<CommandOf<'transaction.bulk'>, BulkResult> = {
+export const bulkOperation: Decision<CommandOf<'transaction.bulk'>, BulkResult> = {
   rejections: [...CREATE_REJECTIONS, 'QUEUE_BACKPRESSURE'],
   admission(state, command) {
     if (!command.atomic && !command.skip_queue) return { kind: 'join', balances: [], items: command.transactions.length };
     return { kind: 'drain', balances: command.transactions.flatMap((item) => sourcesNamed(state, item)) };
   },
   decide: decideBulk,
+  // Its dry run is the items' own, in one scope (the bulk route): each item is answered on its own.
   eventType: () => 'transaction.bulk',
-  dryRun: {
-    asDryRun: (command) => ({ ...command, skip_queue: true }),
-    project(scope, command, decided, currentFrom): Projection {
-      if (!decided.ok) {
-        return {
-          operation: 'bulk', would_apply: false, rejection: decided.rejection, failed_index: decided.rejection.item,
-          transaction_count: 0, balances: namedBalances(scope, command.transactions),
-        };
-      }
-      const { status, transaction_count, failure } = decided.value;
-      const projection: Projection = {
-        operation: 'bulk',
-        would_apply: failure === undefined,
-        status,
-        transaction_count,
-        balances: projectBalances(scope, involvedIn(scope, scope.records), currentFrom),
-      };
-      if (failure) {
-        projection.rejection = failure.rejection;
-        projection.failed_index = failure.index;
-      }
-      return projection;
-    },
-  },
 };

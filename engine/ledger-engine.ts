@@ -19,7 +19,7 @@ import { isWork, type Decision, type Operation } from './operation.js';
 import { OPERATIONS, type DryRunOp, type ResultOf, type WorkOp } from './operations.js';
 import { PendingWork, type PendingWorkLimits } from './pending-work.js';
 import type { Clock, EventLog, IdSource, TransactionStore } from './ports.js';
-import type { Projection } from './projection.js';
+import { involvedInPostings, projectBalances, type BalanceProjection, type Projection } from './projection.js';
 import { refuse, type Outcome } from './result.js';
 
 export type { Outcome } from './result.js';
@@ -48,6 +48,12 @@ export interface EngineDependencies {
 
 /** What running a command answers: work is never refused; anything else may be. */
 export type RunOutcome<K extends CommandOp> = K extends WorkOp ? { ok: true; value: ResultOf<K>; seq: number } : Outcome<ResultOf<K>>;
+
+/** Dry runs' answer: each command's projection, and what all of them together do to each balance. */
+export interface DryRunAnswer {
+  projections: Projection[];
+  balances: BalanceProjection[];
+}
 
 /** A command of an op that has a dry run. */
 export type DryRunCommand = CommandOf<DryRunOp>;
@@ -115,11 +121,12 @@ export class LedgerEngine {
 
   /**
    * Dry runs, one after the other in one scope that is never committed: a later one sees what the
-   * earlier ones would have done. Nothing is drained, queued or written.
+   * earlier ones would have done. Answers each one's projection and the combined effect on every
+   * balance they touch. Nothing is drained, queued or written.
    */
-  dryRun(commands: DryRunCommand[]): Projection[] {
+  dryRun(commands: DryRunCommand[]): DryRunAnswer {
     const scope = this.scope();
-    return commands.map((command) => {
+    const projections = commands.map((command) => {
       const operation = OPERATIONS[command.op] as unknown as Decision<DryRunCommand, unknown>;
       const dryRun = operation.dryRun;
       if (!dryRun) throw new Error(`${command.op} has no dry run`);
@@ -127,6 +134,7 @@ export class LedgerEngine {
       const decided = operation.decide(scope, dryRun.asDryRun(command));
       return dryRun.project(scope, command, decided, currentFrom);
     });
+    return { projections, balances: projectBalances(scope, involvedInPostings(scope), 0) };
   }
 
   /**

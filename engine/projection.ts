@@ -110,6 +110,24 @@ export function involvedIn(scope: DecisionScope, records: TransactionRecord[]): 
   return involved;
 }
 
+/**
+ * Every balance the scope's drafted postings move, in first-moved order: a source when it is first
+ * debited (settled or held), a destination when it is first credited.
+ */
+export function involvedInPostings(scope: DecisionScope): InvolvedBalance[] {
+  const involved: InvolvedBalance[] = [];
+  const seen = new Set<string>();
+  for (const posting of scope.draft.postings) {
+    if (seen.has(posting.balance_id)) continue;
+    seen.add(posting.balance_id);
+    const balance = scope.balance(posting.balance_id);
+    if (!balance) continue;
+    const role: BalanceRole = posting.field === 'debit' || posting.field === 'inflight_debit' ? 'source' : 'destination';
+    involved.push({ balance, role, created: !scope.state.balances.has(posting.balance_id) });
+  }
+  return involved;
+}
+
 function amountsOf(balance: BalanceRecord): BalanceAmounts {
   return {
     balance: balanceAmount(balance),

@@ -4,9 +4,8 @@
 // thread asks the engine's thread), so routes await them.
 
 import type { CommandOf, CommandOp } from '../engine/commands.js';
-import type { DryRunCommand, Outcome, ResultOf } from '../engine/ledger-engine.js';
+import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../engine/ledger-engine.js';
 import type { LedgerView } from '../engine/ledger-view.js';
-import type { Projection } from '../engine/projection.js';
 import type { BalanceRecord, TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
 import type { QueryPort } from './query-port.js';
@@ -24,7 +23,7 @@ export interface LedgerCore {
   /** Carries out one command (engine/commands.ts); the answer's seq is what to wait for before acknowledging. */
   run<K extends CommandOp>(command: CommandOf<K>): Awaitable<Outcome<ResultOf<K>>>;
   /** Dry runs of transaction operations, in order in one scope: nothing is written. */
-  dryRun(commands: DryRunCommand[]): Awaitable<Projection[]>;
+  dryRun(commands: DryRunCommand[]): Awaitable<DryRunAnswer>;
   /** Named reads of the working state. */
   readonly view: LedgerReads;
   /** Resolves once every event up to `seq` is on disk. */

@@ -2,7 +2,7 @@
 // amounts as numbers, and for every balance involved its six amounts now (`current_*`) and after the
 // operation (`resulting_*`). Rejections inside a dry run are part of the answer, not errors.
 
-import type { BalanceAmounts, Projection } from '../engine/projection.js';
+import type { BalanceAmounts, BalanceProjection, Projection } from '../engine/projection.js';
 import { z } from 'zod';
 import { preciseToAmount } from '../wire/amounts.js';
 
@@ -33,6 +33,22 @@ export const projectionJsonSchema = z.object({
   failed_index: z.number().int().optional(),
   balances: z.array(projectedBalanceSchema),
 }).meta({ id: 'DryRun' });
+
+/** A bulk dry run (Blnk's BulkTransactionPreview, with Folio's batch summary fields beside it). */
+export const bulkPreviewJsonSchema = z.object({
+  dry_run: z.literal(true),
+  would_apply: z.boolean(),
+  cumulative: z.boolean(),
+  atomic: z.boolean(),
+  operation: z.literal('bulk'),
+  status: z.enum(['APPLIED', 'INFLIGHT', 'QUEUED']).optional(),
+  transaction_count: z.number().int(),
+  failed_index: z.number().int().optional(),
+  rejection: z.object({ code: z.string(), reason: z.string(), message: z.string() }).optional(),
+  results: z.array(projectionJsonSchema),
+  balances: z.array(projectedBalanceSchema).optional(),
+  notes: z.array(z.string()).optional(),
+}).meta({ id: 'BulkDryRun' });
 
 export interface ProjectionFallback {
   reference: string;
@@ -72,14 +88,19 @@ export function projectionView(projection: Projection, fallback?: ProjectionFall
   if (projection.notes) view.notes = projection.notes;
   if (projection.transaction_count !== undefined) view.transaction_count = projection.transaction_count;
   if (projection.failed_index !== undefined) view.failed_index = projection.failed_index;
-  view.balances = projection.balances.map((balance) => ({
+  view.balances = projection.balances.map(balanceProjectionView);
+  return view;
+}
+
+/** One balance of a projection: its six amounts now and after. */
+export function balanceProjectionView(balance: BalanceProjection): Record<string, unknown> {
+  return {
     balance_id: balance.balance_id,
     role: balance.role,
     currency: balance.currency,
     ...amountFields('current', balance.current),
     ...amountFields('resulting', balance.resulting),
-  }));
-  return view;
+  };
 }
 
 function amountFields(prefix: string, amounts: BalanceAmounts): Record<string, string> {

@@ -25,7 +25,7 @@ export function accepted<T>(outcome: Outcome<T>): { value: T; seq: number } {
 
 /** The dry run of one command. */
 export async function projected(core: LedgerCore, command: DryRunCommand): Promise<Projection> {
-  const [projection] = await core.dryRun([command]);
+  const [projection] = (await core.dryRun([command])).projections;
   if (!projection) throw new Error(`no projection of ${command.op}`);
   return projection;
 }

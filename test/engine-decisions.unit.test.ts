@@ -103,7 +103,7 @@ t.test('a reused reference with another body is a conflict; the same body is ans
 t.test('a dry run decides and logs nothing', async (t) => {
   given(t, fundedAlice)
     .when((engine) => {
-      const projection = engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true }) }])[0]!;
+      const projection = engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 250n, skip_queue: true }) }]).projections[0]!;
       t.equal(projection.would_apply, true);
       return undefined;
     })

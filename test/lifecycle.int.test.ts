@@ -530,6 +530,15 @@ t.test('dry runs', async (t) => {
       t.equal(tooMuch.body.would_apply, false);
       t.equal(tooMuch.body.rejection.code, 'TXN_INSUFFICIENT_FUNDS');
       t.equal(tooMuch.body.failed_index, 2);
+      // Blnk's shape beside the summary: a projection per item, and whether they were projected together.
+      t.match(tooMuch.body, { cumulative: true, atomic: true });
+      t.same(tooMuch.body.results.map((item: { would_apply: boolean }) => item.would_apply), [true, true, false], 'the third item is the one that fails');
+      t.equal(tooMuch.body.results[2].rejection.code, 'TXN_INSUFFICIENT_FUNDS');
+      t.equal(tooMuch.body.results[2].status, undefined, 'a rejected item has no status (Blnk\'s Finalize)');
+      const queued = await api.post('/transactions/bulk', { transactions: [...items, { ...items[0] }], dry_run: true });
+      t.match(queued.body, { cumulative: false, atomic: false, would_apply: true }, 'queued: each item on its own against the balances now');
+      t.equal(queued.body.balances, undefined, 'no combined effect without an order');
+      t.ok(queued.body.notes.length > 0, 'a note says how it was projected');
     });
   });
 
@@ -894,7 +903,7 @@ t.test('real timers: expiry, auto-commit and schedules a second or two ahead', a
   t.equal(scheduledRfc.status, 201);
   t.equal(scheduledRfc.body.status, 'SCHEDULED');
   t.equal(scheduledPlain.body.status, 'SCHEDULED');
-  t.equal(scheduledPlain.body.scheduled_for, due.toISOString(), '`YYYY-MM-DD hh:mm:ss` is read as UTC');
+  t.equal(scheduledPlain.body.scheduled_for, `${plain.replace(' ', 'T')}Z`, '`YYYY-MM-DD hh:mm:ss` is read as UTC, and a whole second is written without a fraction, as Go writes it');
   t.same((await api.amounts(payerId)).balance, 950n, 'only the partial commit moved; scheduled transactions move nothing yet');
 
   const expired = await api.waitForTransaction(expiring.body.transaction_id, (record) => record.status !== 'INFLIGHT');

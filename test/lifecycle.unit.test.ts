@@ -891,16 +891,16 @@ t.test('dry runs decide for real but write nothing', async (t) => {
   const holdId = hold(rig, '@alice', '@bob', 60n);
   const applied = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true }) })).transaction;
   unchanged(t, rig, () => {
-    const create = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@new', precise_amount: 30n }) }])[0]!;
+    const create = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@new', precise_amount: 30n }) }]).projections[0]!;
     t.equal(create.would_apply, true);
     t.equal(create.status, 'APPLIED');
-    const short = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 31n }) }])[0]!;
+    const short = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 31n }) }]).projections[0]!;
     t.equal(short.would_apply, false);
     t.equal(short.rejection?.code, 'TXN_INSUFFICIENT_FUNDS');
-    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false } }])[0]!.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
-    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false } }])[0]!.would_apply, true);
-    t.equal(rig.engine.dryRun([{ op: 'transaction.refund', ...{ transaction_id: applied.transaction_id, skip_queue: false, description: '', meta_data: {} } }])[0]!.would_apply, true);
-    t.equal(rig.engine.dryRun([{ op: 'transaction.bulk', ...{ transactions: [transfer({ source: '@alice', destination: '@x', precise_amount: 30n })], atomic: true, inflight: false, skip_queue: false } }])[0]!.would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false } }]).projections[0]!.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
+    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false } }]).projections[0]!.would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'transaction.refund', ...{ transaction_id: applied.transaction_id, skip_queue: false, description: '', meta_data: {} } }]).projections[0]!.would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@x', precise_amount: 30n }) }]).projections[0]!.would_apply, true);
   }, 'dry runs');
   t.equal(rig.engine.state.balanceByIndicator('@new', 'USD'), undefined, 'no balance was created');
   t.equal(rig.engine.state.balanceByIndicator('@x', 'USD'), undefined);

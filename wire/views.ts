@@ -23,13 +23,24 @@ let lastTimeText = ZERO_TIME;
 
 export function timeText(epochMs: number): string {
   if (epochMs === lastTimeMs) return lastTimeText;
-  lastTimeText = epochMs === 0 ? ZERO_TIME : new Date(epochMs).toISOString();
+  lastTimeText = epochMs === 0 ? ZERO_TIME : goTimeText(new Date(epochMs).toISOString());
   lastTimeMs = epochMs;
   return lastTimeText;
 }
 
-/** A time on the wire: ISO 8601 in UTC, ZERO_TIME when unset. */
-export const timeTextSchema = z.string().meta({ description: `ISO 8601 time in UTC; ${ZERO_TIME} when unset`, example: '2026-05-04T10:20:30.000Z' });
+/**
+ * An ISO 8601 time as Go writes RFC 3339 (Blnk's times): the fraction of a second without trailing
+ * zeros, and none at all on a whole second (`2025-02-15T10:30:00Z`, `2025-02-15T10:30:00.12Z`).
+ */
+function goTimeText(iso: string): string {
+  const dot = iso.lastIndexOf('.');
+  if (dot < 0) return iso;
+  const fraction = iso.slice(dot + 1, -1).replace(/0+$/, '');
+  return fraction === '' ? `${iso.slice(0, dot)}Z` : `${iso.slice(0, dot + 1)}${fraction}Z`;
+}
+
+/** A time on the wire: RFC 3339 in UTC as Go writes it, ZERO_TIME when unset. */
+export const timeTextSchema = z.string().meta({ description: `RFC 3339 time in UTC, fraction of a second without trailing zeros; ${ZERO_TIME} when unset`, example: '2026-05-04T10:20:30.25Z' });
 export const metaDataJsonSchema = z.record(z.string(), z.unknown()).meta({ description: 'Free-form metadata (a JSON object)' });
 
 /** What ledgerView renders, for the API reference (http/openapi/). */

@@ -80,7 +80,7 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
       fromSource = folded.ok && folded.value.from_source;
     }
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
-    const timestamp = untilMs === Number.MAX_SAFE_INTEGER ? new Date().toISOString() : timeText(untilMs);
+    const timestamp = timeText(untilMs === Number.MAX_SAFE_INTEGER ? Date.now() : untilMs);
     await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: fromSource }, seq);
   });
 

@@ -260,7 +260,7 @@ async function projectBulk(core: LedgerCore, action: Action, items: ResolvedItem
   for (const item of items) {
     if (item.ok) commands.push({ op: 'hold.act', transaction_id: item.transaction_id, action, precise_amount: item.precise_amount, skip_queue: true });
   }
-  const projections = (await core.dryRun(commands))[Symbol.iterator]();
+  const projections = (await core.dryRun(commands)).projections[Symbol.iterator]();
   const results = items.map((item) => {
     if (!item.ok) {
       return {

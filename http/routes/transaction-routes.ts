@@ -7,7 +7,10 @@ import { ApiError } from '../api-error.js';
 import { pageQuerySchema } from '../common-schemas.js';
 import { rejectionsOf } from '../../engine/operations.js';
 import type { LedgerCore } from '../ledger-core.js';
-import { projectionView } from '../projection-view.js';
+import { balanceProjectionView, projectionView } from '../projection-view.js';
+import type { BulkCommand, CommandOf } from '../../engine/commands.js';
+import type { BalanceProjection, Projection } from '../../engine/projection.js';
+import { reject } from '../../engine/rejections.js';
 import { accepted, projected, respond } from '../respond.js';
 import { validateBulk, validateTransaction } from '../transaction-commands.js';
 import { validate } from '../validation.js';
@@ -15,7 +18,7 @@ import { answeredFilteredList } from './filtered-lists.js';
 import { z } from 'zod';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { projectionJsonSchema } from '../projection-view.js';
+import { bulkPreviewJsonSchema, projectionJsonSchema } from '../projection-view.js';
 import { bulkShape, transactionShape } from '../transaction-schemas.js';
 import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
 
@@ -58,14 +61,14 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     bodyExample: { atomic: true, skip_queue: true, transactions: [transactionExample, { ...transactionExample, reference: 'order-1043' }] },
     answers: [
       { status: 201, description: 'The batch', schema: bulkResultSchema, example: { batch_id: 'bulk_0196a4c2-af66-7173-a5f6-7a8b9c0d1e08', status: 'applied', transaction_count: 2 } },
-      { status: 200, description: 'A dry run', schema: projectionJsonSchema },
+      { status: 200, description: 'A dry run: a projection per item, as Blnk answers it', schema: bulkPreviewJsonSchema },
     ],
     errors: TRANSACTION_ERRORS,
   });
   router.post('/transactions/bulk', async (ctx) => {
     const { command, dry_run, run_async } = validateBulk(ctx.request.body);
     if (dry_run) {
-      await respond(ctx, core, 200, projectionView(await projected(core, { op: 'transaction.bulk', ...command })));
+      await respond(ctx, core, 200, await bulkPreview(core, command, run_async));
       return;
     }
     const { value, seq } = accepted(await core.run({ op: 'transaction.bulk', ...command }));
@@ -110,4 +113,55 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `transaction ${ctx.params.id} not found`);
     await respond(ctx, core, 200, transactionJson(transaction));
   });
+}
+
+/**
+ * A bulk dry run as Blnk answers it: a projection per item, whether the items were projected against
+ * each other (`cumulative`) and, when they were, the batch's combined effect on each balance. Items
+ * decided together (skip_queue or atomic: the whole batch is decided at once) are projected one after
+ * another in one scope; a queued batch's items are projected each against the balances as they stand,
+ * as Blnk does (Folio applies a balance's queued items in the batch's order, which the note says).
+ */
+async function bulkPreview(core: LedgerCore, command: BulkCommand, runAsync: boolean): Promise<Record<string, unknown>> {
+  const items = command.transactions.map((item): CommandOf<'transaction.create'> => ({ op: 'transaction.create', ...item, inflight: item.inflight || command.inflight }));
+  const cumulative = command.skip_queue || command.atomic;
+  const notes: string[] = [];
+  let projections: Projection[];
+  let balances: BalanceProjection[] | undefined;
+  if (cumulative) {
+    ({ projections, balances } = await core.dryRun(items));
+  } else {
+    notes.push('the items are queued: each is projected on its own against the balances as they stand; queued items of one source balance are applied in the batch\'s order');
+    projections = [];
+    const seen = new Set<string>();
+    for (const item of items) {
+      // A reference used earlier in the batch is refused whatever the order, as the real batch refuses it.
+      const repeated = item.reference !== '' && seen.has(item.reference);
+      seen.add(item.reference);
+      projections.push(repeated ? { operation: 'create', would_apply: false, rejection: reject('TXN_DUPLICATE_REFERENCE', `reference ${item.reference} is used by an earlier item of this batch`), balances: [] } : await projected(core, item));
+    }
+  }
+  const failedIndex = projections.findIndex((projection) => !projection.would_apply);
+  if (command.atomic) notes.push('atomic: nothing of the batch is recorded when any item fails');
+  else if (cumulative && failedIndex >= 0) notes.push(`the batch stops at its first failing item (${failedIndex}); the items before it are recorded, the ones after it are not`);
+  if (runAsync) notes.push('run_async is ignored in a dry run; the projection is returned at once');
+  const results = projections.map((projection, index) => projectionView(projection, items[index]));
+  const preview: Record<string, unknown> = {
+    dry_run: true,
+    would_apply: failedIndex < 0,
+    cumulative,
+    atomic: command.atomic,
+    operation: 'bulk',
+    transaction_count: failedIndex < 0 ? items.length : command.atomic ? 0 : failedIndex,
+    results,
+  };
+  // The batch's status as the real batch would report it (upper case here, as every dry run's status).
+  if (failedIndex < 0) preview.status = !cumulative ? 'QUEUED' : command.inflight ? 'INFLIGHT' : 'APPLIED';
+  else {
+    preview.failed_index = failedIndex;
+    preview.rejection = results[failedIndex]?.rejection;
+  }
+  if (balances) preview.balances = balances.map(balanceProjectionView);
+  if (notes.length > 0) preview.notes = notes;
+  return preview;
 }
