@@ -52,7 +52,8 @@ export const CLOUD_LIMITS = {
   /** Redirect URIs per client, and their length. */
   redirect_uris_max: 10,
   redirect_uri_length_max: 2048,
-  form_bytes_max: 16 * 1024,
+  /** A sign-in form carries its sealed request (up to about 15 KB with the longest redirect_uri and state) and a password. */
+  form_bytes_max: 32 * 1024,
   /** Requests to a core: status and cutover calls, and proxied requests without an answer yet. */
   core_request_timeout_ms: 30_000,
   proxy_timeout_ms: 30_000,

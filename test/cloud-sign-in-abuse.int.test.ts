@@ -106,3 +106,13 @@ t.test('a flood of sign-in pages does not push out the page a user has open', as
   t.equal(answer.status, 303, 'the user\'s page still works after the flood');
   t.match(new URL(answer.headers.get('location')!).searchParams.get('code'), /^fac_/);
 });
+
+t.test('the largest sign-in page still fits its form: the longest redirect_uri and state, and a long password', async (t) => {
+  const longRedirect = `http://127.0.0.1:9/${'r'.repeat(2048 - 'http://127.0.0.1:9/'.length)}`;
+  const client = await createClient(rig, ['*'], [longRedirect]);
+  const page = await openSignIn(rig, { response_type: 'code', client_id: client.client_id, redirect_uri: longRedirect, state: '\u0001'.repeat(1024) });
+  t.equal(page.status, 200);
+  t.comment(`sealed request: ${page.sealed!.length} characters`);
+  const answer = await submitSignIn(rig, page, { email: 'long-form@example.com', password: 'é'.repeat(1024) }, { localAddress: '127.0.4.1' });
+  t.equal(answer.status, 401, 'read and checked (not refused as too large)');
+});
