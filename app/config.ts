@@ -1,5 +1,7 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
+// server.headers_timeout_ms (FOLIO_HEADERS_TIMEOUT_MS), server.request_timeout_ms (FOLIO_REQUEST_TIMEOUT_MS),
+// server.connections_max (FOLIO_CONNECTIONS_MAX) (http/server-limits.ts),
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
 // hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
 // (FOLIO_WEBHOOK_SECRET), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
@@ -13,6 +15,7 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import { masterKeyRefusal } from '../http/app.js';
 import { tokenizationSecretBytes } from '../http/identity-tokens.js';
+import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
 import {
   DEFAULT_NOTIFICATION_RETRY_COUNT,
   DEFAULT_NOTIFICATION_TIMEOUT_SECONDS,
@@ -21,7 +24,8 @@ import {
 import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from './snapshot-service.js';
 
 export interface FolioConfig {
-  server: { host: string; port: number; secret_key: string };
+  /** The connection limits: request deadlines and open connections (http/server-limits.ts). */
+  server: { host: string; port: number; secret_key: string } & ConnectionLimits;
   data_dir: string;
   log_level: string;
   snapshots: SnapshotSchedule;
@@ -39,7 +43,7 @@ export interface FolioConfig {
 }
 
 export const DEFAULT_CONFIG: FolioConfig = {
-  server: { host: '127.0.0.1', port: 5001, secret_key: '' },
+  server: { host: '127.0.0.1', port: 5001, secret_key: '', ...DEFAULT_CONNECTION_LIMITS },
   data_dir: './data',
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
@@ -58,6 +62,9 @@ const fileSchema = z.object({
     host: z.string().min(1).optional(),
     port: z.number().int().min(0).max(65535).optional(),
     secret_key: z.string().optional(),
+    headers_timeout_ms: z.number().int().min(1).optional(),
+    request_timeout_ms: z.number().int().min(1).optional(),
+    connections_max: z.number().int().min(1).optional(),
   }).optional(),
   data_dir: z.string().min(1).optional(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
@@ -88,6 +95,9 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_HOST) config.server.host = env.FOLIO_HOST;
   if (env.FOLIO_PORT !== undefined && env.FOLIO_PORT !== '') config.server.port = parsePort(env.FOLIO_PORT);
   if (env.FOLIO_SECRET_KEY !== undefined) config.server.secret_key = env.FOLIO_SECRET_KEY;
+  if (env.FOLIO_HEADERS_TIMEOUT_MS) config.server.headers_timeout_ms = parseWhole('FOLIO_HEADERS_TIMEOUT_MS', env.FOLIO_HEADERS_TIMEOUT_MS);
+  if (env.FOLIO_REQUEST_TIMEOUT_MS) config.server.request_timeout_ms = parseWhole('FOLIO_REQUEST_TIMEOUT_MS', env.FOLIO_REQUEST_TIMEOUT_MS);
+  if (env.FOLIO_CONNECTIONS_MAX) config.server.connections_max = parseWhole('FOLIO_CONNECTIONS_MAX', env.FOLIO_CONNECTIONS_MAX);
   if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
   if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
   if (env.FOLIO_FOLLOW_DATA_DIR) config.follow_data_dir = env.FOLIO_FOLLOW_DATA_DIR;
@@ -105,6 +115,9 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   }
   const refusal = masterKeyRefusal(config.server.secret_key);
   if (refusal) throw new ConfigError(refusal);
+  const { headers_timeout_ms, request_timeout_ms, connections_max } = config.server;
+  const limitsRefusal = connectionLimitsRefusal({ headers_timeout_ms, request_timeout_ms, connections_max });
+  if (limitsRefusal) throw new ConfigError(`server.${limitsRefusal}`);
   return config;
 }
 
@@ -150,6 +163,12 @@ function parsePort(text: string): number {
 function parseCount(name: string, text: string, min: number): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, not ${text}`);
+  return value;
+}
+
+function parseWhole(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`${name} must be a whole number >= 1, not ${text}`);
   return value;
 }
 

@@ -1,17 +1,12 @@
 // The Node HTTP server around the Koa app, set up the same way for `folio serve`, the test servers and
-// the benches: keep-alive kept longer than common load balancers' (so they close first), and requests
-// Node's parser refuses answered in the error envelope (http/client-error.ts).
+// the benches: the connection limits of http/server-limits.ts (request deadlines, a cap on open
+// connections, keep-alive longer than load balancers'), and requests Node's parser refuses answered in
+// the error envelope (http/client-error.ts).
 
-import http from 'node:http';
-import { answerClientErrors } from '../http/client-error.js';
+import type http from 'node:http';
 import type { FolioApp } from '../http/app.js';
+import { createLimitedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
 
-/** Longer than the 60 s idle timeout most load balancers use, so the server never closes first. */
-const KEEP_ALIVE_TIMEOUT_MS = 65_000;
-
-export function createHttpServer(app: FolioApp): http.Server {
-  const server = http.createServer(app.koa.callback());
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  answerClientErrors(server);
-  return server;
+export function createHttpServer(app: FolioApp, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): http.Server {
+  return createLimitedServer(app.koa.callback(), limits);
 }

@@ -85,7 +85,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
   }
   const warning = exposureWarning(config.server.host, config.server.secret_key);
   if (warning) logger.warn({ host: config.server.host }, warning);
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, config.server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => resolve());

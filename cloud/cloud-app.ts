@@ -1,7 +1,7 @@
 // The control plane's HTTP handling. Requests for /proxy/ go to the proxy (proxy.ts), which runs on the
 // raw request for speed; everything else goes through the Koa application, whose middleware is, in order:
 //   request log -> error envelope -> loopback Host check and shutdown guard -> caller identification
-//   -> JSON body reader (not for the two form routes) -> routes
+//   -> JSON body reader (not for the OAuth form routes) -> routes
 // Both paths share the same Host check, shutdown guard and caller identification, and answer errors
 // in the core's error envelope (http/error-envelope.ts).
 
@@ -34,13 +34,17 @@ export interface CloudParts {
   upgrades: Upgrades;
   logger: Logger;
   now: () => number;
-  /** Whether the server listens on loopback only; then only loopback Host headers are served. */
+  /** Whether the server listens on loopback only; then only loopback Host headers (and the public URL's) are served. */
   loopbackOnly: boolean;
+  /** The origin users and clients reach the cloud at: the OAuth issuer; https makes the sign-in cookie Secure. */
+  publicUrl: () => URL;
+  /** Reverse proxies whose X-Forwarded-For is believed about the client's address (client-address.ts). */
+  trustedProxies: readonly string[];
 }
 
 /** Bodies of the control plane's own JSON routes are small. */
 const CLOUD_BODY_BYTES_MAX = 64 * 1024;
-const FORM_PATHS = new Set(['/oauth/authorize', '/oauth/token']);
+const FORM_PATHS = new Set(['/oauth/authorize', '/oauth/token', '/oauth/revoke']);
 
 export interface CloudApp {
   handle(req: http.IncomingMessage, res: http.ServerResponse): void;
@@ -56,7 +60,8 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   let shuttingDown = false;
   const admit = (req: http.IncomingMessage): void => {
     // DNS rebinding: a page on another site could reach a loopback server under its own host name.
-    if (parts.loopbackOnly) refuseNonLoopbackHost(req.headers.host);
+    // The public URL's host is the operator's own name for it (a TLS proxy in front may pass it on).
+    if (parts.loopbackOnly && req.headers.host?.toLowerCase() !== parts.publicUrl().host) refuseNonLoopbackHost(req.headers.host);
     if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'the control plane is shutting down', undefined, { Connection: 'close' });
   };
   const router = new Router();
@@ -79,7 +84,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   });
   koa.use(identifyCaller(parts.apiKeyHash, parts.tokens));
   const readJson = jsonBody({ bodyBytesMax: CLOUD_BODY_BYTES_MAX });
-  // The two form routes read their own bodies (form-body.ts); curl's default form type is JSON elsewhere.
+  // The form routes read their own bodies (form-body.ts); curl's default form type is JSON elsewhere.
   koa.use((ctx, next) => (FORM_PATHS.has(ctx.path) ? next() : readJson(ctx, next)));
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));

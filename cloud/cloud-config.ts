@@ -1,10 +1,15 @@
 // Settings of `folio cloud`, from the environment: FOLIO_CLOUD_PORT (default 5002), FOLIO_CLOUD_HOST
 // (default 127.0.0.1), FOLIO_CLOUD_DATA_DIR (default ./data-cloud), FOLIO_CLOUD_API_KEY (when unset, one
-// is generated at the first start and printed once), FOLIO_LOG_LEVEL. The limits are named here so the
-// services and tests share them.
+// is generated at the first start and printed once), FOLIO_LOG_LEVEL, FOLIO_CLOUD_PUBLIC_URL (the origin
+// users and clients reach the cloud at, when a TLS-terminating proxy stands in front: the OAuth issuer, and
+// https there makes the sign-in cookie Secure), FOLIO_CLOUD_TRUSTED_PROXIES (comma-separated addresses of
+// such proxies, whose X-Forwarded-For names the client), and the connection limits FOLIO_CLOUD_HEADERS_TIMEOUT_MS,
+// FOLIO_CLOUD_REQUEST_TIMEOUT_MS and FOLIO_CLOUD_CONNECTIONS_MAX (http/server-limits.ts). The other limits
+// are named here so the services and tests share them.
 
 import { ConfigError } from '../app/config.js';
 import { masterKeyRefusal } from '../http/app.js';
+import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
 
 export interface CloudConfig {
   host: string;
@@ -13,6 +18,12 @@ export interface CloudConfig {
   /** The cloud API key from the environment; empty means the stored one (or a new one at first start). */
   api_key: string;
   log_level: string;
+  /** The origin users and clients reach the cloud at; unset: the address it listens on. */
+  public_url?: string;
+  /** Reverse proxies whose X-Forwarded-For is believed about the client's address; unset: none. */
+  trusted_proxies?: string[];
+  /** Unset fields take DEFAULT_CONNECTION_LIMITS. */
+  connections?: Partial<ConnectionLimits>;
 }
 
 export const CLOUD_LIMITS = {
@@ -23,12 +34,26 @@ export const CLOUD_LIMITS = {
   refresh_family_ttl_ms: 30 * 24 * 60 * 60 * 1000,
   /** A sign-in page stays usable this long; then the flow starts again from the client. */
   sign_in_page_ttl_ms: 10 * 60 * 1000,
-  sign_in_pages_max: 10_000,
-  sign_in_attempts_max: 5,
+  /** Failed sign-ins per account, and per client address, before the backoff starts (sign-in-throttle.ts). */
+  sign_in_account_failures_free: 5,
+  sign_in_address_failures_free: 20,
+  /** The first backoff; each further failure doubles it, up to the max. */
+  sign_in_backoff_first_ms: 1_000,
+  sign_in_backoff_max_ms: 15 * 60 * 1000,
+  /** An account or address with no failure for this long starts again from nothing. */
+  sign_in_failures_forget_ms: 24 * 60 * 60 * 1000,
+  /** Accounts and addresses the throttle remembers at most, each. */
+  sign_in_throttle_entries_max: 100_000,
+  /** Password checks (scrypt, 32 MiB and tens of ms each) running at once, and waiting for a turn. */
+  password_checks_running_max: 2,
+  password_checks_waiting_max: 16,
+  /** Pages that led to a code, remembered (until they expire) so each is used once. */
+  sign_in_pages_spent_max: 100_000,
   /** Redirect URIs per client, and their length. */
   redirect_uris_max: 10,
   redirect_uri_length_max: 2048,
-  form_bytes_max: 16 * 1024,
+  /** A sign-in form carries its sealed request (up to about 15 KB with the longest redirect_uri and state) and a password. */
+  form_bytes_max: 32 * 1024,
   /** Requests to a core: status and cutover calls, and proxied requests without an answer yet. */
   core_request_timeout_ms: 30_000,
   proxy_timeout_ms: 30_000,
@@ -62,5 +87,44 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
   }
   const refusal = masterKeyRefusal(config.api_key);
   if (refusal) throw new ConfigError(refusal.replace('server.secret_key', 'FOLIO_CLOUD_API_KEY'));
+  if (env.FOLIO_CLOUD_PUBLIC_URL) config.public_url = env.FOLIO_CLOUD_PUBLIC_URL;
+  if (env.FOLIO_CLOUD_TRUSTED_PROXIES) config.trusted_proxies = env.FOLIO_CLOUD_TRUSTED_PROXIES.split(',').map((address) => address.trim()).filter((address) => address !== '');
+  const connections: Partial<ConnectionLimits> = {};
+  if (env.FOLIO_CLOUD_HEADERS_TIMEOUT_MS) connections.headers_timeout_ms = Number(env.FOLIO_CLOUD_HEADERS_TIMEOUT_MS);
+  if (env.FOLIO_CLOUD_REQUEST_TIMEOUT_MS) connections.request_timeout_ms = Number(env.FOLIO_CLOUD_REQUEST_TIMEOUT_MS);
+  if (env.FOLIO_CLOUD_CONNECTIONS_MAX) connections.connections_max = Number(env.FOLIO_CLOUD_CONNECTIONS_MAX);
+  config.connections = connections;
+  const problem = cloudConfigRefusal(config);
+  if (problem) throw new ConfigError(problem);
   return config;
+}
+
+/** The connection limits in force: the configured ones over the defaults. */
+export function connectionLimitsOf(config: CloudConfig): ConnectionLimits {
+  return { ...DEFAULT_CONNECTION_LIMITS, ...config.connections };
+}
+
+/** The public URL: an http or https origin, without a path, query or fragment. */
+export function publicUrlOf(config: CloudConfig): URL | undefined {
+  if (config.public_url === undefined || config.public_url === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(config.public_url);
+  } catch {
+    throw new ConfigError(`FOLIO_CLOUD_PUBLIC_URL must be a URL, not ${config.public_url}`);
+  }
+  const origin = (url.protocol === 'https:' || url.protocol === 'http:') && url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+  if (!origin) throw new ConfigError(`FOLIO_CLOUD_PUBLIC_URL must be an http or https origin without a path, as https://cloud.example.com, not ${config.public_url}`);
+  return url;
+}
+
+/** Why the settings beyond the API key cannot be used, or undefined. */
+export function cloudConfigRefusal(config: CloudConfig): string | undefined {
+  try {
+    publicUrlOf(config);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  const refusal = connectionLimitsRefusal(connectionLimitsOf(config));
+  return refusal && `FOLIO_CLOUD_${refusal.split(' ')[0]!.toUpperCase()}: ${refusal}`;
 }

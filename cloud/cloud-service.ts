@@ -3,16 +3,15 @@
 // `stop` stops accepting, abandons upgrades in progress, stops every core process (SIGTERM, waiting for
 // each to exit) and closes the store.
 
-import { answerClientErrors } from '../http/client-error.js';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { masterKeyRefusal } from '../http/app.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
+import { createLimitedServer } from '../http/server-limits.js';
 import { createCloudApp } from './cloud-app.js';
-import type { CloudConfig } from './cloud-config.js';
+import { cloudConfigRefusal, connectionLimitsOf, publicUrlOf, type CloudConfig } from './cloud-config.js';
 import { CloudStore } from './cloud-store.js';
 import { Deployments } from './deployments.js';
 import { ClientRegistry } from './oauth-clients.js';
@@ -48,6 +47,8 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const { config } = options;
   const refusal = masterKeyRefusal(config.api_key);
   if (refusal) throw new Error(refusal.replace('server.secret_key', 'the cloud API key'));
+  const problem = cloudConfigRefusal(config);
+  if (problem) throw new Error(problem);
   const logger = options.logger ?? pino({ level: config.log_level, base: { service: 'folio-cloud' }, redact: REDACTED_LOG_PATHS }, pino.destination({ dest: 2, sync: false }));
   const now = options.now ?? Date.now;
   const dataDir = path.resolve(config.data_dir);
@@ -73,16 +74,20 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   await deployments.boot();
 
   const loopbackOnly = isLoopback(config.host);
-  const app = createCloudApp({ apiKeyHash, users, clients, tokens, deployments, upgrades, logger, now, loopbackOnly });
-  const server = http.createServer((req, res) => app.handle(req, res));
-  answerClientErrors(server);
-  server.keepAliveTimeout = 65_000;
+  // Known once the server listens, when no public URL is configured.
+  let publicUrl = publicUrlOf(config);
+  const app = createCloudApp({
+    apiKeyHash, users, clients, tokens, deployments, upgrades, logger, now, loopbackOnly,
+    publicUrl: () => publicUrl as URL, trustedProxies: config.trusted_proxies ?? [],
+  });
+  const server = createLimitedServer((req, res) => app.handle(req, res), connectionLimitsOf(config));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  publicUrl ??= new URL(`http://${host}:${address.port}`);
 
   let stopped: Promise<void> | undefined;
   return {

@@ -85,11 +85,15 @@ export function deploymentRoutes(router: Router, parts: { users: UserDirectory; 
   });
 }
 
-/** The deployment named in the path, as the caller may see it; an instance_id there is a 404 that says so. */
+/**
+ * The deployment named in the path, as the caller may see it. An instance_id there is a 404 that says so,
+ * but only to a caller who may see that instance's deployment: to anyone else an id that exists is
+ * answered exactly as one that does not.
+ */
 function findDeployment(deployments: Deployments, principal: CloudPrincipal, id: string): DeploymentRecord {
   const record = deployments.get(id);
   if (record && visibleTo(principal, record)) return record;
-  if (deployments.isInstanceId(id)) {
+  if (deployments.list().some((candidate) => candidate.instance_id === id && visibleTo(principal, candidate))) {
     throw new ApiError('DEPLOYMENT_NOT_FOUND', `${id} is an instance_id; this path takes a deployment_id`);
   }
   throw new ApiError('DEPLOYMENT_NOT_FOUND', `deployment ${id} not found`);

@@ -5,9 +5,13 @@
 //   GET  /oauth/authorize                    checks the request, renders the sign-in and consent page
 //   POST /oauth/authorize                    the form: 303 to redirect_uri with code and state
 //   POST /oauth/token                        authorization_code and refresh_token grants, HTTP Basic
+//   POST /oauth/revoke                       RFC 7009 token revocation, HTTP Basic
+//   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 // Before the client and redirect_uri are known to be genuine, errors are pages and never redirects (an
 // open redirector would hand codes to anyone); after, they go back to the client as RFC 6749 4.1.2.1
-// says. Token errors are RFC 6749 5.2 JSON, carrying the error envelope's `error_detail` too.
+// says, with `iss` (RFC 9207) as every authorization response. Token errors are RFC 6749 5.2 JSON,
+// carrying the error envelope's `error_detail` too. Password checks on the sign-in form pass the
+// throttle (sign-in-throttle.ts) and the gate (password-check-gate.ts) first.
 
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
@@ -18,9 +22,12 @@ import { validate } from '../http/validation.js';
 import { requireOperator } from './cloud-auth.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import { CLOUD_SCOPES, parseScopeList, withinScopes } from './cloud-scopes.js';
-import { readForm } from './form-body.js';
-import { clientView, type ClientRegistry } from './oauth-clients.js';
+import { clientAddress } from './client-address.js';
+import { readForm, type FormBody } from './form-body.js';
+import { clientView, type ClientRecord, type ClientRegistry } from './oauth-clients.js';
+import { PasswordCheckGate } from './password-check-gate.js';
 import { PendingSignIns, type SignInRequest } from './pending-sign-ins.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import { renderErrorPage, renderSignInPage } from './sign-in-page.js';
 import type { GrantOutcome, OAuthErrorCode, TokenService } from './token-service.js';
 import type { UserDirectory } from './users.js';
@@ -30,6 +37,9 @@ export interface OAuthParts {
   tokens: TokenService;
   users: UserDirectory;
   now: () => number;
+  /** The origin users and clients reach the cloud at: the issuer; https makes the sign-in cookie Secure. */
+  publicUrl: () => URL;
+  trustedProxies: readonly string[];
 }
 
 const BROWSER_COOKIE = 'folio_sign_in';
@@ -58,8 +68,15 @@ const newClientSchema = z.object({
   expires_at: z.union([z.iso.datetime({ offset: true }), z.null()]),
 }).strict();
 
+/** The issuer identifier (RFC 8414 2): the public origin, without a trailing slash. */
+function issuerOf(parts: OAuthParts): string {
+  return parts.publicUrl().origin;
+}
+
 export function oauthRoutes(router: Router, parts: OAuthParts): void {
-  const pending = new PendingSignIns(parts.now);
+  const pending = new PendingSignIns(parts.now, parts.clients);
+  const throttle = new SignInThrottle(parts.now);
+  const passwordChecks = new PasswordCheckGate();
 
   router.post('/oauth/clients', async (ctx) => {
     requireOperator(ctx);
@@ -86,38 +103,69 @@ export function oauthRoutes(router: Router, parts: OAuthParts): void {
     ctx.body = toJsonText(clientView(client));
   });
 
+  router.get('/.well-known/oauth-authorization-server', (ctx) => {
+    const issuer = issuerOf(parts);
+    ctx.type = 'application/json';
+    ctx.body = toJsonText({
+      issuer,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      token_endpoint: `${issuer}/oauth/token`,
+      revocation_endpoint: `${issuer}/oauth/revoke`,
+      scopes_supported: CLOUD_SCOPES,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    });
+  });
+
   router.get('/oauth/authorize', (ctx) => {
     const request = checkAuthorizationRequest(ctx, parts);
     if (!request) return;
-    const entry = pending.open(request);
-    ctx.cookies.set(BROWSER_COOKIE, entry.browserNonce, { httpOnly: true, sameSite: 'strict', path: '/oauth/authorize', overwrite: true });
-    renderSignInPage(ctx, entry);
+    const { page, browserNonce } = pending.open(request);
+    const secure = parts.publicUrl().protocol === 'https:' ? '; Secure' : '';
+    const maxAge = Math.floor(CLOUD_LIMITS.sign_in_page_ttl_ms / 1000);
+    ctx.append('Set-Cookie', `${BROWSER_COOKIE}=${browserNonce}; Path=/oauth/authorize; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure}`);
+    renderSignInPage(ctx, page);
   });
 
   router.post('/oauth/authorize', async (ctx) => {
     const { fields } = await readForm(ctx, CLOUD_LIMITS.form_bytes_max);
-    const entry = pending.find(fields.get('request_id') ?? '', fields.get('csrf_token') ?? '', ctx.cookies.get(BROWSER_COOKIE));
+    const entry = pending.find(fields.get('request') ?? '', ctx.cookies.get(BROWSER_COOKIE));
     if (entry === 'unknown') return renderErrorPage(ctx, 400, 'This sign-in page has expired or was already used.');
     if (entry === 'forged') return renderErrorPage(ctx, 403, 'This form did not come from the sign-in page it claims to (CSRF check failed).');
     if (fields.get('decision') !== 'approve') {
-      pending.close(entry.id);
-      return redirectToClient(ctx, entry.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: entry.state });
+      return redirectToClient(ctx, parts, entry.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: entry.state });
     }
-    const user = await parts.users.signIn(fields.get('email') ?? '', fields.get('password') ?? '');
+    const email = fields.get('email') ?? '';
+    const address = clientAddress(ctx.req, parts.trustedProxies);
+    const waitSeconds = throttle.waitSeconds(email, address);
+    if (waitSeconds > 0) {
+      ctx.status = 429;
+      ctx.set('Retry-After', String(waitSeconds));
+      return renderSignInPage(ctx, entry, `Too many failed sign-ins for this account or from this address: try again in ${waitSeconds} seconds.`);
+    }
+    const checking = passwordChecks.tryRun(() => parts.users.signIn(email, fields.get('password') ?? ''));
+    if (!checking) {
+      ctx.status = 503;
+      ctx.set('Retry-After', '1');
+      return renderSignInPage(ctx, entry, 'Too many sign-ins are being checked right now: try again in a moment.');
+    }
+    throttle.attempted(email, address); // before any await: attempts sent at once are counted at once
+    const user = await checking;
     if (!user) {
-      entry.failedAttempts += 1;
-      if (entry.failedAttempts >= CLOUD_LIMITS.sign_in_attempts_max) {
-        pending.close(entry.id);
-        return renderErrorPage(ctx, 401, 'Too many failed sign-in attempts.');
-      }
       ctx.status = 401;
       return renderSignInPage(ctx, entry, 'Wrong e-mail or password.');
     }
-    pending.close(entry.id);
+    throttle.succeeded(email, address);
+    pending.spend(entry);
     const code = await parts.tokens.issueCode({
       client: entry.client, userId: user.user_id, redirectUri: entry.redirectUri, scopes: entry.scopes, codeChallenge: entry.codeChallenge,
     });
-    redirectToClient(ctx, entry.redirectUri, { code, state: entry.state });
+    redirectToClient(ctx, parts, entry.redirectUri, { code, state: entry.state });
   });
 
   router.post('/oauth/token', async (ctx) => {
@@ -127,6 +175,18 @@ export function oauthRoutes(router: Router, parts: OAuthParts): void {
     if (!outcome.ok) return sendOAuthError(ctx, outcome.error, outcome.description);
     ctx.type = 'application/json';
     ctx.body = toJsonText(outcome.grant);
+  });
+
+  router.post('/oauth/revoke', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const request = await authenticatedForm(ctx, parts);
+    if (!request.ok) return sendOAuthError(ctx, request.error, request.description);
+    const token = request.fields.get('token');
+    if (!token) return sendOAuthError(ctx, 'invalid_request', 'token is required');
+    // token_type_hint only speeds up a search (RFC 7009 2.1): both kinds are looked for whatever it says.
+    await parts.tokens.revokeToken(request.client, token);
+    ctx.status = 200;
+    ctx.body = '';
   });
 }
 
@@ -149,7 +209,7 @@ function checkAuthorizationRequest(ctx: Koa.Context, parts: OAuthParts): SignInR
   }
   const state = query.state;
   const fail = (error: string, description: string): undefined => {
-    redirectToClient(ctx, redirectUri, { error, error_description: description, state: state?.slice(0, STATE_LENGTH_MAX) });
+    redirectToClient(ctx, parts, redirectUri, { error, error_description: description, state: state?.slice(0, STATE_LENGTH_MAX) });
     return undefined;
   };
   if (state !== undefined && state.length > STATE_LENGTH_MAX) return fail('invalid_request', `state is longer than ${STATE_LENGTH_MAX} characters`);
@@ -176,9 +236,10 @@ function singleValues(query: Koa.Context['query']): Record<string, string | unde
   return values;
 }
 
-function redirectToClient(ctx: Koa.Context, redirectUri: string, params: Record<string, string | undefined>): void {
+/** An authorization response: 303 to the client's redirect URI, with `iss` beside the parameters (RFC 9207). */
+function redirectToClient(ctx: Koa.Context, parts: OAuthParts, redirectUri: string, params: Record<string, string | undefined>): void {
   const target = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) target.searchParams.append(name, value);
+  for (const [name, value] of Object.entries({ ...params, iss: issuerOf(parts) })) if (value !== undefined) target.searchParams.append(name, value);
   ctx.status = 303;
   ctx.set('Location', target.toString());
   ctx.set('Cache-Control', 'no-store');
@@ -186,7 +247,10 @@ function redirectToClient(ctx: Koa.Context, redirectUri: string, params: Record<
   ctx.body = '';
 }
 
-async function exchange(ctx: Koa.Context, parts: OAuthParts): Promise<GrantOutcome> {
+type AuthenticatedForm = { ok: true; client: ClientRecord; fields: FormBody['fields'] } | { ok: false; error: OAuthErrorCode; description: string };
+
+/** The form of a token or revocation request, and the client its HTTP Basic credentials authenticate. */
+async function authenticatedForm(ctx: Koa.Context, parts: OAuthParts): Promise<AuthenticatedForm> {
   const credentials = basicCredentials(ctx.get('authorization'));
   if (!credentials) return { ok: false, error: 'invalid_client', description: 'client authentication with HTTP Basic is required' };
   let form;
@@ -199,7 +263,13 @@ async function exchange(ctx: Koa.Context, parts: OAuthParts): Promise<GrantOutco
   const client = parts.clients.authenticate(credentials.clientId, credentials.secret, parts.now());
   if (!client) return { ok: false, error: 'invalid_client', description: 'unknown client, wrong secret, or a revoked or expired client' };
   if (form.repeated) return { ok: false, error: 'invalid_request', description: `${form.repeated} was given more than once` };
-  const fields = form.fields;
+  return { ok: true, client, fields: form.fields };
+}
+
+async function exchange(ctx: Koa.Context, parts: OAuthParts): Promise<GrantOutcome> {
+  const request = await authenticatedForm(ctx, parts);
+  if (!request.ok) return request;
+  const { client, fields } = request;
   const grantType = fields.get('grant_type');
   if (grantType === 'authorization_code') {
     const code = fields.get('code');

@@ -63,8 +63,7 @@ export function renderSignInPage(ctx: Koa.Context, entry: PendingSignIn, problem
 <ul id="scopes">${scopes}</ul>
 ${problem ? `<p class="error" id="problem">${escapeHtml(problem)}</p>` : ''}
 <form method="post" action="/oauth/authorize">
-<input type="hidden" name="request_id" value="${escapeHtml(entry.id)}">
-<input type="hidden" name="csrf_token" value="${escapeHtml(entry.csrfToken)}">
+<input type="hidden" name="request" value="${escapeHtml(entry.sealed)}">
 <label>E-mail <input type="email" name="email" autocomplete="username" required></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
 <div class="actions">

@@ -7,6 +7,8 @@
 //     refresh token again means it leaked: the whole family is revoked.
 //   - An access token is accepted while it is unexpired, its family not revoked, and its client Active
 //     and unexpired: revoking a client or a family kills its tokens at once.
+//   - A client may revoke its own tokens (RFC 7009): a refresh token ends its family, an access token
+//     only itself.
 // Only SHA-256 hashes of codes and tokens are kept (secrets.ts), in memory and in the store; every
 // change is durable before the answer that depends on it goes out.
 
@@ -150,7 +152,10 @@ export class TokenService {
       created_at: now, expires_at: now + CLOUD_LIMITS.refresh_family_ttl_ms, revoked_at: null,
     };
     const redeemed: CodeRecord = { ...record, redeemed_at: now, family_id: family.family_id };
-    this.codes.set(record.code_hash, redeemed); // at once: a concurrent second redemption sees it used
+    // At once, both: a second redemption while this one is being written sees the code used and finds the
+    // family it must revoke.
+    this.codes.set(record.code_hash, redeemed);
+    this.families.set(family.family_id, family);
     const issued = this.issue(family, family.scopes, now);
     try {
       await this.store.commit([
@@ -160,10 +165,17 @@ export class TokenService {
       ]);
     } catch (error) {
       this.codes.set(record.code_hash, record);
+      this.families.delete(family.family_id);
       throw error;
     }
-    this.families.set(family.family_id, family);
     issued.remember();
+    const latest = this.families.get(family.family_id);
+    if (latest && latest.revoked_at !== null) {
+      // Replayed while being written: the revocation is written again after this commit, whatever order
+      // the two writes took, and nothing issued here is handed out.
+      await this.store.put('family', family.family_id, latest);
+      return refused('invalid_grant', 'the authorization code was presented twice; the tokens issued from it are revoked');
+    }
     return { ok: true, grant: issued.grant };
   }
 
@@ -191,6 +203,29 @@ export class TokenService {
     }
     issued.remember();
     return { ok: true, grant: issued.grant };
+  }
+
+  /**
+   * RFC 7009: revokes a token of this client. A refresh token ends its whole family, an access token
+   * only itself. An unknown token, or another client's, is left alone and answered the same way.
+   */
+  async revokeToken(client: ClientRecord, token: string): Promise<void> {
+    const hash = sha256Hex(token);
+    const refresh = this.refresh.get(hash);
+    if (refresh) {
+      const family = this.families.get(refresh.family_id);
+      if (family && family.client_id === client.client_id) await this.revokeFamily(family.family_id, this.now());
+      return;
+    }
+    const access = this.access.get(hash);
+    if (!access || this.families.get(access.family_id)?.client_id !== client.client_id) return;
+    this.access.delete(hash); // at once: the token stops working before the write
+    try {
+      await this.store.commit([{ kind: 'access', id: hash, value: undefined }]);
+    } catch (error) {
+      this.access.set(hash, access);
+      throw error;
+    }
   }
 
   /** The holder of a live access token, or undefined. */

@@ -1,6 +1,7 @@
 // Requests Node's HTTP parser refuses before Koa sees them (both Content-Length and chunked encoding,
-// headers over the size limit, a malformed request line) still get an answer in the error envelope,
-// instead of Node's bare `400 Bad Request` with no body: every 4xx a client sees has a code.
+// headers over the size limit, a malformed request line), and requests whose headers or body did not
+// arrive in time (server-limits.ts), still get an answer in the error envelope, instead of Node's bare
+// `400 Bad Request` with no body: every 4xx a client sees has a code. The connection is then closed.
 //
 // The refusal waits for the answers still owed on the connection. HTTP answers requests in the order
 // they came, and the bytes the parser refused came after every request it read before them: a request
@@ -8,65 +9,99 @@
 // Written at once, the refusal would take the place of the first request's answer, and a client would
 // read a 400 for a write that was done (Node's own default does the same when the answer's headers are
 // not written yet).
+//
+// Only answers to requests received whole are waited for. A request whose body was still arriving when
+// the parser failed or its time ran out will never be received whole, and its handler may be waiting
+// for that body: the refusal is its answer. The wait is bounded too (owedAnswersWaitMs): past it the
+// connection is closed without a refusal.
 
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { envelopeText } from './error-envelope.js';
 import { ApiError } from './api-error.js';
 
-/** The answer for an error Node's parser raised (its codes start with HPE_). */
-function answerFor(error: NodeJS.ErrnoException): { status: number; text: string } {
+/** After the refusal is written the client gets this long to read it before the connection is destroyed. */
+const LINGER_MS = 1_000;
+
+/** The answer for an error Node's parser raised (its codes start with HPE_), or a request out of time. */
+function answerFor(error: NodeJS.ErrnoException): { status: number; text: string; apiError: ApiError } {
   const code = error.code ?? '';
-  if (code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, text: 'Request Header Fields Too Large' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, text: 'Request Timeout', apiError: new ApiError('GEN_REQUEST_TIMEOUT', 'the request\'s headers or body did not arrive in time') };
   }
-  return { status: 400, text: 'Bad Request' };
+  const apiError = new ApiError('GEN_MALFORMED_REQUEST', `the request could not be parsed: ${error.code ?? error.message}`);
+  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, text: 'Request Header Fields Too Large', apiError };
+  return { status: 400, text: 'Bad Request', apiError };
 }
 
-/** Answers owed on each connection, and what to do once none is. */
-interface Owed {
-  answers: number;
-  then?: () => void;
+interface Exchange {
+  request: http.IncomingMessage;
+  response: http.ServerResponse;
 }
 
-export function answerClientErrors(server: http.Server): void {
-  const owed = new WeakMap<Duplex, Owed>();
+/** The exchanges a connection has not finished answering, and what to do once the awaited ones are. */
+interface Connection {
+  open: Set<Exchange>;
+  refusing: boolean;
+  settled?: () => void;
+}
+
+export function answerClientErrors(server: http.Server, owedAnswersWaitMs: number): void {
+  const connections = new WeakMap<Duplex, Connection>();
+  const connectionOf = (socket: Duplex): Connection => {
+    let connection = connections.get(socket);
+    if (!connection) {
+      connection = { open: new Set(), refusing: false };
+      connections.set(socket, connection);
+    }
+    return connection;
+  };
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
-    const socket = request.socket;
-    const entry = owed.get(socket) ?? { answers: 0 };
-    entry.answers += 1;
-    owed.set(socket, entry);
+    const connection = connectionOf(request.socket);
+    const exchange: Exchange = { request, response };
+    connection.open.add(exchange);
     // 'close' comes once the answer is written, or once the connection is gone: either way it is not owed.
     response.once('close', () => {
-      entry.answers -= 1;
-      if (entry.answers === 0) entry.then?.();
+      connection.open.delete(exchange);
+      connection.settled?.();
     });
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A connection reset or timed out has nobody left to answer.
+    // A connection reset has nobody left to answer.
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
-    const entry = owed.get(socket);
+    const connection = connectionOf(socket);
     // The parser has failed for good: bytes arriving meanwhile raise it again, and are not answered.
-    if (entry?.then) return;
+    if (connection.refusing) return;
+    connection.refusing = true;
+    const awaited = (): number => [...connection.open].filter((exchange) => exchange.request.complete).length;
+    const deadline = setTimeout(() => socket.destroy(), owedAnswersWaitMs);
+    deadline.unref();
     const refuse = (): void => {
-      if (!socket.writable) {
+      clearTimeout(deadline);
+      connection.settled = undefined;
+      // An answer already started on this connection cannot be followed by another one.
+      const started = [...connection.open].some((exchange) => exchange.response.headersSent);
+      if (!socket.writable || started) {
         socket.destroy();
         return;
       }
-      const { status, text } = answerFor(error);
-      const apiError = new ApiError('GEN_MALFORMED_REQUEST', `the request could not be parsed: ${error.code ?? error.message}`);
+      const { status, text, apiError } = answerFor(error);
       const body = envelopeText(apiError);
       socket.end(
         `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
+      // Node's HTTP server keeps half-open connections: one whose client never closes its side would stay.
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
     };
-    if (entry === undefined || entry.answers === 0) {
+    if (awaited() === 0) {
       refuse();
       return;
     }
-    entry.then = refuse;
+    connection.settled = () => {
+      if (awaited() === 0) refuse();
+    };
   });
 }

@@ -75,5 +75,7 @@ export function toApiError(error: unknown): ApiError {
   if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__ERROR_'))) {
     return new ApiError('GEN_MALFORMED_REQUEST', 'request body could not be decompressed');
   }
+  // The connection went away (or was cut off for taking too long) while a route read the body itself.
+  if (code === 'ECONNRESET') return new ApiError('GEN_MALFORMED_REQUEST', 'the request was cut off before its body arrived');
   return new ApiError('GEN_INTERNAL_ERROR', 'internal error');
 }

@@ -8,6 +8,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   GEN_MALFORMED_REQUEST: 'the body is not readable JSON (or does not decompress)',
   GEN_VALIDATION_ERROR: 'invalid request: a field is missing, of the wrong type or out of its bounds (details name each field)',
   GEN_FORBIDDEN_HOST: 'this server listens on loopback only and answers only loopback host names (Host header)',
+  GEN_REQUEST_TIMEOUT: 'the request\'s headers or body did not arrive in time; the connection is closed',
   GEN_NOT_FOUND: 'no such route or resource',
   GEN_METHOD_NOT_ALLOWED: 'method not allowed on this route',
   GEN_CONFLICT: 'the request conflicts with the current state',

@@ -5,9 +5,11 @@
 // way a browser would (the browser test does it with a real one).
 
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
+import type { CloudConfig } from '../../cloud/cloud-config.js';
 import { startCloud, type RunningCloud } from '../../cloud/cloud-service.js';
 import type { UpgradeHooks } from '../../cloud/upgrade.js';
 import { sendRequest, type TestResponse } from './test-server.js';
@@ -26,11 +28,14 @@ export interface CloudRig {
   stop(): Promise<void>;
 }
 
-export async function startCloudRig(options: { dataDir?: string; upgradeHooks?: UpgradeHooks } = {}): Promise<CloudRig> {
+/** Settings a test may give beside the rig's own (the public URL, connection limits). */
+export type RigConfig = Pick<CloudConfig, 'public_url' | 'trusted_proxies' | 'connections'>;
+
+export async function startCloudRig(options: { dataDir?: string; upgradeHooks?: UpgradeHooks; config?: RigConfig } = {}): Promise<CloudRig> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folio-cloud-'));
   const rig = { clockOffsetMs: 0 } as CloudRig;
   const cloud = await startCloud({
-    config: { host: '127.0.0.1', port: 0, data_dir: dataDir, api_key: CLOUD_API_KEY, log_level: 'silent' },
+    config: { host: '127.0.0.1', port: 0, data_dir: dataDir, api_key: CLOUD_API_KEY, log_level: 'silent', ...options.config },
     logger: pino({ level: process.env.FOLIO_CLOUD_TEST_LOG_LEVEL ?? 'silent' }),
     now: () => Date.now() + rig.clockOffsetMs,
     upgradeHooks: options.upgradeHooks,
@@ -88,29 +93,50 @@ export interface SignInPage {
   status: number;
   headers: Headers;
   html: string;
-  requestId?: string;
-  csrfToken?: string;
+  /** The sealed request the form carries. */
+  sealed?: string;
   cookie?: string;
   location?: string | null;
 }
 
-/** GET /oauth/authorize with these parameters, without following redirects. */
-export async function openSignIn(rig: CloudRig, params: Record<string, string>): Promise<SignInPage> {
-  const response = await fetch(`${rig.url}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+/** GET /oauth/authorize with these parameters (or the whole URL given), without following redirects. */
+export async function openSignIn(rig: CloudRig, params: Record<string, string> | URL): Promise<SignInPage> {
+  const url = params instanceof URL ? params : `${rig.url}/oauth/authorize?${new URLSearchParams(params)}`;
+  const response = await fetch(url, { redirect: 'manual' });
   const html = await response.text();
   const field = (name: string): string | undefined => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1];
   const cookie = response.headers.get('set-cookie')?.split(';')[0];
-  return { status: response.status, headers: response.headers, html, requestId: field('request_id'), csrfToken: field('csrf_token'), cookie, location: response.headers.get('location') };
+  return { status: response.status, headers: response.headers, html, sealed: field('request'), cookie, location: response.headers.get('location') };
 }
 
-/** Posts the sign-in form as a browser would; returns the response (a 303 to the client on success). */
-export async function submitSignIn(rig: CloudRig, page: SignInPage, fields: Record<string, string>, overrides: { cookie?: string; csrfToken?: string } = {}): Promise<Response> {
-  const form = new URLSearchParams({ request_id: page.requestId ?? '', csrf_token: overrides.csrfToken ?? page.csrfToken ?? '', decision: 'approve', ...fields });
-  return fetch(`${rig.url}/oauth/authorize`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(overrides.cookie ?? page.cookie ? { cookie: overrides.cookie ?? page.cookie! } : {}) },
-    body: form.toString(),
+/**
+ * Posts the sign-in form as a browser would; returns the response (a 303 to the client on success).
+ * `localAddress` sends it from another loopback address (127.0.0.0/8 all reach the rig).
+ */
+export async function submitSignIn(
+  rig: CloudRig, page: SignInPage, fields: Record<string, string>, overrides: { cookie?: string; sealed?: string; localAddress?: string } = {},
+): Promise<Response> {
+  const form = new URLSearchParams({ request: overrides.sealed ?? page.sealed ?? '', decision: 'approve', ...fields });
+  const cookie = overrides.cookie ?? page.cookie;
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) };
+  return httpRequest(`${rig.url}/oauth/authorize`, { method: 'POST', headers, body: form.toString(), localAddress: overrides.localAddress });
+}
+
+/** One request over node:http (which can choose the local address), answered as a fetch Response; redirects are not followed. */
+export function httpRequest(url: string, options: { method: string; headers?: Record<string, string>; body?: string; localAddress?: string }): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: options.method, headers: options.headers, localAddress: options.localAddress, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const headers = new Headers();
+        for (let index = 0; index < response.rawHeaders.length; index += 2) headers.append(response.rawHeaders[index]!, response.rawHeaders[index + 1]!);
+        resolve(new Response(chunks.length === 0 ? null : Buffer.concat(chunks), { status: response.statusCode ?? 0, headers }));
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(options.body);
   });
 }
 
