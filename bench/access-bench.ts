@@ -94,7 +94,7 @@ async function call(server: BenchServer, method: string, route: string, body: un
 
 function transferBody(): string {
   return JSON.stringify({
-    precise_amount: 1, currency: 'USD', source: '@bench-source', destination: '@bench-destination',
+    description: 'test', precise_amount: 1, currency: 'USD', source: '@bench-source', destination: '@bench-destination',
     allow_overdraft: true, skip_queue: true,
   });
 }

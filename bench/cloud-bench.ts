@@ -115,7 +115,7 @@ async function proxyOverhead(cloud: Cloud, settings: BenchSettings, log: (line: 
   const deployment = await activeDeployment(cloud, 'proxy-bench');
   const proxyPath = `/proxy/transactions?instance_id=${deployment.instance_id}`;
   await operator(cloud.url, 'POST', proxyPath, 201, {
-    source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100, currency: 'USD', allow_overdraft: true, skip_queue: true,
+    description: 'test', source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100, currency: 'USD', allow_overdraft: true, skip_queue: true,
   });
   const direct = directCore(cloud);
   await requestWithKey(direct.url, 'POST', '/transactions', 201, direct.key, TRANSFER);
@@ -222,7 +222,7 @@ async function fill(cloud: Cloud, instanceId: string, count: number, log: (line:
   for (let first = 0; first < count; first += FILL_BULK_ITEMS) {
     const transactions = [];
     for (let index = first; index < Math.min(count, first + FILL_BULK_ITEMS); index += 1) {
-      transactions.push({ source: '@fill-world', destination: `@fill-${index}`, precise_amount: 1 + (index % 1000), currency: 'USD', allow_overdraft: true });
+      transactions.push({ description: 'test', source: '@fill-world', destination: `@fill-${index}`, precise_amount: 1 + (index % 1000), currency: 'USD', allow_overdraft: true });
     }
     await operator(cloud.url, 'POST', `/proxy/transactions/bulk?instance_id=${instanceId}`, 201, { transactions, atomic: true, skip_queue: true });
     if ((first / FILL_BULK_ITEMS) % 10 === 9) log(`cloud: filled ${first + FILL_BULK_ITEMS} balances (${Math.round((first + FILL_BULK_ITEMS) / ((performance.now() - started) / 1000))}/s)`);
@@ -242,7 +242,7 @@ async function cutoverPause(cloud: Cloud, settings: BenchSettings, log: (line: s
   const writer = async (index: number): Promise<void> => {
     for (let n = 0; !stop; n += 1) {
       const body = JSON.stringify({
-        source: '@fill-world', destination: `@fill-${(index * 7919 + n * 104_729) % settings.balances}`, precise_amount: 1, currency: 'USD',
+        description: 'test', source: '@fill-world', destination: `@fill-${(index * 7919 + n * 104_729) % settings.balances}`, precise_amount: 1, currency: 'USD',
         allow_overdraft: true, skip_queue: true, reference: `cutover-${index}-${n}`,
       });
       const sent = Date.now();

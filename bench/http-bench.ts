@@ -50,7 +50,7 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
   try {
     folio = await startFolio('http');
     await expectJson(folio.url, 'POST', '/transactions', 201, {
-      source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
+      description: 'test', source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
       currency: 'USD', allow_overdraft: true, skip_queue: true,
     });
     const sample = await expectJson(folio.url, 'POST', '/transactions', 201, TRANSFER);
@@ -147,7 +147,7 @@ async function profiledStages(settings: BenchSettings, log: (line: string) => vo
   try {
     server = await startFolio('http-profiled', { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
     await expectJson(server.url, 'POST', '/transactions', 201, {
-      source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
+      description: 'test', source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
       currency: 'USD', allow_overdraft: true, skip_queue: true,
     });
     const body = JSON.stringify(TRANSFER);

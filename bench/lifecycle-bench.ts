@@ -31,7 +31,7 @@ function bulkBody(atomic: boolean): string {
 
 async function fund(url: string, destination: string): Promise<void> {
   await expectJson(url, 'POST', '/transactions', 201, {
-    source: '@lifecycle-world', destination, precise_amount: FUNDING, precision: 100, currency: 'USD',
+    description: 'test', source: '@lifecycle-world', destination, precise_amount: FUNDING, precision: 100, currency: 'USD',
     allow_overdraft: true, skip_queue: true,
   });
 }

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   let requests = 0;
   try {
     await expectJson(server.url, 'POST', '/transactions', 201, {
-      source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100, currency: 'USD', allow_overdraft: true, skip_queue: true,
+      description: 'test', source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100, currency: 'USD', allow_overdraft: true, skip_queue: true,
     });
     const body = JSON.stringify({ source: '@bench-src', destination: '@bench-dst', precise_amount: 1, precision: 100, currency: 'USD', description: 'http bench', skip_queue: true });
     for (const round of ['warm-up', 'profiled']) {

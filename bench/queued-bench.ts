@@ -74,7 +74,7 @@ export async function queuedBench(settings: BenchSettings, log: (line: string) =
     const url = folio.url;
     for (let index = 0; index < sources; index += 1) {
       await expectJson(url, 'POST', '/transactions', 201, {
-        source: '@queued-world', destination: `@queued-src-${index}`, precise_amount: '1000000000000000', precision: 100,
+        description: 'test', source: '@queued-world', destination: `@queued-src-${index}`, precise_amount: '1000000000000000', precision: 100,
         currency: 'USD', allow_overdraft: true, skip_queue: true,
       });
     }

@@ -123,7 +123,7 @@ async function latencyDuringSnapshot(dataDir: string): Promise<Record<string, un
     const instance = autocannon({
       url: `${url}/transactions`, method: 'POST', connections: 16, duration: LATENCY_SECONDS,
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ precise_amount: 5, currency: 'USD', source: '@world', destination: '@latency', allow_overdraft: true, skip_queue: true }),
+      body: JSON.stringify({ description: 'test', precise_amount: 5, currency: 'USD', source: '@world', destination: '@latency', allow_overdraft: true, skip_queue: true }),
     });
     const events = instance as unknown as NodeJS.EventEmitter;
     events.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {

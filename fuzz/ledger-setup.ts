@@ -35,7 +35,7 @@ export async function setUpLedger(session: FuzzSession): Promise<void> {
       const balance = await post(session, 'POST /balances', '/balances', { ledger_id: ledgerId, currency, ...indicator });
       funded.push({ id: balance.balance_id, currency });
       await post(session, 'POST /transactions', '/transactions', {
-        precise_amount: FUNDING, currency, source: '@world', destination: balance.balance_id, allow_overdraft: true, skip_queue: true,
+        description: 'test', precise_amount: FUNDING, currency, source: '@world', destination: balance.balance_id, allow_overdraft: true, skip_queue: true,
       });
     }
   }
@@ -45,7 +45,7 @@ export async function setUpLedger(session: FuzzSession): Promise<void> {
   for (let index = 0; index < HOLDS; index += 1) {
     const source = funded[index % funded.length]!;
     await post(session, 'POST /transactions', '/transactions', {
-      precise_amount: 1_000 + index, currency: source.currency, source: source.id, destination: `@fuzz-${index}`, inflight: true, skip_queue: true,
+      description: 'test', precise_amount: 1_000 + index, currency: source.currency, source: source.id, destination: `@fuzz-${index}`, inflight: true, skip_queue: true,
     });
   }
   await post(session, 'POST /hooks', '/hooks', { name: 'fuzz hook', url: 'https://hooks.example.invalid/folio', type: 'POST_TRANSACTION', active: false, timeout: 1, retry_count: 0 });

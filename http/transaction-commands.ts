@@ -65,9 +65,8 @@ export function resolveAmount(
     if (options.required === false) return { ok: true, precise_amount: 0n, precision: precision.value };
     return fail('amount', 'amount or precise_amount is required');
   }
-  if (fromPrecise && fromAmount && fromPrecise.value !== fromAmount.value) {
-    return fail('amount', 'amount × precision does not equal precise_amount');
-  }
+  // One of the two, as Blnk (and interface.md) have it, even when they agree.
+  if (fromPrecise && fromAmount) return fail('amount', 'either amount or precise_amount should be provided, not both');
   return { ok: true, precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value };
 }
 

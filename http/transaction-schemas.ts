@@ -35,7 +35,8 @@ export const transactionShape = z.object({
   sources: z.array(shareShape).min(1).max(SPLIT_SHARES_MAX).optional(),
   destinations: z.array(shareShape).min(1).max(SPLIT_SHARES_MAX).optional(),
   reference: z.string().max(REFERENCE_LENGTH_MAX).optional(),
-  description: z.string().max(DESCRIPTION_LENGTH_MAX).optional(),
+  // Required, as Blnk requires it (its validation.Required: not empty).
+  description: z.string({ message: 'description is required' }).min(1, 'cannot be blank').max(DESCRIPTION_LENGTH_MAX),
   // Metadata is normalized (and its limits checked) on conversion, where it is named if refused.
   meta_data: plainObjectSchema.nullable().optional(),
   allow_overdraft: z.boolean().optional(),

@@ -39,7 +39,7 @@ t.test('SIGKILL with undelivered hooks, then restart: every one is delivered, id
   const transactionIds: string[] = [];
   for (let index = 0; index < 40; index += 1) {
     const response = await as(server, key, 'POST', '/transactions', {
-      precise_amount: 100 + index, currency: 'USD', source: '@crash-a', destination: '@crash-b', allow_overdraft: true,
+      description: 'test', precise_amount: 100 + index, currency: 'USD', source: '@crash-a', destination: '@crash-b', allow_overdraft: true,
       skip_queue: index % 2 === 0, reference: `crash-${index}`,
     });
     t.equal(response.status, 201, 'transactions are acknowledged while the receiver fails');

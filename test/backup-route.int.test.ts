@@ -29,7 +29,7 @@ t.test('a backup while serving, opened by a new server', async (t) => {
     },
   });
   t.teardown(() => server.stop());
-  const transfer = await server.request('POST', '/transactions', { precise_amount: 1234, currency: 'USD', source: '@world', destination: '@kept', allow_overdraft: true, skip_queue: true, reference: 'backup-1' });
+  const transfer = await server.request('POST', '/transactions', { description: 'test', precise_amount: 1234, currency: 'USD', source: '@world', destination: '@kept', allow_overdraft: true, skip_queue: true, reference: 'backup-1' });
   t.equal(transfer.status, 201);
   const answer = await server.request('POST', '/backup');
   t.equal(answer.status, 200);

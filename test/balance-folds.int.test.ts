@@ -15,7 +15,7 @@ t.test('a long fold does not hold other requests, and folds beyond the bound are
   const { engine } = server.runtime;
   for (let index = 0; index < EVENTS; index += 1) {
     const outcome = engine.run({ op: 'transaction.create', ...transferCommand({
-      source: '@fold-world', destination: '@fold-a', precise_amount: 1n, currency: 'USD', allow_overdraft: true, skip_queue: true,
+      description: 'test', source: '@fold-world', destination: '@fold-a', precise_amount: 1n, currency: 'USD', allow_overdraft: true, skip_queue: true,
     }) });
     if (!outcome.ok) throw new Error(outcome.rejection.message);
   }

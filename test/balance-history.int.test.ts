@@ -14,7 +14,7 @@ import type { TestServer } from './helpers/test-server.js';
 
 async function transfer(server: TestServer, source: string, destination: string, preciseAmount: number, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
   const response = await server.request('POST', '/transactions', {
-    currency: 'USD', source, destination, precise_amount: preciseAmount, allow_overdraft: true, skip_queue: true, ...extra,
+    description: 'test', currency: 'USD', source, destination, precise_amount: preciseAmount, allow_overdraft: true, skip_queue: true, ...extra,
   });
   if (response.status !== 201) throw new Error(`transfer refused: ${JSON.stringify(response.body)}`);
   return response.body;
@@ -114,7 +114,7 @@ t.test('amounts past 2^53 and below zero come back exact from the history', asyn
   const id = balance.balance_id as string;
   const huge = '1000000000000000000000000000007';
   const first = await server.request('POST', '/transactions', {
-    currency: 'USD', source: '@world', destination: id, precise_amount: huge, allow_overdraft: true, skip_queue: true,
+    description: 'test', currency: 'USD', source: '@world', destination: id, precise_amount: huge, allow_overdraft: true, skip_queue: true,
   });
   t.equal(first.status, 201);
   await transfer(server, id, '@world', 0, { precise_amount: '9007199254740993' }); // past the largest safe integer

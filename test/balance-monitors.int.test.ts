@@ -21,7 +21,7 @@ async function serverFor(receiver: HookReceiver, dataDir = tempDataDir()): Promi
 
 async function transfer(server: TestServer, source: string, destination: string, amount: number): Promise<void> {
   const response = await server.request('POST', '/transactions', {
-    precise_amount: amount, currency: 'USD', source, destination, allow_overdraft: true, skip_queue: true,
+    description: 'test', precise_amount: amount, currency: 'USD', source, destination, allow_overdraft: true, skip_queue: true,
   });
   if (response.status !== 201) throw new Error(`transfer failed: ${response.status} ${response.text}`);
 }
@@ -120,7 +120,7 @@ t.test('holds and their commits are watched too (inflight fields)', async (t) =>
   await transfer(server, '@hold-world', '@hold-wallet', 1000);
   const wallet = (await server.request('GET', '/balances/indicator/@hold-wallet/currency/USD')).body.balance_id as string;
   await server.request('POST', '/balance-monitors', { balance_id: wallet, condition: { field: 'inflight_debit_balance', operator: '>=', value: 300 } });
-  const hold = await server.request('POST', '/transactions', { precise_amount: 300, currency: 'USD', source: wallet, destination: '@hold-shop', inflight: true, skip_queue: true });
+  const hold = await server.request('POST', '/transactions', { description: 'test', precise_amount: 300, currency: 'USD', source: wallet, destination: '@hold-shop', inflight: true, skip_queue: true });
   t.equal(hold.body.status, 'INFLIGHT');
   await receiver.waitFor((received) => received.length === 1);
   t.equal((receiver.received[0]!.body.data as any).balance.inflight_debit_balance, 300);

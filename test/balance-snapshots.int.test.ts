@@ -12,7 +12,7 @@ t.test('a balance at a time, from a balance snapshot or from the log', async (t)
   const server = await startTestServer({ dataDir: tempDataDir(), snapshots: { every_events: 0, every_seconds: 0, keep: 2 } });
   t.teardown(() => server.stop());
   const send = async (amount: number): Promise<void> => {
-    const answer = await server.request('POST', '/transactions', { precise_amount: amount, currency: 'USD', source: '@world', destination: '@snapshotted', allow_overdraft: true, skip_queue: true });
+    const answer = await server.request('POST', '/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source: '@world', destination: '@snapshotted', allow_overdraft: true, skip_queue: true });
     t.equal(answer.status, 201);
   };
   await send(100);

@@ -19,8 +19,8 @@ async function setUp(server: TestServer): Promise<Names> {
   const identity = (await created(server, '/identities', { identity_type: 'individual', first_name: 'Compat', last_name: 'Case', category: 'test' })).identity_id;
   const balance = (await created(server, '/balances', { ledger_id: ledger, currency: 'USD', identity_id: identity })).balance_id;
   const other = (await created(server, '/balances', { ledger_id: ledger, currency: 'USD' })).balance_id;
-  const txn = await created(server, '/transactions', { precise_amount: 10_000, currency: 'USD', source: '@world', destination: balance, reference: 'compat-ref-1', allow_overdraft: true, skip_queue: true });
-  const hold = await created(server, '/transactions', { precise_amount: 100, currency: 'USD', source: balance, destination: other, reference: 'compat-hold-1', inflight: true, skip_queue: true });
+  const txn = await created(server, '/transactions', { description: 'test', precise_amount: 10_000, currency: 'USD', source: '@world', destination: balance, reference: 'compat-ref-1', allow_overdraft: true, skip_queue: true });
+  const hold = await created(server, '/transactions', { description: 'test', precise_amount: 100, currency: 'USD', source: balance, destination: other, reference: 'compat-hold-1', inflight: true, skip_queue: true });
   const rule = (await created(server, '/reconciliation/matching-rules', { name: 'partial reference', criteria: [{ field: 'reference', operator: 'contains' }] })).rule_id;
   return { ledger, identity, balance, other, txn: txn.transaction_id, reference: 'compat-ref-1', hold: hold.transaction_id, rule };
 }

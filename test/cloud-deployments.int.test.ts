@@ -60,7 +60,7 @@ t.test('the proxy forwards method, path, query, body and status with the core\'s
   t.equal(created.status, 201, 'a create answers 201 through the proxy (and authenticated with the core key, not the cloud key)');
   const read = await rig.operator('GET', `/proxy/ledgers/${created.body.ledger_id}?${instance}`);
   t.equal(read.body.name, 'Proxied', 'path forwarded');
-  const transfer = { source: '@world', destination: '@alice', precise_amount: 1500, currency: 'USD', allow_overdraft: true, skip_queue: true, reference: 'proxy-ref-1' };
+  const transfer = { description: 'test', source: '@world', destination: '@alice', precise_amount: 1500, currency: 'USD', allow_overdraft: true, skip_queue: true, reference: 'proxy-ref-1' };
   t.equal((await rig.operator('POST', `/proxy/transactions?${instance}`, transfer)).status, 201);
   const page = await rig.operator('GET', `/proxy/transactions?limit=1&offset=0&${instance}`);
   t.equal(page.status, 200);

@@ -65,7 +65,10 @@ t.test('one address guessing many accounts is throttled; other addresses are not
   }
   t.comment(`statuses: ${statuses.join(' ')}`);
   t.ok(statuses.slice(0, 20).every((status) => status === 401), 'twenty failures from one address are checked');
-  t.ok(statuses.slice(21).every((status) => status === 429), 'then the address is refused');
+  // Each failure past twenty starts a wait doubling from 1 s; on a loaded machine a request can take
+  // longer than the first waits, so a few may still be checked (and double the wait) before refusals.
+  t.ok(statuses.slice(20).every((status) => status === 401 || status === 429), 'nothing else');
+  t.ok(statuses.slice(20).filter((status) => status === 429).length >= 2, 'then the address is refused');
   const bystander = await createUser(rig, 'bystander@example.com', 'the bystander password');
   t.equal((await signIn(bystander.email, bystander.password, '127.0.0.4')).status, 429, 'even a right password from that address waits');
   t.equal((await signIn(bystander.email, bystander.password, '127.0.0.5')).status, 303, 'another address signs in');

@@ -70,7 +70,7 @@ t.test('upgrade under load: every acknowledged write is on the new deployment, o
     for (let n = 0; !stop; n += 1) {
       const destination = `@acct-${random.int(0, 19)}`;
       const body = {
-        source: `@world-${index}`, destination, precise_amount: random.int(1, 10_000), currency: 'USD', allow_overdraft: true,
+        description: 'test', source: `@world-${index}`, destination, precise_amount: random.int(1, 10_000), currency: 'USD', allow_overdraft: true,
         reference: `w${index}-${n}`, skip_queue: n % 2 === 0,
       };
       for (let attempt = 0; ; attempt += 1) {
@@ -173,7 +173,7 @@ t.test('hook deliveries the old core had not made are made by the new one', asyn
   });
   t.equal(hook.status, 201);
   const made = await rig.operator('POST', `/proxy/transactions?${on(deployment.instance_id)}`, {
-    source: '@world', destination: '@hooked', precise_amount: 7, currency: 'USD', allow_overdraft: true, skip_queue: true, reference: 'hooked-1',
+    description: 'test', source: '@world', destination: '@hooked', precise_amount: 7, currency: 'USD', allow_overdraft: true, skip_queue: true, reference: 'hooked-1',
   });
   t.equal(made.status, 201, 'a transfer made while the receiver is down');
   const started = await rig.operator('POST', `/deployments/${deployment.deployment_id}/upgrade`, { force: true });
@@ -190,7 +190,7 @@ t.test('hook deliveries the old core had not made are made by the new one', asyn
 t.test('a new core that fails after the fence leaves the old one unfenced and ACTIVE', async (t) => {
   const deployment = await createDeployment(rig, 'fails');
   const write = (reference: string) => rig.operator('POST', `/proxy/transactions?instance_id=${deployment.instance_id}`, {
-    source: '@world', destination: '@kept', precise_amount: 5, currency: 'USD', allow_overdraft: true, skip_queue: true, reference,
+    description: 'test', source: '@world', destination: '@kept', precise_amount: 5, currency: 'USD', allow_overdraft: true, skip_queue: true, reference,
   });
   t.equal((await write('before')).status, 201);
   let heldWrite: Promise<Awaited<ReturnType<typeof write>>> | undefined;

@@ -33,7 +33,7 @@ function raw(server: TestServer, method: string, path: string, headers: Record<s
 t.test('bodies that are not declared JSON are 415 and write nothing', async (t) => {
   const server = await startTestServer();
   t.teardown(() => server.stop());
-  const transfer = JSON.stringify({ precise_amount: 1, currency: 'USD', source: '@victim', destination: '@thief', allow_overdraft: true, skip_queue: true });
+  const transfer = JSON.stringify({ description: 'test', precise_amount: 1, currency: 'USD', source: '@victim', destination: '@thief', allow_overdraft: true, skip_queue: true });
   const hook = JSON.stringify({ name: 'h', url: 'http://127.0.0.1:9/x', type: 'POST_TRANSACTION', active: true, timeout: 1, retry_count: 0 });
   const seq = server.runtime.log.appendedSeq;
   for (const [label, type] of [

@@ -17,7 +17,7 @@ const KEY = 'cutover-test-master-key-0123456789abcdef';
 const auth = { 'x-svc-key': KEY };
 
 function transfer(reference: string, skipQueue = true): Record<string, unknown> {
-  return { source: '@world', destination: '@dest', precise_amount: 10, currency: 'USD', allow_overdraft: true, skip_queue: skipQueue, reference };
+  return { description: 'test', source: '@world', destination: '@dest', precise_amount: 10, currency: 'USD', allow_overdraft: true, skip_queue: skipQueue, reference };
 }
 
 function cli(args: string[]): Promise<{ code: number; output: string }> {

@@ -8,7 +8,7 @@ import { startTestServer, tempDataDir, type TestServer } from './helpers/test-se
 const DAY = 86_400_000;
 
 async function post(server: TestServer, body: Record<string, unknown>): Promise<any> {
-  const response = await server.request('POST', '/transactions', { currency: 'USD', allow_overdraft: true, skip_queue: true, ...body });
+  const response = await server.request('POST', '/transactions', { description: 'test', currency: 'USD', allow_overdraft: true, skip_queue: true, ...body });
   if (response.status !== 201) throw new Error(`transfer failed: ${response.status} ${response.text}`);
   return response.body;
 }
@@ -20,19 +20,19 @@ t.test('effective_date is echoed, defaults to created_at, and may not be in the 
   t.equal(plain.effective_date, plain.created_at, 'none given: when it was recorded');
   const past = new Date(Date.now() - 30 * DAY).toISOString();
   const dated = await post(server, { precise_amount: 5, source: '@ed-world', destination: '@ed-a', effective_date: past });
-  t.equal(dated.effective_date, past, 'echoed as given');
-  t.not(dated.created_at, past);
-  t.equal((await server.request('GET', `/transactions/${dated.transaction_id}`)).body.effective_date, past, 'and read back');
+  t.equal(Date.parse(dated.effective_date), Date.parse(past), 'echoed as given');
+  t.not(Date.parse(dated.created_at), Date.parse(past));
+  t.equal(Date.parse((await server.request('GET', `/transactions/${dated.transaction_id}`)).body.effective_date), Date.parse(past), 'and read back');
   const future = new Date(Date.now() + DAY).toISOString();
   for (const skip_queue of [true, false]) {
     const refused = await server.request('POST', '/transactions', {
-      precise_amount: 5, currency: 'USD', source: '@ed-world', destination: '@ed-a', allow_overdraft: true, skip_queue, effective_date: future,
+      description: 'test', precise_amount: 5, currency: 'USD', source: '@ed-world', destination: '@ed-a', allow_overdraft: true, skip_queue, effective_date: future,
     });
     t.equal(refused.status, 400, `future, skip_queue ${skip_queue}`);
     t.equal(refused.body.error_detail.code, 'TXN_VALIDATION_ERROR');
     t.match(refused.body.error_detail.message, /must not be in the future/);
   }
-  const unreadable = await server.request('POST', '/transactions', { precise_amount: 5, currency: 'USD', source: '@ed-world', destination: '@ed-a', effective_date: 'yesterday' });
+  const unreadable = await server.request('POST', '/transactions', { description: 'test', precise_amount: 5, currency: 'USD', source: '@ed-world', destination: '@ed-a', effective_date: 'yesterday' });
   t.equal(unreadable.body.error_detail.code, 'TXN_VALIDATION_ERROR');
   t.ok(unreadable.body.error_detail.details.effective_date);
 });

@@ -30,7 +30,7 @@ async function batchOfHolds(): Promise<{ batchId: string; payers: string[]; hold
   const tag = `batch-${counter}`;
   const batch = await api.post('/transactions/bulk', {
     inflight: true, skip_queue: true, atomic: true,
-    transactions: payers.map((payer, index) => ({ precise_amount: 10, currency: 'USD', source: payer, destination: fresh('payee'), reference: `${tag}-${index}` })),
+    transactions: payers.map((payer, index) => ({ description: 'test', precise_amount: 10, currency: 'USD', source: payer, destination: fresh('payee'), reference: `${tag}-${index}` })),
   });
   if (batch.status !== 201) throw new Error(batch.text);
   const holds: string[] = [];
@@ -43,7 +43,7 @@ t.test('a batch action refused part way acts on no hold at all', async (t) => {
   // The queue runner is stopped so the second payer's mailbox stays full while the batch is acted on.
   await server.runtime.pauseWork();
   try {
-    const queued = await api.post('/transactions', { precise_amount: 1, currency: 'USD', source: payers[1], destination: fresh('shop') });
+    const queued = await api.post('/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: payers[1], destination: fresh('shop') });
     t.equal(queued.body.status, 'QUEUED', queued.text);
     const seq = server.runtime.log.appendedSeq;
     const refused = await api.put(`/transactions/inflight/${batchId}`, { status: 'void' });

@@ -28,7 +28,7 @@ async function addHook(server: AccessServer, fields: Record<string, unknown>): P
 }
 
 function transfer(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { precise_amount: 100, currency: 'USD', source: '@hook-a', destination: '@hook-b', allow_overdraft: true, skip_queue: true, ...extra };
+  return { description: 'test', precise_amount: 100, currency: 'USD', source: '@hook-a', destination: '@hook-b', allow_overdraft: true, skip_queue: true, ...extra };
 }
 
 t.test('hook management: validation, bounds, read, list by type, replace, delete', async (t) => {

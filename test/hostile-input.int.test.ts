@@ -46,7 +46,7 @@ function routes(balanceId: string): Route[] {
     },
     {
       method: 'POST', path: '/transactions', body: {
-        amount: 0.01, precision: 100, currency: 'USD', source: '@world', destination: '@hostile-sink', allow_overdraft: true, skip_queue: true,
+        description: 'test', amount: 0.01, precision: 100, currency: 'USD', source: '@world', destination: '@hostile-sink', allow_overdraft: true, skip_queue: true,
       },
     },
   ];
@@ -242,7 +242,7 @@ t.test('hostile input never yields a 5xx', async (t) => {
       const rebuilt = await server.request('GET', `/balances/${balanceId}?from_source=true`);
       t.same(rebuilt.body.balance, live.body, `${balanceId} equals its rebuild from the log`);
     }
-    const transfer = await server.request('POST', '/transactions', { precise_amount: 5, currency: 'USD', source: funded.balance_id, destination: '@after', skip_queue: true });
+    const transfer = await server.request('POST', '/transactions', { description: 'test', precise_amount: 5, currency: 'USD', source: funded.balance_id, destination: '@after', skip_queue: true });
     t.equal(transfer.status, 201, 'ordinary work continues');
   });
 });

@@ -63,7 +63,7 @@ t.test('validation: 400 with details per field (TXN_VALIDATION_ERROR on transact
   const server = await openServer(t);
   const missing = await server.request('POST', '/transactions', {});
   expectError(t, missing, 400, 'TXN_VALIDATION_ERROR', 'empty transaction');
-  t.same(Object.keys(missing.body.error_detail.details ?? {}).sort(), ['amount', 'currency', 'destination', 'source'], 'each missing field named');
+  t.same(Object.keys(missing.body.error_detail.details ?? {}).sort(), ['amount', 'currency', 'description', 'destination', 'source'], 'each missing field named');
   const wrongTypes = await server.request('POST', '/transactions', { currency: 5, source: true, destination: [], reference: 7, description: {}, allow_overdraft: 'yes', skip_queue: 1, meta_data: 'x', precise_amount: 1 });
   expectError(t, wrongTypes, 400, 'TXN_VALIDATION_ERROR', 'wrong types');
   t.same(Object.keys(wrongTypes.body.error_detail.details ?? {}).sort(),
@@ -71,12 +71,12 @@ t.test('validation: 400 with details per field (TXN_VALIDATION_ERROR on transact
   for (const value of Object.values(wrongTypes.body.error_detail.details ?? {})) t.type(value, 'string', 'each with a message');
   const tooLong = await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: '@a', destination: '@b', reference: 'r'.repeat(257), description: 'd'.repeat(2049) });
   t.same(Object.keys(tooLong.body.error_detail.details ?? {}).sort(), ['description', 'reference'], 'length limits named per field');
-  const badAmount = await server.request('POST', '/transactions', { amount: 10.005, precision: 100, currency: 'USD', source: '@a', destination: '@b' });
+  const badAmount = await server.request('POST', '/transactions', { description: 'test', amount: 10.005, precision: 100, currency: 'USD', source: '@a', destination: '@b' });
   expectError(t, badAmount, 400, 'TXN_VALIDATION_ERROR', 'amount needing rounding');
   t.same(Object.keys(badAmount.body.error_detail.details ?? {}), ['amount'], 'the amount named');
   t.match(badAmount.body.error_detail.details.amount, /rounding/);
   await t.test('an amount problem is reported alongside other bad fields', async (t) => {
-    const both = await server.request('POST', '/transactions', { amount: 10.005, precision: 100, currency: '', source: '@a', destination: '@b' });
+    const both = await server.request('POST', '/transactions', { description: 'test', amount: 10.005, precision: 100, currency: '', source: '@a', destination: '@b' });
     t.same(Object.keys(both.body.error_detail.details ?? {}).sort(), ['amount', 'currency']);
   });
   const body = await server.request('POST', '/ledgers', '[{"name":"x"}]');
@@ -121,17 +121,17 @@ t.test('QUEUE_BACKPRESSURE: 503 with Retry-After', async (t) => {
     const server = await openServer(t, { limits: { mailbox_depth_max: 0 } });
     const source = await createBalance(server);
     await fund(server, source.balance_id, 100);
-    const refused = await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: source.balance_id, destination: '@sink' });
+    const refused = await server.request('POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: source.balance_id, destination: '@sink' });
     expectError(t, refused, 503, 'QUEUE_BACKPRESSURE', 'queued from a full mailbox');
     t.match(refused.headers['retry-after'], /^\d+$/, 'Retry-After in seconds');
     t.equal(refused.body.error_detail.details?.reason, 'queue_full');
-    const sync = await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: source.balance_id, destination: '@sink', skip_queue: true });
+    const sync = await server.request('POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: source.balance_id, destination: '@sink', skip_queue: true });
     t.equal(sync.status, 201, 'a synchronous transfer from the same balance still works');
     t.equal((await server.request('GET', `/balances/${source.balance_id}`)).body.balance, 99, 'and only it moved money');
   });
   await t.test('the total queue limit refuses queued work from any balance', async (t) => {
     const server = await openServer(t, { limits: { queued_total_max: 0 } });
-    const refused = await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: '@world', destination: '@sink', allow_overdraft: true });
+    const refused = await server.request('POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: '@world', destination: '@sink', allow_overdraft: true });
     expectError(t, refused, 503, 'QUEUE_BACKPRESSURE', 'queue total reached');
     t.ok(refused.headers['retry-after']);
     expectError(t, await server.request('GET', '/balances/indicator/@sink/currency/USD'), 404, 'BAL_NOT_FOUND', 'the refused transfer created no balance');
@@ -142,7 +142,7 @@ t.test('QUEUE_BACKPRESSURE: 503 with Retry-After', async (t) => {
       ['POST', '/ledgers', { name: 'x' }],
       ['PUT', '/ledgers/general_ledger_id', { name: 'x' }],
       ['POST', '/balances', { ledger_id: 'general_ledger_id', currency: 'USD' }],
-      ['POST', '/transactions', { precise_amount: 1, currency: 'USD', source: '@world', destination: '@sink', allow_overdraft: true, skip_queue: true }],
+      ['POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: '@world', destination: '@sink', allow_overdraft: true, skip_queue: true }],
     ] as const) {
       const response = await server.request(method, path, body);
       expectError(t, response, 503, 'QUEUE_BACKPRESSURE', `${method} ${path}`);

@@ -5,7 +5,7 @@ t.test('a transfer between two internal balances', async (t) => {
   const server = await startTestServer();
   t.teardown(() => server.stop());
   const created = await server.request('POST', '/transactions', {
-    amount: 12.5, precision: 100, currency: 'USD', source: '@world', destination: '@alice',
+    description: 'test', amount: 12.5, precision: 100, currency: 'USD', source: '@world', destination: '@alice',
     allow_overdraft: true, skip_queue: true,
   });
   t.equal(created.status, 201);

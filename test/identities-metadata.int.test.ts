@@ -109,7 +109,7 @@ t.test('metadata merges into every kind of record', async (t) => {
   const identity = await post(server, '/identities', { identity_type: 'individual', meta_data: { keep: 1 } });
   const balance = await post(server, '/balances', { ledger_id: ledger.ledger_id, currency: 'USD', meta_data: { keep: 1 } });
   const transaction = await post(server, '/transactions', {
-    currency: 'USD', precise_amount: 5, source: '@world', destination: balance.balance_id, allow_overdraft: true, skip_queue: true, meta_data: { keep: 1, replace: 'old' },
+    description: 'test', currency: 'USD', precise_amount: 5, source: '@world', destination: balance.balance_id, allow_overdraft: true, skip_queue: true, meta_data: { keep: 1, replace: 'old' },
   });
   const targets: Array<[string, string, string]> = [
     [ledger.ledger_id, `/ledgers/${ledger.ledger_id}`, 'ledgers'],

@@ -173,7 +173,7 @@ t.test('refusals name what is allowed', async (t) => {
 t.test('paging with limit and offset neither repeats nor skips a row', async (t) => {
   const { server, alice } = await fixture(t);
   for (let index = 0; index < 37; index += 1) {
-    await post(server, '/transactions', { currency: 'USD', precise_amount: 5 + (index % 4), source: '@world', destination: alice, allow_overdraft: true, skip_queue: true, reference: `page-${index}` });
+    await post(server, '/transactions', { description: 'test', currency: 'USD', precise_amount: 5 + (index % 4), source: '@world', destination: alice, allow_overdraft: true, skip_queue: true, reference: `page-${index}` });
   }
   for (const sort of [{ sort_by: 'created_at', sort_order: 'desc' }, { sort_by: 'precise_amount', sort_order: 'asc' }, { sort_by: 'status', sort_order: 'desc' }]) {
     const seen: string[] = [];
@@ -192,7 +192,7 @@ t.test('a filter sees every write acknowledged before it was sent', async (t) =>
   const { server, alice } = await fixture(t);
   for (let round = 0; round < 40; round += 1) {
     const reference = `ryw-${round}`;
-    await post(server, '/transactions', { currency: 'USD', precise_amount: 1, source: '@world', destination: alice, allow_overdraft: true, skip_queue: true, reference });
+    await post(server, '/transactions', { description: 'test', currency: 'USD', precise_amount: 1, source: '@world', destination: alice, allow_overdraft: true, skip_queue: true, reference });
     const found = await server.request('POST', '/transactions/filter', where('reference', 'eq', reference));
     t.equal(found.body.data.length, 1, `round ${round} finds its own write`);
     const balance = await server.request('POST', '/balances/filter', where('balance_id', 'eq', alice));

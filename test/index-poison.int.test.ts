@@ -11,7 +11,7 @@ t.test('a projector thread dying again and again at one event is reported as a p
   const server = await startTestServer({ onIndexError: (error) => errors.push(error.message) });
   t.teardown(() => server.stop());
   const created = await server.request('POST', '/transactions', {
-    precise_amount: 5, currency: 'USD', source: '@poison-a', destination: '@poison-b', allow_overdraft: true, skip_queue: true,
+    description: 'test', precise_amount: 5, currency: 'USD', source: '@poison-a', destination: '@poison-b', allow_overdraft: true, skip_queue: true,
   });
   t.equal(created.status, 201);
   await server.request('POST', '/transactions/filter', { filters: [] }); // the index has caught up

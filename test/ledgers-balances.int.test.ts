@@ -129,10 +129,10 @@ t.test('balances', async (t) => {
     const id = account.balance_id as string;
     await fund(server, id, 1000);
     for (const amount of [100, 250]) {
-      const response = await server.request('POST', '/transactions', { precise_amount: amount, currency: 'USD', source: id, destination: '@shop' });
+      const response = await server.request('POST', '/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source: id, destination: '@shop' });
       t.equal(response.status, 201);
     }
-    await server.request('POST', '/transactions', { precise_amount: 5000, currency: 'USD', source: id, destination: '@shop' });
+    await server.request('POST', '/transactions', { description: 'test', precise_amount: 5000, currency: 'USD', source: id, destination: '@shop' });
     await waitForEmptyQueue(server);
     const live = await server.request('GET', `/balances/${id}`);
     const rebuilt = await server.request('GET', `/balances/${id}?from_source=true`);

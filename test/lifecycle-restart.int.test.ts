@@ -34,17 +34,17 @@ t.test('pending holds, schedules and queued actions complete after a SIGKILL and
   const hub = await api.fund('@hub', 20_000);
   const queuedHolds = [];
   for (const amount of [100, 100, 100]) {
-    queuedHolds.push((await api.post('/transactions', { precise_amount: amount, currency: 'USD', source: '@hub', destination: '@hub_to', inflight: true, skip_queue: true })).body.transaction_id as string);
+    queuedHolds.push((await api.post('/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source: '@hub', destination: '@hub_to', inflight: true, skip_queue: true })).body.transaction_id as string);
   }
   const originals = [];
   for (const amount of [50, 70]) {
-    originals.push((await api.post('/transactions', { precise_amount: amount, currency: 'USD', source: '@donor', destination: '@hub', allow_overdraft: true, skip_queue: true })).body.transaction_id as string);
+    originals.push((await api.post('/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source: '@donor', destination: '@hub', allow_overdraft: true, skip_queue: true })).body.transaction_id as string);
   }
   // Refund history the restarted server must remember: one refund applied, one rejected for funds.
-  const refundedOnce = await api.post('/transactions', { precise_amount: 30, currency: 'USD', source: '@donor', destination: '@rr', allow_overdraft: true, skip_queue: true });
-  const refundShort = await api.post('/transactions', { precise_amount: 100, currency: 'USD', source: '@donor', destination: '@rr', allow_overdraft: true, skip_queue: true });
+  const refundedOnce = await api.post('/transactions', { description: 'test', precise_amount: 30, currency: 'USD', source: '@donor', destination: '@rr', allow_overdraft: true, skip_queue: true });
+  const refundShort = await api.post('/transactions', { description: 'test', precise_amount: 100, currency: 'USD', source: '@donor', destination: '@rr', allow_overdraft: true, skip_queue: true });
   t.equal((await api.post(`/refund-transaction/${refundedOnce.body.transaction_id}`, { skip_queue: true })).status, 201);
-  await api.post('/transactions', { precise_amount: 100, currency: 'USD', source: '@rr', destination: '@elsewhere', skip_queue: true });
+  await api.post('/transactions', { description: 'test', precise_amount: 100, currency: 'USD', source: '@rr', destination: '@elsewhere', skip_queue: true });
   const rejectedRefund = await api.post(`/refund-transaction/${refundShort.body.transaction_id}`);
   t.equal((await api.settled(rejectedRefund.body.transaction_id)).status, 'REJECTED', 'a queued refund @rr cannot pay');
 
@@ -55,7 +55,7 @@ t.test('pending holds, schedules and queued actions complete after a SIGKILL and
 
   // Holds that expire, holds that commit themselves (one partly committed already), both while down.
   const hold = async (amount: number, extra: Record<string, unknown>): Promise<string> => {
-    const created = await api.post('/transactions', { precise_amount: amount, currency: 'USD', source: '@timed', destination: '@timed_to', inflight: true, skip_queue: true, ...extra });
+    const created = await api.post('/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source: '@timed', destination: '@timed_to', inflight: true, skip_queue: true, ...extra });
     if (created.status !== 201) throw new Error(created.text);
     return created.body.transaction_id;
   };
@@ -66,7 +66,7 @@ t.test('pending holds, schedules and queued actions complete after a SIGKILL and
 
   // Scheduled transfers: two that fit, then one the source can no longer pay when it falls due.
   const schedule = async (amount: number, when: string): Promise<string> => {
-    const created = await api.post('/transactions', { precise_amount: amount, currency: 'USD', source: '@sched', destination: '@sched_to', scheduled_for: when });
+    const created = await api.post('/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source: '@sched', destination: '@sched_to', scheduled_for: when });
     if (created.status !== 201 || created.body.status !== 'SCHEDULED') throw new Error(created.text);
     return created.body.transaction_id;
   };
@@ -76,11 +76,11 @@ t.test('pending holds, schedules and queued actions complete after a SIGKILL and
     await schedule(300, new Date(due + 1).toISOString()),
   ];
   const scheduledHold = (await api.post('/transactions', {
-    precise_amount: 50, currency: 'USD', source: '@timed', destination: '@timed_to', inflight: true,
+    description: 'test', precise_amount: 50, currency: 'USD', source: '@timed', destination: '@timed_to', inflight: true,
     scheduled_for: dueText, inflight_expiry_date: new Date(due + 500).toISOString(),
   })).body.transaction_id as string;
 
-  const filler = Array.from({ length: QUEUE_FILLER }, () => ({ precise_amount: 1, currency: 'USD', source: '@hub', destination: '@sink' }));
+  const filler = Array.from({ length: QUEUE_FILLER }, () => ({ description: 'test', precise_amount: 1, currency: 'USD', source: '@hub', destination: '@sink' }));
   const answers = await pipelined(child.url, [
     { method: 'POST', path: '/transactions/bulk', body: { transactions: filler } },
     { method: 'PUT', path: `/transactions/inflight/${queuedHolds[0]}`, body: { status: 'commit' } },

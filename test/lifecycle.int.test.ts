@@ -33,14 +33,14 @@ async function openHold(amount: number, funds = 1000, extra: Record<string, unkn
   const sourceName = fresh('payer');
   const source = await api.fund(sourceName, funds);
   const created = await api.post('/transactions', {
-    precise_amount: amount, currency: 'USD', source: sourceName, destination: fresh('payee'), inflight: true, skip_queue: true, ...extra,
+    description: 'test', precise_amount: amount, currency: 'USD', source: sourceName, destination: fresh('payee'), inflight: true, skip_queue: true, ...extra,
   });
   if (created.status !== 201) throw new Error(`hold: ${created.text}`);
   return { source, destination: created.body.destination, hold: created.body };
 }
 
 async function transferNow(source: string, destination: string, amount: number, extra: Record<string, unknown> = {}): Promise<any> {
-  const created = await api.post('/transactions', { precise_amount: amount, currency: 'USD', source, destination, skip_queue: true, ...extra });
+  const created = await api.post('/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source, destination, skip_queue: true, ...extra });
   if (created.status !== 201) throw new Error(`transfer: ${created.text}`);
   return created.body;
 }
@@ -120,7 +120,7 @@ t.test('state table, interface.md section 3', async (t) => {
   t.test('(new) -> QUEUED: a create, a refund and a commit/void without skip_queue are queued', async (t) => {
     const alice = fresh('alice');
     await api.fund(alice, 1000);
-    const created = await api.post('/transactions', { precise_amount: 300, currency: 'USD', source: alice, destination: fresh('bob') });
+    const created = await api.post('/transactions', { description: 'test', precise_amount: 300, currency: 'USD', source: alice, destination: fresh('bob') });
     t.equal(created.status, 201);
     t.equal(created.body.status, 'QUEUED', 'create answers QUEUED');
     t.equal((await api.settled(created.body.transaction_id)).status, 'APPLIED', 'and is applied by the queue, keeping its id');
@@ -248,7 +248,7 @@ t.test('state table, interface.md section 3', async (t) => {
     await api.fund(poor, 5);
     const payee = fresh('payee');
     const split = await api.post('/transactions', {
-      precise_amount: 100, currency: 'USD', destination: payee, atomic: false,
+      description: 'test', precise_amount: 100, currency: 'USD', destination: payee, atomic: false,
       sources: [{ identifier: rich, distribution: '60%' }, { identifier: poor, distribution: 'left' }],
     });
     t.equal(split.status, 201);
@@ -273,7 +273,7 @@ t.test('state table, interface.md section 3', async (t) => {
     const poorId = await api.fund(poor, 5);
     const payee = fresh('payee');
     const body = {
-      precise_amount: 100, currency: 'USD', atomic: true,
+      description: 'test', precise_amount: 100, currency: 'USD', atomic: true,
       sources: [{ identifier: rich, distribution: '60%' }, { identifier: poor, distribution: 'left' }],
       destinations: [{ identifier: payee, distribution: '50%' }, { identifier: fresh('payee'), distribution: '50%' }],
     };
@@ -365,10 +365,10 @@ t.test('error codes', async (t) => {
     checkError(t, await api.post(`/refund-transaction/${original.transaction_id}`, { skip_queue: true }), 409, 'GEN_CONFLICT', 'already refunded');
     checkError(t, await api.post(`/refund-transaction/${original.transaction_id}`), 409, 'GEN_CONFLICT', 'already refunded (queued)');
 
-    const rejected = await api.post('/transactions', { precise_amount: 5, currency: 'USD', source: fresh('empty'), destination: bob });
+    const rejected = await api.post('/transactions', { description: 'test', precise_amount: 5, currency: 'USD', source: fresh('empty'), destination: bob });
     t.equal((await api.settled(rejected.body.transaction_id)).status, 'REJECTED');
     const split = await api.post('/transactions', {
-      precise_amount: 10, currency: 'USD', source: alice, skip_queue: true,
+      description: 'test', precise_amount: 10, currency: 'USD', source: alice, skip_queue: true,
       destinations: [{ identifier: fresh('x'), distribution: '50%' }, { identifier: fresh('y'), distribution: '50%' }],
     });
     const { hold } = await openHold(100);
@@ -416,12 +416,12 @@ t.test('error codes', async (t) => {
     for (const [name, shares] of cases) {
       const named = shares.map((share) => ({ identifier: fresh('share'), ...share }));
       await writesNothing(t, name, async () => {
-        checkError(t, await api.post('/transactions', { precise_amount: 100, currency: 'USD', sources: named, destination: fresh('to') }), 400, 'TXN_INVALID_DISTRIBUTION', `${name} (sources)`);
-        checkError(t, await api.post('/transactions', { precise_amount: 100, currency: 'USD', source: alice, destinations: named, skip_queue: true }), 400, 'TXN_INVALID_DISTRIBUTION', `${name} (destinations)`);
+        checkError(t, await api.post('/transactions', { description: 'test', precise_amount: 100, currency: 'USD', sources: named, destination: fresh('to') }), 400, 'TXN_INVALID_DISTRIBUTION', `${name} (sources)`);
+        checkError(t, await api.post('/transactions', { description: 'test', precise_amount: 100, currency: 'USD', source: alice, destinations: named, skip_queue: true }), 400, 'TXN_INVALID_DISTRIBUTION', `${name} (destinations)`);
       });
     }
     checkError(t, await api.post('/transactions', {
-      precise_amount: 100, currency: 'USD', source: alice, destinations: [{ identifier: fresh('x'), distribution: 'lots' }],
+      description: 'test', precise_amount: 100, currency: 'USD', source: alice, destinations: [{ identifier: fresh('x'), distribution: 'lots' }],
     }), 400, 'TXN_VALIDATION_ERROR', 'a distribution that is not one at all');
   });
 });
@@ -432,7 +432,7 @@ t.test('dry runs', async (t) => {
     const aliceId = await api.fund(alice, 1000);
     const bob = fresh('bob');
     const bobId = await api.fund(bob, 1);
-    const body = { precise_amount: 250, currency: 'USD', source: alice, destination: bob, reference: `dry-${counter}` };
+    const body = { description: 'test', precise_amount: 250, currency: 'USD', source: alice, destination: bob, reference: `dry-${counter}` };
     let projection: any;
     await writesNothing(t, 'create dry run', async () => {
       projection = await api.post('/transactions', { ...body, dry_run: true });
@@ -482,7 +482,7 @@ t.test('dry runs', async (t) => {
     const bId = await api.fund(b, 1000);
     const c = fresh('c');
     const body = {
-      precise_amount: 1001, precision: 100, currency: 'USD', destination: c,
+      description: 'test', precise_amount: 1001, precision: 100, currency: 'USD', destination: c,
       sources: [{ identifier: a, distribution: '33.33%' }, { identifier: b, distribution: 'left' }],
     };
     let projection: any;
@@ -517,7 +517,7 @@ t.test('dry runs', async (t) => {
   t.test('bulk', async (t) => {
     const alice = fresh('alice');
     const aliceId = await api.fund(alice, 100);
-    const items = [60, 30].map((amount) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') }));
+    const items = [60, 30].map((amount) => ({ description: 'test', precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') }));
     await writesNothing(t, 'bulk dry runs', async () => {
       const fits = await api.post('/transactions/bulk', { transactions: items, atomic: true, dry_run: true });
       t.equal(fits.status, 200);
@@ -636,7 +636,7 @@ t.test('bulk', async (t) => {
     const alice = fresh('alice');
     const aliceId = await api.fund(alice, 100);
     const tag = `bulk-${counter}`;
-    const items = [10, 20, 30].map((amount, index) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to'), reference: `${tag}-${index}` }));
+    const items = [10, 20, 30].map((amount, index) => ({ description: 'test', precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to'), reference: `${tag}-${index}` }));
     const seq = server.runtime.log.appendedSeq;
     const batch = await api.post('/transactions/bulk', { transactions: items, atomic: true });
     t.equal(batch.status, 201);
@@ -659,7 +659,7 @@ t.test('bulk', async (t) => {
   t.test('not atomic: stops at the first failure and reports it', async (t) => {
     const alice = fresh('alice');
     const aliceId = await api.fund(alice, 100);
-    const item = (amount: number) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') });
+    const item = (amount: number) => ({ description: 'test', precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') });
     const partial = await api.post('/transactions/bulk', { transactions: [item(30), item(500), item(10)], skip_queue: true });
     t.equal(partial.status, 201);
     t.equal(partial.body.status, 'partial');
@@ -694,7 +694,7 @@ t.test('bulk', async (t) => {
     const aliceId = await api.fund(alice, 100);
     const tag = `holds-${counter}`;
     const batch = await api.post('/transactions/bulk', {
-      transactions: [10, 20].map((amount, index) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to'), reference: `${tag}-${index}` })),
+      transactions: [10, 20].map((amount, index) => ({ description: 'test', precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to'), reference: `${tag}-${index}` })),
       inflight: true, atomic: true,
     });
     t.equal(batch.body.status, 'inflight');
@@ -709,7 +709,7 @@ t.test('bulk', async (t) => {
     t.same(await api.amounts(aliceId), { balance: 70n, inflight_debit: 0n, inflight_credit: 0n, available: 70n }, 'every hold of the batch committed');
     checkError(t, await api.put(batchPath, { status: 'void', skip_queue: true }), 404, 'TXN_NOT_FOUND', 'no open hold left in the batch');
     const again = await api.post('/transactions/bulk', {
-      transactions: [7, 8].map((amount) => ({ precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') })),
+      transactions: [7, 8].map((amount) => ({ description: 'test', precise_amount: amount, currency: 'USD', source: alice, destination: fresh('to') })),
       inflight: true, skip_queue: true, run_async: true,
     });
     t.equal(again.status, 202, 'run_async answers 202, as Blnk');
@@ -726,7 +726,7 @@ t.test('bulk', async (t) => {
 
   t.test('limits: 10,000 items are accepted, 10,001 refused', async (t) => {
     const sink = fresh('sink');
-    const many = Array.from({ length: 10_000 }, () => ({ precise_amount: 1, currency: 'USD', source: '@world', destination: sink, allow_overdraft: true }));
+    const many = Array.from({ length: 10_000 }, () => ({ description: 'test', precise_amount: 1, currency: 'USD', source: '@world', destination: sink, allow_overdraft: true }));
     const accepted = await api.post('/transactions/bulk', { transactions: many, atomic: true });
     t.equal(accepted.status, 201);
     t.equal(accepted.body.transaction_count, 10_000);
@@ -736,7 +736,7 @@ t.test('bulk', async (t) => {
     });
     checkError(t, await api.post('/transactions/bulk', { transactions: [] }), 400, 'TXN_BULK_EMPTY', 'an empty batch');
     checkError(t, await api.post('/transactions/bulk', {}), 400, 'TXN_BULK_EMPTY', 'no list at all');
-    const badItem = await api.post('/transactions/bulk', { transactions: [{ precise_amount: 1, currency: 'USD', source: '@a', destination: '@b', precision: 10.5 }] });
+    const badItem = await api.post('/transactions/bulk', { transactions: [{ description: 'test', precise_amount: 1, currency: 'USD', source: '@a', destination: '@b', precision: 10.5 }] });
     checkError(t, badItem, 400, 'TXN_PRECISION_NOT_INTEGER', 'a fractional precision in an item');
     t.ok(badItem.body.error_detail.details['transactions.0.precision'], 'naming the item and field');
   });
@@ -745,7 +745,7 @@ t.test('bulk', async (t) => {
     const tag = fresh('legs');
     const shares = (side: string) => Array.from({ length: 100 }, (_, index) => ({ identifier: `${tag}-${side}-${index}`, distribution: '1%' }));
     const split = (index: number) => ({
-      precise_amount: 10_000, currency: 'USD', reference: `${tag}-${index}`, allow_overdraft: true, sources: shares('s'), destinations: shares('d'),
+      description: 'test', precise_amount: 10_000, currency: 'USD', reference: `${tag}-${index}`, allow_overdraft: true, sources: shares('s'), destinations: shares('d'),
     });
     await writesNothing(t, 'a batch over the leg limit', async () => {
       const over = await api.post('/transactions/bulk', { transactions: Array.from({ length: 51 }, (_, index) => split(index)), atomic: true });
@@ -880,23 +880,23 @@ t.test('real timers: expiry, auto-commit and schedules a second or two ahead', a
   const payerId = await api.fund(payer, 1000);
   const inAbout = (ms: number): string => new Date(Date.now() + ms).toISOString();
   const expiring = await api.post('/transactions', {
-    precise_amount: 100, currency: 'USD', source: payer, destination: fresh('a'), inflight: true, skip_queue: true, inflight_expiry_date: inAbout(1500),
+    description: 'test', precise_amount: 100, currency: 'USD', source: payer, destination: fresh('a'), inflight: true, skip_queue: true, inflight_expiry_date: inAbout(1500),
   });
   const committing = await api.post('/transactions', {
-    precise_amount: 200, currency: 'USD', source: payer, destination: fresh('b'), inflight: true, skip_queue: true, inflight_commit_date: inAbout(1500),
+    description: 'test', precise_amount: 200, currency: 'USD', source: payer, destination: fresh('b'), inflight: true, skip_queue: true, inflight_commit_date: inAbout(1500),
   });
   await api.put(`/transactions/inflight/${committing.body.transaction_id}`, { status: 'commit', precise_amount: 50, skip_queue: true });
   const scheduledRfc = await api.post('/transactions', {
-    precise_amount: 300, currency: 'USD', source: payer, destination: fresh('c'), scheduled_for: inAbout(1500),
+    description: 'test', precise_amount: 300, currency: 'USD', source: payer, destination: fresh('c'), scheduled_for: inAbout(1500),
   });
   // The plain form has whole seconds: the next whole second at least 1.5 s away, in UTC.
   const due = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
   const plain = due.toISOString().slice(0, 19).replace('T', ' ');
   const scheduledPlain = await api.post('/transactions', {
-    precise_amount: 400, currency: 'USD', source: payer, destination: fresh('d'), scheduled_for: plain,
+    description: 'test', precise_amount: 400, currency: 'USD', source: payer, destination: fresh('d'), scheduled_for: plain,
   });
   const scheduledShort = await api.post('/transactions', {
-    precise_amount: 1000, currency: 'USD', source: payer, destination: fresh('e'), scheduled_for: inAbout(1800),
+    description: 'test', precise_amount: 1000, currency: 'USD', source: payer, destination: fresh('e'), scheduled_for: inAbout(1800),
   });
   t.equal(expiring.body.status, 'INFLIGHT');
   t.equal(committing.body.status, 'INFLIGHT');
@@ -920,7 +920,7 @@ t.test('real timers: expiry, auto-commit and schedules a second or two ahead', a
   t.same(children.map((child) => [child.status, child.precise_amount]), [['VOID', 100]], 'the expiry left a VOID child');
   t.same(await api.amounts(payerId), { balance: 100n, inflight_debit: 0n, inflight_credit: 0n, available: 100n });
   checkError(t, await api.post('/transactions', {
-    precise_amount: 1, currency: 'USD', source: payer, destination: fresh('f'), scheduled_for: 'next tuesday',
+    description: 'test', precise_amount: 1, currency: 'USD', source: payer, destination: fresh('f'), scheduled_for: 'next tuesday',
   }), 400, 'TXN_VALIDATION_ERROR', 'an unreadable date');
 });
 

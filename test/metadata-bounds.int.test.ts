@@ -19,7 +19,7 @@ t.test('prototype keys in meta_data are refused on every route, at any depth, wr
   t.teardown(() => server.stop());
   const ledger = await created(server, 'POST', '/ledgers', { name: 'l' });
   const funded = await created(server, 'POST', '/transactions', {
-    precise_amount: 10, currency: 'USD', source: '@proto-world', destination: '@proto-a', allow_overdraft: true, skip_queue: true,
+    description: 'test', precise_amount: 10, currency: 'USD', source: '@proto-world', destination: '@proto-a', allow_overdraft: true, skip_queue: true,
   });
   const badMetas = ['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"a":{"b":[{"prototype":1}]}}', '{"ok":1,"__proto__":null}'];
   // Each route's own validation code (Blnk's, where it has one for the route's bodies).
@@ -28,7 +28,7 @@ t.test('prototype keys in meta_data are refused on every route, at any depth, wr
     ['PUT', `/ledgers/${ledger.ledger_id}`, (meta) => `{"name":"x","meta_data":${meta}}`, 'GEN_VALIDATION_ERROR'],
     ['POST', '/balances', (meta) => `{"ledger_id":"general_ledger_id","currency":"USD","meta_data":${meta}}`, 'GEN_VALIDATION_ERROR'],
     ['POST', '/identities', (meta) => `{"identity_type":"individual","meta_data":${meta}}`, 'IDT_VALIDATION_ERROR'],
-    ['POST', '/transactions', (meta) => `{"precise_amount":1,"currency":"USD","source":"@p","destination":"@q","allow_overdraft":true,"meta_data":${meta}}`, 'TXN_VALIDATION_ERROR'],
+    ['POST', '/transactions', (meta) => `{"precise_amount":1,"description":"test","currency":"USD","source":"@p","destination":"@q","allow_overdraft":true,"meta_data":${meta}}`, 'TXN_VALIDATION_ERROR'],
     ['POST', '/transactions/bulk', (meta) => `{"transactions":[{"precise_amount":1,"currency":"USD","source":"@p","destination":"@q","allow_overdraft":true,"meta_data":${meta}}]}`, 'TXN_VALIDATION_ERROR'],
     ['POST', `/refund-transaction/${funded.transaction_id}`, (meta) => `{"skip_queue":true,"meta_data":${meta}}`, 'GEN_MALFORMED_REQUEST'],
     ['POST', `/${funded.transaction_id}/metadata`, (meta) => `{"meta_data":${meta}}`, 'GEN_VALIDATION_ERROR'],
@@ -51,7 +51,7 @@ t.test('merged metadata is bounded, and the log keeps patches', async (t) => {
   const ledger = await created(server, 'POST', '/ledgers', { name: 'bounded' });
   const identity = await created(server, 'POST', '/identities', { identity_type: 'individual' });
   const transaction = await created(server, 'POST', '/transactions', {
-    precise_amount: 7, currency: 'USD', source: '@meta-world', destination: '@meta-a', allow_overdraft: true, skip_queue: true,
+    description: 'test', precise_amount: 7, currency: 'USD', source: '@meta-world', destination: '@meta-a', allow_overdraft: true, skip_queue: true,
   });
   const balanceId = transaction.destination as string;
   const chunk = 'm'.repeat(30 * 1024);
@@ -82,7 +82,7 @@ t.test('patched metadata is the same after a restart, after the lookups are rebu
   const ledger = await created(server, 'POST', '/ledgers', { name: 'kept', meta_data: { base: 1 } });
   const identity = await created(server, 'POST', '/identities', { identity_type: 'individual', meta_data: { base: 1 } });
   const transaction = await created(server, 'POST', '/transactions', {
-    precise_amount: 7, currency: 'USD', source: '@keep-world', destination: '@keep-a', allow_overdraft: true, skip_queue: true,
+    description: 'test', precise_amount: 7, currency: 'USD', source: '@keep-world', destination: '@keep-a', allow_overdraft: true, skip_queue: true,
     reference: 'kept-ref', meta_data: { base: 1 },
   });
   const balanceId = transaction.destination as string;

@@ -39,7 +39,7 @@ async function available(balanceId: string): Promise<bigint> {
 
 t.test('the issue: allow_overdraft with a limit of 600 stops a balance of 500 at -600', async (t) => {
   const payer = await funded(50_000);
-  const body = { amount: 1200, precision: 100, currency: 'USD', source: payer.name, destination: fresh('payee'), allow_overdraft: true, overdraft_limit: 600, skip_queue: true };
+  const body = { description: 'test', amount: 1200, precision: 100, currency: 'USD', source: payer.name, destination: fresh('payee'), allow_overdraft: true, overdraft_limit: 600, skip_queue: true };
   const refused = await api.post('/transactions', body);
   checkError(t, refused, 400, 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'sending 1,200 from 500 with a limit of 600');
   t.equal(refused.body.error_detail.details?.reason, 'overdraft_limit_exceeded');
@@ -55,7 +55,7 @@ t.test('the issue: allow_overdraft with a limit of 600 stops a balance of 500 at
 
 t.test('a limit without allow_overdraft is a limited overdraft, as in Blnk', async (t) => {
   const payer = await funded(500);
-  const body = { precise_amount: 800, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 300, skip_queue: true };
+  const body = { description: 'test', precise_amount: 800, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 300, skip_queue: true };
   const applied = await api.post('/transactions', body);
   t.equal(applied.status, 201, applied.text);
   t.equal(applied.body.allow_overdraft, false);
@@ -66,11 +66,11 @@ t.test('a limit without allow_overdraft is a limited overdraft, as in Blnk', asy
 
 t.test('without a limit: allow_overdraft has no floor, and without it funds must cover the amount', async (t) => {
   const payer = await funded(100);
-  const short = await api.post('/transactions', { precise_amount: 101, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true });
+  const short = await api.post('/transactions', { description: 'test', precise_amount: 101, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true });
   checkError(t, short, 400, 'TXN_INSUFFICIENT_FUNDS', 'no overdraft');
-  const zero = await api.post('/transactions', { precise_amount: 101, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true, overdraft_limit: 0 });
+  const zero = await api.post('/transactions', { description: 'test', precise_amount: 101, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true, overdraft_limit: 0 });
   checkError(t, zero, 400, 'TXN_INSUFFICIENT_FUNDS', 'a limit of 0 is no overdraft');
-  const unlimited = await api.post('/transactions', { precise_amount: 1_000_000, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true, allow_overdraft: true });
+  const unlimited = await api.post('/transactions', { description: 'test', precise_amount: 1_000_000, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true, allow_overdraft: true });
   t.equal(unlimited.status, 201, unlimited.text);
   t.equal(unlimited.body.overdraft_limit, 0);
   t.equal(await available(payer.id), -999_900n);
@@ -78,7 +78,7 @@ t.test('without a limit: allow_overdraft has no floor, and without it funds must
 
 t.test('the limit is exact decimal arithmetic, and a bad limit is a 400 naming it', async (t) => {
   const payer = await funded(0);
-  const body = { amount: 0.29, precision: 100, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 0.29, skip_queue: true };
+  const body = { description: 'test', amount: 0.29, precision: 100, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 0.29, skip_queue: true };
   const atLimit = await api.post('/transactions', body);
   t.equal(atLimit.status, 201, `0.29 at precision 100 is 29, not 28 (${atLimit.text})`);
   t.equal(await available(payer.id), -29n);
@@ -93,18 +93,18 @@ t.test('the limit is exact decimal arithmetic, and a bad limit is a 400 naming i
 
 t.test('queued and scheduled transactions are checked against their limit when they are carried out', async (t) => {
   const payer = await funded(1000);
-  const queued = await api.post('/transactions', { precise_amount: 1600, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 500 });
+  const queued = await api.post('/transactions', { description: 'test', precise_amount: 1600, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 500 });
   t.equal(queued.status, 201, queued.text);
   const rejected = await api.settled(queued.body.transaction_id);
   t.equal(rejected.status, 'REJECTED');
   t.equal(rejected.rejection?.code, 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'the queued one is rejected for the limit');
-  const fits = await api.post('/transactions', { precise_amount: 1500, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 500 });
+  const fits = await api.post('/transactions', { description: 'test', precise_amount: 1500, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 500 });
   t.equal((await api.settled(fits.body.transaction_id)).status, 'APPLIED');
   t.equal(await available(payer.id), -500n);
 
   const other = await funded(100);
   const inASecond = new Date(Date.now() + 1200).toISOString();
-  const scheduled = await api.post('/transactions', { precise_amount: 400, currency: 'USD', source: other.name, destination: fresh('payee'), overdraft_limit: 200, scheduled_for: inASecond });
+  const scheduled = await api.post('/transactions', { description: 'test', precise_amount: 400, currency: 'USD', source: other.name, destination: fresh('payee'), overdraft_limit: 200, scheduled_for: inASecond });
   t.equal(scheduled.body.status, 'SCHEDULED', scheduled.text);
   const due = await api.waitForTransaction(scheduled.body.transaction_id, (record) => record.status !== 'SCHEDULED' && record.status !== 'QUEUED');
   t.equal(due.status, 'REJECTED', 'the scheduled one fell due and was refused');
@@ -117,7 +117,7 @@ t.test('a split checks each source against the limit', async (t) => {
   const poor = await funded(100);
   const destination = fresh('payee');
   const body = {
-    precise_amount: 1000, currency: 'USD', destination, skip_queue: true, overdraft_limit: 300,
+    description: 'test', precise_amount: 1000, currency: 'USD', destination, skip_queue: true, overdraft_limit: 300,
     sources: [{ identifier: rich.name, distribution: '50%' }, { identifier: poor.name, distribution: 'left' }],
   };
   const refused = await api.post('/transactions', { ...body, atomic: true });
@@ -131,7 +131,7 @@ t.test('a split checks each source against the limit', async (t) => {
 
 t.test('bulk items each carry their own limit', async (t) => {
   const payer = await funded(100);
-  const item = { precise_amount: 150, currency: 'USD', source: payer.name, destination: fresh('payee') };
+  const item = { description: 'test', precise_amount: 150, currency: 'USD', source: payer.name, destination: fresh('payee') };
   const atomic = await api.post('/transactions/bulk', {
     atomic: true, skip_queue: true,
     transactions: [{ ...item, overdraft_limit: 100 }, { ...item, overdraft_limit: 100 }],
@@ -149,7 +149,7 @@ t.test('bulk items each carry their own limit', async (t) => {
 
 t.test('a hold is checked against the limit; its commit needs no new check', async (t) => {
   const payer = await funded(100);
-  const body = { precise_amount: 400, currency: 'USD', source: payer.name, destination: fresh('payee'), inflight: true, skip_queue: true };
+  const body = { description: 'test', precise_amount: 400, currency: 'USD', source: payer.name, destination: fresh('payee'), inflight: true, skip_queue: true };
   checkError(t, await api.post('/transactions', { ...body, overdraft_limit: 200 }), 400, 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'a hold past the limit');
   const hold = await api.post('/transactions', { ...body, overdraft_limit: 300 });
   t.equal(hold.body.status, 'INFLIGHT', hold.text);
@@ -164,10 +164,10 @@ t.test('a hold is checked against the limit; its commit needs no new check', asy
 t.test('a refund is checked by the same rule, with overdraft terms of its own (none are inherited)', async (t) => {
   const payer = await funded(1000);
   const payeeName = fresh('payee');
-  const original = await api.post('/transactions', { precise_amount: 1000, currency: 'USD', source: payer.name, destination: payeeName, skip_queue: true, overdraft_limit: 100 });
+  const original = await api.post('/transactions', { description: 'test', precise_amount: 1000, currency: 'USD', source: payer.name, destination: payeeName, skip_queue: true, overdraft_limit: 100 });
   const payee = original.body.destination as string;
   // The payee spends 950 of the 1000, so the refund of 1000 would take it to -950.
-  await api.post('/transactions', { precise_amount: 950, currency: 'USD', source: payeeName, destination: fresh('shop'), skip_queue: true });
+  await api.post('/transactions', { description: 'test', precise_amount: 950, currency: 'USD', source: payeeName, destination: fresh('shop'), skip_queue: true });
   const refundOf = `/refund-transaction/${original.body.transaction_id}`;
   const short = await api.post(refundOf, { skip_queue: true, dry_run: true });
   t.equal(short.body.rejection?.code, 'TXN_INSUFFICIENT_FUNDS', 'the original\'s limit was granted to its source, not to the payee');
@@ -188,11 +188,11 @@ t.test('a refund is checked by the same rule, with overdraft terms of its own (n
 t.test('dry runs give the limit\'s own code and write nothing', async (t) => {
   const payer = await funded(100);
   const seq = server.runtime.log.appendedSeq;
-  const dry = await api.post('/transactions', { precise_amount: 500, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 300, dry_run: true });
+  const dry = await api.post('/transactions', { description: 'test', precise_amount: 500, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 300, dry_run: true });
   t.equal(dry.status, 200, dry.text);
   t.equal(dry.body.would_apply, false);
   t.match(dry.body.rejection, { code: 'TXN_OVERDRAFT_LIMIT_EXCEEDED', reason: 'overdraft_limit_exceeded' });
-  const fits = await api.post('/transactions', { precise_amount: 400, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 300, dry_run: true });
+  const fits = await api.post('/transactions', { description: 'test', precise_amount: 400, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 300, dry_run: true });
   t.equal(fits.body.would_apply, true, fits.text);
   await sleep(50);
   t.equal(server.runtime.log.appendedSeq, seq, 'the log did not grow');
@@ -200,7 +200,7 @@ t.test('dry runs give the limit\'s own code and write nothing', async (t) => {
 
 t.test('a reused reference with another limit is a conflict naming it', async (t) => {
   const payer = await funded(1000);
-  const body = { precise_amount: 10, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true, reference: `limit-${counter}`, overdraft_limit: 5 };
+  const body = { description: 'test', precise_amount: 10, currency: 'USD', source: payer.name, destination: fresh('payee'), skip_queue: true, reference: `limit-${counter}`, overdraft_limit: 5 };
   t.equal((await api.post('/transactions', body)).status, 201);
   t.equal((await api.post('/transactions', body)).status, 200, 'the same request is a replay');
   const changed = await api.post('/transactions', { ...body, overdraft_limit: 6 });
@@ -210,7 +210,7 @@ t.test('a reused reference with another limit is a conflict naming it', async (t
 
 t.test('the limit survives a restart: a queued transaction decided after it still honours it', async (t) => {
   const payer = await funded(100);
-  const applied = await api.post('/transactions', { precise_amount: 250, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 150, skip_queue: true });
+  const applied = await api.post('/transactions', { description: 'test', precise_amount: 250, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 150, skip_queue: true });
   t.equal(applied.status, 201, applied.text);
   await checkZeroSumOverHttp(t, api);
   const dataDir = server.dataDir;
@@ -220,6 +220,6 @@ t.test('the limit survives a restart: a queued transaction decided after it stil
   const again = await api.transaction(applied.body.transaction_id);
   t.equal(again.overdraft_limit, 150, 'the record kept its limit through replay');
   t.equal(await available(payer.id), -150n);
-  checkError(t, await api.post('/transactions', { precise_amount: 1, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 150, skip_queue: true }), 400, 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'after the restart');
+  checkError(t, await api.post('/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: payer.name, destination: fresh('payee'), overdraft_limit: 150, skip_queue: true }), 400, 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'after the restart');
   await checkZeroSumOverHttp(t, api);
 });

@@ -16,7 +16,7 @@ const LINES = 10_000;
 
 async function seed(url: string): Promise<{ upload: string; rule: string; references: string[] }> {
   const transactions = Array.from({ length: LEDGER }, (_, index) => ({
-    currency: 'USD', precise_amount: 100 + index, precision: 100, source: '@bank', destination: `@customer-${index % 50}`,
+    description: 'test', currency: 'USD', precise_amount: 100 + index, precision: 100, source: '@bank', destination: `@customer-${index % 50}`,
     allow_overdraft: true, reference: `INV-${index}`,
   }));
   const bulk = await sendRequest(url, 'POST', '/transactions/bulk', { transactions, skip_queue: true });

@@ -27,7 +27,7 @@ const CASES: Case[] = [
   { resource: 'transactions', action: 'read', method: 'GET', route: '/transactions/reference/nothing' },
   {
     resource: 'transactions', action: 'write', method: 'POST', route: '/transactions',
-    body: { amount: 1, precision: 100, currency: 'USD', source: '@matrix-a', destination: '@matrix-b', allow_overdraft: true, skip_queue: true },
+    body: { description: 'test', amount: 1, precision: 100, currency: 'USD', source: '@matrix-a', destination: '@matrix-b', allow_overdraft: true, skip_queue: true },
   },
   { resource: 'transactions', action: 'write', method: 'POST', route: '/transactions/bulk', body: { transactions: [] } },
   { resource: 'transactions', action: 'write', method: 'PUT', route: '/transactions/inflight/txn_missing', body: { status: 'commit' } },

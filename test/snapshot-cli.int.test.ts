@@ -35,7 +35,7 @@ function folio(args: string[], env: Record<string, string> = {}): Promise<CliRes
 
 async function transfer(server: ChildServer, destination: string, amount: number): Promise<boolean> {
   const response = await sendRequest(server.url, 'POST', '/transactions', {
-    precise_amount: amount, currency: 'USD', source: '@world', destination, allow_overdraft: true, skip_queue: true,
+    description: 'test', precise_amount: amount, currency: 'USD', source: '@world', destination, allow_overdraft: true, skip_queue: true,
   }, { 'X-svc-key': SECRET });
   return response.status === 201;
 }

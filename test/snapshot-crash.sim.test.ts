@@ -41,7 +41,7 @@ async function load(server: ChildServer, book: Ledgerbook, random: () => number,
       book.add(book.attempted, destination, amount);
       try {
         const response = await sendRequest(server.url, 'POST', '/transactions', {
-          precise_amount: amount, currency: 'USD', source: '@world', destination, allow_overdraft: true, skip_queue: true,
+          description: 'test', precise_amount: amount, currency: 'USD', source: '@world', destination, allow_overdraft: true, skip_queue: true,
         });
         if (response.status === 201) {
           book.add(book.acknowledged, destination, amount);

@@ -11,7 +11,7 @@ t.test('a snapshot request waits a bounded time, then is told to ask again', asy
   const server = await startTestServer({ index: false });
   for (let index = 0; index < 50; index += 1) {
     const response = await server.request('POST', '/transactions', {
-      currency: 'USD', precise_amount: 100 + index, precision: 100, source: '@world', destination: `@c${index % 5}`, allow_overdraft: true, skip_queue: true,
+      description: 'test', currency: 'USD', precise_amount: 100 + index, precision: 100, source: '@world', destination: `@c${index % 5}`, allow_overdraft: true, skip_queue: true,
     });
     t.equal(response.status, 201, 'a transfer', { diagnostic: false });
   }

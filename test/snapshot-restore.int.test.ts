@@ -54,7 +54,7 @@ async function step(server: TestServer, index: number, points: Point[]): Promise
     response = await server.request('PUT', `/transactions/inflight/${holdId}`, { status: index % 12 === 5 ? 'commit' : 'void', skip_queue: true });
   } else {
     response = await server.request('POST', '/transactions', {
-      precise_amount: 100 + index, currency: 'USD', source: index % 3 === 0 ? '@world' : `@r${index % 4}`,
+      description: 'test', precise_amount: 100 + index, currency: 'USD', source: index % 3 === 0 ? '@world' : `@r${index % 4}`,
       destination: `@r${(index + 1) % 4}`, allow_overdraft: true, skip_queue: true, inflight: index % 6 === 2,
     });
     if (index % 6 === 2) (points as any).lastHold = response.body.transaction_id;
@@ -100,7 +100,7 @@ t.test('restore to a seq inside a group-commit record cuts that record there', a
   t.teardown(() => fs.rmSync(source, { recursive: true, force: true }));
   const server = await startTestServer({ dataDir: source, snapshots: SCHEDULE });
   t.teardown(() => server.stop().catch(() => undefined));
-  await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: '@world', destination: '@m0', allow_overdraft: true, skip_queue: true });
+  await server.request('POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: '@world', destination: '@m0', allow_overdraft: true, skip_queue: true });
   const snapshot = await snapshotNow(server);
   await burst(server, 60, (index) => ({ source: index % 2 ? '@m0' : '@world', destination: `@m${1 + (index % 6)}`, amount: BigInt(10 + index) }));
   await server.stop();
@@ -132,7 +132,7 @@ t.test('restore to a seq inside a group-commit record cuts that record there', a
   }
   t.equal(restored.runtime.engine.state.balances.size, balanceIds.size);
   // The restored log takes new writes after the cut record.
-  const more = await restored.request('POST', '/transactions', { precise_amount: 5, currency: 'USD', source: '@world', destination: '@m1', allow_overdraft: true, skip_queue: true });
+  const more = await restored.request('POST', '/transactions', { description: 'test', precise_amount: 5, currency: 'USD', source: '@world', destination: '@m1', allow_overdraft: true, skip_queue: true });
   t.equal(more.status, 201);
   await restored.stop();
 });
@@ -143,7 +143,7 @@ t.test('restore refuses a snapshot later than the seq, and a target that is not 
   const server = await startTestServer({ dataDir: source, snapshots: SCHEDULE });
   t.teardown(() => server.stop().catch(() => undefined));
   for (let index = 0; index < 5; index += 1) {
-    await server.request('POST', '/transactions', { precise_amount: 3, currency: 'USD', source: '@world', destination: '@x', allow_overdraft: true, skip_queue: true });
+    await server.request('POST', '/transactions', { description: 'test', precise_amount: 3, currency: 'USD', source: '@world', destination: '@x', allow_overdraft: true, skip_queue: true });
   }
   const snapshot = await snapshotNow(server);
   await server.stop();

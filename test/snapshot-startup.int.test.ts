@@ -44,7 +44,7 @@ const SCHEDULE = { every_events: 0, every_seconds: 0, keep: 5 };
 async function transfers(server: TestServer, count: number, start: number): Promise<void> {
   for (let index = start; index < start + count; index += 1) {
     const response = await server.request('POST', '/transactions', {
-      precise_amount: 1000 + index, currency: 'USD', source: '@world', destination: `@user${index % 7}`,
+      description: 'test', precise_amount: 1000 + index, currency: 'USD', source: '@world', destination: `@user${index % 7}`,
       allow_overdraft: true, skip_queue: true, inflight: index % 5 === 0,
     });
     if (response.status !== 201) throw new Error(`transfer ${index}: ${response.status} ${response.text}`);

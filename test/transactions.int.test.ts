@@ -50,7 +50,7 @@ t.test('the synchronous path', async (t) => {
   t.equal((await server.request('GET', `/balances/${destination.balance_id}`)).body.balance, 1250);
 
   await t.test('a reference is generated when none is given', async (t) => {
-    const generated = await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: source.balance_id, destination: destination.balance_id, skip_queue: true });
+    const generated = await server.request('POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: source.balance_id, destination: destination.balance_id, skip_queue: true });
     t.equal(generated.status, 201);
     t.type(generated.body.reference, 'string');
     t.not(generated.body.reference, '');
@@ -58,7 +58,7 @@ t.test('the synchronous path', async (t) => {
   });
 
   await t.test('a reference with a slash is found through its encoded form', async (t) => {
-    const slashed = await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: source.balance_id, destination: destination.balance_id, skip_queue: true, reference: 'inv/2024/7' });
+    const slashed = await server.request('POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: source.balance_id, destination: destination.balance_id, skip_queue: true, reference: 'inv/2024/7' });
     t.equal(slashed.status, 201);
     t.equal((await server.request('GET', '/transactions/reference/inv%2F2024%2F7')).body.transaction_id, slashed.body.transaction_id);
   });
@@ -66,7 +66,7 @@ t.test('the synchronous path', async (t) => {
   await t.test('synchronous errors', async (t) => {
     const poor = await createBalance(server);
     const euros = await createBalance(server, { currency: 'EUR' });
-    const base = { precise_amount: 10, currency: 'USD', skip_queue: true };
+    const base = { description: 'test', precise_amount: 10, currency: 'USD', skip_queue: true };
     const short = await server.request('POST', '/transactions', { ...base, source: poor.balance_id, destination: destination.balance_id });
     expectError(t, short, 400, 'TXN_INSUFFICIENT_FUNDS', 'insufficient funds');
     t.equal(short.body.error_detail.details?.reason, 'insufficient_funds', 'with its reason');
@@ -99,7 +99,7 @@ t.test('the queued path: 201 QUEUED, then APPLIED or REJECTED on the same id', a
   const destination = await createBalance(server);
   await fund(server, source.balance_id, 100);
 
-  const queued = await server.request('POST', '/transactions', { precise_amount: 30, currency: 'USD', source: source.balance_id, destination: destination.balance_id, reference: 'queued-1' });
+  const queued = await server.request('POST', '/transactions', { description: 'test', precise_amount: 30, currency: 'USD', source: source.balance_id, destination: destination.balance_id, reference: 'queued-1' });
   t.equal(queued.status, 201);
   t.equal(queued.body.status, 'QUEUED');
   t.equal(queued.body.skip_queue, false);
@@ -110,7 +110,7 @@ t.test('the queued path: 201 QUEUED, then APPLIED or REJECTED on the same id', a
   t.equal((await server.request('GET', `/balances/${destination.balance_id}`)).body.balance, 30);
 
   await t.test('queued insufficient funds end REJECTED with the rejection recorded', async (t) => {
-    const tooMuch = await server.request('POST', '/transactions', { precise_amount: 1000, currency: 'USD', source: source.balance_id, destination: destination.balance_id });
+    const tooMuch = await server.request('POST', '/transactions', { description: 'test', precise_amount: 1000, currency: 'USD', source: source.balance_id, destination: destination.balance_id });
     t.equal(tooMuch.status, 201, 'accepted into the queue');
     const rejected = await waitUntilDecided(server, tooMuch.body.transaction_id);
     t.equal(rejected.body.status, 'REJECTED');
@@ -123,7 +123,7 @@ t.test('the queued path: 201 QUEUED, then APPLIED or REJECTED on the same id', a
     await fund(server, from.balance_id, 100);
     const ids: string[] = [];
     for (const amount of [60, 50, 40]) {
-      const response = await server.request('POST', '/transactions', { precise_amount: amount, currency: 'USD', source: from.balance_id, destination: '@sink' });
+      const response = await server.request('POST', '/transactions', { description: 'test', precise_amount: amount, currency: 'USD', source: from.balance_id, destination: '@sink' });
       t.equal(response.status, 201);
       ids.push(response.body.transaction_id);
     }
@@ -135,16 +135,16 @@ t.test('the queued path: 201 QUEUED, then APPLIED or REJECTED on the same id', a
   await t.test('a skip_queue transfer is decided after what its source already queued', async (t) => {
     const from = await createBalance(server);
     await fund(server, from.balance_id, 100);
-    const first = await server.request('POST', '/transactions', { precise_amount: 80, currency: 'USD', source: from.balance_id, destination: '@sink' });
+    const first = await server.request('POST', '/transactions', { description: 'test', precise_amount: 80, currency: 'USD', source: from.balance_id, destination: '@sink' });
     t.equal(first.status, 201);
-    const sync = await server.request('POST', '/transactions', { precise_amount: 30, currency: 'USD', source: from.balance_id, destination: '@sink', skip_queue: true });
+    const sync = await server.request('POST', '/transactions', { description: 'test', precise_amount: 30, currency: 'USD', source: from.balance_id, destination: '@sink', skip_queue: true });
     expectError(t, sync, 400, 'TXN_INSUFFICIENT_FUNDS', 'the queued 80 went first');
     t.equal((await server.request('GET', `/transactions/${first.body.transaction_id}`)).body.status, 'APPLIED', 'and is applied by the time the synchronous answer came');
   });
 
   await t.test('queued errors decided on arrival', async (t) => {
     const euros = await createBalance(server, { currency: 'EUR' });
-    const base = { precise_amount: 10, currency: 'USD' };
+    const base = { description: 'test', precise_amount: 10, currency: 'USD' };
     expectError(t, await server.request('POST', '/transactions', { ...base, source: euros.balance_id, destination: destination.balance_id }), 400, 'TXN_CURRENCY_MISMATCH', 'currency mismatch');
     expectError(t, await server.request('POST', '/transactions', { ...base, source: source.balance_id, destination: source.balance_id }), 400, 'TXN_VALIDATION_ERROR', 'same balance');
     expectError(t, await server.request('POST', '/transactions', { ...base, source: 'bln_missing', destination: destination.balance_id }), 404, 'BAL_NOT_FOUND', 'unknown source');
@@ -188,7 +188,7 @@ t.test('references: identical retry 200 with the original, different body 409, o
     });
   }
   await t.test('the same amount written as amount or precise_amount is the same request', async (t) => {
-    const body = { amount: 0.25, precision: 100, currency: 'USD', source: source.balance_id, destination: '@merchant', reference: 'ref-forms', skip_queue: true };
+    const body = { description: 'test', amount: 0.25, precision: 100, currency: 'USD', source: source.balance_id, destination: '@merchant', reference: 'ref-forms', skip_queue: true };
     const original = await server.request('POST', '/transactions', body);
     t.equal(original.status, 201);
     const retry = await server.request('POST', '/transactions', { ...body, amount: undefined, precise_amount: '25' });
@@ -197,7 +197,7 @@ t.test('references: identical retry 200 with the original, different body 409, o
   });
   await t.test('a rejected synchronous request does not take its reference', async (t) => {
     const poor = await createBalance(server);
-    const body = { precise_amount: 50, currency: 'USD', source: poor.balance_id, destination: '@merchant', reference: 'ref-after-topup', skip_queue: true };
+    const body = { description: 'test', precise_amount: 50, currency: 'USD', source: poor.balance_id, destination: '@merchant', reference: 'ref-after-topup', skip_queue: true };
     expectError(t, await server.request('POST', '/transactions', body), 400, 'TXN_INSUFFICIENT_FUNDS', 'first try');
     await fund(server, poor.balance_id, 50);
     t.equal((await server.request('POST', '/transactions', body)).status, 201, 'the retry after a top-up is a new transaction');
@@ -212,7 +212,7 @@ t.test('amounts: exact digits in and out, whatever their size', async (t) => {
   const server = await openServer(t);
   const post = (text: string) => server.request('POST', '/transactions', text);
   const transfer = (amountFields: string, destination: string) =>
-    `{${amountFields},"currency":"USD","source":"@world","destination":"${destination}","allow_overdraft":true,"skip_queue":true}`;
+    `{${amountFields},"description":"test","currency":"USD","source":"@world","destination":"${destination}","allow_overdraft":true,"skip_queue":true}`;
 
   await t.test('precise_amount beyond 2^53 as a JSON number', async (t) => {
     const response = await post(transfer('"precise_amount":9007199254740993', '@big-number'));
@@ -287,7 +287,10 @@ t.test('amounts: exact digits in and out, whatever their size', async (t) => {
     const tooFine = await post(transfer('"precise_amount":1,"precision":10000000000000000000', '@fine'));
     expectError(t, tooFine, 400, 'TXN_VALIDATION_ERROR', 'precision 10^19');
     t.ok(tooFine.body.error_detail.details?.precision, 'details name precision');
-    t.equal((await post(transfer('"amount":2.5,"precise_amount":250,"precision":100', '@both'))).status, 201, 'both given and equal');
+    // One of the two, as Blnk and interface.md have it: both are refused even when they agree.
+    const both = await post(transfer('"amount":2.5,"precise_amount":250,"precision":100', '@both'));
+    expectError(t, both, 400, 'TXN_VALIDATION_ERROR', 'both given and equal');
+    t.match(both.body.error_detail.details?.amount, /not both/, 'details name amount');
     expectError(t, await post(transfer('"amount":2.5,"precise_amount":251,"precision":100', '@both')), 400, 'TXN_VALIDATION_ERROR', 'both given and different');
     expectError(t, await post(transfer('"precision":100', '@none')), 400, 'TXN_VALIDATION_ERROR', 'no amount at all');
     expectError(t, await post(transfer('"precise_amount":1.5', '@none')), 400, 'TXN_VALIDATION_ERROR', 'fractional precise_amount');
@@ -308,10 +311,10 @@ t.test('GET /transactions: newest first, paged without overlap or gaps across me
   // Let the lookup store write these to LMDB, so the list merges records on disk with fresh ones in memory.
   await new Promise((resolve) => setTimeout(resolve, 300));
   for (let index = 0; index < 10; index += 1) {
-    record(await server.request('POST', '/transactions', { precise_amount: 1, currency: 'USD', source: '@early', destination: '@late' }));
+    record(await server.request('POST', '/transactions', { description: 'test', precise_amount: 1, currency: 'USD', source: '@early', destination: '@late' }));
     record({ status: 201, body: await fund(server, '@late', 1) });
   }
-  record(await server.request('POST', '/transactions', { precise_amount: 10 ** 9, currency: 'USD', source: '@late', destination: '@early' }));
+  record(await server.request('POST', '/transactions', { description: 'test', precise_amount: 10 ** 9, currency: 'USD', source: '@late', destination: '@early' }));
   await waitForEmptyQueue(server);
   const newest = [...created].reverse();
 

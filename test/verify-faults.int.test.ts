@@ -19,7 +19,7 @@ async function history(t: { teardown(cleanup: () => unknown): void; ok(value: un
   const server = await startTestServer({ dataDir });
   for (let index = 0; index < 15; index += 1) {
     await server.request('POST', '/transactions', {
-      precise_amount: 50 + index, currency: index % 2 ? 'USD' : 'EUR', source: '@world', destination: `@v${index % 3}`,
+      description: 'test', precise_amount: 50 + index, currency: index % 2 ? 'USD' : 'EUR', source: '@world', destination: `@v${index % 3}`,
       allow_overdraft: true, skip_queue: true,
     });
   }

@@ -21,7 +21,7 @@ export interface InProcessResult extends ClosedLoopResult {
 }
 
 function transfer(source: string, destination: string, amount: bigint, overdraft: boolean): CreateTransactionCommand {
-  return transferCommand({ source, destination, precise_amount: amount, currency: CURRENCY, allow_overdraft: overdraft, skip_queue: true });
+  return transferCommand({ description: 'test', source, destination, precise_amount: amount, currency: CURRENCY, allow_overdraft: overdraft, skip_queue: true });
 }
 
 function decideBulk(runtime: LedgerRuntime, transactions: CreateTransactionCommand[]): number {

@@ -17,14 +17,14 @@ export interface HttpPeerLoad extends LoadSummary {
 }
 
 function transferBody(source: string, destination: string): Record<string, unknown> {
-  return { source, destination, precise_amount: 1, currency: CURRENCY, skip_queue: true };
+  return { description: 'test', source, destination, precise_amount: 1, currency: CURRENCY, skip_queue: true };
 }
 
 export async function fundOverHttp(url: string, balances: number): Promise<void> {
   const names = balanceNames(balances);
   for (let start = 0; start < names.length; start += FUNDING_BATCH) {
     const transactions = names.slice(start, start + FUNDING_BATCH).map((name) => ({
-      source: WORLD, destination: name, precise_amount: FUNDING.toString(), currency: CURRENCY, allow_overdraft: true,
+      description: 'test', source: WORLD, destination: name, precise_amount: FUNDING.toString(), currency: CURRENCY, allow_overdraft: true,
     }));
     await expectJson(url, 'POST', '/transactions/bulk', 201, { transactions, atomic: true, inflight: false, skip_queue: true });
   }

@@ -31,7 +31,7 @@ export function expectError(t: Test, response: TestResponse, status: number, cod
 /** Credits `destination` from @world synchronously; returns the transaction. */
 export async function fund(server: TestServer, destination: string, preciseAmount: bigint | number | string, currency = 'USD'): Promise<Record<string, unknown>> {
   const response = await server.request('POST', '/transactions', {
-    precise_amount: preciseAmount,
+    description: 'test', precise_amount: preciseAmount,
     currency, source: '@world', destination, allow_overdraft: true, skip_queue: true,
   });
   if (response.status !== 201) throw new Error(`funding ${destination} failed: ${response.status} ${response.text}`);

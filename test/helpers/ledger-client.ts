@@ -27,7 +27,7 @@ export class LedgerClient {
   /** Moves `amount` from `@world` (allowed to go negative) to `name`; returns the balance id. */
   async fund(name: string, amount: bigint | number, currency = 'USD'): Promise<string> {
     const response = await this.post('/transactions', {
-      precise_amount: BigInt(amount), currency, source: '@world', destination: name, allow_overdraft: true, skip_queue: true,
+      description: 'test', precise_amount: BigInt(amount), currency, source: '@world', destination: name, allow_overdraft: true, skip_queue: true,
     });
     if (response.status !== 201 || response.body.status !== 'APPLIED') throw new Error(`funding ${name} failed: ${response.text}`);
     return response.body.destination as string;
