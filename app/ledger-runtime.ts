@@ -111,7 +111,7 @@ export class LedgerRuntime implements LedgerCore {
   private readonly snapshotBalances: SnapshotBalances;
   readonly hookAdmin: HookAdmin;
   /** Gives back the data directory's lock (data-dir-lock.ts), once closed. */
-  private unlock: () => void = () => undefined;
+  private unlock: () => Promise<void> = async () => undefined;
   private readonly hookSealer: HookSecretSealer;
   private readonly clock: Clock;
   private readonly ids: IdSource;
@@ -147,13 +147,13 @@ export class LedgerRuntime implements LedgerCore {
 
   static async open(options: RuntimeOptions): Promise<LedgerRuntime> {
     fs.mkdirSync(options.dataDir, { recursive: true });
-    const unlock = lockDataDir(options.dataDir);
+    const unlock = await lockDataDir(options.dataDir);
     try {
       const runtime = await LedgerRuntime.openLocked(options);
       runtime.unlock = unlock;
       return runtime;
     } catch (error) {
-      unlock();
+      await unlock();
       throw error;
     }
   }
@@ -378,6 +378,6 @@ export class LedgerRuntime implements LedgerCore {
     await this.index?.close();
     await this.log.close();
     await this.store.close();
-    this.unlock();
+    await this.unlock();
   }
 }
