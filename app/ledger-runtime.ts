@@ -52,8 +52,6 @@ export interface RuntimeOptions {
   onFatal?: (error: Error) => void;
   /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
   snapshots?: SnapshotSchedule;
-  /** Signs deliveries of hooks registered before hooks had secrets of their own; empty sends those unsigned. */
-  secretKey?: string;
   /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
   hookTargets?: TargetPolicy;
   hookDelivery?: Partial<HookDeliveryLimits>;
@@ -229,11 +227,11 @@ export class LedgerRuntime implements LedgerCore {
         logger: this.options.logger,
       });
     }
+    await this.issueMissingHookSecrets();
     this.hooks = await HookDispatcher.start({
       source: this.log,
       currentHooks: () => this.engine.state.hooks,
       store: HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir)),
-      secretKey: this.options.secretKey ?? '',
       sealer: this.hookSealer,
       targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
       limits: this.options.hookDelivery,
@@ -245,6 +243,25 @@ export class LedgerRuntime implements LedgerCore {
     this.queue.resume();
     this.timers.start();
     this.runner?.resumeInterrupted();
+  }
+
+  /**
+   * Hooks registered before hooks had signing secrets of their own were signed with the master key,
+   * which their receivers therefore had to hold. Before delivery starts (at start-up, on promotion, when
+   * unfenced) each such hook is given a secret of its own, logged as one event, durable before the
+   * first delivery it signs. Its receiver learns the secret by a rotation (POST /hooks/:id/rotate-secret);
+   * until then its deliveries fail the receiver's check rather than being signed with the master key.
+   */
+  private async issueMissingHookSecrets(): Promise<void> {
+    const hookIds = this.engine.hooksWithoutSecrets();
+    if (hookIds.length === 0) return;
+    const sealed = new Map(hookIds.map((hookId) => [hookId, this.hookSealer.newSecret().sealed]));
+    const seq = this.engine.issueHookSecrets(sealed);
+    if (seq !== undefined) await this.log.durable(seq);
+    this.options.logger?.warn(
+      { hook_ids: hookIds },
+      'hooks registered before hooks had secrets of their own were signed with the master key; each now has a secret of its own: rotate it (POST /hooks/:id/rotate-secret) to hand it to the receiver, and change the master key, which those receivers held',
+    );
   }
 
   private openReconciliation(index: SecondaryIndex): void {

@@ -26,6 +26,7 @@ import {
   decideApiKeysUsed,
   decideCreateApiKey,
   decideCreateHook,
+  decideIssueHookSecrets,
   decideCreateIdentity,
   decideCreateMonitor,
   decideDeleteHook,
@@ -37,6 +38,7 @@ import {
   decideRotateHookSecret,
   decideUpdateHook,
   decideUpdateIdentity,
+  hooksWithoutSecrets,
   metadataSizeRefusal,
   type HookFields,
   type NewApiKey,
@@ -328,6 +330,17 @@ export class LedgerEngine {
 
   createHook(fields: HookFields, signingSecretSealed: string): Outcome<HookRecord> {
     return this.registry(decideCreateHook(fields, signingSecretSealed, this.now(), this.ids));
+  }
+
+  /** Hooks registered before hooks had signing secrets of their own. */
+  hooksWithoutSecrets(): string[] {
+    return hooksWithoutSecrets(this.state);
+  }
+
+  /** Gives those hooks the sealed secrets made for them, in one event; returns its seq, if anything changed. */
+  issueHookSecrets(sealedByHookId: ReadonlyMap<string, string>): number | undefined {
+    const event = decideIssueHookSecrets(this.state, sealedByHookId, this.now());
+    return event ? this.commit(event) : undefined;
   }
 
   rotateHookSecret(hookId: string, signingSecretSealed: string): Outcome<HookRecord> {
