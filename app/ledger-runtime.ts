@@ -260,7 +260,7 @@ export class LedgerRuntime implements LedgerCore {
     if (seq !== undefined) await this.log.durable(seq);
     this.options.logger?.warn(
       { hook_ids: hookIds },
-      'hooks registered before hooks had secrets of their own were signed with the master key; each now has a secret of its own: rotate it (POST /hooks/:id/rotate-secret) to hand it to the receiver, and change the master key, which those receivers held',
+      'hooks registered before hooks had secrets of their own were signed with the master key (or unsigned without one); each now has a secret of its own: rotate it (POST /hooks/:id/rotate-secret) to hand it to the receiver, and change the master key, which those receivers held',
     );
   }
 

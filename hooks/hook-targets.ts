@@ -1,9 +1,10 @@
 // Where a hook may send deliveries (decisions.md "Hooks"). Link-local addresses, cloud metadata
 // services and addresses no host has are never targets: a hook is a way to make the server send
 // requests, and those would reach its own infrastructure. Loopback and private ranges are refused too
-// unless `hooks.allow_private_networks` is set (a receiver on the same machine or network). The URL is
-// checked when a hook is registered, and every address a name resolves to is checked again when a
-// delivery connects, so a public name rebound to a private address gets nowhere.
+// unless `hooks.allow_private_networks` is set (a receiver on the same machine or network). An IPv6
+// address that carries an IPv4 address (NAT64, SIIT, 6to4, Teredo, ...: ip-address.ts) is judged by the
+// worse of the two. The URL is checked when a hook is registered, and every address a name resolves to
+// is checked again when a delivery connects, so a public name rebound to a private address gets nowhere.
 
 import dns from 'node:dns';
 import { embeddedIpv4, formatIpv4, inRange, parseAddress, range, type AddressBytes } from './ip-address.js';
