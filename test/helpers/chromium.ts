@@ -32,7 +32,7 @@ function shippedChromium(): string {
   fs.mkdirSync(cache, { recursive: true });
   const building = fs.mkdtempSync(path.join(cache, `${version}.unpacking-`));
   try {
-    unpack(path.join(packageDir, 'bin'), building, target);
+    unpack(path.join(packageDir, 'bin'), building);
     fs.renameSync(building, target);
   } catch (error) {
     fs.rmSync(building, { recursive: true, force: true });
@@ -44,19 +44,18 @@ function shippedChromium(): string {
 
 /**
  * Unpacks the browser and its libraries into `dir`, with a launcher (`chromium`) that runs the binary
- * with those libraries first on the loader's path; the launcher names `finalDir`, where `dir` is moved.
+ * with those libraries first on the loader's path, both found beside the launcher wherever it is.
  */
-function unpack(binDir: string, dir: string, finalDir: string): void {
+function unpack(binDir: string, dir: string): void {
   const inflate = (name: string): Buffer => zlib.brotliDecompressSync(fs.readFileSync(path.join(binDir, name)));
   fs.writeFileSync(path.join(dir, 'headless-shell'), inflate('chromium.br'), { mode: 0o755 });
   const tar = spawnSync('tar', ['-x', '-C', dir], { input: inflate('al2023.tar.br') });
   if (tar.status !== 0) throw new Error(`could not unpack the browser's libraries: ${tar.stderr?.toString() ?? tar.error?.message}`);
-  const quoted = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
-  const library = quoted(path.join(finalDir, 'lib'));
   fs.writeFileSync(path.join(dir, 'chromium'), [
     '#!/bin/sh',
     '# Written by test/helpers/chromium.ts: the shipped headless shell with its shipped libraries.',
-    `LD_LIBRARY_PATH=${library}\${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec ${quoted(path.join(finalDir, 'headless-shell'))} "$@"`,
+    'here=$(dirname "$0")',
+    'LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/headless-shell" "$@"',
     '',
   ].join('\n'), { mode: 0o755 });
 }
