@@ -57,8 +57,6 @@ export interface RuntimeOptions {
   onFatal?: (error: Error) => void;
   /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
   snapshots?: SnapshotSchedule;
-  /** Signs deliveries of hooks registered before hooks had secrets of their own; empty sends those unsigned. */
-  secretKey?: string;
   /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
   hookTargets?: TargetPolicy;
   hookDelivery?: Partial<HookDeliveryLimits>;
@@ -125,7 +123,7 @@ export class LedgerRuntime implements LedgerCore {
   private readonly snapshotBalances: SnapshotBalances;
   readonly hookAdmin: HookAdmin;
   /** Gives back the data directory's lock (data-dir-lock.ts), once closed. */
-  private unlock: () => void = () => undefined;
+  private unlock: () => Promise<void> = async () => undefined;
   private readonly hookSealer: HookSecretSealer;
   private readonly clock: Clock;
   private readonly ids: IdSource;
@@ -161,13 +159,13 @@ export class LedgerRuntime implements LedgerCore {
 
   static async open(options: RuntimeOptions): Promise<LedgerRuntime> {
     fs.mkdirSync(options.dataDir, { recursive: true });
-    const unlock = lockDataDir(options.dataDir);
+    const unlock = await lockDataDir(options.dataDir);
     try {
       const runtime = await LedgerRuntime.openLocked(options);
       runtime.unlock = unlock;
       return runtime;
     } catch (error) {
-      unlock();
+      await unlock();
       throw error;
     }
   }
@@ -247,11 +245,11 @@ export class LedgerRuntime implements LedgerCore {
         logger: this.options.logger,
       });
     }
+    await this.issueMissingHookSecrets();
     this.hooks = await HookDispatcher.start({
       source: this.log,
       currentHooks: () => this.engine.state.hooks,
       store: HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir)),
-      secretKey: this.options.secretKey ?? '',
       sealer: this.hookSealer,
       targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
       limits: this.options.hookDelivery,
@@ -263,6 +261,26 @@ export class LedgerRuntime implements LedgerCore {
     this.queue.resume();
     this.timers.start();
     this.runner?.resumeInterrupted();
+  }
+
+  /**
+   * Hooks registered before hooks had signing secrets of their own were signed with the master key,
+   * which their receivers therefore had to hold. Before delivery starts (at start-up, on promotion, when
+   * unfenced) each such hook is given a secret of its own, logged as one event, durable before the
+   * first delivery it signs. Its receiver learns the secret by a rotation (POST /hooks/:id/rotate-secret);
+   * until then its deliveries fail the receiver's check rather than being signed with the master key.
+   */
+  private async issueMissingHookSecrets(): Promise<void> {
+    const hookIds = this.engine.view.hooksWithoutSecrets();
+    if (hookIds.length === 0) return;
+    const sealed = hookIds.map((hookId): [string, string] => [hookId, this.hookSealer.newSecret().sealed]);
+    const issued = this.engine.run({ op: 'hook.issue_secrets', sealed_by_hook_id: sealed });
+    assert(issued.ok, 'issuing hook secrets was refused');
+    await this.log.durable(issued.seq);
+    this.options.logger?.warn(
+      { hook_ids: hookIds },
+      'hooks registered before hooks had secrets of their own were signed with the master key (or unsigned without one); each now has a secret of its own: rotate it (POST /hooks/:id/rotate-secret) to hand it to the receiver, and change the master key, which those receivers held',
+    );
   }
 
   private openReconciliation(index: SecondaryIndex): void {
@@ -417,6 +435,6 @@ export class LedgerRuntime implements LedgerCore {
     await this.index?.close();
     await this.log.close();
     await this.store.close();
-    this.unlock();
+    await this.unlock();
   }
 }

@@ -54,7 +54,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
   let runtime: LedgerRuntime;
   try {
     runtime = await LedgerRuntime.open({
-      dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, secretKey: config.server.secret_key, logger,
+      dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, logger,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),

@@ -172,6 +172,8 @@ export type Command =
   | { op: 'hook.update'; hook_id: string; fields: HookFields }
   | { op: 'hook.rotate_secret'; hook_id: string; signing_secret_sealed: string }
   | { op: 'hook.delete'; hook_id: string }
+  /** Hooks from before per-hook secrets: each given the sealed secret made for it (hook id, sealed). */
+  | { op: 'hook.issue_secrets'; sealed_by_hook_id: Array<[hook_id: string, sealed: string]> }
   | { op: 'monitor.create'; fields: MonitorFields }
   | { op: 'monitor.update'; monitor_id: string; fields: MonitorFields }
   | { op: 'monitor.delete'; monitor_id: string }

@@ -159,6 +159,25 @@ export function decideRotateHookSecret(state: LedgerState, hookId: string, signi
   return decided(hook, { type: 'hook.updated', at: now, hooks: [hook] });
 }
 
+/** Hooks registered before hooks had signing secrets of their own (their deliveries were signed with the master key). */
+export function hooksWithoutSecrets(state: LedgerState): string[] {
+  return [...state.hooks.values()].filter((hook) => hook.signing_secret_sealed === undefined).map((hook) => hook.hook_id);
+}
+
+/**
+ * Gives each hook that has no signing secret of its own the sealed secret made for it (by id), in one
+ * event, so the master key never signs a delivery again and replay carries the change. Hooks that have a
+ * secret by now, or are gone, are left as they are; undefined when nothing changes.
+ */
+export function decideIssueHookSecrets(state: LedgerState, sealedByHookId: ReadonlyMap<string, string>, now: number): LedgerEvent | undefined {
+  const hooks: HookRecord[] = [];
+  for (const [hookId, sealed] of sealedByHookId) {
+    const current = state.hooks.get(hookId);
+    if (current && current.signing_secret_sealed === undefined) hooks.push({ ...current, signing_secret_sealed: sealed });
+  }
+  return hooks.length > 0 ? { type: 'hook.updated', at: now, hooks } : undefined;
+}
+
 /** Monitors on one balance: each is checked whenever the balance moves, so their number is bounded. */
 export const MONITORS_PER_BALANCE_MAX = 100;
 

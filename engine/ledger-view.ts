@@ -5,6 +5,7 @@
 // Keeping reads to this list (the architecture test forbids `engine.state` outside engine/ and app/) is
 // what lets them be answered elsewhere: by the engine's thread for an HTTP worker, or by a standby.
 
+import { hooksWithoutSecrets } from './decide-registry.js';
 import type { LedgerState } from './ledger-state.js';
 import type {
   ApiKeyRecord,
@@ -100,6 +101,11 @@ export class LedgerView {
   hooks(type?: HookRecord['type']): HookRecord[] {
     const hooks = [...this.state.hooks.values()];
     return type === undefined ? hooks : hooks.filter((hook) => hook.type === type);
+  }
+
+  /** Hooks registered before hooks had signing secrets of their own. */
+  hooksWithoutSecrets(): string[] {
+    return hooksWithoutSecrets(this.state);
   }
 
   monitor(monitorId: string): MonitorRecord | undefined {

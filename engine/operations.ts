@@ -31,6 +31,7 @@ import {
   decideDeleteHook,
   decideDeleteIdentity,
   decideDeleteMonitor,
+  decideIssueHookSecrets,
   decideMetadata,
   decideRevokeApiKey,
   decideRotateHookSecret,
@@ -145,6 +146,16 @@ const recordApiKeysUsed: Decision<CommandOf<'api_key.record_use'>, number> = {
   },
 };
 
+/** Secrets for hooks from before per-hook secrets, in one event; answers how many hooks it gave one. */
+const issueHookSecrets: Decision<CommandOf<'hook.issue_secrets'>, number> = {
+  rejections: [],
+  decide(scope, command) {
+    const event = decideIssueHookSecrets(scope.state, new Map(command.sealed_by_hook_id), scope.now);
+    if (!event) return accept(0);
+    return emitted(scope, event.hooks?.length ?? 0, event);
+  },
+};
+
 /** A run's results, marks and completion: several events, committed in one log record by `run`. */
 const completeReconciliation: Decision<CommandOf<'reconciliation.complete'>, ReconciliationRecord> = {
   rejections: ['RECON_NOT_FOUND', 'GEN_CONFLICT'],
@@ -204,6 +215,7 @@ export const OPERATIONS = {
     decideUpdateHook(scope.state, command.hook_id, command.fields, scope.now)),
   'hook.rotate_secret': registry(['HOOK_NOT_FOUND'], (scope, command: CommandOf<'hook.rotate_secret'>) =>
     decideRotateHookSecret(scope.state, command.hook_id, command.signing_secret_sealed, scope.now)),
+  'hook.issue_secrets': issueHookSecrets,
   'hook.delete': registry(['HOOK_NOT_FOUND'], (scope, command: CommandOf<'hook.delete'>) => decideDeleteHook(scope.state, command.hook_id, scope.now)),
   'monitor.create': registry(['BAL_NOT_FOUND', 'BAL_MONITOR_LIMIT_EXCEEDED'], (scope, command: CommandOf<'monitor.create'>) =>
     decideCreateMonitor(scope.state, command.fields, scope.now, scope.ids)),

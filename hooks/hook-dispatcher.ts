@@ -18,14 +18,14 @@
 // same window, queue, retries and progress: its notifications are derived from the same events.
 
 import { setMaxListeners } from 'node:events';
-import got from 'got';
 import PQueue from 'p-queue';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { HookRecord, HookType, TransactionRecord } from '../engine/records.js';
 import { deliveryEventId, transactionChanges } from './hook-deliveries.js';
 import { hookBody, hookHeaders, notificationBody } from './hook-payload.js';
 import { notificationEventId, notificationsIn, type Notification, type NotificationDeriver, type NotificationTarget } from './notifications.js';
-import { guardedLookup, urlRefusal, type TargetPolicy } from './hook-targets.js';
+import { urlRefusal, type TargetPolicy } from './hook-targets.js';
+import { deliveryClient, type DeliveryClient } from './delivery-client.js';
 import { HookSecretSealer, SealError } from './signing-secrets.js';
 import type { HookOutboxStore } from './outbox-store.js';
 
@@ -53,18 +53,6 @@ export const DEFAULT_HOOK_DELIVERY_LIMITS: HookDeliveryLimits = {
 /** Opened signing secrets kept; past it the cache starts over (hooks are few, rotations rarer). */
 const OPENED_SECRETS_MAX = 1_000;
 
-/** got with the options every delivery shares, resolved once rather than merged on each request. */
-function deliveryClient(targets: TargetPolicy) {
-  return got.extend({
-    retry: { limit: 0 },
-    throwHttpErrors: false,
-    followRedirect: false,
-    headers: { 'user-agent': 'folio-hooks' },
-    // Every address a hook's name resolves to is checked when the delivery connects.
-    dnsLookup: guardedLookup(targets) as never,
-  });
-}
-
 /** The part of the log the dispatcher reads. */
 export interface DeliverySource {
   read(fromSeq: number, toSeq: number): Iterable<LoggedEvent>;
@@ -83,11 +71,6 @@ export interface HookDispatcherOptions {
   store: HookOutboxStore;
   /** Opens each hook's sealed signing secret. */
   sealer: HookSecretSealer;
-  /**
-   * Signs deliveries of hooks registered before hooks had secrets of their own (as they were signed
-   * then); empty sends those unsigned.
-   */
-  secretKey: string;
   /** Which addresses deliveries may reach (hook-targets.ts). */
   targets: TargetPolicy;
   limits?: Partial<HookDeliveryLimits>;
@@ -131,7 +114,7 @@ export class HookDispatcher {
   readonly stats: DeliveryStats = { delivered: 0, failed: 0, dropped: 0, attempts: 0 };
   private readonly limits: HookDeliveryLimits;
   private readonly queue: PQueue;
-  private readonly client: ReturnType<typeof deliveryClient>;
+  private readonly client: DeliveryClient;
   /** Opened signing secrets by their sealed text (a rotation seals anew, so entries never go stale). */
   private readonly openedSecrets = new Map<string, string>();
   private readonly aborter = new AbortController();
@@ -322,7 +305,7 @@ export class HookDispatcher {
       // Checked at each attempt: an address written in the URL never goes through the guarded lookup.
       const refusal = urlRefusal(endpoint.url, this.options.targets);
       if (refusal) throw Object.assign(new Error(refusal), { code: 'EHOOKTARGET' });
-      const response = await this.client.post(endpoint.url, {
+      const response = await this.client.request.post(endpoint.url, {
         body: delivery.body,
         headers: hookHeaders(endpoint.secret(), endpoint.hookId, delivery.eventId, delivery.body, this.now()),
         timeout: { request: Math.max(1, Math.round(endpoint.timeoutSeconds * 1000)) },
@@ -349,10 +332,14 @@ export class HookDispatcher {
     }
   }
 
-  /** The key a hook's deliveries are signed with: its own secret, or for older hooks the master key. */
+  /**
+   * The key a hook's deliveries are signed with: its own secret, never the master key. A hook from
+   * before hooks had secrets is given one at start-up (LedgerRuntime.startWork) before any delivery;
+   * should one still have none, its deliveries fail rather than go out signed with something else.
+   */
   private signingSecret(hook: HookRecord): string {
     const sealed = hook.signing_secret_sealed;
-    if (sealed === undefined) return this.options.secretKey;
+    if (sealed === undefined) throw new SealError(`hook ${hook.hook_id} has no signing secret of its own`);
     let secret = this.openedSecrets.get(sealed);
     if (secret === undefined) {
       secret = this.options.sealer.open(sealed);
@@ -439,6 +426,7 @@ export class HookDispatcher {
     this.retryTimers.clear();
     this.queue.clear();
     this.aborter.abort();
+    this.client.close();
     await this.saveCursor();
     await this.options.store.close();
   }

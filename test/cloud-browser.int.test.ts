@@ -1,5 +1,5 @@
-// The whole authorization-code flow in a real headless browser (Debian's chromium driven by
-// playwright-core): an application sends the user to the control plane's sign-in page, the user fills
+// The whole authorization-code flow in a real headless browser (npm's Chromium, test/helpers/chromium.ts,
+// driven by playwright-core): an application sends the user to the control plane's sign-in page, the user fills
 // in the form and allows access, the browser lands on the application's local callback with the code
 // and its state; the application exchanges the code (with its PKCE verifier) for tokens and uses the
 // access token through the proxy. A wrong password keeps the user on the page with a message.

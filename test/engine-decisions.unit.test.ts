@@ -135,3 +135,25 @@ t.test('revoking a key revokes the keys made from it, in one event', async (t) =
     .when((engine) => engine.run({ op: 'api_key.revoke', api_key_id: rootId }))
     .then([{ type: 'api_key.revoked', api_keys: [{ name: 'root', is_revoked: true }, { name: 'child', is_revoked: true }, { name: 'grandchild', is_revoked: true }] }]);
 });
+
+t.test('hooks from before per-hook secrets are given the sealed secrets made for them, in one event', async (t) => {
+  const AT = 1_767_268_800_000; // the rig's clock
+  const old = { name: 'old', url: 'https://example.test/h', type: 'POST_TRANSACTION' as const, active: true, timeout: 5, retry_count: 0, created_at: AT };
+  const history = [{
+    type: 'hook.created' as const, at: AT, hooks: [
+      { ...old, hook_id: 'hook_a' }, { ...old, hook_id: 'hook_b', signing_secret_sealed: 'v1.kept' }, { ...old, hook_id: 'hook_c' },
+    ],
+  }];
+  let missing: string[] = [];
+  given(t, history).when((engine) => {
+    missing = engine.view.hooksWithoutSecrets();
+    return engine.run({ op: 'hook.issue_secrets', sealed_by_hook_id: [['hook_a', 'v1.a'], ['hook_b', 'v1.not-used'], ['hook_c', 'v1.c'], ['hook_gone', 'v1.gone']] });
+  }).then([{
+    type: 'hook.updated',
+    hooks: [{ hook_id: 'hook_a', name: 'old', signing_secret_sealed: 'v1.a' }, { hook_id: 'hook_c', signing_secret_sealed: 'v1.c' }],
+  }]);
+  t.same(missing, ['hook_a', 'hook_c'], 'the hooks without a secret');
+  given(t, [...history, { type: 'hook.updated', at: AT + 1, hooks: [{ ...old, hook_id: 'hook_a', signing_secret_sealed: 'v1.a' }, { ...old, hook_id: 'hook_c', signing_secret_sealed: 'v1.c' }] }])
+    .when((engine) => engine.run({ op: 'hook.issue_secrets', sealed_by_hook_id: [['hook_a', 'v1.again']] }))
+    .then([]);
+});

@@ -5,6 +5,10 @@
 
 import fs from 'node:fs';
 import t from 'tap';
+import type { LedgerEvent } from '../engine/events.js';
+import type { HookRecord } from '../engine/records.js';
+import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import { LmdbLog } from '../wal/lmdb-log.js';
 import { accessServerFor, createKey, MASTER_KEY, startAccessServer, type AccessServer } from './helpers/access-server.js';
 import { freePort, HookReceiver, signatureValid } from './helpers/hook-receiver.js';
 import { tempDataDir } from './helpers/test-server.js';
@@ -139,12 +143,73 @@ t.test('signing secrets: shown at creation and rotation only, never listed, rota
   t.equal((await server.as(key, 'POST', `/hooks/${id}/rotate-secret`)).body.error_detail.code, 'AUTH_MASTER_KEY_REQUIRED');
 });
 
+/** Appends events to a stopped server's log as an older version wrote them, bypassing today's engine. */
+async function appendAsOlderVersion(dataDir: string, ...events: LedgerEvent[]): Promise<void> {
+  const log = LmdbLog.open({ dir: LmdbLog.directoryIn(dataDir) });
+  await log.durable(log.appendAll(events));
+  await log.close();
+}
+
+/** The `hook.updated` events in the log that gave `hookId` a signing secret. */
+function secretsIssued(server: AccessServer, hookId: string): string[] {
+  const sealed: string[] = [];
+  for (const { event } of server.runtime.log.read(1, server.runtime.log.durableSeq)) {
+    if (event.type !== 'hook.updated') continue;
+    for (const hook of event.hooks ?? []) if (hook.hook_id === hookId && hook.signing_secret_sealed) sealed.push(hook.signing_secret_sealed);
+  }
+  return sealed;
+}
+
+t.test('a hook registered before hooks had secrets gets one of its own: the master key never signs', async (t) => {
+  const receiver = await receiverFor(t);
+  const dataDir = tempDataDir('folio-hook-legacy');
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  await (await startAccessServer({ dataDir })).stop();
+  // As the server logged hooks then: a hook.created record without signing_secret_sealed.
+  const legacy: HookRecord = {
+    hook_id: 'hook_0190a000-0000-7000-8000-000000000001', name: 'from before secrets', url: `${receiver.url}/legacy`,
+    type: 'POST_TRANSACTION', active: true, timeout: 5, retry_count: 0, created_at: Date.now(),
+  };
+  await appendAsOlderVersion(dataDir, { type: 'hook.created', at: legacy.created_at, hooks: [legacy] });
+
+  let server = await startAccessServer({ dataDir });
+  /** The delivery of transaction `transactionId` (a restart may send one again, with the same signature rules). */
+  const deliveryOf = async (transactionId: string) => {
+    await receiver.waitFor((received) => received.some((delivery) => delivery.body.data.transaction_id === transactionId));
+    return receiver.received.find((delivery) => delivery.body.data.transaction_id === transactionId) as never;
+  };
+  const issued = secretsIssued(server, legacy.hook_id);
+  t.equal(issued.length, 1, 'start-up gave it a secret, logged as one event');
+  const secret = HookSecretSealer.openIn(dataDir).open(issued[0] as string);
+  t.match(secret, /^whsec_[A-Za-z0-9_-]{43}$/);
+  t.notOk((await server.master('GET', `/hooks/${legacy.hook_id}`)).text.includes('signing_secret'), 'which reads do not show');
+  const first = await deliveryOf((await server.master('POST', '/transactions', transfer())).body.transaction_id);
+  t.notOk(signatureValid(MASTER_KEY, first), 'the delivery is not signed with the master key');
+  t.ok(signatureValid(secret, first), 'but with the hook\'s own secret');
+
+  await server.stop();
+  server = await startAccessServer({ dataDir });
+  t.teardown(() => server.stop());
+  t.same(secretsIssued(server, legacy.hook_id), issued, 'after a restart (replay) it keeps that secret: nothing new is issued');
+  const second = await deliveryOf((await server.master('POST', '/transactions', transfer())).body.transaction_id);
+  t.ok(signatureValid(secret, second), 'and signs with it');
+  t.notOk(signatureValid(MASTER_KEY, second), 'never with the master key');
+  const rotated = await server.master('POST', `/hooks/${legacy.hook_id}/rotate-secret`);
+  t.match(rotated.body.signing_secret, /^whsec_/, 'a rotation hands its receiver a secret to check with');
+  const third = await deliveryOf((await server.master('POST', '/transactions', transfer())).body.transaction_id);
+  t.ok(signatureValid(rotated.body.signing_secret, third), 'which signs what follows');
+});
+
 t.test('targets: metadata and link-local never, private networks only when allowed', async (t) => {
   const server = await accessServerFor(t, { allowPrivateNetworks: false });
   const hook = (url: string) => server.master('POST', '/hooks', { name: 't', url, type: 'POST_TRANSACTION', active: true, timeout: 1, retry_count: 0 });
   for (const url of ['http://169.254.169.254/latest/meta-data', 'http://[fe80::1]/x', 'http://metadata.google.internal/x', 'http://0.0.0.0/x',
     'http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://172.16.5.4/x', 'http://[::1]/x',
-    'http://[fd12::1]/x', 'http://[::ffff:169.254.169.254]/x', 'http://100.64.0.1/x']) {
+    'http://[fd12::1]/x', 'http://[::ffff:169.254.169.254]/x', 'http://100.64.0.1/x',
+    // IPv4 carried in IPv6: NAT64, SIIT, IPv4-compatible, 6to4, Teredo, in the forms a URL may take
+    'http://[64:ff9b::127.0.0.1]/x', 'http://[64:FF9B::A00:1]/x', 'http://[64:ff9b:1::c0a8:1]/x', 'http://[::ffff:0:127.0.0.1]/x',
+    'http://[::127.0.0.1]/x', 'http://[0:0:0:0:0:0:a9fe:a9fe]/x', 'http://[2002:7f00:1::]/x', 'http://[2001:0:a00:1::]/x',
+    'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x', 'http://[0064:ff9b:0000:0000:0000:0000:0a00:0001]/x']) {
     const response = await hook(url);
     t.equal(response.status, 400, url);
     t.ok(response.body.error_detail?.details?.url, `${url}: the reason names the url`);
@@ -158,6 +223,10 @@ t.test('targets: metadata and link-local never, private networks only when allow
   t.equal((await allowed('http://10.1.2.3/x')).status, 201, 'private ranges when allowed');
   t.equal((await allowed('http://169.254.169.254/x')).status, 400, 'metadata still never');
   t.equal((await allowed('http://[fe80::1]/x')).status, 400, 'link-local still never');
+  t.equal((await allowed('http://[64:ff9b::169.254.169.254]/x')).status, 400, 'metadata through NAT64 still never');
+  t.equal((await allowed('http://[64:ff9b::10.0.0.1]/x')).status, 201, 'a private address through NAT64 when allowed');
+  t.equal((await hook('http://[64:ff9b::808:808]/x')).status, 201, 'a public address through NAT64 is a target');
+  t.equal((await hook('http://[2002:808:808::1]/x')).status, 201, 'and through 6to4');
 });
 
 t.test('a delivery to a name that resolves to a refused address is not sent', async (t) => {

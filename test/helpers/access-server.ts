@@ -40,7 +40,7 @@ export async function startAccessServer(options: AccessServerOptions = {}): Prom
   let offset = 0;
   const clock = { now: () => Date.now() + offset };
   const runtime = await LedgerRuntime.open({
-    dataDir, clock, secretKey: options.secretKey ?? MASTER_KEY, hookDelivery: options.hookDelivery,
+    dataDir, clock, hookDelivery: options.hookDelivery,
     hookTargets: { allowPrivateNetworks: options.allowPrivateNetworks ?? true },
   });
   const logger = pino({ level: process.env.FOLIO_LOG_LEVEL ?? 'warn' });
