@@ -1,7 +1,9 @@
 // Refunding a transaction: the same amount moved back, from the original destination to the original
 // source, as a new transaction whose parent is the original and whose reference is `<id>_refund`.
 // What can be refunded is what actually moved: an applied transfer, the committed part of a hold, or the
-// applied legs of a split (refunded as a split in reverse). Only top-level transactions are refunded
+// applied legs of a split (refunded as a split in reverse). A hold voided whole is refunded as Blnk does
+// it (its issue 42, a late payment after a void): the voided amount is held again, in the reverse
+// direction, as an INFLIGHT refund that can be committed or voided like any hold. Only top-level transactions are refunded
 // (not the legs of a split, nor the commits of a hold) so that nothing can be refunded twice by two
 // routes. One refund per original: while a queued
 // refund waits, the original is locked; once one is applied, another is a conflict. A refund that was
@@ -44,7 +46,9 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
   const found = refundableMovement(scope, original);
   if (!found.ok) return found;
   const movement = found.value;
-  const notes = [`refunds ${movement.amount} of ${original.transaction_id} back to its source`];
+  const notes = [movement.inflight
+    ? `restores the ${movement.amount} voided of ${original.transaction_id} as a hold in the reverse direction (Blnk's refund of a voided hold)`
+    : `refunds ${movement.amount} of ${original.transaction_id} back to its source`];
   if (command.description === '') notes.push('description copied from the original');
   if (Object.keys(command.meta_data).length > 0) notes.push('metadata merged over the original\'s');
   const metaData = mergeMetaData(original.meta_data, command.meta_data);
@@ -62,6 +66,7 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
     description: command.description !== '' ? command.description : original.description,
     meta_data: metaData,
     action: 'refund',
+    inflight: movement.inflight,
     skip_queue: command.skip_queue,
     allow_overdraft: command.allow_overdraft ?? false,
     overdraft_limit: (command.overdraft_limit ?? 0n) > 0n ? command.overdraft_limit : undefined,
@@ -126,6 +131,8 @@ interface Movement {
   source: string;
   destination: string;
   amount: bigint;
+  /** A voided hold is refunded as a hold the other way, not a transfer (Blnk issue 42). */
+  inflight: boolean;
   sources?: SplitShare[];
   destinations?: SplitShare[];
 }
@@ -143,9 +150,10 @@ function refundableMovement(scope: DecisionScope, original: TransactionRecord): 
     return notRefundable(`it is a leg of split ${splitParent}; refund the split instead`);
   }
   if (isSplit(original)) return reversedSplit(scope, original, notRefundable);
+  if (voidedWhole(original)) return accept({ source: original.destination, destination: original.source, amount: original.precise_amount, inflight: true });
   const moved = original.inflight ? (original.committed_amount ?? 0n) : original.status === 'APPLIED' ? original.precise_amount : 0n;
-  if (moved === 0n) return notRefundable(original.inflight ? 'nothing of the hold was committed' : `it is ${original.status}`);
-  return accept({ source: original.destination, destination: original.source, amount: moved });
+  if (moved === 0n) return notRefundable(original.inflight ? 'nothing of the hold was committed, and it is still open' : `it is ${original.status}`);
+  return accept({ source: original.destination, destination: original.source, amount: moved, inflight: false });
 }
 
 /**
@@ -156,10 +164,12 @@ function reversedSplit(scope: DecisionScope, original: TransactionRecord, notRef
   const paid = new Map<string, bigint>();
   const received = new Map<string, bigint>();
   let total = 0n;
+  // A split hold voided whole is restored as a hold the other way, each leg's amount (as a plain hold is).
+  const restored = voidedWhole(original);
   for (const legId of original.legs ?? []) {
     const leg = scope.transaction(legId);
     if (!leg) continue;
-    const moved = leg.inflight ? (leg.committed_amount ?? 0n) : leg.status === 'APPLIED' ? leg.precise_amount : 0n;
+    const moved = restored ? leg.precise_amount : leg.inflight ? (leg.committed_amount ?? 0n) : leg.status === 'APPLIED' ? leg.precise_amount : 0n;
     if (moved === 0n) continue;
     paid.set(leg.source, (paid.get(leg.source) ?? 0n) + moved);
     received.set(leg.destination, (received.get(leg.destination) ?? 0n) + moved);
@@ -176,6 +186,12 @@ function reversedSplit(scope: DecisionScope, original: TransactionRecord, notRef
     amount: total,
     sources: sources.length === 1 ? undefined : sources,
     destinations: destinations.length === 1 ? undefined : destinations,
+    inflight: restored,
   });
+}
+
+/** A hold voided with nothing of it committed: what Blnk's refund restores as a hold the other way. */
+function voidedWhole(original: TransactionRecord): boolean {
+  return original.inflight && original.status === 'VOID' && (original.committed_amount ?? 0n) === 0n;
 }
 

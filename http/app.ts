@@ -1,7 +1,7 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
 //   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
-//   loopback only) -> authentication -> cutover fence -> body reader -> write backpressure -> routes (each
-//   behind its access check, see auth.ts)
+//   loopback only) -> authentication -> cutover fence -> body reader -> API key mark on created records ->
+//   write backpressure -> routes (each behind its access check, see auth.ts)
 
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -10,6 +10,7 @@ import type { Clock } from '../engine/ports.js';
 import { ApiKeyUsage } from './api-key-usage.js';
 import { authenticate } from './auth.js';
 import { errorEnvelope } from './error-envelope.js';
+import { markGeneratedBy } from './generated-by.js';
 import { jsonBody } from './json-body.js';
 import { isLoopback, loopbackHostOnly } from './loopback-host.js';
 import type { LedgerCore } from './ledger-core.js';
@@ -129,6 +130,7 @@ export function createApp(options: AppOptions): FolioApp {
   koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage, router }));
   if (options.cutover) koa.use(fenceGuard(options.cutover));
   koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax, uploadPaths: new Set([UPLOAD_PATH]) }));
+  koa.use(markGeneratedBy());
   koa.use(refuseWhenOverloaded(options.core));
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));

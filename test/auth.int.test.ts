@@ -279,3 +279,30 @@ function filesUnder(dir: string): string[] {
     .filter((entry) => entry.isFile())
     .map((entry) => `${entry.parentPath}/${entry.name}`);
 }
+
+t.test('what an API key creates carries meta_data.BLNK_GENERATED_BY, as in Blnk; the master key marks nothing', async (t) => {
+  const server = await accessServerFor(t);
+  const { id, key } = await createKey(server, ['ledgers:*', 'balances:*', 'transactions:*', 'identities:*']);
+  const ledger = await server.as(key, 'POST', '/ledgers', { name: 'marked', meta_data: { team: 'ops' } });
+  t.same(ledger.body.meta_data, { team: 'ops', BLNK_GENERATED_BY: id }, 'a ledger keeps its metadata and gains the key id');
+  const balance = await server.as(key, 'POST', '/balances', { ledger_id: ledger.body.ledger_id, currency: 'USD' });
+  t.equal(balance.body.meta_data.BLNK_GENERATED_BY, id, 'a balance without metadata gets it');
+  const identity = await server.as(key, 'POST', '/identities', { identity_type: 'individual', first_name: 'Ada', meta_data: null });
+  t.equal(identity.body.meta_data.BLNK_GENERATED_BY, id, 'an identity with null metadata too');
+  const transfer = await server.as(key, 'POST', '/transactions', {
+    description: 'marked', precise_amount: 5, currency: 'USD', source: '@marked-world', destination: balance.body.balance_id, allow_overdraft: true, skip_queue: true,
+  });
+  t.equal(transfer.body.meta_data.BLNK_GENERATED_BY, id, 'a transaction too');
+  const bulk = await server.as(key, 'POST', '/transactions/bulk', {
+    skip_queue: true, transactions: [{ description: 'item', precise_amount: 1, currency: 'USD', source: '@marked-world', destination: balance.body.balance_id, allow_overdraft: true, reference: 'marked-bulk-1' }],
+  });
+  t.equal(bulk.status, 201, bulk.text);
+  const item = await server.master('GET', '/transactions/reference/marked-bulk-1');
+  t.equal(item.body.meta_data.BLNK_GENERATED_BY, undefined, 'bulk items are not marked, as in Blnk');
+  const byMaster = await server.master('POST', '/ledgers', { name: 'unmarked' });
+  t.same(byMaster.body.meta_data, {}, 'the master key marks nothing');
+  const filtered = await server.as(key, 'POST', '/ledgers/filter', { filters: [] });
+  t.equal(filtered.status, 200, 'a read that is a POST is left alone');
+  const badMeta = await server.as(key, 'POST', '/ledgers', { name: 'x', meta_data: 'not an object' });
+  t.equal(badMeta.status, 400, 'metadata that is not an object is still refused');
+});

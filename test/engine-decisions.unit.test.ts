@@ -73,7 +73,7 @@ t.test('a queued transfer logs a queued event; its turn logs the outcome', async
 t.test('a hold reserves, a commit settles part of it, the rest stays held', async (t) => {
   let holdId = '';
   given(t, (engine) => { holdId = holdFromAlice(engine); })
-    .when((engine) => engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 100n, skip_queue: true } }))
+    .when((engine) => engine.run({ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 100n, skip_queue: true }))
     .then([{
       type: 'transaction.committed',
       transactions: [{ transaction_id: holdId, status: 'INFLIGHT', committed_amount: 100n }, { action: 'commit', status: 'APPLIED', precise_amount: 100n }],
@@ -84,16 +84,16 @@ t.test('a void of a committed hold is refused', async (t) => {
   let holdId = '';
   given(t, (engine) => {
     holdId = holdFromAlice(engine);
-    engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 0n, skip_queue: true } });
+    engine.run({ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 0n, skip_queue: true });
   })
-    .when((engine) => engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: true } }))
+    .when((engine) => engine.run({ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: true }))
     .thenRejected('TXN_ALREADY_COMMITTED');
 });
 
 t.test('a reused reference with another body is a conflict; the same body is answered from the log', async (t) => {
   const first = transfer({ source: '@world', destination: '@alice', precise_amount: 7n, allow_overdraft: true, skip_queue: true, reference: 'ref-1' });
   given(t, (engine) => { engine.run({ op: 'transaction.create', ...first }); })
-    .when((engine) => engine.run({ op: 'transaction.create', ...{ ...first, precise_amount: 8n } }))
+    .when((engine) => engine.run({ op: 'transaction.create', ...first, precise_amount: 8n }))
     .thenRejected('TXN_DUPLICATE_REFERENCE');
   given(t, (engine) => { engine.run({ op: 'transaction.create', ...first }); })
     .when((engine) => engine.run({ op: 'transaction.create', ...first }))
@@ -113,7 +113,7 @@ t.test('a dry run decides and logs nothing', async (t) => {
 t.test('a metadata change logs the patch, not the merged object', async (t) => {
   let ledgerId = '';
   given(t, (engine) => {
-    const created = engine.run({ op: 'ledger.create', ...{ name: 'l', meta_data: { a: 1 } } });
+    const created = engine.run({ op: 'ledger.create', name: 'l', meta_data: { a: 1 } });
     if (created.ok) ledgerId = created.value.ledger_id;
   })
     .when((engine) => engine.run({ op: 'metadata.update', entity_id: ledgerId, meta_data: { b: 2 } }))

@@ -255,7 +255,7 @@ class Simulation {
 
   private createLedger(): void {
     const before = this.log.events.length;
-    const outcome = this.engine.run({ op: 'ledger.create', ...{ name: `ledger ${this.rng.int(1000)}`, meta_data: {} } });
+    const outcome = this.engine.run({ op: 'ledger.create', name: `ledger ${this.rng.int(1000)}`, meta_data: {} });
     this.note('createLedger');
     if (!outcome.ok) diverge(`createLedger refused: ${outcome.rejection.code}`);
     const events = this.newEventsSince(before);
@@ -270,7 +270,7 @@ class Simulation {
     const known = this.rng.chance(0.8);
     const ledgerId = known ? this.rng.pick([...this.model.ledgers]) : 'ldg_unknown';
     const before = this.log.events.length;
-    const outcome = this.engine.run({ op: 'ledger.update', ...{ ledger_id: ledgerId, name: `renamed ${this.rng.int(100)}` } });
+    const outcome = this.engine.run({ op: 'ledger.update', ledger_id: ledgerId, name: `renamed ${this.rng.int(100)}` });
     this.note(`updateLedger ${ledgerId}`);
     const events = this.newEventsSince(before);
     if (known) {
@@ -291,7 +291,7 @@ class Simulation {
     // Identities must exist to be named; this history has none, so balances name none.
     const identity = '';
     const before = this.log.events.length;
-    const outcome = this.engine.run({ op: 'balance.create', ...{ ledger_id: ledger, currency, identity_id: identity, indicator, meta_data: {} } });
+    const outcome = this.engine.run({ op: 'balance.create', ledger_id: ledger, currency, identity_id: identity, indicator, meta_data: {} });
     this.note(`createBalance ${ledger} ${currency} '${indicator}'`);
     const events = this.newEventsSince(before);
     let expected: string | undefined;

@@ -70,8 +70,8 @@ t.test('holds: the hold once; commit and void children; the re-written hold is P
   const hold = engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true, inflight: true }) });
   t.ok(hold.ok);
   const holdId = hold.ok ? hold.value.transaction.transaction_id : '';
-  engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 40n, skip_queue: true } });
-  engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false } });
+  engine.run({ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 40n, skip_queue: true });
+  engine.run({ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false });
   engine.run({ op: 'queue.process', items_max: 10 }).value;
   t.same(summary(log, from), [
     ['INFLIGHT:PRE+POST'],
@@ -110,9 +110,9 @@ t.test('refunds and bulk follow the same rules; metadata edits call no hook', as
   const original = engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true }) });
   const originalId = original.ok ? original.value.transaction.transaction_id : '';
   const from = log.events.length;
-  engine.run({ op: 'transaction.refund', ...{ transaction_id: originalId, skip_queue: true, description: '', meta_data: {} } });
-  engine.run({ op: 'transaction.bulk', ...{ transactions: [transfer({}), transfer({})], atomic: false, inflight: false, skip_queue: false } });
-  engine.run({ op: 'transaction.bulk', ...{ transactions: [transfer({ source: '@c' }), transfer({ source: '@c' })], atomic: true, inflight: false, skip_queue: false } });
+  engine.run({ op: 'transaction.refund', transaction_id: originalId, skip_queue: true, description: '', meta_data: {} });
+  engine.run({ op: 'transaction.bulk', transactions: [transfer({}), transfer({})], atomic: false, inflight: false, skip_queue: false });
+  engine.run({ op: 'transaction.bulk', transactions: [transfer({ source: '@c' }), transfer({ source: '@c' })], atomic: true, inflight: false, skip_queue: false });
   engine.run({ op: 'metadata.update', entity_id: originalId, meta_data: { note: 'x' } });
   t.same(summary(log, from).slice(0, 4), [
     ['APPLIED:PRE+POST'],

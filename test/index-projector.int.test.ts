@@ -159,7 +159,7 @@ t.test('an event larger than a slice is folded and written in parts, giving the 
   const items = Array.from({ length: 700 }, (_, index) => transfer({
     source: index % 3 === 0 ? '@world' : '@pool', destination: `@payee-${index % 5}`, allow_overdraft: true, precise_amount: BigInt(index + 1),
   }));
-  const bulk = engine.run({ op: 'transaction.bulk', ...{ transactions: items, atomic: true, inflight: false, skip_queue: true } });
+  const bulk = engine.run({ op: 'transaction.bulk', transactions: items, atomic: true, inflight: false, skip_queue: true });
   t.ok(bulk.ok, 'one atomic bulk: one event of 700 transactions and 1,400 postings');
   const source: LogSource = { get durableSeq() { return log.appendedSeq; }, read: (from, to) => log.read(from, to) };
   const rowsOf = async (limits: Partial<ProjectorLimits>): Promise<unknown[][]> => {

@@ -43,7 +43,7 @@ function checkZeroSum(t: Test, engine: LedgerEngine, label: string): void {
 
 /** Creates a USD balance in the general ledger and credits it from @world (which may overdraw). */
 function fundedBalance(t: Test, fixture: EngineRig, amount: bigint, currency = 'USD'): string {
-  const balance = accept(t, fixture.engine.run({ op: 'balance.create', ...{ ledger_id: GENERAL_LEDGER_ID, currency, identity_id: '', indicator: '', meta_data: {} } }), 'balance created');
+  const balance = accept(t, fixture.engine.run({ op: 'balance.create', ledger_id: GENERAL_LEDGER_ID, currency, identity_id: '', indicator: '', meta_data: {} }), 'balance created');
   if (amount > 0n) {
     accept(t, fixture.engine.run({ op: 'transaction.create', ...transfer({
       source: '@world', destination: balance.balance_id, precise_amount: amount, currency, allow_overdraft: true, skip_queue: true,
@@ -73,13 +73,13 @@ t.test('the general ledger exists from genesis, once', async (t) => {
 t.test('ledgers: LGR_NOT_FOUND and updates', async (t) => {
   const fixture = engineRig();
   const { engine } = fixture;
-  expectRejection(t, fixture, () => engine.run({ op: 'ledger.update', ...{ ledger_id: 'ldg_missing', name: 'x' } }), 'LGR_NOT_FOUND', 'update of an unknown ledger');
-  expectRejection(t, fixture, () => engine.run({ op: 'balance.create', ...{ ledger_id: 'ldg_missing', currency: 'USD', identity_id: '', indicator: '', meta_data: {} } }), 'LGR_NOT_FOUND', 'balance in an unknown ledger');
-  const ledger = accept(t, engine.run({ op: 'ledger.create', ...{ name: 'Operations', meta_data: { team: 'a', region: 'eu' } } }), 'ledger created');
-  const updated = accept(t, engine.run({ op: 'ledger.update', ...{ ledger_id: ledger.ledger_id, meta_data: { team: 'b' } } }), 'ledger updated');
+  expectRejection(t, fixture, () => engine.run({ op: 'ledger.update', ledger_id: 'ldg_missing', name: 'x' }), 'LGR_NOT_FOUND', 'update of an unknown ledger');
+  expectRejection(t, fixture, () => engine.run({ op: 'balance.create', ledger_id: 'ldg_missing', currency: 'USD', identity_id: '', indicator: '', meta_data: {} }), 'LGR_NOT_FOUND', 'balance in an unknown ledger');
+  const ledger = accept(t, engine.run({ op: 'ledger.create', name: 'Operations', meta_data: { team: 'a', region: 'eu' } }), 'ledger created');
+  const updated = accept(t, engine.run({ op: 'ledger.update', ledger_id: ledger.ledger_id, meta_data: { team: 'b' } }), 'ledger updated');
   t.same(updated, { ...ledger, meta_data: { team: 'b', region: 'eu' } }, 'metadata merged, name kept');
   t.same(ledger.meta_data, { team: 'a', region: 'eu' }, 'the earlier record is not mutated');
-  const renamed = accept(t, engine.run({ op: 'ledger.update', ...{ ledger_id: ledger.ledger_id, name: 'Ops' } }), 'ledger renamed');
+  const renamed = accept(t, engine.run({ op: 'ledger.update', ledger_id: ledger.ledger_id, name: 'Ops' }), 'ledger renamed');
   t.equal(renamed.name, 'Ops');
   t.same(engine.state.ledgers.get(ledger.ledger_id), renamed, 'state holds the latest record');
 });
@@ -90,13 +90,13 @@ t.test('balances: BAL_DUPLICATE_INDICATOR per (indicator, currency)', async (t) 
   const command = { ledger_id: GENERAL_LEDGER_ID, currency: 'USD', identity_id: '', indicator: 'treasury', meta_data: {} };
   accept(t, engine.run({ op: 'balance.create', ...command }), 'first treasury USD');
   expectRejection(t, fixture, () => engine.run({ op: 'balance.create', ...command }), 'BAL_DUPLICATE_INDICATOR', 'second treasury USD');
-  const other = accept(t, engine.run({ op: 'ledger.create', ...{ name: 'other', meta_data: {} } }), 'another ledger');
-  expectRejection(t, fixture, () => engine.run({ op: 'balance.create', ...{ ...command, ledger_id: other.ledger_id } }), 'BAL_DUPLICATE_INDICATOR', 'treasury USD in another ledger');
-  accept(t, engine.run({ op: 'balance.create', ...{ ...command, currency: 'EUR' } }), 'treasury EUR is a different balance');
-  accept(t, engine.run({ op: 'balance.create', ...{ ...command, indicator: '' } }), 'no indicator');
-  accept(t, engine.run({ op: 'balance.create', ...{ ...command, indicator: '' } }), 'no indicator again: only names must be unique');
+  const other = accept(t, engine.run({ op: 'ledger.create', name: 'other', meta_data: {} }), 'another ledger');
+  expectRejection(t, fixture, () => engine.run({ op: 'balance.create', ...command, ledger_id: other.ledger_id }), 'BAL_DUPLICATE_INDICATOR', 'treasury USD in another ledger');
+  accept(t, engine.run({ op: 'balance.create', ...command, currency: 'EUR' }), 'treasury EUR is a different balance');
+  accept(t, engine.run({ op: 'balance.create', ...command, indicator: '' }), 'no indicator');
+  accept(t, engine.run({ op: 'balance.create', ...command, indicator: '' }), 'no indicator again: only names must be unique');
   accept(t, engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@ops', allow_overdraft: true, skip_queue: true }) }), '@ops created by a transfer');
-  expectRejection(t, fixture, () => engine.run({ op: 'balance.create', ...{ ...command, indicator: '@ops' } }), 'BAL_DUPLICATE_INDICATOR', 'explicit balance named like an existing @name');
+  expectRejection(t, fixture, () => engine.run({ op: 'balance.create', ...command, indicator: '@ops' }), 'BAL_DUPLICATE_INDICATOR', 'explicit balance named like an existing @name');
 });
 
 t.test('transactions: BAL_NOT_FOUND', async (t) => {
@@ -179,7 +179,7 @@ t.test('transactions: TXN_DUPLICATE_REFERENCE and idempotent retries', async (t)
 
   await t.test('an identical retry returns the original and logs nothing', async (t) => {
     const seq = log.appendedSeq;
-    const outcome = engine.run({ op: 'transaction.create', ...{ ...original, meta_data: { order: 1 } } });
+    const outcome = engine.run({ op: 'transaction.create', ...original, meta_data: { order: 1 } });
     t.ok(outcome.ok);
     if (!outcome.ok) return;
     t.equal(outcome.value.created, false, 'not created');
@@ -188,7 +188,7 @@ t.test('transactions: TXN_DUPLICATE_REFERENCE and idempotent retries', async (t)
     t.equal(outcome.seq, seq, 'answers at the current seq');
     t.equal(log.appendedSeq, seq, 'no event');
     t.equal(balanceOf(engine, destination), 250n, 'applied once');
-    const viaQueue = engine.run({ op: 'transaction.create', ...{ ...original, skip_queue: false } });
+    const viaQueue = engine.run({ op: 'transaction.create', ...original, skip_queue: false });
     t.ok(viaQueue.ok && !viaQueue.value.created && viaQueue.value.transaction.transaction_id === first.transaction.transaction_id,
       'a retry through the queue is the same request (skip_queue says how, not what)');
   });
@@ -205,7 +205,7 @@ t.test('transactions: TXN_DUPLICATE_REFERENCE and idempotent retries', async (t)
     ];
     for (const [field, change] of variants) {
       for (const skip_queue of [true, false]) {
-        expectRejection(t, fixture, () => engine.run({ op: 'transaction.create', ...{ ...original, ...change, skip_queue } }), 'TXN_DUPLICATE_REFERENCE',
+        expectRejection(t, fixture, () => engine.run({ op: 'transaction.create', ...original, ...change, skip_queue }), 'TXN_DUPLICATE_REFERENCE',
           `different ${field}, ${skip_queue ? 'synchronous' : 'queued'}`);
       }
     }
@@ -219,9 +219,9 @@ t.test('transactions: TXN_DUPLICATE_REFERENCE and idempotent retries', async (t)
     t.equal(retryWhileQueued.created, false);
     t.equal(retryWhileQueued.transaction.transaction_id, queued.transaction.transaction_id);
     t.equal(retryWhileQueued.transaction.status, 'QUEUED');
-    expectRejection(t, fixture, () => engine.run({ op: 'transaction.create', ...{ ...queuedCommand, precise_amount: 41n } }), 'TXN_DUPLICATE_REFERENCE', 'queued, different amount');
+    expectRejection(t, fixture, () => engine.run({ op: 'transaction.create', ...queuedCommand, precise_amount: 41n }), 'TXN_DUPLICATE_REFERENCE', 'queued, different amount');
     // The synchronous path drains the source's mailbox before deciding, so the original is applied first.
-    const sync = engine.run({ op: 'transaction.create', ...{ ...queuedCommand, precise_amount: 41n, skip_queue: true } });
+    const sync = engine.run({ op: 'transaction.create', ...queuedCommand, precise_amount: 41n, skip_queue: true });
     t.same(sync.ok ? 'accepted' : sync.rejection.code, 'TXN_DUPLICATE_REFERENCE', 'synchronous against a queued original');
     engine.run({ op: 'queue.process', items_max: 100 }).value;
     const retryAfter = accept(t, engine.run({ op: 'transaction.create', ...queuedCommand }), 'retry after it was applied');
@@ -403,13 +403,13 @@ t.test('seeded random history: zero-sum after every command, queued order, repla
     const choice = random.int(12);
     let label: string;
     if (choice === 0) {
-      const outcome = engine.run({ op: 'balance.create', ...{ ledger_id: GENERAL_LEDGER_ID, currency: random.int(5) === 0 ? 'EUR' : 'USD', identity_id: '', indicator: '', meta_data: {} } });
+      const outcome = engine.run({ op: 'balance.create', ledger_id: GENERAL_LEDGER_ID, currency: random.int(5) === 0 ? 'EUR' : 'USD', identity_id: '', indicator: '', meta_data: {} });
       if (outcome.ok) ids.push(outcome.value.balance_id);
       label = outcome.ok ? 'balance' : outcome.rejection.code;
     } else if (choice === 1) {
       label = `processed ${engine.run({ op: 'queue.process', items_max: random.int(6) }).value}`;
     } else if (choice === 2 && sentWithReference.length > 0) {
-      const outcome = engine.run({ op: 'transaction.create', ...{ ...random.pick(sentWithReference) } });
+      const outcome = engine.run({ op: 'transaction.create', ...random.pick(sentWithReference) });
       label = outcome.ok ? (outcome.value.created ? outcome.value.transaction.status : 'retry') : outcome.rejection.code;
     } else {
       const pickBalance = (): string => (ids.length > 0 && random.int(2) === 0 ? random.pick(ids) : random.pick(names));

@@ -277,7 +277,7 @@ class Simulation {
     }
     const skipQueue = random.chance(0.5);
     this.lastOp = `${action} ${amount} of ${holdId} ${skipQueue ? 'sync' : 'queued'}`;
-    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action, precise_amount: amount, skip_queue: skipQueue } }));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'hold.act', transaction_id: holdId, action, precise_amount: amount, skip_queue: skipQueue }));
     const own = this.absorbQueued(events);
     this.recentHolds.push(holdId);
     if (this.recentHolds.length > 8) this.recentHolds.shift();
@@ -306,7 +306,7 @@ class Simulation {
             : this.tops.length > 0 ? random.pick(this.tops) : 'txn_unknown';
     const skipQueue = random.chance(0.5);
     this.lastOp = `refund ${originalId} ${skipQueue ? 'sync' : 'queued'}`;
-    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'transaction.refund', ...{ transaction_id: originalId, skip_queue: skipQueue, description: '', meta_data: {} } }));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'transaction.refund', transaction_id: originalId, skip_queue: skipQueue, description: '', meta_data: {} }));
     const own = this.absorbQueued(events);
     const id = result.ok ? result.value.transaction.transaction_id : this.nextPlaceholder();
     const decision = this.model.refund(id, originalId, skipQueue);
@@ -338,7 +338,7 @@ class Simulation {
       return spec;
     });
     this.lastOp = `bulk of ${specs.length} ${atomic ? 'atomic' : 'not atomic'} ${skipQueue ? 'sync' : 'queued'}${inflight ? ' inflight' : ''}`;
-    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'transaction.bulk', ...{ transactions: specs.map((spec) => this.command(spec, false)), atomic, inflight, skip_queue: skipQueue } }));
+    const { result, events } = this.logged(() => this.rig.engine.run({ op: 'transaction.bulk', transactions: specs.map((spec) => this.command(spec, false)), atomic, inflight, skip_queue: skipQueue }));
     const own = this.absorbQueued(events);
     const batchId = result.ok ? result.value.batch_id : '';
     const recorded = (own[0]?.transactions ?? []).filter((record) => record.batch_id === batchId && batchId !== '' && record.parent_transaction === '');

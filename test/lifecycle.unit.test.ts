@@ -4,7 +4,7 @@
 // is exactly repeatable; most tests end by replaying the log into a fresh engine and comparing.
 
 import t, { type Test } from 'tap';
-import type { CreateTransactionCommand } from '../engine/commands.js';
+import type { CreateTransactionCommand, RefundCommand } from '../engine/commands.js';
 import { PARENT_META_KEY } from '../engine/carry-out.js';
 import {
   amountsOf,
@@ -32,15 +32,15 @@ function hold(rig: EngineRig, from: string, to: string, amount: bigint, extra: P
 }
 
 function commit(rig: EngineRig, holdId: string, amount = 0n, skipQueue = true) {
-  return rig.engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: amount, skip_queue: skipQueue } });
+  return rig.engine.run({ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: amount, skip_queue: skipQueue });
 }
 
 function voidHold(rig: EngineRig, holdId: string, skipQueue = true) {
-  return rig.engine.run({ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: skipQueue } });
+  return rig.engine.run({ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: skipQueue });
 }
 
-function refund(rig: EngineRig, transactionId: string, fields: { skip_queue?: boolean; description?: string; meta_data?: Record<string, unknown> } = {}) {
-  return rig.engine.run({ op: 'transaction.refund', ...{ transaction_id: transactionId, skip_queue: fields.skip_queue ?? true, description: fields.description ?? '', meta_data: fields.meta_data ?? {} } });
+function refund(rig: EngineRig, transactionId: string, fields: Partial<Omit<RefundCommand, 'transaction_id'>> = {}) {
+  return rig.engine.run({ op: 'transaction.refund', transaction_id: transactionId, skip_queue: true, description: '', meta_data: {}, ...fields });
 }
 
 /** Checks the command left no trace: nothing appended, no balance changed. */
@@ -722,6 +722,25 @@ t.test('refunds', async (t) => {
     checkReplay(t, rig);
   });
 
+  t.test('a hold voided whole is refunded as a hold the other way (Blnk issue 42)', async (t) => {
+    const rig = engineRig();
+    fund(rig, '@alice', 1000n);
+    const voided = hold(rig, '@alice', '@carol', 100n);
+    ok(voidHold(rig, voided));
+    // @carol never received anything, so the hold back needs her overdraft (Blnk's refunds always allow one).
+    t.equal(refusal(refund(rig, voided)).code, 'TXN_INSUFFICIENT_FUNDS', 'the hold back is checked like any hold');
+    const restored = ok(refund(rig, voided, { allow_overdraft: true })).transaction;
+    t.match(restored, { status: 'INFLIGHT', inflight: true, action: 'refund', parent_transaction: voided, precise_amount: 100n });
+    t.equal(restored.source, balance(rig, '@carol').balance_id, 'from the hold\'s destination');
+    t.equal(restored.destination, balance(rig, '@alice').balance_id, 'to its source');
+    t.same(amountsOf(balance(rig, '@alice')), { balance: 1000n, inflight_debit: 0n, inflight_credit: 100n, available: 1000n });
+    t.equal(refusal(refund(rig, voided, { allow_overdraft: true })).code, 'GEN_CONFLICT', 'once only');
+    ok(commit(rig, restored.transaction_id));
+    t.same(amountsOf(balance(rig, '@alice')).balance, 1100n, 'the restored hold commits like any other');
+    checkZeroSum(t, rig);
+    checkReplay(t, rig);
+  });
+
   t.test('what cannot be refunded: TXN_NOT_FOUND and TXN_NOT_REFUNDABLE', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 1000n);
@@ -736,8 +755,6 @@ t.test('refunds', async (t) => {
     const holdId = hold(rig, '@alice', '@carol', 100n);
     const commitChild = ok(commit(rig, holdId, 10n)).transaction;
     const openHold = hold(rig, '@alice', '@carol', 100n);
-    const voidedHold = hold(rig, '@alice', '@carol', 100n);
-    ok(voidHold(rig, voidedHold));
     const queued = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 5n }) })).transaction;
     const scheduled = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 5n, scheduled_for: rig.clock.ms + HOUR }) })).transaction;
     unchanged(t, rig, () => {
@@ -748,7 +765,6 @@ t.test('refunds', async (t) => {
         ['a leg of a split', leg],
         ['the commit child of a hold', commitChild.transaction_id],
         ['a hold with nothing committed', openHold],
-        ['a voided hold with nothing committed', voidedHold],
         ['a transaction still QUEUED', queued.transaction_id],
         ['a SCHEDULED transaction', scheduled.transaction_id],
       ] as const) {
@@ -823,14 +839,14 @@ t.test('bulk', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
     const seq = rig.log.appendedSeq;
-    const batch = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false } }));
+    const batch = ok(rig.engine.run({ op: 'transaction.bulk', transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false }));
     t.equal(batch.status, 'APPLIED');
     t.equal(batch.transaction_count, 3);
     t.equal(rig.log.appendedSeq, seq + 1, 'one log record');
     const recorded = [...rig.store.byId.values()].filter((record) => record.batch_id === batch.batch_id);
     t.same(recorded.map((record) => record.status), ['APPLIED', 'APPLIED', 'APPLIED']);
     unchanged(t, rig, () => {
-      const failed = refusal(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false } }));
+      const failed = refusal(rig.engine.run({ op: 'transaction.bulk', transactions: items([10n, 20n, 30n]), atomic: true, inflight: false, skip_queue: false }));
       t.equal(failed.code, 'TXN_INSUFFICIENT_FUNDS');
       t.match(failed.message, /^transaction 2:/, 'names the failing item');
     }, 'an atomic batch with an item that cannot go');
@@ -841,7 +857,7 @@ t.test('bulk', async (t) => {
   t.test('not atomic: stops at the first failure and keeps what came before it', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
-    const partial = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n, 500n, 5n]), atomic: false, inflight: false, skip_queue: true } }));
+    const partial = ok(rig.engine.run({ op: 'transaction.bulk', transactions: items([10n, 20n, 500n, 5n]), atomic: false, inflight: false, skip_queue: true }));
     t.equal(partial.status, 'PARTIAL');
     t.equal(partial.transaction_count, 2);
     t.equal(partial.failure?.index, 2);
@@ -850,7 +866,7 @@ t.test('bulk', async (t) => {
     t.same(recorded.map((record) => record.precise_amount), [10n, 20n], 'the item after the failure is not recorded');
     t.same(amountsOf(balance(rig, '@alice')).balance, 70n);
     unchanged(t, rig, () => {
-      const first = refusal(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([500n, 5n]), atomic: false, inflight: false, skip_queue: true } }));
+      const first = refusal(rig.engine.run({ op: 'transaction.bulk', transactions: items([500n, 5n]), atomic: false, inflight: false, skip_queue: true }));
       t.equal(first.code, 'TXN_INSUFFICIENT_FUNDS', 'a failure of the first item is the error itself');
       const duplicate = refusal(rig.engine.run({ op: 'transaction.bulk', ...{
         transactions: [transfer({ source: '@alice', destination: '@x', precise_amount: 1n, reference: 'dup' }), transfer({ source: '@alice', destination: '@y', precise_amount: 1n, reference: 'dup' })],
@@ -859,7 +875,7 @@ t.test('bulk', async (t) => {
       t.equal(duplicate.code, 'TXN_DUPLICATE_REFERENCE', 'a reference used twice in one atomic batch');
     }, 'batches that record nothing');
 
-    const queued = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([30n, 500n, 40n]), atomic: false, inflight: false, skip_queue: false } }));
+    const queued = ok(rig.engine.run({ op: 'transaction.bulk', transactions: items([30n, 500n, 40n]), atomic: false, inflight: false, skip_queue: false }));
     t.equal(queued.status, 'QUEUED', 'queued items are only checked for funds when their turn comes');
     t.equal(queued.transaction_count, 3);
     rig.engine.run({ op: 'queue.process', items_max: 100 }).value;
@@ -873,7 +889,7 @@ t.test('bulk', async (t) => {
   t.test('inflight: every item becomes a hold', async (t) => {
     const rig = engineRig();
     fund(rig, '@alice', 100n);
-    const batch = ok(rig.engine.run({ op: 'transaction.bulk', ...{ transactions: items([10n, 20n]), atomic: true, inflight: true, skip_queue: false } }));
+    const batch = ok(rig.engine.run({ op: 'transaction.bulk', transactions: items([10n, 20n]), atomic: true, inflight: true, skip_queue: false }));
     t.equal(batch.status, 'INFLIGHT');
     const holds = [...rig.store.byId.values()].filter((record) => record.batch_id === batch.batch_id);
     t.same(holds.map((record) => record.status), ['INFLIGHT', 'INFLIGHT']);
@@ -897,9 +913,9 @@ t.test('dry runs decide for real but write nothing', async (t) => {
     const short = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 31n }) }]).projections[0]!;
     t.equal(short.would_apply, false);
     t.equal(short.rejection?.code, 'TXN_INSUFFICIENT_FUNDS');
-    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false } }]).projections[0]!.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
-    t.equal(rig.engine.dryRun([{ op: 'hold.act', ...{ transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false } }]).projections[0]!.would_apply, true);
-    t.equal(rig.engine.dryRun([{ op: 'transaction.refund', ...{ transaction_id: applied.transaction_id, skip_queue: false, description: '', meta_data: {} } }]).projections[0]!.would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false }]).projections[0]!.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
+    t.equal(rig.engine.dryRun([{ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false }]).projections[0]!.would_apply, true);
+    t.equal(rig.engine.dryRun([{ op: 'transaction.refund', transaction_id: applied.transaction_id, skip_queue: false, description: '', meta_data: {} }]).projections[0]!.would_apply, true);
     t.equal(rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@x', precise_amount: 30n }) }]).projections[0]!.would_apply, true);
   }, 'dry runs');
   t.equal(rig.engine.state.balanceByIndicator('@new', 'USD'), undefined, 'no balance was created');

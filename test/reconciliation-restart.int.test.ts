@@ -96,7 +96,7 @@ t.test('a run interrupted more often than allowed is marked failed, with the rea
   ] } });
   if (!rule.ok || !upload.ok) throw new Error('setup');
   // Recorded, then the process is gone before the runner took it up (as a crash right after the 201).
-  const started = runtime.engine.run({ op: 'reconciliation.start', ...{ upload_id: upload.value.upload_id, strategy: 'one_to_one', grouping_criteria: '', matching_rule_ids: [rule.value.rule_id] } });
+  const started = runtime.engine.run({ op: 'reconciliation.start', upload_id: upload.value.upload_id, strategy: 'one_to_one', grouping_criteria: '', matching_rule_ids: [rule.value.rule_id] });
   if (!started.ok) throw new Error(started.rejection.message);
   await runtime.durable(started.seq);
   await runtime.close();

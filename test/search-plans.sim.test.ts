@@ -192,7 +192,7 @@ void seededTest(t, 'a window of seconds is counted as its rows count', 31, async
   transfers(1_500);
   for (const hold of holds.splice(0, 200)) {
     rig.clock.ms += random.int(0, 2_000);
-    const acted = rig.engine.run({ op: 'hold.act', ...{ transaction_id: hold, action: random.pick(['commit', 'void'] as const), precise_amount: 0n, skip_queue: true } });
+    const acted = rig.engine.run({ op: 'hold.act', transaction_id: hold, action: random.pick(['commit', 'void'] as const), precise_amount: 0n, skip_queue: true });
     if (!acted.ok) throw new Error(acted.rejection.message);
   }
   const live = await indexOf(t, rig);

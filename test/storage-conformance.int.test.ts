@@ -84,7 +84,7 @@ function writeHistory(engine: LedgerEngine): { ids: string[]; references: string
   if (!hold.ok) throw new Error(hold.rejection.message);
   ids.push(hold.value.transaction.transaction_id);
   references.push(hold.value.transaction.reference);
-  engine.run({ op: 'hold.act', ...{ transaction_id: hold.value.transaction.transaction_id, action: 'commit', precise_amount: 4n, skip_queue: true } });
+  engine.run({ op: 'hold.act', transaction_id: hold.value.transaction.transaction_id, action: 'commit', precise_amount: 4n, skip_queue: true });
   engine.run({ op: 'metadata.update', entity_id: ids[2] as string, meta_data: { patched: true } });
   refundTakeover(engine, ids, references);
   return { ids, references };
@@ -114,11 +114,11 @@ function refundTakeover(engine: LedgerEngine, ids: string[], references: string[
   const paid = mustSucceed(engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true }) }));
   mustSucceed(engine.run({ op: 'transaction.create', ...transfer({ source: '@refundee', destination: '@spent', precise_amount: 10n, skip_queue: true }) }));
   const original = paid.transaction.transaction_id;
-  const rejected = mustSucceed(engine.run({ op: 'transaction.refund', ...{ transaction_id: original, skip_queue: false, description: '', meta_data: {} } })).transaction;
+  const rejected = mustSucceed(engine.run({ op: 'transaction.refund', transaction_id: original, skip_queue: false, description: '', meta_data: {} })).transaction;
   engine.run({ op: 'queue.process', items_max: 10 }).value;
   if (engine.state.transactions.get(rejected.transaction_id)?.status !== 'REJECTED') throw new Error('the first refund should be rejected for funds');
   mustSucceed(engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@refundee', precise_amount: 10n, allow_overdraft: true, skip_queue: true }) }));
-  const applied = mustSucceed(engine.run({ op: 'transaction.refund', ...{ transaction_id: original, skip_queue: true, description: '', meta_data: {} } })).transaction;
+  const applied = mustSucceed(engine.run({ op: 'transaction.refund', transaction_id: original, skip_queue: true, description: '', meta_data: {} })).transaction;
   mustSucceed(engine.run({ op: 'metadata.update', entity_id: rejected.transaction_id, meta_data: { after_takeover: true } }));
   // Found by its reference: the second refund, not the rejected first one that was patched last.
   ids.push(applied.transaction_id);

@@ -41,13 +41,13 @@ async function writeHistory(runtime: LedgerRuntime, rng: SeededRandom, clock: Ma
     const roll = rng.next();
     let seq: number | undefined;
     if (roll < 0.02) {
-      const outcome = engine.run({ op: 'ledger.create', ...{ name: `ledger ${step}`, meta_data: { step } } });
+      const outcome = engine.run({ op: 'ledger.create', name: `ledger ${step}`, meta_data: { step } });
       if (outcome.ok) {
         ledgerIds.push(outcome.value.ledger_id);
         seq = outcome.seq;
       }
     } else if (roll < 0.03) {
-      const outcome = engine.run({ op: 'ledger.update', ...{ ledger_id: rng.pick(ledgerIds), name: `renamed ${step}`, meta_data: { step } } });
+      const outcome = engine.run({ op: 'ledger.update', ledger_id: rng.pick(ledgerIds), name: `renamed ${step}`, meta_data: { step } });
       if (outcome.ok) seq = outcome.seq;
     } else if (roll < 0.08) {
       const outcome = engine.run({ op: 'balance.create', ...{

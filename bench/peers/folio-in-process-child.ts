@@ -25,7 +25,7 @@ function transfer(source: string, destination: string, amount: bigint, overdraft
 }
 
 function decideBulk(runtime: LedgerRuntime, transactions: CreateTransactionCommand[]): number {
-  const outcome = runtime.engine.run({ op: 'transaction.bulk', ...{ transactions, atomic: true, inflight: false, skip_queue: true } });
+  const outcome = runtime.engine.run({ op: 'transaction.bulk', transactions, atomic: true, inflight: false, skip_queue: true });
   if (!outcome.ok) throw new Error(`bulk refused: ${outcome.rejection.code} ${outcome.rejection.message}`);
   return outcome.seq;
 }

@@ -100,11 +100,11 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
     const roll = random();
     const currency = pick(CURRENCIES);
     if (roll < 0.04) {
-      const outcome = engine.run({ op: 'ledger.create', ...{ name: `ledger ${step}`, meta_data: {} } });
+      const outcome = engine.run({ op: 'ledger.create', name: `ledger ${step}`, meta_data: {} });
       if (outcome.ok) ledgers.push(outcome.value.ledger_id);
     } else if (roll < 0.08) {
       const identity = identities.length > 0 && chance(0.5) ? pick(identities) : '';
-      engine.run({ op: 'balance.create', ...{ ledger_id: pick(ledgers), currency, identity_id: identity, indicator: chance(0.3) ? `acct-${step}` : '', meta_data: { step } } });
+      engine.run({ op: 'balance.create', ledger_id: pick(ledgers), currency, identity_id: identity, indicator: chance(0.3) ? `acct-${step}` : '', meta_data: { step } });
     } else if (roll < 0.11) {
       const outcome = engine.run({ op: 'identity.create', fields: {
         identity_type: 'individual', organization_name: '', first_name: `F${step}`, last_name: 'L', other_names: '', gender: '',
@@ -127,10 +127,10 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
         precise_amount: chance(0.5) || !record ? 0n : record.precise_amount / 2n, skip_queue: chance(0.5),
       } });
     } else if (roll < 0.7 && transactions.length > 0) {
-      engine.run({ op: 'transaction.refund', ...{ transaction_id: pick(transactions), skip_queue: chance(0.5), description: '', meta_data: {} } });
+      engine.run({ op: 'transaction.refund', transaction_id: pick(transactions), skip_queue: chance(0.5), description: '', meta_data: {} });
     } else if (roll < 0.74) {
       const items = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({ ...transfer(currency), scheduled_for: 0, inflight: false, sources: undefined, source: pick(NAMES) }));
-      engine.run({ op: 'transaction.bulk', ...{ transactions: items, atomic: chance(0.5), inflight: false, skip_queue: chance(0.5) } });
+      engine.run({ op: 'transaction.bulk', transactions: items, atomic: chance(0.5), inflight: false, skip_queue: chance(0.5) });
     } else if (roll < 0.77 && transactions.length > 0) {
       // Balances' metadata too: the index keeps its history (balance as of a time).
       const balanceIds = [...engine.state.balances.keys()];
