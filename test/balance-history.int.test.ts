@@ -94,7 +94,7 @@ t.test('the balance as of a moment, and its changes page by page', async (t) => 
     const later = whole.changes[45]!.at as string;
     const window = await allPages(server, `/balances/${id}/history?from=${encodeURIComponent(middle)}&to=${encodeURIComponent(later)}&limit=4`);
     // Times are compared as instants: written as Go writes them, their text does not sort.
-    const at = (change: { at: unknown }): number => Date.parse(change.at as string);
+    const at = (change: Record<string, unknown>): number => Date.parse(change.at as string);
     const expected = whole.changes.filter((change) => at(change) >= Date.parse(middle) && at(change) <= Date.parse(later));
     t.same(window.changes, expected, 'a window holds exactly the changes inside it (bounds included)');
   });
