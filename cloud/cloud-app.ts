@@ -14,6 +14,7 @@ import { ApiError } from '../http/api-error.js';
 import { errorEnvelope } from '../http/error-envelope.js';
 import { jsonBody } from '../http/json-body.js';
 import { refuseNonLoopbackHost } from '../http/loopback-host.js';
+import { ROUTER_OPTIONS } from '../http/router-options.js';
 import { identifyCaller } from './cloud-auth.js';
 import { deploymentRoutes } from './deployment-routes.js';
 import { userRoutes } from './user-routes.js';
@@ -59,7 +60,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
     if (parts.loopbackOnly) refuseNonLoopbackHost(req.headers.host);
     if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'the control plane is shutting down', undefined, { Connection: 'close' });
   };
-  const router = new Router();
+  const router = new Router(ROUTER_OPTIONS);
   router.get('/health', (ctx) => {
     ctx.body = { status: 'UP', version: FOLIO_VERSION };
   });
