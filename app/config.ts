@@ -153,7 +153,7 @@ function parseCount(name: string, text: string, min: number): number {
   return value;
 }
 
-function parseFlag(name: string, text: string): boolean {
+export function parseFlag(name: string, text: string): boolean {
   if (text === 'true' || text === '1') return true;
   if (text === 'false' || text === '0') return false;
   throw new ConfigError(`${name} must be true or false, not ${text}`);

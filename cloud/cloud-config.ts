@@ -1,9 +1,11 @@
 // Settings of `folio cloud`, from the environment: FOLIO_CLOUD_PORT (default 5002), FOLIO_CLOUD_HOST
 // (default 127.0.0.1), FOLIO_CLOUD_DATA_DIR (default ./data-cloud), FOLIO_CLOUD_API_KEY (when unset, one
-// is generated at the first start and printed once), FOLIO_LOG_LEVEL. The limits are named here so the
-// services and tests share them.
+// is generated at the first start and printed once), FOLIO_LOG_LEVEL, and for every core it runs
+// FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS (hooks may deliver to loopback and private addresses;
+// off unless set: cores do not read the control plane's own FOLIO_* settings, core-process.ts). The
+// limits are named here so the services and tests share them.
 
-import { ConfigError } from '../app/config.js';
+import { ConfigError, parseFlag } from '../app/config.js';
 import { masterKeyRefusal } from '../http/app.js';
 
 export interface CloudConfig {
@@ -13,6 +15,8 @@ export interface CloudConfig {
   /** The cloud API key from the environment; empty means the stored one (or a new one at first start). */
   api_key: string;
   log_level: string;
+  /** Hooks of every core may deliver to loopback and private addresses. */
+  core_hooks_allow_private_networks?: boolean;
 }
 
 export const CLOUD_LIMITS = {
@@ -59,6 +63,10 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     const port = Number(env.FOLIO_CLOUD_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`FOLIO_CLOUD_PORT must be 0-65535, not ${env.FOLIO_CLOUD_PORT}`);
     config.port = port;
+  }
+  const privateHooks = env.FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS;
+  if (privateHooks !== undefined && privateHooks !== '') {
+    config.core_hooks_allow_private_networks = parseFlag('FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS', privateHooks);
   }
   const refusal = masterKeyRefusal(config.api_key);
   if (refusal) throw new ConfigError(refusal.replace('server.secret_key', 'FOLIO_CLOUD_API_KEY'));

@@ -68,7 +68,9 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const clients = new ClientRegistry(store);
   const tokens = new TokenService(store, clients, now);
   tokens.startPruning();
-  const deployments = new Deployments(store, dataDir, logger, now, options.coreLogLevel ?? 'warn');
+  const deployments = new Deployments(store, dataDir, logger, now, {
+    logLevel: options.coreLogLevel ?? 'warn', hooksAllowPrivateNetworks: config.core_hooks_allow_private_networks ?? false,
+  });
   const upgrades = new Upgrades(deployments, logger, options.upgradeHooks);
   await deployments.boot();
 
