@@ -44,6 +44,8 @@ const CLOUD_BODY_BYTES_MAX = 64 * 1024;
 const FORM_PATHS = new Set(['/oauth/authorize', '/oauth/token']);
 
 export interface CloudApp {
+  /** The control plane's own routes (the proxy's are not in it); the fuzzer's table is checked against it. */
+  router: Router;
   handle(req: http.IncomingMessage, res: http.ServerResponse): void;
   /** Makes every new request answer 503 while the control plane stops. */
   beginShutdown(): void;
@@ -88,6 +90,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   const koaHandler = koa.callback();
   const proxy = new Proxy({ deployments: parts.deployments, tokens: parts.tokens, apiKeyHash: parts.apiKeyHash, admit });
   return {
+    router,
     handle(req, res) {
       if (isProxyTarget(req.url ?? '')) void proxy.handle(req, res);
       else void koaHandler(req, res);

@@ -32,6 +32,8 @@ export interface CloudOptions {
 
 export interface RunningCloud {
   url: string;
+  /** `METHOD /pattern` of the control plane's own routes (the fuzzer's table is checked against them). */
+  routes: string[];
   /** Set when this start generated the cloud API key: shown once, never stored in clear. */
   generatedApiKey: string | undefined;
   deployments: Deployments;
@@ -89,6 +91,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   let stopped: Promise<void> | undefined;
   return {
     url: `http://${host}:${address.port}`,
+    routes: app.router.stack.flatMap((layer) => layer.methods.filter((method) => method !== 'HEAD').map((method) => `${method} ${String(layer.path)}`)),
     generatedApiKey,
     deployments,
     stop() {
