@@ -10,12 +10,15 @@
 // tenant must neither list nor revoke), and the /docs page (a page with scripts, which would run on the
 // control plane's origin, where its sign-in page lives). docs/decisions-cloud.md says why.
 //
-// Matching is the core router's own: the same @koa/router with the same options (case-sensitive, see
-// http/router-options.ts), over the same patterns, on the path exactly as the core will read it. A path
-// that several routes match is forwarded only when every one of them may be (`POST /search/reindex` is
-// also `POST /search/:collection`, and the core would run the operator route).
+// Matching is the core router's own: the same @koa/router layers with the same options (case-sensitive,
+// see http/router-options.ts), over the same patterns, on the path exactly as the core will read it. A
+// path that several routes match is forwarded only when every one of them may be (`POST /search/reindex`
+// is also `POST /search/:collection`, and the core would run the operator route). It runs on every
+// proxied request, so the layers are kept by method and by their first path segment (a static one, or
+// any for patterns that start with a parameter), and a path is tried against those only: the same
+// answer as trying every layer, since a static segment matches only itself in the same case.
 
-import { Router } from '@koa/router';
+import { Router, type Layer } from '@koa/router';
 import { parseRouteAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from '../http/route-scopes.js';
 import { ROUTER_OPTIONS } from '../http/router-options.js';
 
@@ -42,15 +45,28 @@ function forwardsAccess(access: RouteAccess, pattern: string, params: Record<str
 }
 
 interface ListedRoute {
+  layer: Layer;
   pattern: string;
   access: RouteAccess;
 }
 
+/** The routes of one method: by their pattern's first segment, and those whose first segment is a parameter. */
+interface MethodRoutes {
+  bySegment: Map<string, ListedRoute[]>;
+  anySegment: ListedRoute[];
+}
+
+/** The first segment of a path or pattern (`/ledgers/x` -> `ledgers`, `/` -> ``). */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return path.slice(1, end < 0 ? undefined : end);
+}
+
 export class ProxyRoutes {
   private readonly router = new Router(ROUTER_OPTIONS);
-  private readonly listed = new Map<object, ListedRoute>();
+  private readonly byMethod = new Map<string, MethodRoutes>();
 
-  constructor(private readonly table: Readonly<Record<string, string>> = ROUTE_ACCESS_TABLE) {
+  constructor(table: Readonly<Record<string, string>> = ROUTE_ACCESS_TABLE) {
     const noop = (): void => undefined;
     for (const [route, text] of Object.entries(table)) {
       const space = route.indexOf(' ');
@@ -58,31 +74,33 @@ export class ProxyRoutes {
       const pattern = route.slice(space + 1);
       const access = parseRouteAccess(text);
       if (!access) throw new Error(`the access table entry ${route} does not parse: ${text}`);
-      const layer = this.router.register(pattern, [method], noop);
-      this.listed.set(layer, { pattern, access });
+      const layer = this.router.register(pattern, [method], noop) as Layer;
+      const listed: ListedRoute = { layer, pattern, access };
+      for (const layerMethod of layer.methods) {
+        let routes = this.byMethod.get(layerMethod);
+        if (!routes) {
+          routes = { bySegment: new Map(), anySegment: [] };
+          this.byMethod.set(layerMethod, routes);
+        }
+        const segment = firstSegment(pattern);
+        if (segment.startsWith(':')) routes.anySegment.push(listed);
+        else routes.bySegment.set(segment, [...(routes.bySegment.get(segment) ?? []), listed]);
+      }
     }
   }
 
   /** Whether `method` on `path` (the path alone, as the core's router will see it) is forwarded. */
   forwards(method: string, path: string): boolean {
-    const matched = this.router.match(path, method).pathAndMethod;
-    if (matched.length === 0) return false;
-    return matched.every((layer) => {
-      const route = this.listed.get(layer);
-      return route !== undefined && forwardsAccess(route.access, route.pattern, layer.params(path, layer.captures(path)));
-    });
-  }
-
-  /** Every `METHOD /pattern` the proxy forwards (patterns with a :collection parameter forward some of their paths). */
-  forwardedRoutes(): string[] {
-    const routes: string[] = [];
-    for (const [route, text] of Object.entries(this.table)) {
-      const [method, pattern] = route.split(' ') as [string, string];
-      const access = parseRouteAccess(text);
-      if (!access) continue;
-      const forwarded = access.kind === 'param_scope' || forwardsAccess(access, pattern, {});
-      if (forwarded) routes.push(`${method} ${pattern}`);
+    const routes = this.byMethod.get(method);
+    if (!routes) return false;
+    let matched = false;
+    for (const candidates of [routes.bySegment.get(firstSegment(path)) ?? [], routes.anySegment]) {
+      for (const route of candidates) {
+        if (!route.layer.match(path)) continue;
+        matched = true;
+        if (!forwardsAccess(route.access, route.pattern, route.layer.params(path, route.layer.captures(path)))) return false;
+      }
     }
-    return routes;
+    return matched;
   }
 }
