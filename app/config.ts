@@ -172,7 +172,7 @@ function parseWhole(name: string, text: string): number {
   return value;
 }
 
-function parseFlag(name: string, text: string): boolean {
+export function parseFlag(name: string, text: string): boolean {
   if (text === 'true' || text === '1') return true;
   if (text === 'false' || text === '0') return false;
   throw new ConfigError(`${name} must be true or false, not ${text}`);

@@ -106,7 +106,8 @@ function directCore(cloud: Cloud): { url: string; key: string; pid: number } {
       if (row) ports.push(parseInt(row[1]!.split(':')[1]!, 16));
     }
   }
-  const keys = fs.readdirSync(path.join(cloud.dataDir, 'secrets'));
+  // The master keys (`<secret_id>.key`), not the core's other secrets beside them.
+  const keys = fs.readdirSync(path.join(cloud.dataDir, 'secrets')).filter((name) => /^sec_[^.]+\.key$/.test(name));
   if (ports.length !== 1 || keys.length !== 1) throw new Error(`expected one core, found ports ${ports} and keys ${keys.length}`);
   return { url: `http://127.0.0.1:${ports[0]}`, key: fs.readFileSync(path.join(cloud.dataDir, 'secrets', keys[0]!), 'utf8'), pid };
 }

@@ -14,6 +14,7 @@ import { ApiError } from '../http/api-error.js';
 import { errorEnvelope } from '../http/error-envelope.js';
 import { jsonBody } from '../http/json-body.js';
 import { refuseNonLoopbackHost } from '../http/loopback-host.js';
+import { ROUTER_OPTIONS } from '../http/router-options.js';
 import { identifyCaller } from './cloud-auth.js';
 import { deploymentRoutes } from './deployment-routes.js';
 import { userRoutes } from './user-routes.js';
@@ -47,6 +48,8 @@ const CLOUD_BODY_BYTES_MAX = 64 * 1024;
 const FORM_PATHS = new Set(['/oauth/authorize', '/oauth/token', '/oauth/revoke']);
 
 export interface CloudApp {
+  /** The control plane's own routes (the proxy's are not in it); the fuzzer's table is checked against it. */
+  router: Router;
   handle(req: http.IncomingMessage, res: http.ServerResponse): void;
   /** Makes every new request answer 503 while the control plane stops. */
   beginShutdown(): void;
@@ -64,7 +67,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
     if (parts.loopbackOnly && req.headers.host?.toLowerCase() !== parts.publicUrl().host) refuseNonLoopbackHost(req.headers.host);
     if (shuttingDown) throw new ApiError('GEN_SHUTTING_DOWN', 'the control plane is shutting down', undefined, { Connection: 'close' });
   };
-  const router = new Router();
+  const router = new Router(ROUTER_OPTIONS);
   router.get('/health', (ctx) => {
     ctx.body = { status: 'UP', version: FOLIO_VERSION };
   });
@@ -92,6 +95,7 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   const koaHandler = koa.callback();
   const proxy = new Proxy({ deployments: parts.deployments, tokens: parts.tokens, apiKeyHash: parts.apiKeyHash, admit });
   return {
+    router,
     handle(req, res) {
       if (isProxyTarget(req.url ?? '')) void proxy.handle(req, res);
       else void koaHandler(req, res);

@@ -3,11 +3,13 @@
 // is generated at the first start and printed once), FOLIO_LOG_LEVEL, FOLIO_CLOUD_PUBLIC_URL (the origin
 // users and clients reach the cloud at, when a TLS-terminating proxy stands in front: the OAuth issuer, and
 // https there makes the sign-in cookie Secure), FOLIO_CLOUD_TRUSTED_PROXIES (comma-separated addresses of
-// such proxies, whose X-Forwarded-For names the client), and the connection limits FOLIO_CLOUD_HEADERS_TIMEOUT_MS,
-// FOLIO_CLOUD_REQUEST_TIMEOUT_MS and FOLIO_CLOUD_CONNECTIONS_MAX (http/server-limits.ts). The other limits
-// are named here so the services and tests share them.
+// such proxies, whose X-Forwarded-For names the client), the connection limits FOLIO_CLOUD_HEADERS_TIMEOUT_MS,
+// FOLIO_CLOUD_REQUEST_TIMEOUT_MS and FOLIO_CLOUD_CONNECTIONS_MAX (http/server-limits.ts), and for every core
+// it runs FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS (hooks may deliver to loopback and private addresses;
+// off unless set: cores do not read the control plane's own FOLIO_* settings, core-process.ts). The other
+// limits are named here so the services and tests share them.
 
-import { ConfigError } from '../app/config.js';
+import { ConfigError, parseFlag } from '../app/config.js';
 import { masterKeyRefusal } from '../http/app.js';
 import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
 
@@ -24,6 +26,8 @@ export interface CloudConfig {
   trusted_proxies?: string[];
   /** Unset fields take DEFAULT_CONNECTION_LIMITS. */
   connections?: Partial<ConnectionLimits>;
+  /** Hooks of every core may deliver to loopback and private addresses. */
+  core_hooks_allow_private_networks?: boolean;
 }
 
 export const CLOUD_LIMITS = {
@@ -84,6 +88,10 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     const port = Number(env.FOLIO_CLOUD_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`FOLIO_CLOUD_PORT must be 0-65535, not ${env.FOLIO_CLOUD_PORT}`);
     config.port = port;
+  }
+  const privateHooks = env.FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS;
+  if (privateHooks !== undefined && privateHooks !== '') {
+    config.core_hooks_allow_private_networks = parseFlag('FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS', privateHooks);
   }
   const refusal = masterKeyRefusal(config.api_key);
   if (refusal) throw new ConfigError(refusal.replace('server.secret_key', 'FOLIO_CLOUD_API_KEY'));

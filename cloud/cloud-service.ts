@@ -31,6 +31,8 @@ export interface CloudOptions {
 
 export interface RunningCloud {
   url: string;
+  /** `METHOD /pattern` of the control plane's own routes (the fuzzer's table is checked against them). */
+  routes: string[];
   /** Set when this start generated the cloud API key: shown once, never stored in clear. */
   generatedApiKey: string | undefined;
   deployments: Deployments;
@@ -69,7 +71,9 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const clients = new ClientRegistry(store);
   const tokens = new TokenService(store, clients, now);
   tokens.startPruning();
-  const deployments = new Deployments(store, dataDir, logger, now, options.coreLogLevel ?? 'warn');
+  const deployments = new Deployments(store, dataDir, logger, now, {
+    logLevel: options.coreLogLevel ?? 'warn', hooksAllowPrivateNetworks: config.core_hooks_allow_private_networks ?? false,
+  });
   const upgrades = new Upgrades(deployments, logger, options.upgradeHooks);
   await deployments.boot();
 
@@ -92,6 +96,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   let stopped: Promise<void> | undefined;
   return {
     url: `http://${host}:${address.port}`,
+    routes: app.router.stack.flatMap((layer) => layer.methods.filter((method) => method !== 'HEAD').map((method) => `${method} ${String(layer.path)}`)),
     generatedApiKey,
     deployments,
     stop() {

@@ -1,6 +1,7 @@
-// Calls from the control plane to one of its cores, with that core's master key: health, and the
-// cutover routes (http/routes/cutover-routes.ts). Each call is bounded by a timeout; a non-2xx answer
-// becomes a CoreCallError carrying the core's error code.
+// Calls from the control plane to one of its cores, with that core's master key: health, the cutover
+// routes (http/routes/cutover-routes.ts), and the API keys the proxy calls the core with
+// (proxy-keys.ts). Each call is bounded by a timeout; a non-2xx answer becomes a CoreCallError carrying
+// the core's error code.
 
 import type { CutoverAnswer, CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
 
@@ -9,6 +10,15 @@ export class CoreCallError extends Error {
   constructor(message: string, readonly status?: number, readonly code?: string) {
     super(message);
   }
+}
+
+/** An API key as the core lists it (http/access-views.ts). */
+export interface CoreApiKey {
+  api_key_id: string;
+  owner_id: string;
+  scopes: string[];
+  expires_at: string;
+  is_revoked: boolean;
 }
 
 export class CoreClient {
@@ -43,12 +53,35 @@ export class CoreClient {
     return this.call('POST', '/admin/cutover/promote', position);
   }
 
-  private async call<T>(method: string, route: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<T> {
+  apiKeys(owner: string): Promise<CoreApiKey[]> {
+    return this.call('GET', `/api-keys?owner=${encodeURIComponent(owner)}`);
+  }
+
+  createApiKey(fields: { name: string; owner: string; scopes: readonly string[]; expires_at: string }): Promise<CoreApiKey & { key: string }> {
+    return this.call('POST', '/api-keys', fields);
+  }
+
+  async revokeApiKey(apiKeyId: string): Promise<void> {
+    await this.call('DELETE', `/api-keys/${encodeURIComponent(apiKeyId)}`);
+  }
+
+  /** Whether `key` authenticates on the core (`GET /` takes any valid key). */
+  async acceptsKey(key: string): Promise<boolean> {
+    try {
+      await this.call('GET', '/', undefined, this.timeoutMs, key);
+      return true;
+    } catch (error) {
+      if (error instanceof CoreCallError && error.status === 401) return false;
+      throw error;
+    }
+  }
+
+  private async call<T>(method: string, route: string, body?: unknown, timeoutMs = this.timeoutMs, key = this.secretKey): Promise<T> {
     let response: Response;
     try {
       response = await fetch(this.url + route, {
         method,
-        headers: { 'x-svc-key': this.secretKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { 'x-svc-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });

@@ -2,9 +2,15 @@
 // bin/node-flags.ts, dist/bin/folio.js), on 127.0.0.1 with FOLIO_PORT=0, its own data directory and its
 // own master key. The address is read from the `listening on http://HOST:PORT` line it prints. Its
 // standard input is a pipe the control plane holds open and never writes: with FOLIO_STOP_ON_STDIN_END
-// the core stops when that pipe ends, so no core outlives a control plane that was killed. The child's
-// environment has no FOLIO_CLOUD_* variable (the cloud API key never reaches a core), and it runs in
+// the core stops when that pipe ends, so no core outlives a control plane that was killed. It runs in
 // its instance directory, so a folio.json where the cloud was started is not read.
+//
+// The child's environment is built, not inherited: the few variables a Node process needs on this
+// machine (INHERITED_VARIABLES, LC_*), and the FOLIO_* settings the control plane sets for this core,
+// with secrets of the core's own (its master key, its tokenization secret). Nothing else of the control
+// plane's environment reaches a tenant's core: not the cloud API key, not an operator's
+// FOLIO_WEBHOOK_URL, FOLIO_TOKENIZATION_SECRET, FOLIO_BACKUP_DIR or FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS
+// (which would otherwise be shared by every tenant), not NODE_OPTIONS (the flags are the cloud's own).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,9 +29,17 @@ export function folioEntryFile(): string {
   return fs.existsSync(built) ? built : path.resolve(here, '../dist/bin/folio.js');
 }
 
+/** Variables of the control plane's environment a core gets too: what any process needs to run here. */
+const INHERITED_VARIABLES = new Set(['PATH', 'HOME', 'USER', 'LOGNAME', 'TMPDIR', 'TZ', 'LANG', 'LANGUAGE', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR']);
+const INHERITED_PREFIX = 'LC_';
+
 export interface CoreLaunch {
   dataDir: string;
   secretKey: string;
+  /** The core's own key for tokenizing identity fields (64 hex digits). */
+  tokenizationSecret: string;
+  /** Whether its hooks may deliver to loopback and private addresses (the cloud's setting for every core). */
+  hooksAllowPrivateNetworks: boolean;
   /** Starts the core as a follower of the ledger in this directory. */
   followDataDir?: string;
   logLevel: string;
@@ -35,14 +49,14 @@ export interface CoreLogger {
   warn(details: object, message: string): void;
 }
 
-function childEnvironment(launch: CoreLaunch): NodeJS.ProcessEnv {
+export function childEnvironment(launch: CoreLaunch, parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('FOLIO_CLOUD_') || name === 'FOLIO_SECRET_KEY' || name === 'FOLIO_FOLLOW_DATA_DIR') continue;
-    env[name] = value;
+  for (const [name, value] of Object.entries(parent)) {
+    if (INHERITED_VARIABLES.has(name) || name.startsWith(INHERITED_PREFIX)) env[name] = value;
   }
   Object.assign(env, {
     FOLIO_HOST: '127.0.0.1', FOLIO_PORT: '0', FOLIO_DATA_DIR: launch.dataDir, FOLIO_SECRET_KEY: launch.secretKey,
+    FOLIO_TOKENIZATION_SECRET: launch.tokenizationSecret, FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS: launch.hooksAllowPrivateNetworks ? 'true' : 'false',
     FOLIO_LOG_LEVEL: launch.logLevel, FOLIO_STOP_ON_STDIN_END: '1',
   });
   if (launch.followDataDir) env.FOLIO_FOLLOW_DATA_DIR = launch.followDataDir;

@@ -1,6 +1,8 @@
 // Managed deployments: each one a real Folio core (supervised-core.ts) with its own data directory
-// under `<cloud data dir>/instances/<instance_id>` and its own master key in
-// `<cloud data dir>/secrets/<secret_id>.key` (mode 0600, never logged or returned). A deployment has a
+// under `<cloud data dir>/instances/<instance_id>` and secrets of its own in `<cloud data dir>/secrets`
+// (mode 0600 in a 0700 directory, never logged or returned): its master key (`<secret_id>.key`), its
+// tokenization secret (`<secret_id>.tokenization.key`, made at the first start of a deployment that has
+// none) and the proxy's API keys for it (`<secret_id>.proxy-keys.json`, proxy-keys.ts). A deployment has a
 // deployment_id and, distinct from it, the instance_id the proxy addresses. Statuses: PENDING (its core
 // is starting) -> ACTIVE; ACTIVE -> UPGRADING -> RETIRED when an upgrade moves it to a new deployment
 // (upgrade.ts); FAILED when its core cannot be kept running or its upgrade was abandoned before it
@@ -12,7 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CloudStore, StoreChange } from './cloud-store.js';
 import type { CoreLogger } from './core-process.js';
-import { newId, newSecret } from './secrets.js';
+import { proxyKeysFile } from './proxy-keys.js';
+import { newId, newSecret, newTokenizationSecret } from './secrets.js';
 import { SupervisedCore } from './supervised-core.js';
 import { WriteGate } from './write-gate.js';
 
@@ -82,6 +85,13 @@ export interface NewDeployment {
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
+/** How the control plane runs every core: the same for all of them, from its own configuration. */
+export interface CoreSettings {
+  logLevel: string;
+  /** Hooks may deliver to loopback and private addresses (FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS). */
+  hooksAllowPrivateNetworks: boolean;
+}
+
 export class Deployments {
   private readonly records = new Map<string, DeploymentRecord>();
   private readonly live = new Map<string, LiveInstance>();
@@ -92,7 +102,7 @@ export class Deployments {
     readonly dataDir: string,
     private readonly logger: CoreLogger,
     private readonly now: () => number,
-    readonly coreLogLevel: string,
+    private readonly coreSettings: CoreSettings,
   ) {
     for (const record of store.all<DeploymentRecord>('deployment')) this.records.set(record.deployment_id, record);
   }
@@ -120,7 +130,8 @@ export class Deployments {
   async create(fields: NewDeployment): Promise<DeploymentRecord> {
     const now = this.now();
     const secretId = newId('sec');
-    this.writeSecret(secretId, newSecret('core'));
+    this.writeSecret(this.secretFile(secretId), newSecret('core'));
+    this.writeSecret(this.tokenizationFile(secretId), newTokenizationSecret());
     const record = this.newRecord({
       name: fields.name, region: fields.region ?? 'local', tier: fields.tier ?? 'standard', user_id: fields.user_id ?? null,
       secret_id: secretId, replaces: null,
@@ -165,10 +176,18 @@ export class Deployments {
   /** A supervised core for a record (not started), reporting its deaths on the deployment. */
   coreFor(record: DeploymentRecord, followDataDir?: string): SupervisedCore {
     return new SupervisedCore({
-      dataDir: this.absoluteDataDir(record), secretKey: this.secretOf(record), followDataDir, logLevel: this.coreLogLevel,
-    }, record.instance_id, this.logger, (core) => {
+      dataDir: this.absoluteDataDir(record), secretKey: this.secretOf(record), tokenizationSecret: this.tokenizationSecretOf(record), followDataDir,
+      logLevel: this.coreSettings.logLevel, hooksAllowPrivateNetworks: this.coreSettings.hooksAllowPrivateNetworks,
+    }, record.instance_id, this.logger, proxyKeysFile(this.secretsDir(), record.secret_id), (core) => {
       if (core.state === 'failed') void this.coreGaveUp(record.deployment_id, core);
     });
+  }
+
+  /** The deployment's tokenization secret; one is made for a deployment created before cores had their own. */
+  private tokenizationSecretOf(record: DeploymentRecord): string {
+    const file = this.tokenizationFile(record.secret_id);
+    if (!fs.existsSync(file)) this.writeSecret(file, newTokenizationSecret());
+    return fs.readFileSync(file, 'utf8');
   }
 
   /** Puts a started core behind the proxy. */
@@ -240,14 +259,20 @@ export class Deployments {
     await this.save([this.changed(record, { status: 'FAILED', problem: `the core kept dying: ${core.problem.slice(0, 500)}` })]).catch(() => undefined);
   }
 
-  private secretFile(secretId: string): string {
-    return path.join(this.dataDir, 'secrets', `${secretId}.key`);
+  private secretsDir(): string {
+    return path.join(this.dataDir, 'secrets');
   }
 
-  private writeSecret(secretId: string, secret: string): void {
-    const dir = path.join(this.dataDir, 'secrets');
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const file = this.secretFile(secretId);
+  private secretFile(secretId: string): string {
+    return path.join(this.secretsDir(), `${secretId}.key`);
+  }
+
+  private tokenizationFile(secretId: string): string {
+    return path.join(this.secretsDir(), `${secretId}.tokenization.key`);
+  }
+
+  private writeSecret(file: string, secret: string): void {
+    fs.mkdirSync(this.secretsDir(), { recursive: true, mode: 0o700 });
     fs.writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
     const handle = fs.openSync(file, 'r');
     fs.fsyncSync(handle);

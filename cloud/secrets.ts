@@ -2,7 +2,8 @@
 // per-user salt, stored as `scrypt$N$r$p$salt$hash`. Everything else secret (the cloud API key, client
 // secrets, authorization codes, access and refresh tokens) is 32 random bytes, shown to its holder once
 // and stored only as its SHA-256: with that much entropy a plain hash cannot be reversed, and it lets a
-// presented token be found by its hash. Digests are compared with timingSafeEqual.
+// presented token be found by its hash. Digests are compared with timingSafeEqual. A core's own secrets
+// (its master key, its tokenization secret) are 32 random bytes too, kept in files (deployments.ts).
 
 import { createHash, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 
@@ -20,6 +21,11 @@ export type SecretPrefix = 'fck' | 'fcs' | 'fac' | 'fat' | 'frt' | 'fcsrf' | 'co
 /** A new secret: `<prefix>_` + 32 random bytes in base64url. */
 export function newSecret(prefix: SecretPrefix): string {
   return `${prefix}_${randomBytes(SECRET_BYTES).toString('base64url')}`;
+}
+
+/** A core's tokenization secret: 32 random bytes as 64 hex digits (the form FOLIO_TOKENIZATION_SECRET takes). */
+export function newTokenizationSecret(): string {
+  return randomBytes(SECRET_BYTES).toString('hex');
 }
 
 export type IdPrefix = 'usr' | 'cli' | 'dep' | 'ins' | 'fam' | 'sec';

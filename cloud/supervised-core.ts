@@ -3,12 +3,14 @@
 // restart_backoff_first_ms (at most restart_backoff_max_ms). More than restarts_max restarts within
 // restart_window_ms and it is given up: `failed` is set and the deployment reports it. A core under
 // cutover as a follower is not restarted (the cutover fails instead); stop() ends supervision first.
-// The proxy reaches the core through `agent` (keep-alive connections) while `url` is set.
+// The proxy reaches the core through `agent` (keep-alive connections) while `url` is set, with the API
+// keys each start checks or makes (proxy-keys.ts); a follower takes them from the file as they are.
 
 import http from 'node:http';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import { CoreClient } from './core-client.js';
 import { CoreProcess, type CoreLaunch, type CoreLogger } from './core-process.js';
+import { ensureProxyKeys, readProxyKeys, type ProxyKeyKind, type ProxyKeys } from './proxy-keys.js';
 
 const HEALTH_FAILURES_MAX = 3;
 
@@ -26,8 +28,16 @@ export class SupervisedCore {
   private _version = '';
   private lastProblem = '';
   private parsedAddress: { hostname: string; port: number; host: string } | undefined;
+  private keys: ProxyKeys | undefined;
 
-  constructor(private launch: CoreLaunch, readonly label: string, private readonly logger: CoreLogger, private readonly onChange: (core: SupervisedCore) => void = () => undefined) {
+  constructor(
+    private launch: CoreLaunch,
+    readonly label: string,
+    private readonly logger: CoreLogger,
+    /** Where the proxy's API keys for this core are kept (proxy-keys.ts). */
+    private readonly proxyKeysFile: string,
+    private readonly onChange: (core: SupervisedCore) => void = () => undefined,
+  ) {
     this.restartAllowed = launch.followDataDir === undefined;
   }
 
@@ -49,9 +59,9 @@ export class SupervisedCore {
     return this.process?.pid;
   }
 
-  /** The core's master key: the proxy sends it in place of the caller's credentials. */
-  get masterKey(): string {
-    return this.launch.secretKey;
+  /** The API key the proxy sends in place of the caller's credentials, while the core runs. */
+  proxyKey(kind: ProxyKeyKind): string | undefined {
+    return this._state === 'running' ? this.keys?.[kind].key : undefined;
   }
 
   get version(): string {
@@ -76,6 +86,9 @@ export class SupervisedCore {
     try {
       const health = await new CoreClient(started.url, this.launch.secretKey, CLOUD_LIMITS.health_timeout_ms).health();
       this._version = health.version;
+      const client = new CoreClient(started.url, this.launch.secretKey, CLOUD_LIMITS.core_request_timeout_ms);
+      // A follower appends nothing of its own: it has the keys its leader made, through the log.
+      this.keys = this.launch.followDataDir === undefined ? await ensureProxyKeys(client, this.proxyKeysFile, Date.now()) : readProxyKeys(this.proxyKeysFile);
     } catch (error) {
       await started.kill();
       throw error;
@@ -93,6 +106,7 @@ export class SupervisedCore {
   promoted(): void {
     this.launch = { ...this.launch, followDataDir: undefined };
     this.restartAllowed = true;
+    this.keys = readProxyKeys(this.proxyKeysFile);
   }
 
   /** Ends the process now; supervision starts a fresh one (which is, for one, never fenced). */

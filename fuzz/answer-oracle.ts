@@ -6,7 +6,9 @@
 //     30 s behind snapshot jobs), which are counted apart; that the index does catch up in the end is
 //     checked after the run (ledger-checks.ts), and a snapshot job that fails answers without
 //     Retry-After, so it stays a failure;
-//   - a 4xx carries the error envelope {error, error_detail: {code, message}} (a HEAD answer has no body);
+//   - a 4xx carries the error envelope {error, error_detail: {code, message}} (a HEAD answer has no body),
+//     except an HTML page from a route that serves pages (the cloud's sign-in page), which may also
+//     answer with a redirect (302 or 303);
 //   - no body holds a stack trace or a path of the server's files;
 //   - an accepted transaction carries the precise amount its request implied, as a JSON integer.
 // Each broken rule is a `Failure` with a kind from a closed set.
@@ -79,9 +81,11 @@ export function checkAnswer(sent: SentCase, answer: FuzzAnswer): Failure[] {
   }
   const failures: Failure[] = [];
   const { status, text } = answer;
+  const page = sent.page === true && String(answer.headers['content-type'] ?? '').startsWith('text/html');
+  const redirect = sent.page === true && (status === 302 || status === 303);
   if (status >= 500 && !isRetryLater(answer)) failures.push({ kind: 'server-error', detail: `${status} ${text.slice(0, 300)}` });
-  else if (status < 200 || (status >= 300 && status < 400)) failures.push({ kind: 'unexpected-status', detail: `${status}` });
-  if (status >= 400 && sent.request.method !== 'HEAD' && envelopeCode(text) === undefined) {
+  else if (status < 200 || (status >= 300 && status < 400 && !redirect)) failures.push({ kind: 'unexpected-status', detail: `${status}` });
+  if (status >= 400 && sent.request.method !== 'HEAD' && !page && envelopeCode(text) === undefined) {
     failures.push({ kind: 'no-envelope', detail: `${status} ${JSON.stringify(text.slice(0, 200))}` });
   }
   const trace = STACK_TRACE.exec(text);

@@ -9,10 +9,10 @@
 import fc from 'fast-check';
 import { applyMutations, mutationArbitrary, type Mutation } from './body-mutation.js';
 import { describeFuzzJson, fuzzJsonText, type FuzzJson, type SendContext } from './fuzz-json.js';
-import type { FuzzRequest } from './fuzz-request.js';
+import { applyVia, type FuzzRequest } from './fuzz-request.js';
 import { rawCaseArbitrary, rawRequest, targetArbitrary, type RawCase, type Target } from './raw-requests.js';
 import { bodyArbitrary, filledPath, paramNames, paramText, queryArbitrary, queryString } from './route-requests.js';
-import { routeKey, type FuzzRoute } from './route-table.js';
+import { routeKey, type FuzzRoute, type RouteVia } from './route-table.js';
 
 export type FuzzCase =
   | { kind: 'schema'; target: Target; body: FuzzJson | undefined; query: FuzzJson | undefined; mutations: readonly Mutation[]; queryMutations: readonly Mutation[]; chunked: boolean }
@@ -29,6 +29,8 @@ export interface SentCase {
   body: FuzzJson | undefined;
   /** The body as sent, abbreviated for reports. */
   bodyDescription: string;
+  /** The route answers with HTML pages and redirects (route-table.ts). */
+  page?: boolean;
 }
 
 /** Share of schema cases sent exactly as generated (the rest are mutated): valid work keeps the ledger busy. */
@@ -68,8 +70,9 @@ export function caseArbitrary(routes: readonly FuzzRoute[]): fc.Arbitrary<FuzzCa
   );
 }
 
-export function caseRequest(fuzzCase: FuzzCase, routes: readonly FuzzRoute[], context: SendContext): SentCase {
-  if (fuzzCase.kind === 'raw') return rawSentCase(fuzzCase.raw, routes, context);
+/** The case as it is sent; odd paths (which aim at no route) go by `oddPathVia` when given. */
+export function caseRequest(fuzzCase: FuzzCase, routes: readonly FuzzRoute[], context: SendContext, oddPathVia?: RouteVia): SentCase {
+  if (fuzzCase.kind === 'raw') return rawSentCase(fuzzCase.raw, routes, context, oddPathVia);
   const route = routes[fuzzCase.target.route]!;
   const query = fuzzCase.query === undefined ? undefined : applyMutations(fuzzCase.query, fuzzCase.queryMutations);
   const body = fuzzCase.body === undefined ? undefined : applyMutations(fuzzCase.body, fuzzCase.mutations);
@@ -81,18 +84,20 @@ export function caseRequest(fuzzCase: FuzzCase, routes: readonly FuzzRoute[], co
   };
   if (body !== undefined) request.body = fuzzJsonText(body, context);
   return {
-    request,
+    request: applyVia(request, route.via),
     routeKey: routeKey(route),
     params: paramValues(route, fuzzCase.target, context),
     body,
     bodyDescription: body === undefined ? '' : describeFuzzJson(body, context),
+    page: route.page,
   };
 }
 
-function rawSentCase(raw: RawCase, routes: readonly FuzzRoute[], context: SendContext): SentCase {
-  const request = { ...rawRequest(raw, routes, context), ownConnection: true };
+function rawSentCase(raw: RawCase, routes: readonly FuzzRoute[], context: SendContext, oddPathVia: RouteVia | undefined): SentCase {
   const route = raw.kind === 'odd-path' ? undefined : routes[raw.target.route];
+  const request = { ...applyVia(rawRequest(raw, routes, context), route ? route.via : oddPathVia), ownConnection: true };
   return {
+    page: route?.page,
     request,
     routeKey: route ? routeKey(route) : `${raw.kind} ${raw.kind === 'odd-path' ? raw.method : ''}`.trim(),
     params: route && raw.kind !== 'odd-path' ? paramValues(route, raw.target, context) : [],

@@ -4,6 +4,7 @@
 // (raw cases: odd framing headers, truncated bodies) go on a connection of their own.
 
 import http from 'node:http';
+import type { RouteVia } from './route-table.js';
 
 export interface FuzzRequest {
   method: string;
@@ -74,7 +75,9 @@ function sendOne(url: URL, agent: http.Agent | false, request: FuzzRequest, time
       resolve(answer);
     };
     const headers: Record<string, string | number> = { ...request.headers };
-    if (request.body !== undefined && !request.chunked && !hasHeader(headers, 'content-length')) headers['content-length'] = Buffer.byteLength(request.body);
+    // A request that names its own framing (a Content-Length, or a Transfer-Encoding Node then encodes) keeps it.
+    const framed = hasHeader(headers, 'content-length') || hasHeader(headers, 'transfer-encoding');
+    if (request.body !== undefined && !request.chunked && !framed) headers['content-length'] = Buffer.byteLength(request.body);
     let outgoing: http.ClientRequest;
     try {
       outgoing = http.request({ host: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent });
@@ -127,4 +130,20 @@ function writeBody(outgoing: http.ClientRequest, request: FuzzRequest): void {
 
 function hasHeader(headers: Record<string, unknown>, name: string): boolean {
   return Object.keys(headers).some((key) => key.toLowerCase() === name);
+}
+
+/** The request as it goes out by `via`: prefixed path, the extra query parameter, headers the request does not set itself. */
+export function applyVia(request: FuzzRequest, via: RouteVia | undefined): FuzzRequest {
+  if (!via) return request;
+  let path = via.prefix + request.path;
+  if (via.query) path += `${path.includes('?') ? '&' : '?'}${via.query}`;
+  const headers = { ...request.headers };
+  const present = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  for (const [name, value] of Object.entries(via.headers ?? {})) if (!present.has(name.toLowerCase())) headers[name] = value;
+  return { ...request, path, headers };
+}
+
+/** A sender whose requests all go by `via` (the checks after a run reach a core through the proxy this way). */
+export function viaSender(sender: Sender, via: RouteVia): Sender {
+  return { send: (request) => sender.send(applyVia(request, via)), close: () => sender.close() };
 }

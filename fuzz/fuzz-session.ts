@@ -12,7 +12,7 @@ import { checkAnswer, envelopeCode, isRetryLater, isParserRefused, type Failure 
 import { CaseSequence, caseRequest, type FuzzCase, type SentCase } from './fuzz-case.js';
 import type { FuzzAnswer, Sender } from './fuzz-request.js';
 import { IdPools } from './id-pools.js';
-import type { FuzzRoute } from './route-table.js';
+import type { FuzzRoute, RouteVia } from './route-table.js';
 
 export interface FailureExample {
   seed: number;
@@ -35,6 +35,8 @@ export interface SessionOptions {
   routes: readonly FuzzRoute[];
   concurrency: number;
   sender: Sender;
+  /** How raw odd paths are sent (the cloud run sends them through the proxy); as they are when absent. */
+  oddPathVia?: RouteVia;
 }
 
 /** Describes a request for a report: method, path, headers other than the usual, body (abbreviated). */
@@ -119,7 +121,7 @@ export class FuzzSession {
   /** Sends case `index` and judges its answer. */
   async runCase(index: number): Promise<FuzzAnswer> {
     const fuzzCase = this.caseAt(index);
-    const sent = caseRequest(fuzzCase, this.options.routes, this.pools.context());
+    const sent = caseRequest(fuzzCase, this.options.routes, this.pools.context(), this.options.oddPathVia);
     this.inFlight += 1;
     let answer: FuzzAnswer;
     try {

@@ -1,7 +1,9 @@
 // Requests no schema would produce: broken and truncated JSON, a byte-order mark, bytes that are not
 // UTF-8, the wrong content type or none, compressed bodies that are not what they claim (and one that
 // inflates past the body limit), bodies on GET and DELETE, unusual methods, odd paths and query strings,
-// and headers that are huge, numerous or odd (keys, Host).
+// headers that are huge, numerous or odd (keys, Host, Connection, Expect), and smuggling attempts: a GET
+// or DELETE whose body is a request of its own (whole, or a head left open at a header for the next
+// request to complete), framed so that a proxy dropping hop-by-hop headers would forward it unframed.
 
 import fc from 'fast-check';
 import { deflateSync, gzipSync, brotliCompressSync } from 'node:zlib';
@@ -29,7 +31,21 @@ export type RawCase =
   | { kind: 'method'; target: Target; method: string; body: FuzzJson | null }
   | { kind: 'odd-path'; method: string; path: string }
   | { kind: 'odd-query'; target: Target; query: string }
-  | { kind: 'headers'; target: Target; body: FuzzJson | null; headers: Array<[string, string]> };
+  | { kind: 'headers'; target: Target; body: FuzzJson | null; headers: Array<[string, string]> }
+  | { kind: 'smuggle'; target: Target; method: 'GET' | 'DELETE'; trick: SmuggleTrick; inner: 'whole' | 'open' };
+
+/** How a smuggled body is framed: a length the Connection header asks to drop, chunked (named in Connection, or plain). */
+export type SmuggleTrick = 'connection-content-length' | 'connection-transfer-encoding' | 'chunked';
+const SMUGGLE_TRICKS: readonly SmuggleTrick[] = ['connection-content-length', 'connection-transfer-encoding', 'chunked'];
+/**
+ * The requests a smuggling body carries, each with a request id of its own: a whole request, and the head
+ * of an operator route left open at a header, which the next request on the same connection would end
+ * (its request line becoming that header's value, its headers this request's).
+ */
+const SMUGGLED: Record<'whole' | 'open', string> = {
+  whole: 'GET /ledgers HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: smuggled-whole\r\n\r\n',
+  open: 'POST /admin/snapshots HTTP/1.1\r\nContent-Length: 0\r\nX-Request-Id: smuggled-open\r\nX-Smuggled: ',
+};
 
 const JSONISH_UNITS = ['{', '}', '[', ']', '"', ':', ',', '\\', '-', '+', '.', 'e', 'E', '0', '9', '1234567890123456789', 'null', 'true', 'fals', ' ', '\n', 'a', '\u0000', 'é', '\ud800', '\ufeff', '/*', '*/', 'NaN', 'Infinity', "'"];
 const CONTENT_TYPES: ReadonlyArray<string | null> = [
@@ -55,7 +71,8 @@ const ODD_HEADERS: ReadonlyArray<[string, string]> = [
   ['x-svc-key', ''], ['x-svc-key', ' '], ['x-svc-key', 'k'.repeat(5_000)], ['x-blnk-key', 'nope'], ['authorization', 'Bearer '],
   ['authorization', 'Basic dXNlcjpwYXNz'], ['host', 'evil.example'], ['host', 'localhost'], ['host', '127.0.0.1:1'], ['host', '[::1]'],
   ['origin', 'https://evil.example'], ['x-forwarded-for', '1.2.3.4'], ['x-request-id', 'é\u00ff'], ['accept', 'text/html'],
-  ['content-length', '0'], ['expect', '100-continue'], ['transfer-encoding', 'chunked'],
+  ['content-length', '0'], ['expect', '100-continue'], ['expect', 'nope'], ['transfer-encoding', 'chunked'], ['connection', 'content-length'],
+  ['connection', 'close, x-svc-key'], ['connection', 'keep-alive, X-Fuzz-Hop'], ['x-fuzz-hop', '1'],
 ];
 
 /** Draws a route by weight, then its parameters. */
@@ -96,6 +113,13 @@ export function rawCaseArbitrary(routes: readonly FuzzRoute[]): fc.Arbitrary<Raw
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('odd-path' as const), method: fc.constantFrom(...ODD_METHODS), path: fc.array(fc.constantFrom(...PATH_SEGMENTS), { minLength: 1, maxLength: 5 }).map((segments) => `/${segments.join('/')}`) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('odd-query' as const), target, query: fc.constantFrom(...ODD_QUERIES) }) },
     { weight: 2, arbitrary: fc.tuple(withBody, headerSets, fc.boolean()).map(([[chosen, body], headers, sendBody]): RawCase => ({ kind: 'headers', target: chosen, body: sendBody ? body : null, headers })) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('smuggle' as const), target, method: fc.constantFrom('GET' as const, 'DELETE' as const),
+        trick: fc.constantFrom(...SMUGGLE_TRICKS), inner: fc.constantFrom('whole' as const, 'open' as const),
+      }),
+    },
   );
 }
 
@@ -147,6 +171,13 @@ export function rawRequest(rawCase: RawCase, routes: readonly FuzzRoute[], conte
       const headers: Record<string, string> = rawCase.body === null ? {} : { ...json };
       for (const [name, value] of rawCase.headers) headers[name] = value;
       return { method, path, headers, body: rawCase.body === null ? undefined : fuzzJsonText(rawCase.body, context) };
+    }
+    case 'smuggle': {
+      const body = SMUGGLED[rawCase.inner];
+      // With a Transfer-Encoding header the sender lets Node's client frame the body in chunks.
+      if (rawCase.trick === 'chunked') return { method: rawCase.method, path, headers: { 'transfer-encoding': 'chunked' }, body };
+      if (rawCase.trick === 'connection-transfer-encoding') return { method: rawCase.method, path, headers: { connection: 'keep-alive, Transfer-Encoding', 'transfer-encoding': 'chunked' }, body };
+      return { method: rawCase.method, path, headers: { connection: 'keep-alive, Content-Length' }, body };
     }
   }
 }

@@ -39,6 +39,17 @@ export type ParamFill =
   | { pool: PoolName; unknownPrefix: string }
   | { values: readonly string[] };
 
+/**
+ * How a route is reached when it is not the server's own (the cloud's proxy in front of a core, or a
+ * route that needs credentials): a prefix on the path, a query parameter every request carries, and
+ * headers sent unless the case sends its own of that name.
+ */
+export interface RouteVia {
+  prefix: string;
+  query?: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
 export interface FuzzRoute {
   method: HttpMethod;
   /** The pattern as registered with the router, e.g. `/transactions/inflight/:id`. */
@@ -52,6 +63,10 @@ export interface FuzzRoute {
   hints?: Readonly<Record<string, fc.Arbitrary<FuzzJson>>>;
   /** Relative share of the cases this route gets. */
   weight: number;
+  /** How the route is reached (the table's routes are a core's own when absent). */
+  via?: RouteVia;
+  /** The route answers with HTML pages and redirects (a sign-in page), not JSON. */
+  page?: boolean;
 }
 
 // --- Stand-ins for schemas the routes do not export -------------------------------------------------

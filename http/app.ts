@@ -16,6 +16,7 @@ import { isLoopback, loopbackHostOnly } from './loopback-host.js';
 import type { LedgerCore } from './ledger-core.js';
 import type { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
+import { ROUTER_OPTIONS } from './router-options.js';
 import { refuseWhenOverloaded } from './backpressure.js';
 import { refuseWhileShuttingDown } from './shutdown-guard.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
@@ -93,7 +94,7 @@ export function createApp(options: AppOptions): FolioApp {
   koa.silent = true;
   let shuttingDown = false;
 
-  const router = new Router();
+  const router = new Router(ROUTER_OPTIONS);
   systemRoutes(router, options.metrics, options.version);
   docsRoutes(router, options.version);
   ledgerRoutes(router, options.core);

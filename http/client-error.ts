@@ -1,7 +1,9 @@
 // Requests Node's HTTP parser refuses before Koa sees them (both Content-Length and chunked encoding,
 // headers over the size limit, a malformed request line), and requests whose headers or body did not
 // arrive in time (server-limits.ts), still get an answer in the error envelope, instead of Node's bare
-// `400 Bad Request` with no body: every 4xx a client sees has a code. The connection is then closed.
+// `400 Bad Request` with no body: every 4xx a client sees has a code. The connection is then closed. So
+// does an `Expect` header other than `100-continue`, which Node's server answers with a bare 417 of its
+// own (`100-continue` it answers with `100 Continue` and passes the request on).
 //
 // The refusal waits for the answers still owed on the connection. HTTP answers requests in the order
 // they came, and the bytes the parser refused came after every request it read before them: a request
@@ -47,6 +49,12 @@ interface Connection {
 }
 
 export function answerClientErrors(server: http.Server, owedAnswersWaitMs: number): void {
+  server.on('checkExpectation', (_request: http.IncomingMessage, response: http.ServerResponse) => {
+    const body = envelopeText(new ApiError('GEN_EXPECTATION_FAILED', 'the only expectation this server meets is Expect: 100-continue'));
+    // The body was not read: the connection ends with the answer.
+    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
+  });
   const connections = new WeakMap<Duplex, Connection>();
   const connectionOf = (socket: Duplex): Connection => {
     let connection = connections.get(socket);

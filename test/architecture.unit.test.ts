@@ -29,8 +29,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   app: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation'],
   ops: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'app'],
   cloud: [...SHARED, 'http', 'app'],
-  // the HTTP fuzzer: drives the routes from their own schemas, so it reads http/ like a client would
-  fuzz: [...SHARED, 'http', 'app', 'bench'],
+  // the HTTP fuzzer: drives the routes from their own schemas, so it reads http/ (and cloud/ for the
+  // control plane's scopes) like a client would
+  fuzz: [...SHARED, 'http', 'app', 'bench', 'cloud'],
   bin: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'app', 'ops', 'cloud'],
 };
 

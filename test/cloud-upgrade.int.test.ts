@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { CutoverStep } from '../cloud/upgrade.js';
-import { createDeployment, removeDir, startCloudRig, waitForStatus, waitUntil, type CloudRig } from './helpers/cloud-rig.js';
+import { coreOf, coreRequest, createDeployment, removeDir, startCloudRig, waitForStatus, waitUntil, type CloudRig } from './helpers/cloud-rig.js';
 import { freePort, HookReceiver } from './helpers/hook-receiver.js';
 import { SeededRandom } from './helpers/seeded-random.js';
 
@@ -25,9 +25,9 @@ const steps: Array<{ step: CutoverStep; detail: { newCorePid?: number; error?: s
 let onStep: ((step: CutoverStep, detail: { newCorePid?: number }) => void | Promise<void>) | undefined;
 
 t.before(async () => {
-  // The hook test's receiver is on loopback; the cores inherit FOLIO_* settings from the control plane.
-  process.env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS = 'true';
   rig = await startCloudRig({
+    // The hook test's receiver is on loopback.
+    config: { core_hooks_allow_private_networks: true },
     upgradeHooks: {
       onStep: async (step, detail) => {
         steps.push({ step, detail });
@@ -163,12 +163,14 @@ t.test('upgrade under load: every acknowledged write is on the new deployment, o
   t.match(verified.output, /verify: OK/);
 });
 
-t.test('hook deliveries the old core had not made are made by the new one', async (t) => {
+t.test('hook deliveries, the proxy\'s API keys and the tokenization secret carry over to the new core', async (t) => {
   const deployment = await createDeployment(rig, 'hooks');
   const port = await freePort();
   const receiver = new HookReceiver();
   const on = (id: string) => `instance_id=${id}`;
-  const hook = await rig.operator('POST', `/proxy/hooks?${on(deployment.instance_id)}`, {
+  const core = coreOf(rig, deployment);
+  // Hooks are the operator's: made on the core with its master key (the proxy does not forward them).
+  const hook = await coreRequest(core, 'POST', '/hooks', {
     name: 'after', url: `http://127.0.0.1:${port}/hook`, type: 'POST_TRANSACTION', active: true, timeout: 1, retry_count: 10,
   });
   t.equal(hook.status, 201);
@@ -176,6 +178,13 @@ t.test('hook deliveries the old core had not made are made by the new one', asyn
     description: 'test', source: '@world', destination: '@hooked', precise_amount: 7, currency: 'USD', allow_overdraft: true, skip_queue: true, reference: 'hooked-1',
   });
   t.equal(made.status, 201, 'a transfer made while the receiver is down');
+  const identity = await rig.operator('POST', `/proxy/identities?${on(deployment.instance_id)}`, { identity_type: 'individual', first_name: 'Grace' });
+  t.equal((await rig.operator('POST', `/proxy/identities/${identity.body.identity_id}/tokenize/firstName?${on(deployment.instance_id)}`)).status, 200, 'a field tokenized on the old core');
+  const liveKeys = async (which: { url: string; masterKey: string }): Promise<string[]> => ((await coreRequest(which, 'GET', '/api-keys')).body as Array<{ api_key_id: string; is_revoked: boolean }>)
+    .filter((key) => !key.is_revoked).map((key) => key.api_key_id).sort();
+  const keysBefore = await liveKeys(core);
+  t.equal(keysBefore.length, 2, 'the proxy\'s two keys on the old core');
+
   const started = await rig.operator('POST', `/deployments/${deployment.deployment_id}/upgrade`, { force: true });
   const upgraded = await waitForStatus(rig, started.body.new_deployment.deployment_id, 'ACTIVE');
   t.equal((await rig.operator('GET', `/deployments/${deployment.deployment_id}`)).body.status, 'RETIRED');
@@ -183,8 +192,12 @@ t.test('hook deliveries the old core had not made are made by the new one', asyn
   t.teardown(() => receiver.stop());
   await receiver.waitFor((received) => received.some((delivery) => delivery.body.data?.transaction_id === made.body.transaction_id), 60_000);
   t.pass('the delivery of a transfer made before the upgrade arrived after it, from the new core');
-  const after = await rig.operator('GET', `/proxy/hooks?${on(upgraded.instance_id)}`);
-  t.equal(after.body.length, 1, 'the hook itself carried over');
+  const newCore = coreOf(rig, upgraded);
+  t.equal((await coreRequest(newCore, 'GET', '/hooks')).body.length, 1, 'the hook itself carried over');
+  t.same(await liveKeys(newCore), keysBefore, 'the proxy\'s keys carried over in the log: the new core uses them and made none');
+  const opened = await rig.operator('GET', `/proxy/identities/${identity.body.identity_id}/detokenize/firstName?${on(upgraded.instance_id)}`);
+  t.same(opened.body, { field: 'firstName', value: 'Grace' }, 'the new core opens what the old one tokenized: the secret carried over');
+  t.equal((await rig.operator('POST', `/proxy/ledgers?${on(upgraded.instance_id)}`, { name: 'after the upgrade' })).status, 201, 'writes through the proxy reach the new core');
 });
 
 t.test('a new core that fails after the fence leaves the old one unfenced and ACTIVE', async (t) => {

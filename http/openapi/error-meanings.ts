@@ -14,6 +14,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   GEN_CONFLICT: 'the request conflicts with the current state',
   GEN_PAYLOAD_TOO_LARGE: 'request body is too large',
   GEN_UNSUPPORTED_MEDIA_TYPE: 'unsupported content type: send application/json',
+  GEN_EXPECTATION_FAILED: 'the Expect header asks for something other than 100-continue',
   GEN_RESOURCE_LOCKED: 'the resource is locked by work in progress',
   GEN_INTERNAL_ERROR: 'internal error',
   QUEUE_BACKPRESSURE: 'the server is behind on writes; retry after Retry-After seconds',
@@ -85,6 +86,8 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   INSTANCE_NOT_FOUND: 'instance not found',
   PROXY_PATH_INVALID: 'the proxied path is not valid',
   PROXY_ROUTE_FORBIDDEN: 'the route cannot be reached through the proxy',
+  PROXY_HEADER_INVALID: 'a header would change how the proxy frames or authenticates the request (Connection naming one, a transfer coding other than chunked)',
+  PROXY_BODY_NOT_ALLOWED: 'this method takes no body',
   PROXY_UPSTREAM_FAILED: 'the deployment failed to answer',
   PROXY_TIMEOUT: 'the deployment took too long to answer',
 };

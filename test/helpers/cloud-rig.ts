@@ -28,14 +28,17 @@ export interface CloudRig {
   stop(): Promise<void>;
 }
 
-/** Settings a test may give beside the rig's own (the public URL, connection limits). */
-export type RigConfig = Pick<CloudConfig, 'public_url' | 'trusted_proxies' | 'connections'>;
+/** Settings a test may give beside the rig's own (the public URL, connection limits, private hook targets). */
+export type RigConfig = Pick<CloudConfig, 'public_url' | 'trusted_proxies' | 'connections' | 'core_hooks_allow_private_networks'>;
 
 export async function startCloudRig(options: { dataDir?: string; upgradeHooks?: UpgradeHooks; config?: RigConfig } = {}): Promise<CloudRig> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folio-cloud-'));
   const rig = { clockOffsetMs: 0 } as CloudRig;
   const cloud = await startCloud({
-    config: { host: '127.0.0.1', port: 0, data_dir: dataDir, api_key: CLOUD_API_KEY, log_level: 'silent', ...options.config },
+    config: {
+      host: '127.0.0.1', port: 0, data_dir: dataDir, api_key: CLOUD_API_KEY, log_level: 'silent',
+      core_hooks_allow_private_networks: false, ...options.config,
+    },
     logger: pino({ level: process.env.FOLIO_CLOUD_TEST_LOG_LEVEL ?? 'silent' }),
     now: () => Date.now() + rig.clockOffsetMs,
     upgradeHooks: options.upgradeHooks,
@@ -158,6 +161,29 @@ export async function tokenRequest(rig: CloudRig, client: { client_id: string; c
   if (client) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
   const response = await fetch(`${rig.url}/oauth/token`, { method: 'POST', headers, body: new URLSearchParams(form).toString() });
   return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+/** The core of a deployment as the control plane reaches it: its address and its master key (tests look behind the proxy). */
+export function coreOf(rig: CloudRig, deployment: { deployment_id: string; instance_id: string }): { url: string; masterKey: string; pid: number } {
+  const core = rig.cloud.deployments.instance(deployment.instance_id)?.core;
+  const record = rig.cloud.deployments.get(deployment.deployment_id);
+  if (!core?.url || !core.pid || !record) throw new Error(`the core of ${deployment.deployment_id} is not running`);
+  return { url: core.url, masterKey: rig.cloud.deployments.secretOf(record), pid: core.pid };
+}
+
+/** A request straight to a core (not through the proxy), with its master key unless other headers are given. */
+export function coreRequest(core: { url: string; masterKey: string }, method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse> {
+  return sendRequest(core.url, method, route, body, headers ?? { 'x-svc-key': core.masterKey });
+}
+
+/** An access token of `user` with exactly these scopes (a client of its own, the code grant over HTTP). */
+export async function accessToken(rig: CloudRig, user: { email: string; password: string }, scopes: string[]): Promise<string> {
+  const redirect = 'http://127.0.0.1:9/callback';
+  const client = await createClient(rig, scopes, [redirect]);
+  const code = await authorize(rig, client, user, redirect);
+  const answer = await tokenRequest(rig, client, { grant_type: 'authorization_code', code, redirect_uri: redirect });
+  if (answer.status !== 200) throw new Error(`token: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.access_token as string;
 }
 
 export function removeDir(dir: string): void {
