@@ -49,7 +49,7 @@ const authorizeQuery = z.object({
   code_challenge_method: z.enum(['S256', 'plain', 'nope']).optional(),
 });
 const signInForm = z.object({
-  request_id: z.string().max(64), csrf_token: z.string().max(64), email: z.string().max(320), password: z.string().max(1100),
+  request: z.string().max(4096), email: z.string().max(320), password: z.string().max(1100),
   decision: z.enum(['approve', 'deny', 'nope']),
 });
 const tokenForm = z.object({
@@ -60,6 +60,8 @@ const tokenForm = z.object({
   refresh_token: z.string().max(80).optional(),
   scope: z.string().max(200).optional(),
 });
+/** RFC 7009's revocation form: a token and, optionally, a hint of its kind. */
+const revokeForm = z.object({ token: z.string().max(200), token_type_hint: z.string().max(40).optional() });
 const newDeploymentBody = z.object({ name: z.string().max(130), region: z.string().max(130).optional(), tier: z.string().max(130).optional(), user_id: z.string().max(64).nullable().optional() });
 const upgradeBody = z.object({ force: z.boolean().optional() });
 
@@ -100,6 +102,8 @@ export function cloudFuzzRoutes(credentials: CloudFuzzCredentials): FuzzRoute[] 
     { method: 'GET', path: '/oauth/authorize', query: authorizeQuery, schemaSource: 'declared', hints, weight: 15, page: true, via: { prefix: '' } },
     { method: 'POST', path: '/oauth/authorize', body: signInForm, schemaSource: 'declared', hints, weight: 10, page: true, via: { prefix: '' } },
     { method: 'POST', path: '/oauth/token', body: tokenForm, schemaSource: 'declared', hints, weight: 15, via: asClient },
+    { method: 'POST', path: '/oauth/revoke', body: revokeForm, schemaSource: 'declared', hints, weight: 4, via: asClient },
+    { method: 'GET', path: '/.well-known/oauth-authorization-server', weight: 1, via: { prefix: '' } },
     { method: 'GET', path: '/deployments', weight: 3, via: asOperator },
     { method: 'GET', path: '/deployments/:id', params: { id: { values: [credentials.deploymentId, instanceId, 'dep_nope'] } }, weight: 3, via: asOperator },
     { method: 'POST', path: '/deployments', body: newDeploymentBody, schemaSource: 'declared', weight: 2, via: asToken },
