@@ -24,7 +24,7 @@ function engineForTest(): { engine: LedgerEngine; log: MemoryLog; clock: { ms: n
 
 function transfer(body: Record<string, unknown>) {
   const parsed = validateTransaction({
-    precise_amount: 100, currency: 'USD', source: '@a', destination: '@b', allow_overdraft: true, ...body,
+    description: 'test', precise_amount: 100, currency: 'USD', source: '@a', destination: '@b', allow_overdraft: true, ...body,
   });
   return parsed.command;
 }

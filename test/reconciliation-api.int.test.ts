@@ -12,7 +12,7 @@ import { startTestServer, tempDataDir, type TestServer } from './helpers/test-se
 
 async function transfer(server: TestServer, fields: Record<string, unknown>): Promise<any> {
   const response = await server.request('POST', '/transactions', {
-    currency: 'USD', precision: 100, source: '@bank', destination: '@customer', allow_overdraft: true, skip_queue: true, ...fields,
+    description: 'transfer', currency: 'USD', precision: 100, source: '@bank', destination: '@customer', allow_overdraft: true, skip_queue: true, ...fields,
   });
   if (response.status !== 201) throw new Error(`transfer: ${response.status} ${response.text}`);
   return response.body;

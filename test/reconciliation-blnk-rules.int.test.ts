@@ -13,7 +13,7 @@ const DAY = '2025-03-17T10:00:00Z';
 
 async function transfer(server: TestServer, body: Record<string, unknown>): Promise<string> {
   const response = await server.request('POST', '/transactions', {
-    currency: 'USD', precision: 100, source: '@bank', destination: '@shop', allow_overdraft: true, skip_queue: true, description: '', ...body,
+    currency: 'USD', precision: 100, source: '@bank', destination: '@shop', allow_overdraft: true, skip_queue: true, description: 'transfer', ...body,
   });
   if (response.status !== 201) throw new Error(`transfer: ${response.status} ${response.text}`);
   return response.body.transaction_id as string;
