@@ -9,6 +9,7 @@ import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { FOLIO_VERSION } from '../app/version.js';
+import { CloudError } from './cloud-errors.js';
 import { ApiError } from '../http/api-error.js';
 import { toJsonText } from '../wire/json-text.js';
 import { validate } from '../http/validation.js';
@@ -65,7 +66,7 @@ export function deploymentRoutes(router: Router, parts: { users: UserDirectory; 
     const record = findDeployment(deployments, principal, ctx.params.id as string);
     const started = await upgrades.start(record, body.force === true);
     if (started.kind === 'not_active') {
-      throw new ApiError('DEPLOYMENT_NOT_ACTIVE', `deployment ${record.deployment_id} is ${record.status}; only an ACTIVE deployment can be upgraded`, { status: record.status });
+      throw new CloudError('DEPLOYMENT_NOT_ACTIVE', `deployment ${record.deployment_id} is ${record.status}; only an ACTIVE deployment can be upgraded`, { status: record.status });
     }
     if (started.kind === 'skipped') {
       sendJson(ctx, 200, {
@@ -94,7 +95,7 @@ function findDeployment(deployments: Deployments, principal: CloudPrincipal, id:
   const record = deployments.get(id);
   if (record && visibleTo(principal, record)) return record;
   if (deployments.list().some((candidate) => candidate.instance_id === id && visibleTo(principal, candidate))) {
-    throw new ApiError('DEPLOYMENT_NOT_FOUND', `${id} is an instance_id; this path takes a deployment_id`);
+    throw new CloudError('DEPLOYMENT_NOT_FOUND', `${id} is an instance_id; this path takes a deployment_id`);
   }
-  throw new ApiError('DEPLOYMENT_NOT_FOUND', `deployment ${id} not found`);
+  throw new CloudError('DEPLOYMENT_NOT_FOUND', `deployment ${id} not found`);
 }

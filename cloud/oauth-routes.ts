@@ -16,7 +16,8 @@
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import { ApiError } from '../http/api-error.js';
+import { CloudError } from './cloud-errors.js';
+import { ApiError, EnvelopeError } from '../http/api-error.js';
 import { toJsonText } from '../wire/json-text.js';
 import { validate } from '../http/validation.js';
 import { requireOperator } from './cloud-auth.js';
@@ -98,7 +99,7 @@ export function oauthRoutes(router: Router, parts: OAuthParts): void {
   router.post('/oauth/clients/:id/revoke', async (ctx) => {
     requireOperator(ctx);
     const client = await parts.clients.revoke(ctx.params.id as string, parts.now());
-    if (!client) throw new ApiError('OAUTH_CLIENT_NOT_FOUND', `OAuth client ${ctx.params.id} not found`);
+    if (!client) throw new CloudError('OAUTH_CLIENT_NOT_FOUND', `OAuth client ${ctx.params.id} not found`);
     ctx.type = 'application/json';
     ctx.body = toJsonText(clientView(client));
   });
@@ -257,7 +258,7 @@ async function authenticatedForm(ctx: Koa.Context, parts: OAuthParts): Promise<A
   try {
     form = await readForm(ctx, CLOUD_LIMITS.form_bytes_max);
   } catch (error) {
-    if (error instanceof ApiError) return { ok: false, error: 'invalid_request', description: error.message };
+    if (error instanceof EnvelopeError) return { ok: false, error: 'invalid_request', description: error.message };
     throw error;
   }
   const client = parts.clients.authenticate(credentials.clientId, credentials.secret, parts.now());

@@ -33,7 +33,8 @@
 // ones are streamed, both ways. Timeouts are enforced by one sweep a second, not a timer per request.
 
 import http from 'node:http';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import { CloudError } from './cloud-errors.js';
+import { ApiError, EnvelopeError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
 import { envelopeText, toApiError } from '../http/error-envelope.js';
 import { callerOf, requireScopesOf } from './cloud-auth.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
@@ -80,17 +81,17 @@ export interface CoreTarget {
 
 /** The core path and the query without instance_id, from the raw request target; throws on an escape. */
 export function corePathOf(rawTarget: string): CoreTarget {
-  if (!rawTarget.startsWith(`${PROXY_PREFIX}/`)) throw new ApiError('PROXY_PATH_INVALID', 'the proxy takes /proxy/<core path>');
-  if (!PLAIN_TARGET.test(rawTarget)) throw new ApiError('PROXY_PATH_INVALID', 'the core path and query must be printable ASCII without #; percent-encode the rest');
+  if (!rawTarget.startsWith(`${PROXY_PREFIX}/`)) throw new CloudError('PROXY_PATH_INVALID', 'the proxy takes /proxy/<core path>');
+  if (!PLAIN_TARGET.test(rawTarget)) throw new CloudError('PROXY_PATH_INVALID', 'the core path and query must be printable ASCII without #; percent-encode the rest');
   const queryAt = rawTarget.indexOf('?');
   const rawPath = (queryAt < 0 ? rawTarget : rawTarget.slice(0, queryAt)).slice(PROXY_PREFIX.length);
   const rawQuery = queryAt < 0 ? '' : rawTarget.slice(queryAt + 1);
   const segments = rawPath.split('/').slice(1);
-  if (rawPath === '/') throw new ApiError('PROXY_PATH_INVALID', 'name a core path after /proxy');
+  if (rawPath === '/') throw new CloudError('PROXY_PATH_INVALID', 'name a core path after /proxy');
   // A trailing slash is a path of its own on the core (GET /identities/ lists them); inner empty segments are not.
   const escapes = ESCAPING.test(rawPath)
     || segments.some((segment, index) => segment === '.' || segment === '..' || (segment === '' && index < segments.length - 1));
-  if (escapes) throw new ApiError('PROXY_PATH_INVALID', 'the core path must not contain dot segments, empty segments or encoded slashes, dots or backslashes');
+  if (escapes) throw new CloudError('PROXY_PATH_INVALID', 'the core path must not contain dot segments, empty segments or encoded slashes, dots or backslashes');
   const kept: string[] = [];
   const instanceIds: string[] = [];
   for (const pair of rawQuery.split('&')) {
@@ -112,7 +113,7 @@ function safeDecode(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
-    throw new ApiError('PROXY_PATH_INVALID', 'the query is not valid percent-encoding');
+    throw new CloudError('PROXY_PATH_INVALID', 'the query is not valid percent-encoding');
   }
 }
 
@@ -129,14 +130,14 @@ export function framingOf(method: string, headers: http.IncomingHttpHeaders): Fr
   let framing: Framing = { kind: 'none' };
   if (coding !== undefined) {
     if (coding.trim().toLowerCase() !== 'chunked') {
-      throw new ApiError('PROXY_HEADER_INVALID', 'the proxy takes no transfer coding but chunked (send Content-Encoding for a compressed body)', { header: 'transfer-encoding' });
+      throw new CloudError('PROXY_HEADER_INVALID', 'the proxy takes no transfer coding but chunked (send Content-Encoding for a compressed body)', { header: 'transfer-encoding' });
     }
     framing = { kind: 'chunked' };
   } else if (headers['content-length'] !== undefined && Number(headers['content-length']) > 0) {
     framing = { kind: 'length', bytes: Number(headers['content-length']) };
   }
   if (framing.kind !== 'none' && !BODY_METHODS.has(method)) {
-    throw new ApiError('PROXY_BODY_NOT_ALLOWED', `${method} takes no body through the proxy`);
+    throw new CloudError('PROXY_BODY_NOT_ALLOWED', `${method} takes no body through the proxy`);
   }
   return framing;
 }
@@ -150,7 +151,7 @@ export function connectionNamed(rawHeaders: readonly string[]): Set<string> | un
       const name = token.trim().toLowerCase();
       if (name === '' || name === 'keep-alive' || name === 'close') continue;
       if (PROTECTED_HEADERS.has(name)) {
-        throw new ApiError('PROXY_HEADER_INVALID', `the Connection header may not name ${name}: the proxy relies on it`, { header: 'connection' });
+        throw new CloudError('PROXY_HEADER_INVALID', `the Connection header may not name ${name}: the proxy relies on it`, { header: 'connection' });
       }
       named ??= new Set();
       named.add(name);
@@ -159,8 +160,8 @@ export function connectionNamed(rawHeaders: readonly string[]): Set<string> | un
   return named;
 }
 
-function unavailable(message: string): ApiError {
-  return new ApiError('DEPLOYMENT_UNAVAILABLE', message, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
+function unavailable(message: string): CloudError {
+  return new CloudError('DEPLOYMENT_UNAVAILABLE', message, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
 }
 
 interface InFlight {
@@ -214,7 +215,7 @@ export class Proxy {
     const principal = requireScopesOf(callerOf(req.headers, this.parts.apiKeyHash, this.parts.tokens), proxyScopesFor(method));
     const target = corePathOf(req.url ?? '');
     if (!this.routes.forwards(method, target.pathname)) {
-      throw new ApiError('PROXY_ROUTE_FORBIDDEN', `${method} ${target.pathname} is not a route the proxy forwards (operator routes of a core are not reachable through it)`);
+      throw new CloudError('PROXY_ROUTE_FORBIDDEN', `${method} ${target.pathname} is not a route the proxy forwards (operator routes of a core are not reachable through it)`);
     }
     const named = req.headers.connection === undefined ? undefined : connectionNamed(req.rawHeaders);
     const framing = framingOf(method, req.headers);
@@ -225,7 +226,7 @@ export class Proxy {
     let instance = this.parts.deployments.instance(instanceId);
     const owner = instance && this.parts.deployments.get(instance.deploymentId)?.user_id;
     if (!instance || (principal.kind === 'token' && owner !== principal.holder.user_id)) {
-      throw new ApiError('INSTANCE_NOT_FOUND', `no running deployment has instance_id ${instanceId}`);
+      throw new CloudError('INSTANCE_NOT_FOUND', `no running deployment has instance_id ${instanceId}`);
     }
     const write = method !== 'GET' && method !== 'HEAD';
     if (write && (instance.successor || !instance.gate.tryAdmit())) instance = await admitWrite(instance);
@@ -277,7 +278,7 @@ export class Proxy {
           return;
         }
         req.unpipe(upstream);
-        reject(error instanceof ApiError ? error : new ApiError('PROXY_UPSTREAM_FAILED', `the core could not be reached: ${error.message}`));
+        reject(error instanceof EnvelopeError ? error : new CloudError('PROXY_UPSTREAM_FAILED', `the core could not be reached: ${error.message}`));
       });
       upstream.on('response', (response) => {
         answered = true;
@@ -331,7 +332,7 @@ export class Proxy {
     for (const entry of this.inFlight) {
       if (entry.startedAt > oldest) continue;
       this.inFlight.delete(entry);
-      entry.upstream.destroy(new ApiError('PROXY_TIMEOUT', `the core did not answer within ${CLOUD_LIMITS.proxy_timeout_ms} ms`));
+      entry.upstream.destroy(new CloudError('PROXY_TIMEOUT', `the core did not answer within ${CLOUD_LIMITS.proxy_timeout_ms} ms`));
     }
   }
 }

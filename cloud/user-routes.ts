@@ -3,6 +3,7 @@
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
+import { CloudError } from './cloud-errors.js';
 import { ApiError } from '../http/api-error.js';
 import { validate } from '../http/validation.js';
 import { requireOperator } from './cloud-auth.js';
@@ -20,7 +21,7 @@ export function userRoutes(router: Router, parts: { users: UserDirectory; now: (
     requireOperator(ctx);
     const body = validate(newUserSchema, ctx.request.body);
     const created = await parts.users.create(body.email, body.password, parts.now());
-    if (!created.ok) throw new ApiError('USER_EMAIL_TAKEN', `a user with e-mail ${body.email} exists already`);
+    if (!created.ok) throw new CloudError('USER_EMAIL_TAKEN', `a user with e-mail ${body.email} exists already`);
     sendJson(ctx, 201, userView(created.user));
   });
 }

@@ -83,35 +83,35 @@ export const STATUS_BY_CODE = {
   // moving a ledger to a new process (http/routes/cutover-routes.ts)
   CUTOVER_FENCED: 503,
   CUTOVER_CONFLICT: 409,
-  // the cloud control plane (cloud/)
-  USER_EMAIL_TAKEN: 409,
-  OAUTH_CLIENT_NOT_FOUND: 404,
-  DEPLOYMENT_NOT_FOUND: 404,
-  DEPLOYMENT_NOT_ACTIVE: 409,
-  DEPLOYMENT_UNAVAILABLE: 503,
-  INSTANCE_NOT_FOUND: 404,
-  PROXY_PATH_INVALID: 400,
-  PROXY_ROUTE_FORBIDDEN: 403,
-  PROXY_HEADER_INVALID: 400,
-  PROXY_BODY_NOT_ALLOWED: 400,
-  PROXY_UPSTREAM_FAILED: 502,
-  PROXY_TIMEOUT: 504,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
 
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
-  readonly status: number;
+/**
+ * A refusal with a stable code, answered in the error envelope (error-envelope.ts). The core's codes are
+ * ApiErrors; the control plane's own codes are its own subclass (cloud/cloud-errors.ts), so neither
+ * table names the other's.
+ */
+export class EnvelopeError extends Error {
+  override readonly name: string = 'EnvelopeError';
 
   constructor(
-    readonly code: ErrorCode,
+    readonly code: string,
+    readonly status: number,
     message: string,
     readonly details?: Record<string, unknown>,
     readonly headers?: Record<string, string>,
   ) {
     super(message);
-    this.status = STATUS_BY_CODE[code];
+  }
+}
+
+export class ApiError extends EnvelopeError {
+  override readonly name = 'ApiError';
+  declare readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, headers?: Record<string, string>) {
+    super(code, STATUS_BY_CODE[code], message, details, headers);
   }
 }
 

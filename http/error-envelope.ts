@@ -5,7 +5,7 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { ApiError, STATUS_BY_CODE, type ErrorCode } from './api-error.js';
+import { ApiError, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from './api-error.js';
 import { JsonSyntaxError } from './lossless-json.js';
 import { toJsonText } from '../wire/json-text.js';
 
@@ -26,7 +26,7 @@ export function errorEnvelope(logger: Logger): Koa.Middleware {
   };
 }
 
-export function sendError(ctx: Koa.Context, error: ApiError): void {
+export function sendError(ctx: Koa.Context, error: EnvelopeError): void {
   ctx.status = error.status;
   // A body refused part way (over the size limit in chunked encoding, say) is left unread on the
   // socket, and Node does not drain a body the reader had started on: the next request on that
@@ -40,7 +40,7 @@ export function sendError(ctx: Koa.Context, error: ApiError): void {
 }
 
 /** The envelope's JSON text (also written by handlers that answer outside Koa, like the cloud's proxy). */
-export function envelopeText(error: ApiError): string {
+export function envelopeText(error: EnvelopeError): string {
   const detail: Record<string, unknown> = { code: error.code, message: error.message };
   if (error.details) detail.details = error.details;
   return toJsonText({ error: error.message, error_detail: detail });
@@ -57,8 +57,8 @@ export const errorEnvelopeSchema = z.object({
 }).meta({ id: 'ErrorEnvelope', description: 'Every refusal: a stable code, a message, and details where a field is at fault' });
 
 /** Errors thrown by koa-body's reader carry an HTTP status and a `type`; map them to stable codes. */
-export function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
+export function toApiError(error: unknown): EnvelopeError {
+  if (error instanceof EnvelopeError) return error;
   if (error instanceof JsonSyntaxError) return new ApiError('GEN_MALFORMED_REQUEST', `malformed JSON body: ${error.message}`);
   const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
   const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
