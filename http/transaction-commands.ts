@@ -11,6 +11,7 @@ import { amountToPrecise, decimalTextOf, parsePreciseAmount, parsePrecision } fr
 import { normalizeMetaData } from './common-schemas.js';
 import { parseTimeInput } from './time-input.js';
 import { ApiError } from './api-error.js';
+import { accept, refuse, type Failure, type Result } from '../engine/result.js';
 import { BULK_TRANSACTIONS_MAX, bulkShape, transactionShape, type TransactionShape } from './transaction-schemas.js';
 import { lenient, lenientItems, validateShapeThen, type ReportIssue, type ValidationCode } from './validation.js';
 
@@ -33,9 +34,14 @@ interface AmountFields {
   precision?: unknown;
 }
 
-export type ExactAmount =
-  | { ok: true; precise_amount: bigint; precision: bigint }
-  | { ok: false; field: string; message: string; code?: ValidationCode };
+/** Why an amount could not be read exactly: the field at fault, and the code to answer with. */
+export interface AmountRefusal {
+  code: ValidationCode;
+  field: string;
+  message: string;
+}
+
+export type ExactAmount = Result<{ precise_amount: bigint; precision: bigint }, AmountRefusal>;
 
 /**
  * Resolves the amount fields to exact values, or names the field at fault. `precision` overrides the
@@ -45,7 +51,7 @@ export function resolveAmount(
   input: AmountFields,
   options: { allowZero?: boolean; required?: boolean; precision?: bigint } = {},
 ): ExactAmount {
-  const fail = (field: string, message: string, code?: ValidationCode): ExactAmount => ({ ok: false, field, message, code });
+  const fail = (field: string, message: string, code: ValidationCode = 'TXN_VALIDATION_ERROR'): ExactAmount => refuse({ code, field, message });
   const precision = options.precision !== undefined
     ? { ok: true as const, value: options.precision }
     : input.precision === undefined ? { ok: true as const, value: 1n } : parsePrecision(input.precision);
@@ -62,12 +68,12 @@ export function resolveAmount(
   }
   if (fromAmount && !fromAmount.ok) return fail('amount', fromAmount.message);
   if (!fromPrecise && !fromAmount) {
-    if (options.required === false) return { ok: true, precise_amount: 0n, precision: precision.value };
+    if (options.required === false) return accept({ precise_amount: 0n, precision: precision.value });
     return fail('amount', 'amount or precise_amount is required');
   }
   // One of the two, as Blnk (and interface.md) have it, even when they agree.
   if (fromPrecise && fromAmount) return fail('amount', 'either amount or precise_amount should be provided, not both');
-  return { ok: true, precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value };
+  return accept({ precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value });
 }
 
 /** A number with a fractional part (Blnk's TXN_PRECISION_NOT_INTEGER condition). */
@@ -86,15 +92,16 @@ const PERCENT = /^([0-9]+)(?:\.([0-9]{1,18}))?%$/;
 
 type ShareShape = NonNullable<TransactionShape['sources']>[number];
 
-/** A share request from its shape, or a message saying what is wrong with it. */
-function shareRequest(share: ShareShape, precision: bigint): ShareCommand | string {
+/** A share request from its shape, or what is wrong with it. */
+function shareRequest(share: ShareShape, precision: bigint): Result<ShareCommand, Failure> {
+  const invalid = (message: string): Result<ShareCommand, Failure> => refuse({ code: 'TXN_VALIDATION_ERROR', message });
   if (share.precise_distribution !== undefined) {
     const exact = parsePreciseAmount(share.precise_distribution);
-    if (!exact.ok) return `precise_distribution ${exact.message}`;
-    return { identifier: share.identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } };
+    if (!exact.ok) return invalid(`precise_distribution ${exact.message}`);
+    return accept({ identifier: share.identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } });
   }
   const text = (share.distribution ?? '').trim();
-  if (text === '') return 'distribution is required';
+  if (text === '') return invalid('distribution is required');
   let request: ShareRequest;
   const percent = PERCENT.exec(text);
   if (text.toLowerCase() === 'left') request = { kind: 'left' };
@@ -103,10 +110,10 @@ function shareRequest(share: ShareShape, precision: bigint): ShareCommand | stri
     request = { kind: 'percent', numerator: BigInt((percent[1] as string) + fraction), denominator: 10n ** BigInt(fraction.length) };
   } else {
     const fixed = amountToPrecise(text, precision);
-    if (!fixed.ok) return `distribution must be an amount, a percentage like 25% or "left" (${fixed.message})`;
+    if (!fixed.ok) return invalid(`distribution must be an amount, a percentage like 25% or "left" (${fixed.message})`);
     request = { kind: 'fixed', amount: fixed.value };
   }
-  return { identifier: share.identifier, distribution: text, request };
+  return accept({ identifier: share.identifier, distribution: text, request });
 }
 
 const TIME_FIELDS = ['inflight_expiry_date', 'inflight_commit_date', 'scheduled_for', 'effective_date'] as const;
@@ -132,7 +139,7 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
   const amount = resolveAmount(shape);
   if (!amount.ok) {
     failed = true;
-    report([...path, amount.field], amount.message, amount.code);
+    report([...path, amount.rejection.field], amount.rejection.message, amount.rejection.code);
   }
   const times = { inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, effective_date: 0 };
   for (const field of TIME_FIELDS) {
@@ -146,7 +153,7 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
   if (amount.ok && shape.overdraft_limit !== undefined && shape.overdraft_limit !== null) {
     // Major units times the precision, exactly (0.29 at precision 100 is 29); a limit that would need
     // rounding to a whole smallest unit is refused, as an amount is.
-    const limit = amountToPrecise(shape.overdraft_limit, amount.precision, { allowZero: true });
+    const limit = amountToPrecise(shape.overdraft_limit, amount.value.precision, { allowZero: true });
     if (limit.ok) overdraftLimit = limit.value;
     else fail(limit.message, 'overdraft_limit');
   }
@@ -163,9 +170,9 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
       if (!list) continue;
       const commands: ShareCommand[] = [];
       for (const [index, share] of list.entries()) {
-        const request = shareRequest(share, amount.precision);
-        if (typeof request === 'string') fail(request, side, index, 'distribution');
-        else commands.push(request);
+        const request = shareRequest(share, amount.value.precision);
+        if (!request.ok) fail(request.rejection.message, side, index, 'distribution');
+        else commands.push(request.value);
       }
       shares[side] = commands;
     }
@@ -174,8 +181,8 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
   const command: CreateTransactionCommand = {
     source: shape.source ?? '',
     destination: shape.destination ?? '',
-    precise_amount: amount.precise_amount,
-    precision: amount.precision,
+    precise_amount: amount.value.precise_amount,
+    precision: amount.value.precision,
     currency: shape.currency,
     reference: shape.reference ?? '',
     description: shape.description ?? '',

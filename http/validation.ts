@@ -7,6 +7,9 @@
 import { z } from 'zod';
 import { ApiError, type ErrorCode } from './api-error.js';
 
+/** The codes that say only "this body is not valid", each the default of some route. */
+const GENERAL_CODES: ReadonlySet<ValidationCode> = new Set(['GEN_VALIDATION_ERROR', 'TXN_VALIDATION_ERROR', 'IDT_VALIDATION_ERROR']);
+
 /** The codes a validation failure may carry (each a 400). */
 export type ValidationCode = Extract<ErrorCode,
   'GEN_VALIDATION_ERROR' | 'GEN_MALFORMED_REQUEST' | 'TXN_VALIDATION_ERROR' | 'TXN_PRECISION_NOT_INTEGER' | 'TXN_INVALID_AMOUNT' | 'IDT_VALIDATION_ERROR'>;
@@ -59,7 +62,8 @@ export function validateShapeThen<S extends z.ZodType, R>(
   let specific: ValidationCode | undefined;
   const report: ReportIssue = (path, message, issueCode) => {
     details[fieldName(path)] ??= message;
-    specific ??= issueCode;
+    // A route's own general code names no problem in particular: only a specific one wins.
+    if (issueCode !== undefined && !GENERAL_CODES.has(issueCode)) specific ??= issueCode;
   };
   const shape = result.success ? (result.data as Partial<z.output<S>>) : forgiving.parse(input);
   const value = shape === undefined ? undefined : finish(shape, result.success, report);

@@ -60,9 +60,10 @@ function actionAmount(hold: TransactionRecord, input: AmountInput): bigint {
     { required: false, precision: hold.precision },
   );
   if (!resolved.ok) {
-    throw new ApiError('TXN_INVALID_AMOUNT', `invalid request: ${resolved.field}: ${resolved.message}`, { [resolved.field]: resolved.message });
+    const { field, message } = resolved.rejection;
+    throw new ApiError('TXN_INVALID_AMOUNT', `invalid request: ${field}: ${message}`, { [field]: message });
   }
-  return resolved.precise_amount;
+  return resolved.value.precise_amount;
 }
 
 /**
