@@ -17,6 +17,7 @@
 
 import { CLOUD_LIMITS } from './cloud-config.js';
 import { sha256Hex } from './secrets.js';
+import { backoffMs } from '../engine/backoff.js';
 
 interface Failures {
   count: number;
@@ -53,7 +54,7 @@ export class FailureTable {
     entry.lastAt = now;
     const beyond = entry.count - this.failuresFree;
     if (beyond > 0) {
-      const backoff = Math.min(CLOUD_LIMITS.sign_in_backoff_first_ms * 2 ** Math.min(beyond - 1, 30), CLOUD_LIMITS.sign_in_backoff_max_ms);
+      const backoff = backoffMs(CLOUD_LIMITS.sign_in_backoff_first_ms, CLOUD_LIMITS.sign_in_backoff_max_ms, beyond);
       entry.blockedUntil = Math.max(entry.blockedUntil, now + backoff);
     }
     this.entries.set(key, entry);

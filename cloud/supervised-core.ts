@@ -11,6 +11,7 @@ import { CLOUD_LIMITS } from './cloud-config.js';
 import { CoreClient } from './core-client.js';
 import { CoreProcess, type CoreLaunch, type CoreLogger } from './core-process.js';
 import { ensureProxyKeys, readProxyKeys, type ProxyKeyKind, type ProxyKeys } from './proxy-keys.js';
+import { backoffMs } from '../engine/backoff.js';
 
 const HEALTH_FAILURES_MAX = 3;
 
@@ -164,7 +165,7 @@ export class SupervisedCore {
       this.onChange(this);
       return;
     }
-    const delay = Math.min(CLOUD_LIMITS.restart_backoff_max_ms, CLOUD_LIMITS.restart_backoff_first_ms * 2 ** this.restarts.length);
+    const delay = backoffMs(CLOUD_LIMITS.restart_backoff_first_ms, CLOUD_LIMITS.restart_backoff_max_ms, this.restarts.length + 1);
     this.restarts.push(now);
     this._state = 'restarting';
     this.onChange(this);

@@ -28,6 +28,7 @@ import { urlRefusal, type TargetPolicy } from './hook-targets.js';
 import { deliveryClient, type DeliveryClient } from './delivery-client.js';
 import { HookSecretSealer, SealError } from './signing-secrets.js';
 import type { HookOutboxStore } from './outbox-store.js';
+import { backoffMs } from '../engine/backoff.js';
 
 export interface HookDeliveryLimits {
   /** Delivery requests in flight at once, across all hooks. */
@@ -351,7 +352,7 @@ export class HookDispatcher {
 
   /** Backoff doubles from the first delay for each retry, up to the cap. */
   backoffMs(retry: number): number {
-    return Math.min(this.limits.backoff_first_ms * 2 ** (retry - 1), this.limits.backoff_max_ms);
+    return backoffMs(this.limits.backoff_first_ms, this.limits.backoff_max_ms, retry);
   }
 
   private retryLater(delivery: Delivery): void {

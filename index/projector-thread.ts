@@ -10,6 +10,7 @@ import type { WorkerEntry } from '../threads/worker-entry.js';
 import { POISON_ATTEMPTS, type BatchReport, type PoisonReport, type ProjectorLimits } from './projector.js';
 import type { FromWorker, ProjectorWorkerSettings, ToWorker } from './projector-messages.js';
 import type { RecordBatch } from './pushed-records.js';
+import { backoffMs } from '../engine/backoff.js';
 
 const RESTART_DELAY_MS = 1_000;
 const RESTART_DELAY_MS_MAX = 60_000;
@@ -154,7 +155,7 @@ export class ProjectorThread {
         since: this.deaths.since,
       });
     }
-    return Math.min(RESTART_DELAY_MS_MAX, RESTART_DELAY_MS * 2 ** (this.deaths.count - 1));
+    return backoffMs(RESTART_DELAY_MS, RESTART_DELAY_MS_MAX, this.deaths.count);
   }
 
   private spawn(build: boolean): Promise<void> {

@@ -77,6 +77,7 @@ import {
   type SelectedRow,
 } from './record-rows.js';
 import type { PreparedStatement, SqlValue } from './sqlite-connection.js';
+import { backoffMs } from '../engine/backoff.js';
 
 /** What the projector reads: the log up to what is durable. LmdbLog satisfies it. */
 export interface LogSource {
@@ -332,7 +333,7 @@ export class Projector {
     // A busy disk or a transient SQLite error should not stop the index for good: try again, waiting
     // longer the more often it failed in a row.
     const count = this.failures?.count ?? 1;
-    const delay = Math.min(this.limits.retry_max_ms, this.limits.retry_first_ms * 2 ** (count - 1));
+    const delay = backoffMs(this.limits.retry_first_ms, this.limits.retry_max_ms, count);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.wake();
