@@ -25,6 +25,9 @@ import { balanceFromRow, identityFromRow, ledgerFromRow, reconciliationFromRow, 
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { compileSearch, type SearchRequest } from './search-compiler.js';
 import { runSearch } from './search-executor.js';
+import type { FacetCount } from './search-facets.js';
+import { SearchRefusal } from './search-refusal.js';
+import type { HighlightSpec } from '../wire/search-highlights.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
@@ -38,10 +41,17 @@ export interface FilterPage {
 }
 
 export interface SearchPage {
+  /** Records found; with group_by, groups found. */
   found: number;
   out_of: number;
   records: IndexedRecord[];
   search_time_ms: number;
+  /** facet_by's counts, in its order (absent without facet_by). */
+  facet_counts?: FacetCount[];
+  /** group_by's page of groups, each with its first hits (absent without group_by; `records` is then empty). */
+  groups?: Array<{ key: unknown[]; found: number; records: IndexedRecord[] }>;
+  /** What the hits' highlights look for. */
+  highlight: HighlightSpec;
 }
 
 export type ReindexState = 'idle' | 'running' | 'completed' | 'failed';
@@ -273,15 +283,28 @@ export class SecondaryIndex {
     const started = performance.now();
     const compiled = compileSearch(collection, request);
     if (!compiled.ok) return { ok: false, code: 'SRCH_QUERY_INVALID', message: compiled.message };
-    return this.query(visibleSeq, async (reader) => {
-      const result = await runSearch(reader, collection, compiled.value);
-      return {
-        found: result.found,
-        out_of: result.out_of,
-        records: result.rows.map(fromRow[collection]),
-        search_time_ms: Math.round(performance.now() - started),
-      };
+    const plan = compiled.value;
+    const answer = await this.query(visibleSeq, async (reader) => {
+      try {
+        return await runSearch(reader, collection, plan);
+      } catch (error) {
+        if (error instanceof SearchRefusal) return error;
+        throw error;
+      }
     });
+    if (!answer.ok) return answer;
+    const result = answer.value;
+    if (result instanceof SearchRefusal) return { ok: false, code: 'SRCH_QUERY_INVALID', message: result.message };
+    const page: SearchPage = {
+      found: result.found,
+      out_of: result.out_of,
+      records: result.rows.map(fromRow[collection]),
+      search_time_ms: Math.round(performance.now() - started),
+      highlight: plan.highlight,
+    };
+    if (result.facets) page.facet_counts = result.facets;
+    if (result.groups) page.groups = result.groups.map((group) => ({ key: group.key, found: group.found, records: group.rows.map(fromRow[collection]) }));
+    return { ok: true, value: page };
   }
 
   /**
