@@ -93,6 +93,8 @@ export interface BulkCommand {
   atomic: boolean;
   inflight: boolean;
   skip_queue: boolean;
+  /** Asked for as Blnk's asynchronous batch: its outcome is logged with it (events.ts BatchSummary). */
+  run_async?: boolean;
 }
 
 /** A transfer command with everything not given at its plain default (for callers inside the process). */

@@ -4,6 +4,7 @@
 // before it stand. Queued items are then applied by their balances' mailboxes like any others.
 
 import type { BulkCommand } from './commands.js';
+import type { BatchSummary } from './events.js';
 import { decideCreate, sourcesNamed } from './decide-create.js';
 import type { DecisionScope } from './decision-scope.js';
 import type { Operation } from './operation.js';
@@ -49,6 +50,9 @@ export const bulkOperation: Operation<BulkCommand, BulkResult> = {
   decide: decideBulk,
   asDryRun: (command) => ({ ...command, skip_queue: true }),
   eventType: () => 'transaction.bulk',
+  // Blnk announces asynchronous batches when their processing ends (bulk_transaction.*); here a batch
+  // is decided before it is answered, so how it stands goes into its event.
+  eventDetails: (command, value) => (command.run_async ? { batch: batchSummary(command, value) } : {}),
   project(scope, command, decided, currentFrom): Projection {
     if (!decided.ok) {
       return {
@@ -71,3 +75,15 @@ export const bulkOperation: Operation<BulkCommand, BulkResult> = {
     return projection;
   },
 };
+
+/** A batch's outcome as Blnk's bulk_transaction.* announces it: applied or inflight whole (queued items included, as Blnk counts them once enqueued), or failed part way. */
+function batchSummary(command: BulkCommand, value: BulkResult): BatchSummary {
+  if (value.failure) {
+    const { index, rejection } = value.failure;
+    return {
+      batch_id: value.batch_id, status: 'failed', transaction_count: value.transaction_count,
+      error: `transaction ${index}: ${rejection.message}. Previous transactions were not rolled back.`,
+    };
+  }
+  return { batch_id: value.batch_id, status: command.inflight ? 'inflight' : 'applied', transaction_count: value.transaction_count };
+}

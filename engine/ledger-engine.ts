@@ -8,6 +8,7 @@
 // scope that is never committed. Queued work and timers are in pending-work.ts.
 
 import { admissionRefusal } from './admission.js';
+import { assert } from './assert.js';
 import { monitorAlerts, type MonitorFields } from './balance-monitors.js';
 import type {
   BulkCommand,
@@ -156,7 +157,7 @@ export class LedgerEngine {
     const scope = this.scope();
     const decided = operation.decide(scope, command);
     if (!decided.ok) return decided;
-    const seq = scope.isEmpty() ? this.log.appendedSeq : this.commit(scope.toEvent(operation.eventType(decided.value)));
+    const seq = scope.isEmpty() ? this.log.appendedSeq : this.commit({ ...scope.toEvent(operation.eventType(decided.value)), ...operation.eventDetails?.(command, decided.value) });
     return { ok: true, value: decided.value, seq };
   }
 
@@ -324,6 +325,16 @@ export class LedgerEngine {
   recordApiKeysUsed(usedAt: Map<string, number>): number | undefined {
     const event = decideApiKeysUsed(this.state, usedAt, this.now());
     return event ? this.commit(event) : undefined;
+  }
+
+  /**
+   * Records failures of the server's own work after it was acknowledged (a hook given up, an index
+   * stuck on an event), so the notification webhook announces each as Blnk's system.error, once it is
+   * durable; returns its seq. The state does not change.
+   */
+  recordSystemErrors(messages: string[]): number {
+    assert(messages.length > 0, 'recordSystemErrors needs a message');
+    return this.commit({ type: 'system.error', at: this.now(), system_errors: messages.map((message) => ({ message })) });
   }
 
   createHook(fields: HookFields, signingSecretSealed: string): Outcome<HookRecord> {

@@ -4,7 +4,7 @@
 // decide with the same code: a dry run is the real decision in a scope that is never committed.
 
 import type { DecisionScope } from './decision-scope.js';
-import type { EventType } from './events.js';
+import type { EventType, LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
 import type { Projection } from './projection.js';
 import type { Decided } from './result.js';
@@ -25,6 +25,8 @@ export interface Operation<C, T> {
   /** The command as a dry run decides it: now and synchronously, whatever the request asked. */
   asDryRun(command: C): C;
   eventType(value: T): EventType;
+  /** Fields of the event beyond the records and postings the scope holds (most operations have none). */
+  eventDetails?(command: C, value: T): Partial<LedgerEvent>;
   /**
    * The dry run's answer from the scope the decision left. Postings before `currentFrom` belong to
    * earlier steps of the same dry run (see projection.ts projectBalances).

@@ -92,6 +92,8 @@ export interface SecondaryIndexOptions {
   readers?: number;
   queryTimeoutMs?: number;
   onError?: (error: Error) => void;
+  /** Called once each time the live index gets stuck on a new poison event (the runtime records a system error). */
+  onStuck?: (poison: PoisonReport) => void;
 }
 
 export const WAIT_MS_MAX_DEFAULT = 2_000;
@@ -164,10 +166,12 @@ export class SecondaryIndex {
 
   /** The live projector is stuck on a poison event, or (undefined) got past it. */
   private poisoned(poison: PoisonReport | undefined): void {
+    const newlyStuck = poison !== undefined && poison.seq !== this._poison?.seq;
     this._poison = poison;
     if (poison) {
       this.options.onError?.(new Error(`the query index is stuck at log seq ${poison.seq} after ${poison.attempts} attempts: ${poison.message}`));
     }
+    if (newlyStuck) this.options.onStuck?.(poison);
   }
 
   /** The log seq of the event the live index is stuck on, or 0. */
