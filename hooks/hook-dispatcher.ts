@@ -14,7 +14,7 @@
 //     finished are saved in the outbox store, so a restart resumes from there and skips what was
 //     recorded as finished.
 // Deliveries may repeat after a crash and may arrive out of order; X-Event-ID identifies each one.
-// The server's notification webhook (notifications.ts: balance monitors, reconciliation runs) rides the
+// The server's notification webhook (notifications.ts: Blnk's events, derived from the log) rides the
 // same window, queue, retries and progress: its notifications are derived from the same events.
 
 import { setMaxListeners } from 'node:events';
