@@ -2,8 +2,9 @@
 // operators have the same precedence and group from the left, as in Typesense (its parser says so), so
 // `a || b && c` is `(a || b) && c`. Write parentheses to say otherwise.
 //
-// A clause: `field:=v` or `field:v`, `field:!=v`, `field:>v` (>=, <, <=), `field:[a..b]` (inclusive
-// range), `field:[v1,v2]` (any of), `field:!=[v1,v2]` (none of). Values may be `backquoted` (needed for
+// A clause: `field:=v`, `field:!=v`, `field:>v` (>=, <, <=), `field:[a..b]` (inclusive range),
+// `field:[v1,v2]` (any of), `field:!=[v1,v2]` (none of). `field:v` is `=`, except on a column the
+// full-text index searches, where it holds the words of v, as Typesense reads it on a string field. Values may be `backquoted` (needed for
 // a value with `&&`, `||` or parentheses in it). Time fields take Unix seconds, as Typesense stores them.
 //
 // The expression compiles to the conjuncts of its top level: the clauses and groups joined by `&&` at
@@ -15,7 +16,7 @@
 import { CATALOG, type FieldSpec } from './field-catalog.js';
 import { convertValue } from './field-values.js';
 import { resolveField, type Compiled } from './filter-compiler.js';
-import { LAYOUTS, termOf, type Collection } from './index-schema.js';
+import { ftsTable, LAYOUTS, ROW_ID, termOf, type Collection } from './index-schema.js';
 import { predicateSql, type Predicate, type SqlFragment } from './predicates.js';
 import type { SqlValue } from './sqlite-connection.js';
 
@@ -198,11 +199,14 @@ interface Clause {
   /** One value, a list (`[a,b]`) or a range (`[a..b]`). */
   values: string[];
   shape: 'single' | 'list' | 'range';
+  /** Written `field:v`, no operator: on a searched text column Typesense reads it as "holds the words of v". */
+  bare: boolean;
 }
 
 /** `field:=v` or `field:[a,b]` on a plain field an index leads with (times compare as ranges: not these). */
 function indexedClause(collection: Collection, clause: Clause): boolean {
   if (clause.operator !== '=' || clause.shape === 'range') return false;
+  if (clause.bare && LAYOUTS[collection].searchColumns.includes(clause.field)) return false;
   const spec = CATALOG[collection].get(clause.field);
   return spec !== undefined && spec.sortable && spec.type !== 'time' && spec.columns.length === 1;
 }
@@ -212,9 +216,10 @@ const CLAUSE = /^\s*([A-Za-z0-9_.]+)\s*:\s*(>=|<=|!=|>|<|=)?\s*(.*?)\s*$/s;
 function parseClause(text: string): Compiled<Clause> {
   const match = CLAUSE.exec(text);
   if (!match) return fail(`cannot read filter_by clause ${JSON.stringify(text.trim())}; write field:value, field:>value or field:[a..b]`);
-  const [, field = '', operator = '=', valueText = ''] = match;
+  const [, field = '', given, valueText = ''] = match;
+  const operator = given ?? '=';
   if (valueText === '') return fail(`filter_by clause ${JSON.stringify(text.trim())} has no value`);
-  const base = { field, operator: operator as Clause['operator'] };
+  const base = { field, operator: operator as Clause['operator'], bare: given === undefined };
   if (!valueText.startsWith('[')) return { ok: true, value: { ...base, values: [unquote(valueText)], shape: 'single' } };
   if (!valueText.endsWith(']')) return fail(`unclosed [ in filter_by clause ${JSON.stringify(text.trim())}`);
   const inner = valueText.slice(1, -1);
@@ -277,6 +282,8 @@ function clauseSql(collection: Collection, clause: Clause): Compiled<{ fragment:
     return predicateSql(predicate);
   };
   if (clause.shape === 'range') return { ok: true, value: { fragment: make('between', values) } };
+  const words = clause.bare && metaPath === undefined ? wordsClauseSql(collection, spec, clause.values) : undefined;
+  if (words) return { ok: true, value: { fragment: words } };
   const term = clause.operator === '=' && metaPath === undefined ? termExpression(collection, spec, values) : undefined;
   const withTerm = (fragment: SqlFragment): Compiled<{ fragment: SqlFragment; term?: string }> => ({ ok: true, value: term === undefined ? { fragment } : { fragment, term } });
   if (clause.shape === 'list') {
@@ -286,6 +293,25 @@ function clauseSql(collection: Collection, clause: Clause): Compiled<{ fragment:
   const operator = OPERATOR_NAMES[clause.operator];
   if (spec.type === 'boolean' && operator !== 'eq' && operator !== 'ne') return fail(`${spec.name} takes = or != only`);
   return withTerm(make(operator, values));
+}
+
+/**
+ * `field:v` (no operator) on a column the full-text index searches: the records whose field holds every
+ * word of v (any of the values, for a list), case and diacritics folded, as Typesense reads a filter on a
+ * string field without `=` (Blnk's `description:payment`). Found in the full-text index, confined to the
+ * column. Undefined for other fields, and for values without a word (those compare as `=`).
+ */
+function wordsClauseSql(collection: Collection, spec: FieldSpec, values: string[]): SqlFragment | undefined {
+  const column = spec.columns[0] as string;
+  if (spec.type !== 'text' || spec.columns.length !== 1 || !LAYOUTS[collection].searchColumns.includes(column)) return undefined;
+  const expressions: string[] = [];
+  for (const value of values) {
+    const words = value.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
+    if (words.length === 0) return undefined;
+    expressions.push(`(${words.map((word) => '"' + word.replaceAll('"', '""') + '"').join(' AND ')})`);
+  }
+  const fts = ftsTable(collection);
+  return { sql: `t.${ROW_ID} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?)`, params: [`{${column}} : (${expressions.join(' OR ')})`] };
 }
 
 /** Longest value looked up as a term (bytes; its term is twice as long): balance ids are a fraction of it. */

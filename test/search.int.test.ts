@@ -127,6 +127,13 @@ t.test('filter_by with || and parentheses, grouped from the left as Typesense gr
   t.same(await refs({ filter_by: 'precise_amount:<12 || precise_amount:>37' }), ['ref-0', 'ref-1', 'ref-28', 'ref-29']);
   t.same(await refs({ filter_by: '(status:=VOID || precise_amount:<11) && currency:=USD' }), ['ref-0']);
   t.same(await refs({ filter_by: 'reference:=`a||b` || reference:=ref-3' }), ['ref-3'], 'backquotes keep || in a value');
+  // `field:v` without `=` on a searched text column holds v's words, as Typesense reads Blnk's `description:payment`.
+  t.equal((await refs({ filter_by: 'description:coffee' })).length, 12, 'description:coffee: the descriptions with the word');
+  t.equal((await refs({ filter_by: 'description:=coffee' })).length, 0, 'description:=coffee: equal to it');
+  t.equal((await refs({ filter_by: 'description:COFFEE && description:beans' })).length, 6, 'case folded, words joined');
+  t.equal((await refs({ filter_by: 'description:[beans, friends]' })).length, 12, 'a list: any of them');
+  t.same(await refs({ filter_by: 'description:`rent payment` && precise_amount:<11' }), ['ref-0'], 'every word of the value');
+  t.same(await refs({ q: 'coffee', filter_by: 'description:friends || precise_amount:<12' }), ['ref-1', 'ref-11', 'ref-16', 'ref-21', 'ref-26', 'ref-6']);
   t.same(await refs({ q: 'coffee', filter_by: `destination:=${balance} || meta_data.channel:=web` }), ['ref-16', 'ref-18', 'ref-21', 'ref-26', 'ref-28', 'ref-3', 'ref-6', 'ref-8']);
   t.same(await refs({ q: 'coffee', filter_by: `destination:=${balance} || source:=${balance}` }), ['ref-16', 'ref-18', 'ref-26', 'ref-28', 'ref-6', 'ref-8'], 'words and either side of a balance');
 });
