@@ -4,7 +4,8 @@
 // server.connections_max (FOLIO_CONNECTIONS_MAX) (http/server-limits.ts),
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
 // hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
-// (FOLIO_WEBHOOK_SECRET), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
+// (FOLIO_WEBHOOK_SECRET), notifications.webhook_headers (FOLIO_WEBHOOK_HEADERS, a JSON object, as Blnk's
+// BLNK_WEBHOOK_HEADERS), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
 // (FOLIO_TOKENIZATION_SECRET: 32 bytes, or 64 hex digits), backup.dir (FOLIO_BACKUP_DIR). FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
 // control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
 // as a follower of the one in that directory (see bin/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
@@ -31,8 +32,8 @@ export interface FolioConfig {
   snapshots: SnapshotSchedule;
   /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
   hooks: { allow_private_networks: boolean };
-  /** The server's notification webhook (balance monitors, reconciliation runs); empty url: none. */
-  notifications: { webhook_url: string; webhook_secret: string; timeout_seconds: number; retry_count: number };
+  /** The server's notification webhook (Blnk's events: hooks/notifications.ts); empty url: none. */
+  notifications: { webhook_url: string; webhook_secret: string; webhook_headers: Record<string, string>; timeout_seconds: number; retry_count: number };
   /** The key identity fields are tokenized with (http/identity-tokens.ts); empty: tokenization is off. */
   tokenization: { secret: string };
   /** Where POST /backup writes backups; empty: the route says none is configured. */
@@ -49,7 +50,7 @@ export const DEFAULT_CONFIG: FolioConfig = {
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
   hooks: { allow_private_networks: false },
   notifications: {
-    webhook_url: '', webhook_secret: '', timeout_seconds: DEFAULT_NOTIFICATION_TIMEOUT_SECONDS, retry_count: DEFAULT_NOTIFICATION_RETRY_COUNT,
+    webhook_url: '', webhook_secret: '', webhook_headers: {}, timeout_seconds: DEFAULT_NOTIFICATION_TIMEOUT_SECONDS, retry_count: DEFAULT_NOTIFICATION_RETRY_COUNT,
   },
   tokenization: { secret: '' },
   backup: { dir: '' },
@@ -77,6 +78,7 @@ const fileSchema = z.object({
   notifications: z.object({
     webhook_url: z.string().max(2048).optional(),
     webhook_secret: z.string().optional(),
+    webhook_headers: z.record(z.string(), z.string()).optional(),
     timeout_seconds: z.number().gt(0).max(60).optional(),
     retry_count: z.number().int().min(0).max(10).optional(),
   }).optional(),
@@ -108,6 +110,8 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
   if (env.FOLIO_WEBHOOK_URL !== undefined) config.notifications.webhook_url = env.FOLIO_WEBHOOK_URL;
   if (env.FOLIO_WEBHOOK_SECRET !== undefined) config.notifications.webhook_secret = env.FOLIO_WEBHOOK_SECRET;
+  if (env.FOLIO_WEBHOOK_HEADERS !== undefined && env.FOLIO_WEBHOOK_HEADERS !== '') config.notifications.webhook_headers = parseHeaders(env.FOLIO_WEBHOOK_HEADERS);
+  config.notifications.webhook_headers = checkedHeaders(config.notifications.webhook_headers);
   if (env.FOLIO_TOKENIZATION_SECRET !== undefined) config.tokenization.secret = env.FOLIO_TOKENIZATION_SECRET;
   if (env.FOLIO_BACKUP_DIR !== undefined) config.backup.dir = env.FOLIO_BACKUP_DIR;
   if (config.tokenization.secret !== '' && !tokenizationSecretBytes(config.tokenization.secret)) {
@@ -150,8 +154,48 @@ export function tokenizationKey(config: FolioConfig): Buffer | undefined {
 
 /** The notification webhook as hook delivery takes it, or undefined when none is configured. */
 export function notificationTarget(config: FolioConfig): NotificationTarget | undefined {
-  const { webhook_url, webhook_secret, timeout_seconds, retry_count } = config.notifications;
-  return webhook_url === '' ? undefined : { url: webhook_url, secret: webhook_secret, timeout_seconds, retry_count };
+  const { webhook_url, webhook_secret, webhook_headers, timeout_seconds, retry_count } = config.notifications;
+  return webhook_url === '' ? undefined : { url: webhook_url, secret: webhook_secret, headers: webhook_headers, timeout_seconds, retry_count };
+}
+
+/** Headers one webhook configuration may name, and the length of a value. */
+export const WEBHOOK_HEADERS_MAX = 16;
+const WEBHOOK_HEADER_VALUE_LENGTH_MAX = 1_024;
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
+/** Headers Folio sets itself on every delivery (or the connection owns): a configuration cannot name them. */
+const RESERVED_HEADER = /^(x-folio-|x-blnk-|x-hook-|x-event-id$|host$|content-length$|transfer-encoding$|connection$|user-agent$)/;
+
+function parseHeaders(text: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError('FOLIO_WEBHOOK_HEADERS must be a JSON object of header names to values');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('FOLIO_WEBHOOK_HEADERS must be a JSON object of header names to values');
+  return parsed as Record<string, string>;
+}
+
+/**
+ * The webhook's headers with lower-case names, each checked: a header token for a name, a value without
+ * line breaks (no header can smuggle in another), none of the headers Folio signs or sets. Blnk's
+ * configurations often name Content-Type: Folio sends application/json whatever it says.
+ */
+function checkedHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const entries = Object.entries(headers);
+  if (entries.length > WEBHOOK_HEADERS_MAX) throw new ConfigError(`notifications.webhook_headers names at most ${WEBHOOK_HEADERS_MAX} headers`);
+  const checked: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME.test(name)) throw new ConfigError(`notifications.webhook_headers: ${JSON.stringify(name)} is not a header name`);
+    if (typeof value !== 'string' || value.length > WEBHOOK_HEADER_VALUE_LENGTH_MAX || /[\r\n\0]/.test(value)) {
+      throw new ConfigError(`notifications.webhook_headers: the value of ${name} must be text of at most ${WEBHOOK_HEADER_VALUE_LENGTH_MAX} characters on one line`);
+    }
+    if (RESERVED_HEADER.test(lower)) throw new ConfigError(`notifications.webhook_headers: ${name} is set by Folio itself`);
+    if (lower === 'content-type') continue;
+    Object.defineProperty(checked, lower, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return checked;
 }
 
 function parsePort(text: string): number {

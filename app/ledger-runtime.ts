@@ -44,6 +44,7 @@ import { ReconciliationRunner, type RunnerLimits } from '../reconciliation/recon
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import { indexRunReads } from './reconciliation-reads.js';
 import { reconciliationService } from './reconciliation-service.js';
+import { SystemErrorReporter } from './system-errors.js';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -60,7 +61,7 @@ export interface RuntimeOptions {
   /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
   hookTargets?: TargetPolicy;
   hookDelivery?: Partial<HookDeliveryLimits>;
-  /** The server's notification webhook (balance monitors, reconciliation runs), if one is configured. */
+  /** The server's notification webhook (Blnk's events: hooks/notifications.ts), if one is configured. */
   notifications?: NotificationTarget;
   /** Kinds of notification derived from the log; the server's own list unless a test says otherwise. */
   notificationDerivers?: readonly NotificationDeriver[];
@@ -127,6 +128,8 @@ export class LedgerRuntime implements LedgerCore {
   private readonly hookSealer: HookSecretSealer;
   private readonly clock: Clock;
   private readonly ids: IdSource;
+  /** Failures of acknowledged work, logged as system.error for the notification webhook (system-errors.ts). */
+  private readonly systemErrors: SystemErrorReporter;
 
   private constructor(
     readonly log: LmdbLog,
@@ -153,6 +156,11 @@ export class LedgerRuntime implements LedgerCore {
     this.hookAdmin = { newSigningSecret: () => sealer.newSecret(), targetRefusal: (url) => urlRefusal(url, targets) };
     this.hookSealer = sealer;
     this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
+    this.systemErrors = new SystemErrorReporter({
+      record: (messages) => this.engine.run({ op: 'system.record_errors', messages }).seq,
+      working: () => this.working,
+      now: () => clock.now(),
+    });
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
   }
@@ -217,6 +225,7 @@ export class LedgerRuntime implements LedgerCore {
       runtime.index = await SecondaryIndex.open({
         projectorWorker: INDEX_PROJECTOR_WORKER,
         onError: options.onIndexError ?? ((error) => process.stderr.write(`folio: index projection failed: ${error.message}\n`)),
+        onStuck: (poison) => runtime.systemErrors.report(`the query index is stuck at log seq ${poison.seq}: ${poison.message}`),
         ...options.indexOptions,
         dataDir: options.dataDir,
         walDir: LmdbLog.directoryIn(options.dataDir),
@@ -256,6 +265,9 @@ export class LedgerRuntime implements LedgerCore {
       logger: this.options.logger,
       notifications: this.options.notifications,
       notificationDerivers: this.options.notificationDerivers,
+      onGiveUp: (failure) => this.systemErrors.report(
+        `hook ${failure.hook_id}: delivery ${failure.event_id} (${failure.event} of ${failure.transaction_id}) given up after ${failure.attempts} attempts: ${failure.failure}`,
+      ),
     });
     this.working = true;
     this.queue.resume();
@@ -310,6 +322,7 @@ export class LedgerRuntime implements LedgerCore {
    */
   async pauseWork(): Promise<void> {
     if (!this.working) return;
+    this.systemErrors.flush();
     this.working = false;
     await this.runner?.pause();
     this.queue.stop();

@@ -97,6 +97,8 @@ export interface BulkCommand {
   atomic: boolean;
   inflight: boolean;
   skip_queue: boolean;
+  /** Asked for as Blnk's asynchronous batch: its outcome is logged with it (events.ts BatchSummary). */
+  run_async?: boolean;
 }
 
 /** A transfer command with everything not given at its plain default (for callers inside the process). */
@@ -168,6 +170,11 @@ export type Command =
   | { op: 'api_key.create'; fields: NewApiKey }
   | { op: 'api_key.revoke'; api_key_id: string }
   | { op: 'api_key.record_use'; used_at: Array<[api_key_id: string, at: number]> }
+  /**
+   * Failures of the server's own work after it was acknowledged (a hook given up, the index stuck on an
+   * event), logged so the notification webhook announces each as Blnk's system.error once durable.
+   */
+  | { op: 'system.record_errors'; messages: string[] }
   | { op: 'hook.create'; fields: HookFields; signing_secret_sealed: string }
   | { op: 'hook.update'; hook_id: string; fields: HookFields }
   | { op: 'hook.rotate_secret'; hook_id: string; signing_secret_sealed: string }

@@ -4,6 +4,7 @@
 // before it stand. Queued items are then applied by their balances' mailboxes like any others.
 
 import type { BulkCommand, CommandOf } from './commands.js';
+import type { BatchSummary } from './events.js';
 import { CREATE_REJECTIONS, decideCreate, sourcesNamed } from './decide-create.js';
 import type { DecisionScope } from './decision-scope.js';
 import type { Decision } from './operation.js';
@@ -46,7 +47,28 @@ export const bulkOperation: Decision<CommandOf<'transaction.bulk'>, BulkResult> 
     if (!command.atomic && !command.skip_queue) return { kind: 'join', balances: [], items: command.transactions.length };
     return { kind: 'drain', balances: command.transactions.flatMap((item) => sourcesNamed(state, item)) };
   },
-  decide: decideBulk,
+  decide(scope, command) {
+    const decided = decideBulk(scope, command);
+    // Blnk announces asynchronous batches when their processing ends (bulk_transaction.*); here a batch
+    // is decided before it is answered, so how it stands goes into its event.
+    if (decided.ok && command.run_async) scope.detail({ batch: batchSummary(command, decided.value) });
+    return decided;
+  },
   // Its dry run is the items' own, in one scope (the bulk route): each item is answered on its own.
   eventType: () => 'transaction.bulk',
 };
+
+/**
+ * A batch's outcome as Blnk's bulk_transaction.* announces it: applied or inflight whole (queued items
+ * included, as Blnk counts them once enqueued), or failed part way.
+ */
+function batchSummary(command: BulkCommand, value: BulkResult): BatchSummary {
+  if (value.failure) {
+    const { index, rejection } = value.failure;
+    return {
+      batch_id: value.batch_id, status: 'failed', transaction_count: value.transaction_count,
+      error: `transaction ${index}: ${rejection.message}. Previous transactions were not rolled back.`,
+    };
+  }
+  return { batch_id: value.batch_id, status: command.inflight ? 'inflight' : 'applied', transaction_count: value.transaction_count };
+}

@@ -100,6 +100,14 @@ export class DecisionScope {
     }
   }
 
+  /** Fields of the drafted event beyond its records and postings (a batch's summary, say). */
+  private details: Partial<LedgerEvent> | undefined;
+
+  /** Adds fields to the drafted event (records.ts and events.ts say which a decision may set). */
+  detail(fields: Partial<LedgerEvent>): void {
+    this.details = { ...this.details, ...fields };
+  }
+
   /** Adds a whole event to what the decision commits. */
   emit(event: LedgerEvent): void {
     this.emitted.push(event);
@@ -118,7 +126,7 @@ export class DecisionScope {
   }
 
   toEvent(type: LedgerEvent['type']): LedgerEvent {
-    const event: LedgerEvent = { type, at: this.now };
+    const event: LedgerEvent = { type, at: this.now, ...this.details };
     if (this.created.length > 0) event.balances = this.created;
     if (this.records.length > 0) event.transactions = this.records;
     if (this.draft.postings.length > 0) event.postings = this.draft.postings;

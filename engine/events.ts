@@ -70,7 +70,8 @@ export type EventType =
   | 'balance.identity_updated'
   | 'balance_monitor.created'
   | 'balance_monitor.updated'
-  | 'balance_monitor.deleted';
+  | 'balance_monitor.deleted'
+  | 'system.error';
 
 export interface LedgerEvent {
   type: EventType;
@@ -115,6 +116,27 @@ export interface LedgerEvent {
   deleted_monitors?: string[];
   /** Monitors whose condition this event's postings made true (engine/balance-monitors.ts); applying ignores them. */
   monitor_alerts?: MonitorAlert[];
+  /**
+   * How a batch recorded with `run_async` stands (Blnk announces those batches as bulk_transaction.*);
+   * applying ignores it. Absent for every other batch.
+   */
+  batch?: BatchSummary;
+  /** Failures of the server's own work after it was acknowledged (Blnk's system.error); applying ignores them. */
+  system_errors?: SystemError[];
+}
+
+/** A batch as its request was answered: recorded whole (with the items' shared status) or cut short. */
+export interface BatchSummary {
+  batch_id: string;
+  status: 'applied' | 'inflight' | 'failed';
+  /** Items recorded. */
+  transaction_count: number;
+  /** Why a batch was cut short (status `failed`): the items before it stand. */
+  error?: string;
+}
+
+export interface SystemError {
+  message: string;
 }
 
 /** A monitor that fired, with the balance as the event leaves it. */

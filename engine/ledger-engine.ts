@@ -16,7 +16,7 @@ import type { LedgerEvent } from './events.js';
 import { applyEvent, LedgerState, type ApplyOptions } from './ledger-state.js';
 import { LedgerView } from './ledger-view.js';
 import { isWork, type Decision, type Operation } from './operation.js';
-import { OPERATIONS, type DryRunOp, type ResultOf, type WorkOp } from './operations.js';
+import { OPERATIONS, type DryRunOp, type ResultOf, type NeverRefusedOp } from './operations.js';
 import { PendingWork, type PendingWorkLimits } from './pending-work.js';
 import type { Clock, EventLog, IdSource, TransactionStore } from './ports.js';
 import { involvedInPostings, projectBalances, type BalanceProjection, type Projection } from './projection.js';
@@ -47,7 +47,7 @@ export interface EngineDependencies {
 }
 
 /** What running a command answers: work is never refused; anything else may be. */
-export type RunOutcome<K extends CommandOp> = K extends WorkOp ? { ok: true; value: ResultOf<K>; seq: number } : Outcome<ResultOf<K>>;
+export type RunOutcome<K extends CommandOp> = K extends NeverRefusedOp ? { ok: true; value: ResultOf<K>; seq: number } : Outcome<ResultOf<K>>;
 
 /** Dry runs' answer: each command's projection, and what all of them together do to each balance. */
 export interface DryRunAnswer {

@@ -51,6 +51,9 @@ export interface Decision<C, T> {
   readonly dryRun?: DryRun<C, T>;
 }
 
+/** A decision that cannot be refused (it records what it is given): `run` answers it without a failure. */
+export type Infallible<C, T> = Decision<C, T> & { readonly rejections: readonly [] };
+
 /** A decision that has a dry run (operations on transactions). */
 export type DryRunnable<C, T> = Decision<C, T> & { readonly dryRun: DryRun<C, T> };
 

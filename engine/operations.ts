@@ -45,7 +45,7 @@ import { newBalance, type DecisionScope } from './decision-scope.js';
 import type { LedgerEvent } from './events.js';
 import type { ReconciliationRecord } from './reconciliation-records.js';
 import { mergeMetaData } from './metadata.js';
-import type { Decision, Operation, Work } from './operation.js';
+import type { Decision, Infallible, Operation, Work } from './operation.js';
 import { GENERAL_LEDGER_ID, type BalanceRecord, type LedgerRecord } from './records.js';
 import { reject, type RejectionCode } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
@@ -69,7 +69,7 @@ function emitted<T>(scope: DecisionScope, value: T, event: LedgerEvent): Decided
   return accept(value);
 }
 
-const genesis: Decision<CommandOf<'genesis.ensure'>, LedgerRecord> = {
+const genesis: Infallible<CommandOf<'genesis.ensure'>, LedgerRecord> = {
   rejections: [],
   decide(scope) {
     const existing = scope.state.ledgers.get(GENERAL_LEDGER_ID);
@@ -79,7 +79,7 @@ const genesis: Decision<CommandOf<'genesis.ensure'>, LedgerRecord> = {
   },
 };
 
-const createLedger: Decision<CommandOf<'ledger.create'>, LedgerRecord> = {
+const createLedger: Infallible<CommandOf<'ledger.create'>, LedgerRecord> = {
   rejections: [],
   decide(scope, command) {
     const ledger: LedgerRecord = { ledger_id: scope.ids.next('ldg'), name: command.name, created_at: scope.now, meta_data: command.meta_data };
@@ -137,7 +137,7 @@ const setBalanceIdentity: Decision<CommandOf<'balance.set_identity'>, BalanceRec
 };
 
 /** Last uses of API keys gathered over a while, as one event; answers how many keys it updates. */
-const recordApiKeysUsed: Decision<CommandOf<'api_key.record_use'>, number> = {
+const recordApiKeysUsed: Infallible<CommandOf<'api_key.record_use'>, number> = {
   rejections: [],
   decide(scope, command) {
     const event = decideApiKeysUsed(scope.state, new Map(command.used_at), scope.now);
@@ -147,12 +147,23 @@ const recordApiKeysUsed: Decision<CommandOf<'api_key.record_use'>, number> = {
 };
 
 /** Secrets for hooks from before per-hook secrets, in one event; answers how many hooks it gave one. */
-const issueHookSecrets: Decision<CommandOf<'hook.issue_secrets'>, number> = {
+const issueHookSecrets: Infallible<CommandOf<'hook.issue_secrets'>, number> = {
   rejections: [],
   decide(scope, command) {
     const event = decideIssueHookSecrets(scope.state, new Map(command.sealed_by_hook_id), scope.now);
     if (!event) return accept(0);
     return emitted(scope, event.hooks?.length ?? 0, event);
+  },
+};
+
+/** Failures of the server's own work, as one event that changes no state; answers how many. */
+const recordSystemErrors: Infallible<CommandOf<'system.record_errors'>, number> = {
+  rejections: [],
+  decide(scope, command) {
+    if (command.messages.length === 0) return accept(0);
+    return emitted(scope, command.messages.length, {
+      type: 'system.error', at: scope.now, system_errors: command.messages.map((message) => ({ message })),
+    });
   },
 };
 
@@ -209,6 +220,7 @@ export const OPERATIONS = {
   'api_key.revoke': registry(['APIKEY_NOT_FOUND'], (scope, command: CommandOf<'api_key.revoke'>) =>
     decideRevokeApiKey(scope.state, command.api_key_id, scope.now)),
   'api_key.record_use': recordApiKeysUsed,
+  'system.record_errors': recordSystemErrors,
   'hook.create': registry([], (scope, command: CommandOf<'hook.create'>) =>
     decideCreateHook(command.fields, command.signing_secret_sealed, scope.now, scope.ids)),
   'hook.update': registry(['HOOK_NOT_FOUND'], (scope, command: CommandOf<'hook.update'>) =>
@@ -248,8 +260,10 @@ export type ResultOf<K extends CommandOp> = Operations[K] extends { decide(...ar
   ? T
   : Operations[K] extends { work(...args: never[]): infer T } ? T : never;
 
-/** The commands carried out as the engine's own work, which are never refused. */
-export type WorkOp = { [K in CommandOp]: Operations[K] extends { work: unknown } ? K : never }[CommandOp];
+/** The commands never refused: the engine's own work, and decisions that record what they are given. */
+export type NeverRefusedOp = {
+  [K in CommandOp]: Operations[K] extends { work: unknown } ? K : Operations[K] extends { rejections: readonly [] } ? K : never;
+}[CommandOp];
 
 /** The commands whose operation has a dry run. */
 export type DryRunOp = { [K in CommandOp]: Operations[K] extends { dryRun: object } ? K : never }[CommandOp];

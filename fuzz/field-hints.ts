@@ -154,7 +154,14 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   filter_by: fc.constantFrom(
     '', 'created_at:[0..2000000000]', 'currency:=USD', 'precise_amount:>100', 'status:=APPLIED && currency:=USD',
     'created_at:[2000000000..0]', 'nope:=1', 'currency:=[USD,EUR]', '&&', 'precise_amount:>1e400',
+    'status:=APPLIED || currency:=EUR', '(status:=VOID || status:=APPLIED) && precise_amount:>5', '((', 'a:=1)', '$balances(currency:=USD)',
   ),
+  query_by: fc.constantFrom('reference,description', 'source,destination', 'meta_data', 'name', 'meta_data.x', 'nope', ''),
+  facet_by: fc.constantFrom('status,currency', 'currency', 'meta_data.kind', 'created_at', 'nope', 'status(a:[0,1])'),
+  group_by: fc.constantFrom('status', 'currency,status', 'meta_data.kind', 'balance_id', 'nope'),
+  include_fields: fc.constantFrom('transaction_id,precise_amount', 'meta_data.kind', 'nope', '$ledgers(*)', ''),
+  exclude_fields: fc.constantFrom('meta_data', 'hash,amount', 'nope'),
+  highlight_fields: fc.constantFrom('description', 'meta_data', 'nope'),
 };
 
 /**

@@ -101,6 +101,15 @@ const searchBody = z.object({
   sort_by: z.string().max(512).optional(),
   page: z.number().int().min(1).max(SEARCH_PAGE_MAX).optional(),
   per_page: z.number().int().min(0).max(SEARCH_PER_PAGE_MAX).optional(),
+  query_by: z.string().max(2_000).optional(),
+  prefix: z.boolean().optional(),
+  facet_by: z.string().max(2_000).optional(),
+  max_facet_values: z.number().int().min(1).max(SEARCH_PER_PAGE_MAX).optional(),
+  group_by: z.string().max(2_000).optional(),
+  group_limit: z.number().int().min(1).max(99).optional(),
+  include_fields: z.string().max(2_000).optional(),
+  exclude_fields: z.string().max(2_000).optional(),
+  highlight_fields: z.string().max(2_000).optional(),
 });
 
 /** http/reconciliation-schemas.ts `ruleShape` (module-private; the route converts with ruleCommandFrom). */

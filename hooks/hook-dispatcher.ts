@@ -14,15 +14,15 @@
 //     finished are saved in the outbox store, so a restart resumes from there and skips what was
 //     recorded as finished.
 // Deliveries may repeat after a crash and may arrive out of order; X-Event-ID identifies each one.
-// The server's notification webhook (notifications.ts: balance monitors, reconciliation runs) rides the
+// The server's notification webhook (notifications.ts: Blnk's events, derived from the log) rides the
 // same window, queue, retries and progress: its notifications are derived from the same events.
 
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { HookRecord, HookType, TransactionRecord } from '../engine/records.js';
-import { deliveryEventId, transactionChanges } from './hook-deliveries.js';
-import { hookBody, hookHeaders, notificationBody } from './hook-payload.js';
+import { deliveryEventId, hookEventName, transactionChanges } from './hook-deliveries.js';
+import { hookBody, hookHeaders, notificationBody, type DeliveryTarget } from './hook-payload.js';
 import { notificationEventId, notificationsIn, type Notification, type NotificationDeriver, type NotificationTarget } from './notifications.js';
 import { urlRefusal, type TargetPolicy } from './hook-targets.js';
 import { deliveryClient, type DeliveryClient } from './delivery-client.js';
@@ -81,6 +81,22 @@ export interface HookDispatcherOptions {
   notifications?: NotificationTarget;
   /** The kinds of notification derived (notifications.ts NOTIFICATION_DERIVERS unless a test says). */
   notificationDerivers?: readonly NotificationDeriver[];
+  /**
+   * Called when a registered hook's delivery is given up after its retries (the runtime records it as a
+   * system error, which the notification webhook announces). Not called for the webhook's own deliveries:
+   * announcing their failure through the webhook that failed could only fail again.
+   */
+  onGiveUp?: (failure: GivenUpDelivery) => void;
+}
+
+export interface GivenUpDelivery {
+  hook_id: string;
+  event_id: string;
+  /** The delivery's event name (transaction.applied, ...) and transaction. */
+  event: string;
+  transaction_id: string;
+  attempts: number;
+  failure: string;
 }
 
 export interface DeliveryStats {
@@ -107,6 +123,8 @@ interface Endpoint {
   secret: () => string;
   /** Absent for the notification webhook. */
   hookId?: string;
+  /** The hook's id and type, or the webhook's configured headers (hook-payload.ts). */
+  target: DeliveryTarget;
   timeoutSeconds: number;
   retryCount: number;
 }
@@ -267,11 +285,14 @@ export class HookDispatcher {
     if (delivery.notification) {
       const target = this.options.notifications;
       if (!target) return undefined;
-      return { url: target.url, secret: () => target.secret, timeoutSeconds: target.timeout_seconds, retryCount: target.retry_count };
+      return { url: target.url, secret: () => target.secret, target: { headers: target.headers ?? {} }, timeoutSeconds: target.timeout_seconds, retryCount: target.retry_count };
     }
     const hook = this.options.currentHooks().get(delivery.hook?.hookId ?? '');
     if (!hook || !hook.active) return undefined;
-    return { url: hook.url, secret: () => this.signingSecret(hook), hookId: hook.hook_id, timeoutSeconds: hook.timeout, retryCount: hook.retry_count };
+    return {
+      url: hook.url, secret: () => this.signingSecret(hook), hookId: hook.hook_id, target: { hookId: hook.hook_id, hookType: delivery.hook?.type },
+      timeoutSeconds: hook.timeout, retryCount: hook.retry_count,
+    };
   }
 
   private bodyOf(delivery: Delivery): string {
@@ -308,7 +329,7 @@ export class HookDispatcher {
       if (refusal) throw Object.assign(new Error(refusal), { code: 'EHOOKTARGET' });
       const response = await this.client.request.post(endpoint.url, {
         body: delivery.body,
-        headers: hookHeaders(endpoint.secret(), endpoint.hookId, delivery.eventId, delivery.body, this.now()),
+        headers: hookHeaders(endpoint.secret(), endpoint.target, delivery.eventId, delivery.body, this.now()),
         timeout: { request: Math.max(1, Math.round(endpoint.timeoutSeconds * 1000)) },
         signal: this.aborter.signal,
       });
@@ -329,6 +350,12 @@ export class HookDispatcher {
         { hook_id: endpoint.hookId ?? 'notifications', event_id: delivery.eventId, seq: delivery.seq, attempts: delivery.retries + 1, failure },
         'hook delivery failed; giving up',
       );
+      if (delivery.hook) {
+        this.options.onGiveUp?.({
+          hook_id: delivery.hook.hookId, event_id: delivery.eventId, event: hookEventName(delivery.hook.record.status),
+          transaction_id: delivery.hook.record.transaction_id, attempts: delivery.retries + 1, failure,
+        });
+      }
       this.finish(delivery);
     }
   }

@@ -13,6 +13,9 @@ import { hash } from 'node:crypto';
 import type { LedgerEvent } from '../engine/events.js';
 import { reconciliationNotifications } from './reconciliation-notifications.js';
 import { balanceMonitorNotifications } from './monitor-notifications.js';
+import { balanceNotifications, identityNotifications, ledgerNotifications } from './record-notifications.js';
+import { systemErrorNotifications } from './system-notifications.js';
+import { bulkNotifications, transactionNotifications } from './transaction-notifications.js';
 
 /** One notification an event calls for: its event name and the `data` of the body. */
 export interface NotificationDraft {
@@ -35,6 +38,8 @@ export interface NotificationTarget {
   url: string;
   /** Key of the HMAC signature; empty sends unsigned (and start-up warns). */
   secret: string;
+  /** Headers the receiver expects on every delivery (Blnk's `notification.webhook.headers`), checked by app/config.ts. */
+  headers?: Readonly<Record<string, string>>;
   /** Seconds per delivery attempt. */
   timeout_seconds: number;
   /** Further attempts after a failed delivery. */
@@ -45,10 +50,15 @@ export const DEFAULT_NOTIFICATION_TIMEOUT_SECONDS = 10;
 export const DEFAULT_NOTIFICATION_RETRY_COUNT = 5;
 
 /**
- * Every kind of notification the server sends. Add a deriver here to send a new kind; it is called
- * for every logged event, so it should return early for events it does not handle.
+ * Every kind of notification the server sends (Blnk's list of webhook events). Add a deriver here to
+ * send a new kind; it is called for every logged event, so it should return early for events it does
+ * not handle. New kinds go at the end: a notification's position among its event's notifications is part
+ * of its id, so the ids of those already derived (and perhaps delivered) must not move.
  */
-export const NOTIFICATION_DERIVERS: NotificationDeriver[] = [reconciliationNotifications, balanceMonitorNotifications];
+export const NOTIFICATION_DERIVERS: NotificationDeriver[] = [
+  reconciliationNotifications, balanceMonitorNotifications,
+  ledgerNotifications, balanceNotifications, identityNotifications, transactionNotifications, bulkNotifications, systemErrorNotifications,
+];
 
 /** The notifications an event calls for, in deriver order. */
 export function notificationsIn(event: LedgerEvent, derivers: readonly NotificationDeriver[] = NOTIFICATION_DERIVERS): Notification[] {

@@ -6,6 +6,7 @@
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import type { FilterRequest, SearchRequest } from '../wire/query-requests.js';
+import type { HighlightSpec } from '../wire/search-highlights.js';
 
 export type FilterCollection = 'ledgers' | 'balances' | 'transactions' | 'identities';
 /** Searchable collections: the filterable ones and reconciliation runs. */
@@ -46,15 +47,30 @@ export interface BalanceChangePage {
 export type QueryRefusalCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT' | 'SRCH_REINDEX_IN_PROGRESS';
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; code: QueryRefusalCode; message: string };
 
+/** A facet_by count: the commonest values of one field among the records found. */
+export interface FacetCount {
+  field_name: string;
+  counts: Array<{ count: number; value: string }>;
+  total_values: number;
+}
+
+export interface SearchResult {
+  /** Records found; with group_by, groups found. */
+  found: number;
+  out_of: number;
+  /** The page's records (empty with group_by: the groups hold them). */
+  records: QueryRecord[];
+  search_time_ms: number;
+  facet_counts?: FacetCount[];
+  groups?: Array<{ key: unknown[]; found: number; records: QueryRecord[] }>;
+  /** What the hits' highlights look for, as the query side resolved it. */
+  highlight: HighlightSpec;
+}
+
 export interface QueryPort {
   /** `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it. */
   filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
-  search(collection: SearchCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<{
-    found: number;
-    out_of: number;
-    records: QueryRecord[];
-    search_time_ms: number;
-  }>>;
+  search(collection: SearchCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<SearchResult>>;
   /** The balance as it stood at `untilMs` from the index's balance history (undefined: it did not exist then). */
   balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<QueryResult<BalanceRecord | undefined>>;
   /** A balance's changes in a window, oldest first (undefined: the index does not hold the balance). */

@@ -260,6 +260,8 @@ export function validateBulk(input: unknown): ValidatedBulk {
         atomic: shape.atomic ?? false,
         inflight: shape.inflight ?? false,
         skip_queue: shape.skip_queue ?? false,
+        // Logged with the batch's outcome, which the notification webhook announces (bulk_transaction.*).
+        ...(shape.run_async ? { run_async: true } : {}),
       },
       dry_run: shape.dry_run ?? false,
       run_async: shape.run_async ?? false,

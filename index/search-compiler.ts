@@ -1,23 +1,30 @@
 // The search API (POST /search/<collection>) compiled to SQL over the FTS5 tables. It follows the
 // Typesense conventions Blnk clients use:
 //   q          words to find; `*` (or nothing searchable) matches everything. Each word must appear
-//              (AND); the last word also matches as a prefix, so results narrow while typing.
-//   filter_by  clauses joined by `&&`: `field:=v`, `field:v`, `field:!=v`, `field:>v` (>=, <, <=),
-//              `field:[a..b]` (inclusive range), `field:[v1,v2]` (any of). Values may be `backquoted`.
-//              Time fields take Unix seconds, as Typesense stores them.
+//              (AND); the last word also matches as a prefix (unless `prefix` is false), so results
+//              narrow while typing.
+//   query_by   the fields the words are matched in (search-fields.ts): text columns, matched in the
+//              full-text index, and ids, compared whole (the last word: or by their start).
+//   filter_by  clauses joined by `&&` and `||`, grouped with parentheses (filter-by.ts).
 //   sort_by    up to three `field:asc|desc`; `_text_match` first asks for relevance (bm25), which is
 //              the default with words. Past RANK_MATCHES_MAX matches, matches come newest first.
+//   facet_by, group_by  counts of values over every record found, and hits grouped by value: planned
+//              here, run by search-facets.ts and search-groups.ts.
 // Words are bound as quoted FTS5 phrases, so no client text is ever parsed as FTS5 query syntax.
 
 import type { SearchRequest } from '../wire/query-requests.js';
-import { CATALOG, sortableFields, type FieldSpec } from './field-catalog.js';
-import { convertValue } from './field-values.js';
-import { resolveField, type Compiled } from './filter-compiler.js';
-import { indexName, LAYOUTS, ROW_ID, termOf, type Collection } from './index-schema.js';
-import { predicateSql, type Predicate, type SqlFragment } from './predicates.js';
+import type { HighlightField, HighlightSpec } from '../wire/search-highlights.js';
+import { CATALOG, sortableFields } from './field-catalog.js';
+import { compileFilterBy, type ClauseSql, type SecondsWindow } from './filter-by.js';
+import type { Compiled } from './filter-compiler.js';
+import { ftsTable, indexName, LAYOUTS, ROW_ID, type Collection } from './index-schema.js';
+import type { SqlFragment } from './predicates.js';
+import { defaultSearchedFields, FACET_FIELDS_MAX, GROUP_FIELDS_MAX, searchedFields, valueFields, type ValueField } from './search-fields.js';
 import type { SqlValue } from './sqlite-connection.js';
 
 export type { SearchRequest } from '../wire/query-requests.js';
+export type { SecondsWindow } from './filter-by.js';
+export { FILTER_CLAUSES_MAX } from './filter-by.js';
 
 /**
  * How to run a search. Without words it is a plain filtered, sorted query on the table. With words the
@@ -67,11 +74,18 @@ export interface SearchPlan {
   logOrder?: 'ASC' | 'DESC';
   limit: number;
   offset: number;
+  /** facet_by: the fields whose values are counted over every record found, and how many values each lists. */
+  facets?: { fields: ValueField[]; values_max: number };
+  /** group_by: hits grouped by these fields' values, `limit` hits a group; missing values one group or each their own. */
+  group?: { fields: ValueField[]; limit: number; missing_together: boolean };
+  /** What the hits' highlights look for (rendered at the HTTP edge, wire/search-highlights.ts). */
+  highlight: HighlightSpec;
 }
 
 export const SEARCH_TERMS_MAX = 32;
-export const FILTER_CLAUSES_MAX = 32;
 export const SORT_KEYS_MAX = 3;
+export const FACET_VALUES_DEFAULT = 10;
+export const GROUP_LIMIT_DEFAULT = 3;
 const TEXT_MATCH = '_text_match';
 
 const fail = <T>(message: string): Compiled<T> => ({ ok: false, message });
@@ -80,26 +94,39 @@ const fail = <T>(message: string): Compiled<T> => ({ ok: false, message });
 export const RANK_MATCHES_MAX = 5_000;
 
 export function compileSearch(collection: Collection, request: SearchRequest): Compiled<SearchPlan> {
-  const match = matchExpression(collection, request.q);
-  if (!match.ok) return match;
+  const searched = request.query_by === undefined ? { ok: true as const, value: undefined } : searchedFields(collection, 'query_by', request.query_by);
+  if (!searched.ok) return searched;
+  const fields = searched.value ?? defaultSearchedFields(collection);
+  const words = wordsOf(request.q);
+  if (words.length > SEARCH_TERMS_MAX) return fail(`q has more than ${SEARCH_TERMS_MAX} words`);
+  const prefix = request.prefix ?? true;
+  const textColumns = fields.filter((field) => field.kind !== 'value').map((field) => field.name);
+  const idColumns = fields.filter((field) => field.kind === 'value').map((field) => field.name);
+  // Words matched in ids are compared in SQL; words matched in text alone are one full-text expression.
+  const match = idColumns.length > 0 ? undefined : matchExpression(collection, words, { columns: searched.value && textColumns, prefix });
   const filters = compileFilterBy(collection, request.filter_by);
   if (!filters.ok) return filters;
-  const order = searchOrder(collection, request.sort_by, match.value !== undefined);
+  const clauses: ClauseSql[] = [...filters.value];
+  if (idColumns.length > 0 && words.length > 0) clauses.push({ fragment: wordsSql(collection, words, textColumns, idColumns, prefix), indexed: false });
+  const order = searchOrder(collection, request.sort_by, match !== undefined);
   if (!order.ok) return order;
-  const plan: SearchPlan = { where: joined(filters.value.map(({ fragment }) => fragment)), order: order.value.order, limit: request.per_page, offset: (request.page - 1) * request.per_page };
-  if (match.value !== undefined) Object.assign(plan, match.value);
-  const indexed = filters.value.filter((clause) => clause.indexed).map(({ fragment }) => fragment);
+  const highlight = highlightSpec(collection, request, words, prefix, fields);
+  if (!highlight.ok) return highlight;
+  const offset = request.offset ?? (request.page - 1) * request.per_page;
+  const plan: SearchPlan = { where: joined(clauses.map(({ fragment }) => fragment)), order: order.value.order, limit: request.per_page, offset, highlight: highlight.value };
+  if (match !== undefined) Object.assign(plan, match);
+  const indexed = clauses.filter((clause) => clause.indexed).map(({ fragment }) => fragment);
   if (indexed.length > 0) plan.indexed = joined(indexed);
-  const windows = filters.value.map((clause) => clause.window);
-  if (match.value === undefined && windows.length > 0 && windows.every((window) => window !== undefined)) {
+  const windows = clauses.map((clause) => clause.window);
+  if (match === undefined && windows.length > 0 && windows.every((window) => window !== undefined)) {
     plan.window = {
       from_second: Math.max(...windows.map((window) => (window as SecondsWindow).from_second)),
       to_second: Math.min(...windows.map((window) => (window as SecondsWindow).to_second)),
     };
   }
-  const terms = filters.value.filter((clause) => clause.term !== undefined);
-  if (match.value !== undefined && terms.length > 0) {
-    const rest = filters.value.filter((clause) => clause.term === undefined);
+  const terms = clauses.filter((clause) => clause.term !== undefined);
+  if (match !== undefined && terms.length > 0) {
+    const rest = clauses.filter((clause) => clause.term === undefined);
     const restIndexed = rest.filter((clause) => clause.indexed).map(({ fragment }) => fragment);
     plan.terms = { match: terms.map((clause) => clause.term).join(' AND '), where: joined(rest.map(({ fragment }) => fragment)) };
     if (restIndexed.length > 0) plan.terms.indexed = joined(restIndexed);
@@ -110,7 +137,67 @@ export function compileSearch(collection: Collection, request: SearchRequest): C
     const index = LAYOUTS[collection].indexes.find((columns) => columns[0] === order.value.firstColumn);
     if (index) plan.sortIndex = indexName(collection, index);
   }
+  const grouping = groupingOf(collection, request);
+  if (!grouping.ok) return grouping;
+  Object.assign(plan, grouping.value);
   return { ok: true, value: plan };
+}
+
+/** facet_by and group_by as the plan holds them (absent when not asked for). */
+function groupingOf(collection: Collection, request: SearchRequest): Compiled<Pick<SearchPlan, 'facets' | 'group'>> {
+  const planned: Pick<SearchPlan, 'facets' | 'group'> = {};
+  if (request.facet_by !== undefined && request.facet_by.trim() !== '') {
+    const facets = valueFields(collection, 'facet_by', request.facet_by, FACET_FIELDS_MAX);
+    if (!facets.ok) return facets;
+    planned.facets = { fields: facets.value, values_max: request.max_facet_values ?? FACET_VALUES_DEFAULT };
+  }
+  if (request.group_by !== undefined && request.group_by.trim() !== '') {
+    const groups = valueFields(collection, 'group_by', request.group_by, GROUP_FIELDS_MAX);
+    if (!groups.ok) return groups;
+    planned.group = { fields: groups.value, limit: request.group_limit ?? GROUP_LIMIT_DEFAULT, missing_together: request.group_missing_values ?? true };
+  }
+  return { ok: true, value: planned };
+}
+
+/** The highlights' words and fields: highlight_fields when given, else the searched fields. */
+function highlightSpec(collection: Collection, request: SearchRequest, words: string[], prefix: boolean, searched: HighlightField[]): Compiled<HighlightSpec> {
+  let fields = searched;
+  if (request.highlight_fields !== undefined && request.highlight_fields.trim() !== '') {
+    const named = searchedFields(collection, 'highlight_fields', request.highlight_fields);
+    if (!named.ok) return named;
+    fields = named.value;
+  }
+  let full: string[] = [];
+  if (request.highlight_full_fields !== undefined && request.highlight_full_fields.trim() !== '') {
+    const named = searchedFields(collection, 'highlight_full_fields', request.highlight_full_fields);
+    if (!named.ok) return named;
+    full = named.value.map((field) => field.name);
+  }
+  return { ok: true, value: { words, prefix, fields, full_fields: full } };
+}
+
+/**
+ * Words matched in ids as well as text (query_by names an id field): each word must equal one of the
+ * ids (the last, with prefixes on, may also start one: a range of the id's index) or, when text columns
+ * are named too, be found in them. Ids are compared as written: ids are case-sensitive.
+ */
+function wordsSql(collection: Collection, words: string[], textColumns: string[], idColumns: string[], prefix: boolean): SqlFragment {
+  const fts = ftsTable(collection);
+  const parts = words.map((word, index): SqlFragment => {
+    const asPrefix = prefix && index === words.length - 1;
+    const alternatives: SqlFragment[] = [];
+    if (textColumns.length > 0) {
+      const phrase = '"' + word.replaceAll('"', '""') + '"' + (asPrefix ? '*' : '');
+      alternatives.push({ sql: `t.${ROW_ID} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?)`, params: [`{${textColumns.join(' ')}} : (${phrase})`] });
+    }
+    for (const column of idColumns) {
+      alternatives.push(asPrefix
+        ? { sql: `(t.${column} >= ? AND t.${column} < ?)`, params: [word, word + '\u{10FFFF}'] }
+        : { sql: `t.${column} = ?`, params: [word] });
+    }
+    return { sql: alternatives.map((alternative) => alternative.sql).join(' OR '), params: alternatives.flatMap((alternative) => alternative.params as SqlValue[]) };
+  });
+  return joined(parts);
 }
 
 function joined(fragments: SqlFragment[]): SqlFragment {
@@ -122,252 +209,41 @@ function joined(fragments: SqlFragment[]): SqlFragment {
 /** A word the index holds as exactly one token, the same in lower case: a prefix of it can be checked in the vocabulary. */
 const PLAIN_TOKEN = /^[A-Za-z0-9_-]+$/;
 
+/** The words of `q`: split at whitespace and control characters, those without a letter or digit dropped. */
+export function wordsOf(q: string): string[] {
+  return q.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
+}
+
 /**
- * `q` as an FTS5 expression: each word becomes a quoted phrase (quotes doubled), words without a
- * letter or digit are dropped, the last phrase gets a prefix `*`. Undefined = match all. Words are
- * split at whitespace and at control characters: the tokenizer separates at those too, and FTS5 reads
- * a NUL inside a phrase as the end of the query text (a syntax error). Where the full-text table also
- * has term columns, the expression names the searched columns: words match text, never a term.
+ * Words as an FTS5 expression: each word becomes a quoted phrase (quotes doubled), the last phrase gets
+ * a prefix `*` unless prefixes are off. Undefined = match all. Words are split at whitespace and at
+ * control characters: the tokenizer separates at those too, and FTS5 reads a NUL inside a phrase as the
+ * end of the query text (a syntax error). The expression names the columns searched (`columns`, from
+ * query_by) or, where the full-text table also has term columns, all the searched ones: words match
+ * text, never a term.
  */
-export function matchExpression(collection: Collection, q: string): Compiled<Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> | undefined> {
-  const words = q.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
-  if (words.length === 0) return { ok: true, value: undefined };
-  if (words.length > SEARCH_TERMS_MAX) return fail(`q has more than ${SEARCH_TERMS_MAX} words`);
+export function matchExpression(
+  collection: Collection,
+  words: string[],
+  options: { columns?: string[] | undefined; prefix?: boolean } = {},
+): Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> | undefined {
+  if (words.length === 0) return undefined;
   const layout = LAYOUTS[collection];
-  const inText = (expression: string): string => (layout.termColumns ? `{${layout.searchColumns.join(' ')}} : (${expression})` : expression);
+  const columns = options.columns ?? (layout.termColumns ? layout.searchColumns : undefined);
+  const inText = (expression: string): string => (columns ? `{${columns.join(' ')}} : (${expression})` : expression);
   const phrases = words.map((word) => '"' + word.replaceAll('"', '""') + '"');
   const exact = inText(phrases.join(' AND '));
-  phrases[phrases.length - 1] += '*';
+  if (options.prefix !== false) phrases[phrases.length - 1] += '*';
   const terms: Pick<SearchPlan, 'match' | 'exactMatch' | 'prefixWord' | 'onlyWord'> = { match: inText(phrases.join(' AND ')) };
   const last = words[words.length - 1] as string;
-  if (PLAIN_TOKEN.test(last)) Object.assign(terms, { exactMatch: exact, prefixWord: last.toLowerCase(), onlyWord: words.length === 1 });
-  return { ok: true, value: terms };
+  // The vocabulary counts a word's records over every column: only for a search of all of them.
+  const allColumns = options.columns === undefined || sameSet(options.columns, layout.searchColumns);
+  if (PLAIN_TOKEN.test(last)) Object.assign(terms, { exactMatch: exact, prefixWord: last.toLowerCase(), onlyWord: words.length === 1 && allColumns });
+  return terms;
 }
 
-// ---- filter_by ----
-
-interface Clause {
-  field: string;
-  operator: '=' | '!=' | '>' | '>=' | '<' | '<=';
-  /** One value, a list (`[a,b]`) or a range (`[a..b]`). */
-  values: string[];
-  shape: 'single' | 'list' | 'range';
-}
-
-/** A filter_by clause as SQL, whether an index finds its rows directly, and its terms when it has them. */
-interface ClauseSql {
-  fragment: SqlFragment;
-  indexed: boolean;
-  /** The clause as an FTS5 expression over term columns (index-schema.ts termColumns), when it can be one. */
-  term?: string;
-  /** The clause as the seconds it keeps of the counted time column, when it is one window of them. */
-  window?: SecondsWindow;
-}
-
-/** Seconds of a time column, first and last inclusive (unbounded: the largest safe integers). */
-export interface SecondsWindow {
-  from_second: number;
-  to_second: number;
-}
-
-export function compileFilterBy(collection: Collection, filterBy: string): Compiled<ClauseSql[]> {
-  if (filterBy.trim() === '') return { ok: true, value: [] };
-  const parts = splitOutsideBackticks(filterBy);
-  if (!parts.ok) return parts;
-  if (parts.value.length > FILTER_CLAUSES_MAX) return fail(`filter_by has more than ${FILTER_CLAUSES_MAX} clauses`);
-  const clauses: ClauseSql[] = [];
-  for (const text of parts.value) {
-    const clause = parseClause(text);
-    if (!clause.ok) return clause;
-    const compiled = clauseSql(collection, clause.value);
-    if (!compiled.ok) return compiled;
-    const { fragment, term, window } = compiled.value;
-    clauses.push({ fragment, indexed: indexedClause(collection, clause.value), ...(term === undefined ? {} : { term }), ...(window === undefined ? {} : { window }) });
-  }
-  return { ok: true, value: clauses };
-}
-
-/** `field:=v` or `field:[a,b]` on a plain field an index leads with (times compare as ranges: not these). */
-function indexedClause(collection: Collection, clause: Clause): boolean {
-  if (clause.operator !== '=' || clause.shape === 'range') return false;
-  const spec = CATALOG[collection].get(clause.field);
-  return spec !== undefined && spec.sortable && spec.type !== 'time' && spec.columns.length === 1;
-}
-
-/** Splits on `&&` outside backquotes; `||` is refused rather than misread. */
-function splitOutsideBackticks(text: string): Compiled<string[]> {
-  const parts: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text[index] as string;
-    if (char === '`') quoted = !quoted;
-    if (!quoted && char === '&' && text[index + 1] === '&') {
-      parts.push(current);
-      current = '';
-      index += 1;
-      continue;
-    }
-    if (!quoted && char === '|' && text[index + 1] === '|') return fail('filter_by supports && only, not ||');
-    current += char;
-  }
-  if (quoted) return fail('unclosed backquote in filter_by');
-  parts.push(current);
-  if (parts.some((part) => part.trim() === '')) return fail('empty clause in filter_by');
-  return { ok: true, value: parts };
-}
-
-const CLAUSE = /^\s*([A-Za-z0-9_.]+)\s*:\s*(>=|<=|!=|>|<|=)?\s*(.*?)\s*$/s;
-
-function parseClause(text: string): Compiled<Clause> {
-  const match = CLAUSE.exec(text);
-  if (!match) return fail(`cannot read filter_by clause ${JSON.stringify(text.trim())}; write field:value, field:>value or field:[a..b]`);
-  const [, field = '', operator = '=', valueText = ''] = match;
-  if (valueText === '') return fail(`filter_by clause ${JSON.stringify(text.trim())} has no value`);
-  const base = { field, operator: operator as Clause['operator'] };
-  if (!valueText.startsWith('[')) return { ok: true, value: { ...base, values: [unquote(valueText)], shape: 'single' } };
-  if (!valueText.endsWith(']')) return fail(`unclosed [ in filter_by clause ${JSON.stringify(text.trim())}`);
-  const inner = valueText.slice(1, -1);
-  const range = splitTopLevel(inner, '..');
-  if (range.length === 2) {
-    if (operator !== '=') return fail(`a range cannot follow ${operator} in ${JSON.stringify(text.trim())}`);
-    return { ok: true, value: { ...base, values: range.map((item) => unquote(item.trim())), shape: 'range' } };
-  }
-  const items = splitTopLevel(inner, ',').map((item) => unquote(item.trim()));
-  if (items.some((item) => item === '')) return fail(`empty value in list ${JSON.stringify(valueText)}`);
-  if (operator !== '=' && operator !== '!=') return fail(`a list cannot follow ${operator} in ${JSON.stringify(text.trim())}`);
-  return { ok: true, value: { ...base, values: items, shape: 'list' } };
-}
-
-function splitTopLevel(text: string, separator: string): string[] {
-  const items: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text[index] as string;
-    if (char === '`') quoted = !quoted;
-    if (!quoted && text.startsWith(separator, index)) {
-      items.push(current);
-      current = '';
-      index += separator.length - 1;
-      continue;
-    }
-    current += char;
-  }
-  items.push(current);
-  return items;
-}
-
-function unquote(text: string): string {
-  return text.length >= 2 && text.startsWith('`') && text.endsWith('`') ? text.slice(1, -1) : text;
-}
-
-const OPERATOR_NAMES = { '=': 'eq', '!=': 'ne', '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const;
-
-function clauseSql(collection: Collection, clause: Clause): Compiled<{ fragment: SqlFragment; term?: string; window?: SecondsWindow }> {
-  const resolved = resolveField(collection, clause.field);
-  if (!resolved.ok) return resolved;
-  const { spec, metaPath } = resolved.value;
-  if (spec.type === 'time') {
-    const time = timeClauseSql(spec, clause);
-    if (!time.ok) return time;
-    // Only the counted time column has its records counted per second.
-    const counted = spec.columns[0] === LAYOUTS[collection].countedTime;
-    return { ok: true, value: counted ? time.value : { fragment: time.value.fragment } };
-  }
-  const values: SqlValue[] = [];
-  for (const text of clause.values) {
-    const converted = convertValue(spec, searchValue(spec, text));
-    if (!converted.ok) return fail(converted.message);
-    values.push(converted.value);
-  }
-  const make = (operator: Predicate['operator'], operands: SqlValue[]): SqlFragment => {
-    const predicate: Predicate = { field: spec, operator, values: operands };
-    if (metaPath !== undefined) predicate.metaPath = metaPath;
-    return predicateSql(predicate);
-  };
-  if (clause.shape === 'range') return { ok: true, value: { fragment: make('between', values) } };
-  const term = clause.operator === '=' && metaPath === undefined ? termExpression(collection, spec, values) : undefined;
-  const withTerm = (fragment: SqlFragment): Compiled<{ fragment: SqlFragment; term?: string }> => ({ ok: true, value: term === undefined ? { fragment } : { fragment, term } });
-  if (clause.shape === 'list') {
-    const inList = make('in', values);
-    return clause.operator === '!=' ? { ok: true, value: { fragment: negate(inList) } } : withTerm(inList);
-  }
-  const operator = OPERATOR_NAMES[clause.operator];
-  if (spec.type === 'boolean' && operator !== 'eq' && operator !== 'ne') return fail(`${spec.name} takes = or != only`);
-  return withTerm(make(operator, values));
-}
-
-/** Longest value looked up as a term (bytes; its term is twice as long): balance ids are a fraction of it. */
-const TERM_VALUE_BYTES_MAX = 256;
-
-/**
- * `field = any of values` as an FTS5 expression over the term columns of the field's columns (a field
- * over two columns holds when either does, as its SQL does); undefined when a column has no term
- * column, or a value is empty or longer than TERM_VALUE_BYTES_MAX.
- */
-function termExpression(collection: Collection, spec: FieldSpec, values: SqlValue[]): string | undefined {
-  const termColumns = LAYOUTS[collection].termColumns ?? [];
-  const columns = spec.columns.map((column) => termColumns.find((term) => term.of === column)?.name);
-  if (columns.length === 0 || columns.some((column) => column === undefined)) return undefined;
-  if (values.some((value) => typeof value !== 'string' || value === '' || Buffer.byteLength(value) > TERM_VALUE_BYTES_MAX)) return undefined;
-  const alternatives = values.flatMap((value) => columns.map((column) => `${column} : "${termOf(value as string)}"`));
-  return `(${alternatives.join(' OR ')})`;
-}
-
-/** Text in filter_by as the JSON-like value convertValue expects for the field's type. */
-function searchValue(spec: FieldSpec, text: string): unknown {
-  if (spec.type === 'meta') return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-  return text;
-}
-
-/**
- * Time clauses in Unix seconds over millisecond columns: second `s` covers [s*1000, s*1000+999], so a
- * record stamped 12:00:00.250 matches `created_at:=<12:00:00>` as Typesense's truncated seconds would.
- * A clause that keeps one window of seconds says which (a list or `!=` keeps several).
- */
-function timeClauseSql(spec: FieldSpec, clause: Clause): Compiled<{ fragment: SqlFragment; window?: SecondsWindow }> {
-  const seconds: number[] = [];
-  for (const text of clause.values) {
-    if (!/^-?\d{1,12}$/.test(text)) return fail(`${spec.name} takes Unix seconds in filter_by, not ${JSON.stringify(text)}`);
-    seconds.push(Number(text));
-  }
-  const column = `t.${spec.columns[0]}`;
-  const within = (from: number, to: number): { fragment: SqlFragment; window: SecondsWindow } => ({
-    fragment: { sql: `${column} BETWEEN ? AND ?`, params: [from * 1000, to * 1000 + 999] },
-    window: { from_second: from, to_second: to },
-  });
-  const from = (second: number): { fragment: SqlFragment; window: SecondsWindow } => ({
-    fragment: { sql: `${column} >= ?`, params: [second * 1000] },
-    window: { from_second: second, to_second: Number.MAX_SAFE_INTEGER },
-  });
-  const until = (second: number): { fragment: SqlFragment; window: SecondsWindow } => ({
-    fragment: { sql: `${column} < ?`, params: [(second + 1) * 1000] },
-    window: { from_second: Number.MIN_SAFE_INTEGER, to_second: second },
-  });
-  const first = seconds[0] as number;
-  switch (clause.shape) {
-    case 'range':
-      return { ok: true, value: within(first, seconds[1] as number) };
-    case 'list': {
-      const any = seconds.map((second) => within(second, second).fragment);
-      const fragment = { sql: '(' + any.map((part) => part.sql).join(' OR ') + ')', params: any.flatMap((part) => part.params) };
-      return { ok: true, value: { fragment: clause.operator === '!=' ? negate(fragment) : fragment } };
-    }
-    case 'single':
-      switch (clause.operator) {
-        case '=': return { ok: true, value: within(first, first) };
-        case '!=': return { ok: true, value: { fragment: negate(within(first, first).fragment) } };
-        case '>': return { ok: true, value: from(first + 1) };
-        case '>=': return { ok: true, value: from(first) };
-        case '<': return { ok: true, value: until(first - 1) };
-        case '<=': return { ok: true, value: until(first) };
-      }
-  }
-}
-
-function negate(fragment: SqlFragment): SqlFragment {
-  return { sql: `NOT (${fragment.sql})`, params: fragment.params };
+function sameSet(left: readonly string[], right: readonly string[]): boolean {
+  return left.length === right.length && left.every((item) => right.includes(item));
 }
 
 // ---- sort_by ----

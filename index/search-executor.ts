@@ -9,16 +9,25 @@
 //   the full-text index intersects the two lists itself (index-schema.ts termColumns).
 // Relevance (bm25) is computed only when the words match at most RANK_MATCHES_MAX records; beyond that
 // matches come in the field order (newest first by default), with or without filters.
+// facet_by and group_by run after `found` is known, over the same records (search-facets.ts,
+// search-groups.ts), each bounded by the number of records it must read.
 
 import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, secondCountsTable, selectColumns, termColumnsTable, termRecordsTable, textChangesKey, vocabularyTable, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
 import { RANK_MATCHES_MAX, type SearchPlan, type SecondsWindow } from './search-compiler.js';
+import { countFacets, type FacetCount } from './search-facets.js';
+import { groupHits, type HitGroup } from './search-groups.js';
+import { count, foundRecordsSql, rowsById } from './search-rows.js';
 import type { SqliteConnection, SqlValue } from './sqlite-connection.js';
 
 export interface SearchRows {
+  /** Records found; with group_by, groups found (`found_records` holds the records). */
   found: number;
   out_of: number;
   rows: SelectedRow[];
+  facets?: FacetCount[];
+  groups?: HitGroup[];
+  found_records?: number;
 }
 
 /**
@@ -36,7 +45,30 @@ export const SORT_SCAN_ROWS_MAX = 4_000;
 
 /** Runs the plan inside one read transaction, so every count and page comes from the same commit. */
 export async function runSearch(reader: SqliteConnection, collection: Collection, plan: SearchPlan): Promise<SearchRows> {
-  return reader.inReadTransaction(() => searchIn(reader, collection, plan));
+  return reader.inReadTransaction(async () => {
+    // Grouped, the page is of groups: the records' plan only counts them.
+    const answer = await searchIn(reader, collection, plan.group ? { ...plan, limit: 0, offset: 0 } : plan);
+    if (!plan.facets && !plan.group) return answer;
+    const words = plan.match === undefined ? undefined : await cheapestMatch(reader, collection, plan);
+    const records = foundRecordsSql(collection, plan, words);
+    if (plan.facets) answer.facets = await countFacets(reader, plan.facets, records, answer.found);
+    if (plan.group) {
+      const ranked = await rankedOrder(reader, collection, plan, words);
+      const grouped = await groupHits(reader, collection, { plan, group: plan.group, records, words, ranked }, answer.found);
+      answer.found_records = answer.found;
+      answer.found = grouped.found;
+      answer.groups = grouped.groups;
+    }
+    return answer;
+  });
+}
+
+/** Whether relevance orders the hits: asked for, and the words match few enough records to rank. */
+async function rankedOrder(reader: SqliteConnection, collection: Collection, plan: SearchPlan, words: string | undefined): Promise<'ASC' | 'DESC' | undefined> {
+  if (words === undefined || plan.relevance === undefined) return undefined;
+  const fts = ftsTable(collection);
+  const upTo = await count(reader, `SELECT count(*) AS total FROM (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${RANK_MATCHES_MAX + 1})`, [words]);
+  return upTo <= RANK_MATCHES_MAX ? plan.relevance : undefined;
 }
 
 async function searchIn(reader: SqliteConnection, collection: Collection, plan: SearchPlan): Promise<SearchRows> {
@@ -261,22 +293,6 @@ async function pageDownSortIndex(reader: SqliteConnection, collection: Collectio
  */
 function columnsNamed(sql: string): string[] {
   return [...sql.matchAll(/\bt\.([a-z_][a-z0-9_]*)/g)].map((match) => match[1] as string);
-}
-
-/** Rows by row id, in the order of the ids given. */
-async function rowsById(reader: SqliteConnection, collection: Collection, ids: number[]): Promise<SelectedRow[]> {
-  if (ids.length === 0) return [];
-  const layout = LAYOUTS[collection];
-  const rows = await reader.all<SelectedRow & { [ROW_ID]: number }>(
-    `SELECT t.${ROW_ID}, ${selectColumns(layout)} FROM ${layout.table} t WHERE t.${ROW_ID} IN (SELECT value FROM json_each(?))`,
-    [JSON.stringify(ids)],
-  );
-  const byId = new Map(rows.map((row) => [row[ROW_ID], row]));
-  return ids.map((id) => byId.get(id)).filter((row): row is SelectedRow & { row_id: number } => row !== undefined);
-}
-
-async function count(reader: SqliteConnection, sql: string, params: SqlValue[]): Promise<number> {
-  return (await reader.all<{ total: number }>(sql, params))[0]?.total ?? 0;
 }
 
 /** Collection sizes: tables that never lose rows count by their highest row id; identities can be deleted. */

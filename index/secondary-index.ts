@@ -25,6 +25,9 @@ import { balanceFromRow, identityFromRow, ledgerFromRow, reconciliationFromRow, 
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { compileSearch, type SearchRequest } from './search-compiler.js';
 import { runSearch } from './search-executor.js';
+import type { FacetCount } from './search-facets.js';
+import { SearchRefusal } from './search-refusal.js';
+import type { HighlightSpec } from '../wire/search-highlights.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
@@ -38,10 +41,17 @@ export interface FilterPage {
 }
 
 export interface SearchPage {
+  /** Records found; with group_by, groups found. */
   found: number;
   out_of: number;
   records: IndexedRecord[];
   search_time_ms: number;
+  /** facet_by's counts, in its order (absent without facet_by). */
+  facet_counts?: FacetCount[];
+  /** group_by's page of groups, each with its first hits (absent without group_by; `records` is then empty). */
+  groups?: Array<{ key: unknown[]; found: number; records: IndexedRecord[] }>;
+  /** What the hits' highlights look for. */
+  highlight: HighlightSpec;
 }
 
 export type ReindexState = 'idle' | 'running' | 'completed' | 'failed';
@@ -82,6 +92,8 @@ export interface SecondaryIndexOptions {
   readers?: number;
   queryTimeoutMs?: number;
   onError?: (error: Error) => void;
+  /** Called once each time the live index gets stuck on a new poison event (the runtime records a system error). */
+  onStuck?: (poison: PoisonReport) => void;
 }
 
 export const WAIT_MS_MAX_DEFAULT = 2_000;
@@ -154,10 +166,12 @@ export class SecondaryIndex {
 
   /** The live projector is stuck on a poison event, or (undefined) got past it. */
   private poisoned(poison: PoisonReport | undefined): void {
+    const newlyStuck = poison !== undefined && poison.seq !== this._poison?.seq;
     this._poison = poison;
     if (poison) {
       this.options.onError?.(new Error(`the query index is stuck at log seq ${poison.seq} after ${poison.attempts} attempts: ${poison.message}`));
     }
+    if (newlyStuck) this.options.onStuck?.(poison);
   }
 
   /** The log seq of the event the live index is stuck on, or 0. */
@@ -273,15 +287,28 @@ export class SecondaryIndex {
     const started = performance.now();
     const compiled = compileSearch(collection, request);
     if (!compiled.ok) return { ok: false, code: 'SRCH_QUERY_INVALID', message: compiled.message };
-    return this.query(visibleSeq, async (reader) => {
-      const result = await runSearch(reader, collection, compiled.value);
-      return {
-        found: result.found,
-        out_of: result.out_of,
-        records: result.rows.map(fromRow[collection]),
-        search_time_ms: Math.round(performance.now() - started),
-      };
+    const plan = compiled.value;
+    const answer = await this.query(visibleSeq, async (reader) => {
+      try {
+        return await runSearch(reader, collection, plan);
+      } catch (error) {
+        if (error instanceof SearchRefusal) return error;
+        throw error;
+      }
     });
+    if (!answer.ok) return answer;
+    const result = answer.value;
+    if (result instanceof SearchRefusal) return { ok: false, code: 'SRCH_QUERY_INVALID', message: result.message };
+    const page: SearchPage = {
+      found: result.found,
+      out_of: result.out_of,
+      records: result.rows.map(fromRow[collection]),
+      search_time_ms: Math.round(performance.now() - started),
+      highlight: plan.highlight,
+    };
+    if (result.facets) page.facet_counts = result.facets;
+    if (result.groups) page.groups = result.groups.map((group) => ({ key: group.key, found: group.found, records: group.rows.map(fromRow[collection]) }));
+    return { ok: true, value: page };
   }
 
   /**

@@ -75,6 +75,8 @@ t.test('records with every optional field and amounts beyond 64 bits', async (t)
       condition: { field: 'balance', operator: '>=', precise_value: -(1n << 70n), precision: 100n },
     }],
     deleted_monitors: ['mon_2'],
+    batch: { batch_id: 'bulk_1', status: 'failed', transaction_count: 1, error: 'transaction 1: no. Previous transactions were not rolled back.' },
+    system_errors: [{ message: 'hook hook_1: given up' }],
   };
   event.monitor_alerts = [{ monitor: event.monitors![0]!, balance: event.balances![0]! }];
   const [decoded] = roundTrip([event]);
@@ -94,7 +96,7 @@ t.test('new event types are numbered after the old ones', async (t) => {
   // Every type has its code by position; a log written before monitors existed reads the same.
   const old = roundTrip([{ type: 'hook.deleted', at: 1, deleted_hooks: ['hook_1'] }]);
   t.equal(old[0]?.type, 'hook.deleted');
-  for (const type of ['balance_monitor.created', 'balance_monitor.updated', 'balance_monitor.deleted'] as const) {
+  for (const type of ['balance_monitor.created', 'balance_monitor.updated', 'balance_monitor.deleted', 'system.error'] as const) {
     t.equal(roundTrip([{ type, at: 1 }])[0]?.type, type);
   }
 });

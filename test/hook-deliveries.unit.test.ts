@@ -11,6 +11,7 @@ import { deliveryEventId, hookEventName, transactionChanges } from '../hooks/hoo
 import { hookBody, hookHeaders, hookSignature } from '../hooks/hook-payload.js';
 import { validateTransaction } from '../http/transaction-commands.js';
 import { MemoryLog } from '../wal/memory-log.js';
+import { loadConfig, notificationTarget } from '../app/config.js';
 
 function engineForTest(): { engine: LedgerEngine; log: MemoryLog; clock: { ms: number } } {
   const clock = { ms: Date.UTC(2030, 0, 1) };
@@ -145,10 +146,32 @@ t.test('payload and signature', async (t) => {
   t.match(body, /^\{"event":"transaction\.applied","hook_type":"POST_TRANSACTION","data":\{/);
   t.match(body, /"precise_amount":123456789012345678901234567890,/, 'amounts exact, as digits');
   t.match(body, /"skip_queue":true/);
-  const headers = hookHeaders('secret', 'hook_1', 'evt_1', body, 1_700_000_000_123);
+  const headers = hookHeaders('secret', { hookId: 'hook_1', hookType: 'POST_TRANSACTION' }, 'evt_1', body, 1_700_000_000_123);
   t.equal(headers['x-folio-timestamp'], '1700000000');
   t.equal(headers['x-folio-signature'], hookSignature('secret', '1700000000', body));
   t.equal(headers['x-hook-id'], 'hook_1');
   t.equal(headers['x-event-id'], 'evt_1');
-  t.notOk('x-folio-signature' in hookHeaders('', 'hook_1', 'evt_1', body, 0), 'unsigned without a secret key');
+  t.equal(headers['x-hook-type'], 'POST_TRANSACTION', "Blnk's hook type header");
+  t.same([headers['x-blnk-signature'], headers['x-blnk-timestamp']], [headers['x-folio-signature'], '1700000000'], "Blnk's signature headers, the same signature");
+  const unsigned = hookHeaders('', { hookId: 'hook_1' }, 'evt_1', body, 0);
+  t.notOk('x-folio-signature' in unsigned || 'x-blnk-signature' in unsigned, 'unsigned without a secret key');
+  const configured = hookHeaders('secret', { headers: { authorization: 'Bearer t', 'x-blnk-signature': 'forged', 'content-type': 'text/plain' } }, 'evt_1', body, 0);
+  t.equal(configured.authorization, 'Bearer t', 'configured headers are sent');
+  t.same([configured['x-blnk-signature'], configured['content-type']], [hookSignature('secret', '0', body), 'application/json'], 'but never in place of what Folio sets');
+});
+
+// Blnk's webhook headers (BLNK_WEBHOOK_HEADERS, a JSON object) as FOLIO_WEBHOOK_HEADERS: names lower-cased,
+// values on one line, none of the headers Folio signs or sets, a bounded number.
+t.test('the notification webhook takes headers of its own, checked', async (t) => {
+  const env = { FOLIO_WEBHOOK_URL: 'https://hooks.example/blnk' };
+  const config = loadConfig(undefined, { ...env, FOLIO_WEBHOOK_HEADERS: '{"Authorization":"Bearer t","Content-Type":"application/json"}' });
+  t.same(notificationTarget(config)?.headers, { authorization: 'Bearer t' }, "Blnk's example: content-type is Folio's to set");
+  for (const [headers, message] of [
+    ['not json', /JSON object/], ['[1]', /JSON object/], ['{"X-Blnk-Signature":"x"}', /set by Folio itself/], ['{"x-folio-timestamp":"1"}', /set by Folio itself/],
+    ['{"Host":"evil"}', /set by Folio itself/], ['{"bad name":"x"}', /not a header name/], ['{"x-a":"one\\r\\nx-b: two"}', /on one line/], ['{"x-a":1}', /on one line/],
+    [JSON.stringify(Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`x-h${index}`, 'v']))), /at most 16 headers/],
+  ] as const) {
+    t.throws(() => loadConfig(undefined, { ...env, FOLIO_WEBHOOK_HEADERS: headers }), message, headers);
+  }
+  t.same(notificationTarget(loadConfig(undefined, env))?.headers, {}, 'none by default');
 });

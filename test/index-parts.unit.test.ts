@@ -10,6 +10,10 @@ import { toJsonText as metaText } from '../engine/exact-json.js';
 import { balanceFromRow, balanceRow, transactionFromRow, transactionRow } from '../index/record-rows.js';
 import { LAYOUTS } from '../index/index-schema.js';
 import { compileSearch } from '../index/search-compiler.js';
+import { countFacets, FACET_RECORDS_MAX } from '../index/search-facets.js';
+import { groupHits, GROUP_RECORDS_MAX } from '../index/search-groups.js';
+import { SearchRefusal } from '../index/search-refusal.js';
+import type { SqliteConnection } from '../index/sqlite-connection.js';
 import { amountFromKey, amountKey } from '../index/sortable-amount.js';
 import { seededRandom } from './helpers/query-dataset.js';
 
@@ -103,8 +107,33 @@ t.test('client text never reaches SQL text', async (t) => {
     t.notMatch(balance.value.terms?.where.sql, /source/, 'the term is not also a filter');
     t.match(balance.value.where.sql, /source/, 'the whole request is still in where');
   }
+  // query_by with ids, facets and groups on metadata: ids and paths travel as parameters too.
+  const wide = compileSearch('transactions', {
+    q: `bln_x ${hostile}`, query_by: 'description,source', filter_by: `reference:=a || reference:=\`${hostile.replaceAll('`', '')}\``,
+    sort_by: '', page: 1, per_page: 5, facet_by: 'meta_data.kind', group_by: 'meta_data.kind',
+  });
+  t.ok(wide.ok);
+  if (wide.ok) {
+    t.notMatch(wide.value.where.sql, /DROP|bln_x/, 'words compared with ids are parameters');
+    t.ok(wide.value.where.params.includes('bln_x'));
+    t.same(wide.value.facets?.fields[0]?.value, { sql: 'json_extract(t.meta_data, ?)', params: ['$."kind"'] });
+  }
+  t.notOk(compileSearch('transactions', { q: '*', filter_by: '', sort_by: '', page: 1, per_page: 5, group_by: hostile }).ok, 'group_by names a field');
+  const oddKey = compileSearch('transactions', { q: '*', filter_by: '', sort_by: '', page: 1, per_page: 5, group_by: `meta_data.${hostile}` });
+  t.ok(oddKey.ok && !oddKey.value.group?.fields[0]?.value.sql.includes('DROP'), 'a metadata key is a bound path');
   for (const field of [hostile, 'row_id', 'extra', 'meta_data']) {
     const refused = compileFilter('transactions', { filters: [{ field, operator: 'eq', value: 1 }], limit: 1, offset: 0 });
     t.notOk(refused.ok, `${field} is not a field`);
   }
+});
+
+// Facets and groups read every record found: past their bounds the search is refused before any read.
+t.test('facets and groups refuse searches past their bounds', async (t) => {
+  const reader = {} as SqliteConnection;
+  const plan = compileSearch('transactions', { q: '*', filter_by: '', sort_by: '', page: 1, per_page: 5, facet_by: 'status,currency', group_by: 'status' });
+  if (!plan.ok) throw new Error(plan.message);
+  const records = { sql: 'FROM transactions t', params: [] };
+  await t.rejects(countFacets(reader, plan.value.facets!, records, FACET_RECORDS_MAX / 2 + 1), SearchRefusal);
+  await t.rejects(countFacets(reader, plan.value.facets!, records, FACET_RECORDS_MAX / 2 + 1), /facet_by counts at most 1,000,000 values/);
+  await t.rejects(groupHits(reader, 'transactions', { plan: plan.value, group: plan.value.group!, records, words: undefined, ranked: undefined }, GROUP_RECORDS_MAX + 1), /group_by groups at most 250,000 records/);
 });

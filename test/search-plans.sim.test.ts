@@ -6,6 +6,10 @@
 // prefix expression, the filters, the order; ranked when the words match few records) written as one
 // SQL query per answer: `found` and the page's rows must be the same. A single common word, whose count
 // is read from the vocabulary and then kept, is checked against the match's own count as the index changes.
+// filter_by with `||` and parentheses, facet_by and group_by (issue 29) are checked against a reading
+// of their own: each clause's records found alone, combined in JavaScript as Typesense groups `&&` and
+// `||` (same precedence, from the left); the counts and groups worked out in JavaScript from the values
+// of every record found, in the plain query's order.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,8 +20,9 @@ import { buildIndexFile } from '../index/secondary-index.js';
 import { ftsTable, LAYOUTS, ROW_ID, secondCountsTable } from '../index/index-schema.js';
 import { Projector, type LogSource } from '../index/projector.js';
 import { compileSearch, RANK_MATCHES_MAX, type SearchPlan } from '../index/search-compiler.js';
+import { amountFromKey } from '../index/sortable-amount.js';
 import { runSearch } from '../index/search-executor.js';
-import type { SqliteConnection } from '../index/sqlite-connection.js';
+import type { SqliteConnection, SqlValue } from '../index/sqlite-connection.js';
 import { engineRig, transfer } from './helpers/engine-rig.js';
 import { SeededRandom, seededTest, seedsToRun } from './helpers/seeded-random.js';
 
@@ -168,6 +173,209 @@ for (const seed of seedsToRun([5, 23])) {
     }
     t.same(wrong, [], `${compared} searches answered as the plain query answers them`);
   });
+}
+
+/** A filter expression: a clause, or `||`/`&&` over parts, written with or without parentheses. */
+type Expression = { clause: string } | { operator: '&&' | '||'; parts: Expression[]; grouped: boolean };
+
+/** The text of an expression; ungrouped parts are written bare, so Typesense's left-to-right reading applies. */
+function expressionText(expression: Expression): string {
+  if ('clause' in expression) return expression.clause;
+  const text = expression.parts.map(expressionText).join(` ${expression.operator} `);
+  return expression.grouped ? `(${text})` : text;
+}
+
+/**
+ * The records an expression keeps, read as Typesense reads its text: the tokens of an ungrouped
+ * expression (a sequence of parts and operators, nested ungrouped ones flattened into it) are combined
+ * strictly from the left.
+ */
+function keptBy(expression: Expression, clauseSets: Map<string, Set<number>>): Set<number> {
+  if ('clause' in expression) return clauseSets.get(expression.clause) as Set<number>;
+  const tokens: Array<Expression | '&&' | '||'> = [];
+  const flatten = (part: Expression): void => {
+    if ('clause' in part || part.grouped) {
+      tokens.push(part);
+      return;
+    }
+    part.parts.forEach((inner, index) => {
+      if (index > 0) tokens.push(part.operator);
+      flatten(inner);
+    });
+  };
+  expression.parts.forEach((part, index) => {
+    if (index > 0) tokens.push(expression.operator);
+    flatten(part);
+  });
+  const operand = (token: Expression): Set<number> => ('clause' in token || !token.grouped ? keptBy(token, clauseSets) : keptBy({ ...token, grouped: false }, clauseSets));
+  let kept = operand(tokens[0] as Expression);
+  for (let index = 1; index < tokens.length; index += 2) {
+    const next = operand(tokens[index + 1] as Expression);
+    kept = tokens[index] === '&&' ? new Set([...kept].filter((id) => next.has(id))) : new Set([...kept, ...next]);
+  }
+  return kept;
+}
+
+void seededTest(t, 'filter_by with ||, facet_by and group_by answer what their plain reading answers', 41, async (t, random) => {
+  const rig = engineRig();
+  const quiet = Array.from({ length: 12 }, (_, index) => `@q-${index}`);
+  const sentence = (): string => Array.from({ length: random.int(1, 3) }, () => random.pick(WORDS)).join(' ');
+  for (let index = 0; index < 1_500; index += 1) {
+    if (random.chance(0.3)) rig.clock.ms += random.int(0, 3_000);
+    const from = random.chance(0.3) ? '@busy' : random.pick(quiet);
+    let to = random.pick(quiet);
+    while (to === from) to = random.pick(quiet);
+    // The metadata key `kind` is text, a number, a flag, an object, or missing: every kind of value.
+    const kind = random.pick<unknown>(['a', 'b', 'c', 7, true, { x: 1 }, undefined, undefined]);
+    const outcome = rig.engine.run({ op: 'transaction.create', ...transfer({
+      source: from, destination: to, allow_overdraft: true, precise_amount: BigInt(random.int(1, 40)),
+      inflight: random.chance(0.2), description: sentence(), reference: `ref-${index}`,
+      meta_data: kind === undefined ? { note: sentence() } : { note: sentence(), kind } as never,
+    }) });
+    if (!outcome.ok) throw new Error(outcome.rejection.message);
+  }
+  const { readers } = await indexOf(t, rig);
+  const balanceOf = (name: string): string => rig.engine.state.balanceByIndicator(name, 'USD')?.balance_id as string;
+  const clause = (): string => {
+    switch (random.int(0, 6)) {
+      case 0: return `source:=${balanceOf('@busy')}`;
+      case 1: return `destination:=${balanceOf(random.pick(quiet))}`;
+      case 2: return `status:=${random.pick(['APPLIED', 'INFLIGHT'])}`;
+      case 3: return `precise_amount:${random.pick(['>', '<', '>=', '<='])}${random.int(1, 40)}`;
+      case 4: return `meta_data.kind:=${random.pick(['a', 'b', 'c'])}`;
+      case 5: return `source:=[${balanceOf(random.pick(quiet))},${balanceOf(random.pick(quiet))}]`;
+      default: return `precise_amount:[${random.int(1, 20)}..${random.int(15, 40)}]`;
+    }
+  };
+  const expression = (depth: number): Expression => {
+    if (depth === 0 || random.chance(0.35)) return { clause: clause() };
+    return { operator: random.pick(['&&', '||'] as const), parts: Array.from({ length: random.int(2, 3) }, () => expression(depth - 1)), grouped: random.chance(0.5) };
+  };
+  const table = LAYOUTS.transactions.table;
+  const idsOf = async (filter_by: string): Promise<Set<number>> => {
+    const compiled = compileSearch('transactions', { q: '*', filter_by, sort_by: '', page: 1, per_page: 0 });
+    if (!compiled.ok) throw new Error(`${filter_by}: ${compiled.message}`);
+    const where = compiled.value.where;
+    const rows = await readers.read((reader) => reader.all<{ id: number }>(`SELECT t.${ROW_ID} AS id FROM ${table} t WHERE ${where.sql}`, where.params));
+    return new Set(rows.map((row) => row.id));
+  };
+  const facetFields = ['status', 'source', 'precise_amount', 'inflight', 'meta_data.kind', 'description'];
+  const groupFields = ['status', 'destination', 'meta_data.kind', 'inflight'];
+  const wrong: string[] = [];
+  let compared = 0;
+  for (let index = 0; index < 150; index += 1) {
+    const tree = expression(3);
+    const filter_by = expressionText(tree);
+    const clauseSets = new Map<string, Set<number>>();
+    const leaves: string[] = [];
+    const collect = (part: Expression): void => ('clause' in part ? void leaves.push(part.clause) : part.parts.forEach(collect));
+    collect(tree);
+    for (const leaf of leaves) if (!clauseSets.has(leaf)) clauseSets.set(leaf, await idsOf(leaf));
+    const kept = keptBy(tree, clauseSets);
+    const q = random.chance(0.4) ? '*' : random.pick(WORDS);
+    const request = {
+      q, filter_by, sort_by: random.pick(['', 'precise_amount:desc', 'created_at:asc', '_text_match:desc,precise_amount:asc']),
+      page: random.int(1, 3), per_page: random.pick([0, 3, 10]),
+      facet_by: random.chance(0.5) ? [...new Set([random.pick(facetFields), random.pick(facetFields)])].join(',') : undefined,
+      max_facet_values: random.pick([1, 3, 10]),
+      group_by: random.chance(0.4) ? [...new Set([random.pick(groupFields), random.pick(groupFields)])].join(',') : undefined,
+      group_limit: random.pick([1, 2, 5]), group_missing_values: random.chance(0.7),
+    };
+    const compiled = compileSearch('transactions', request);
+    if (!compiled.ok) throw new Error(`${JSON.stringify(request)}: ${compiled.message}`);
+    const plan = compiled.value;
+    const answered = await readers.read((reader) => runSearch(reader, 'transactions', plan));
+    // The plain reading: the records the expression keeps, in the plain query's order, all of them.
+    const keptPlan: SearchPlan = { ...plan, where: { sql: `t.${ROW_ID} IN (SELECT value FROM json_each(?))`, params: [JSON.stringify([...kept])] }, limit: 1_000_000, offset: 0 };
+    const all = await readers.read((reader) => oracle(reader, 'transactions', keptPlan));
+    const values = await readers.read((reader) => rowValues(reader, all.ids, [...new Set([...(request.facet_by?.split(',') ?? []), ...(request.group_by?.split(',') ?? [])])]));
+    const expected: Record<string, unknown> = {};
+    const got: Record<string, unknown> = {};
+    if (request.group_by === undefined) {
+      expected.found = all.found;
+      expected.page = await transactionIds(readers, all.ids.slice(plan.offset, plan.offset + plan.limit));
+      got.found = answered.found;
+      got.page = answered.rows.map((row) => row.transaction_id);
+    } else {
+      const groups = groupsOf(all.ids, values, request.group_by.split(','), request.group_missing_values);
+      expected.found = groups.length;
+      expected.groups = await Promise.all(groups.slice(plan.offset, plan.offset + plan.limit).map(async (ids) => [ids.length, await transactionIds(readers, ids.slice(0, request.group_limit))]));
+      got.found = answered.found;
+      got.groups = (answered.groups ?? []).map((group) => [group.found, group.rows.map((row) => row.transaction_id)]);
+    }
+    if (request.facet_by !== undefined) {
+      expected.facets = request.facet_by.split(',').map((field) => facetOf(field, all.ids, values, request.max_facet_values));
+      got.facets = (answered.facets ?? []).map((facet) => [facet.total_values, facet.counts.map((count) => [count.value, count.count])]);
+    }
+    compared += 1;
+    if (wrong.length < 5 && JSON.stringify(got) !== JSON.stringify(expected)) wrong.push(`${JSON.stringify(request)}: got ${JSON.stringify(got)}, want ${JSON.stringify(expected)}`);
+  }
+  t.same(wrong, [], `${compared} searches with ||, facets and groups answered as their plain reading`);
+});
+
+/** Each record's stored value of each field (metadata: its JSON type and value), by row id. */
+async function rowValues(reader: SqliteConnection, ids: number[], fields: string[]): Promise<Map<number, Record<string, { kind: string; value: SqlValue } | undefined>>> {
+  const byId = new Map<number, Record<string, { kind: string; value: SqlValue } | undefined>>();
+  const rows = await reader.all<Record<string, SqlValue>>(`SELECT * FROM transactions WHERE ${ROW_ID} IN (SELECT value FROM json_each(?))`, [JSON.stringify(ids)]);
+  for (const row of rows) {
+    const entry: Record<string, { kind: string; value: SqlValue } | undefined> = {};
+    for (const field of fields) {
+      if (!field.startsWith('meta_data.')) {
+        entry[field] = { kind: 'column', value: row[field] as SqlValue };
+        continue;
+      }
+      const meta = JSON.parse(String(row.meta_data)) as Record<string, unknown>;
+      const value = meta[field.slice('meta_data.'.length)];
+      if (value === undefined || value === null) entry[field] = undefined;
+      else if (typeof value === 'boolean') entry[field] = { kind: String(value), value: value ? 1 : 0 };
+      else if (typeof value === 'object') entry[field] = { kind: 'object', value: JSON.stringify(value) };
+      else entry[field] = { kind: typeof value === 'number' ? 'integer' : 'text', value: value as SqlValue };
+    }
+    byId.set(row[ROW_ID] as number, entry);
+  }
+  return byId;
+}
+
+/** SQLite's order of stored values: numbers before text, text by its bytes. */
+function storedOrder(left: SqlValue, right: SqlValue): number {
+  if (typeof left === 'number' && typeof right === 'number') return left - right;
+  if (typeof left === 'number') return -1;
+  if (typeof right === 'number') return 1;
+  return Buffer.compare(Buffer.from(String(left)), Buffer.from(String(right)));
+}
+
+/** A facet by hand: the values records have (no empty text, no objects, no missing), commonest first, ties by value. */
+function facetOf(field: string, ids: number[], values: Map<number, Record<string, { kind: string; value: SqlValue } | undefined>>, max: number): unknown {
+  const counts = new Map<string, { value: SqlValue; kind: string; count: number }>();
+  for (const id of ids) {
+    const entry = values.get(id)?.[field];
+    if (entry === undefined || entry.kind === 'object' || entry.value === '') continue;
+    const key = `${entry.kind}:${String(entry.value)}`;
+    const known = counts.get(key) ?? { value: entry.value, kind: entry.kind, count: 0 };
+    known.count += 1;
+    counts.set(key, known);
+  }
+  const sorted = [...counts.values()].sort((left, right) => right.count - left.count || storedOrder(left.value, right.value));
+  const text = (entry: { value: SqlValue; kind: string }): string => {
+    if (entry.kind === 'true' || entry.kind === 'false') return entry.kind;
+    if (field === 'inflight') return entry.value === 1 ? 'true' : 'false';
+    if (field === 'precise_amount') return amountFromKey(String(entry.value)).toString();
+    return String(entry.value);
+  };
+  return [counts.size, sorted.slice(0, max).map((entry) => [text(entry), entry.count])];
+}
+
+/** Groups by hand: records in order, grouped by their values, the groups in the order of their first record. */
+function groupsOf(ids: number[], values: Map<number, Record<string, { kind: string; value: SqlValue } | undefined>>, fields: string[], missingTogether: boolean): number[][] {
+  const groups = new Map<string, number[]>();
+  for (const id of ids) {
+    const entries = fields.map((field) => values.get(id)?.[field]);
+    const key = entries.some((entry) => entry === undefined) && !missingTogether ? `lone:${id}` : JSON.stringify(entries);
+    const group = groups.get(key) ?? [];
+    group.push(id);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
 }
 
 // Without words, time clauses alone are answered from per-second counts (index-schema.ts

@@ -11,6 +11,7 @@ import type { LedgerCore } from '../ledger-core.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { answered, recordView as view } from '../query-answers.js';
+import { searchAnswer as typesenseAnswer } from '../search-answer.js';
 import { filterSchema, multiSearchSchema, searchSchema, validateSearch, type SearchBody } from '../query-schemas.js';
 import type { FilterCollection, QueryPort, SearchCollection } from '../query-port.js';
 import { respond } from '../respond.js';
@@ -45,12 +46,27 @@ const reindexExample = {
   status: 'completed', processed_seq: 120, target_seq: 120, progress: 1, rows_written: 240, rows_per_second: 0,
   index_checkpoint_seq: 120, index_lag_events: 0, index_lag_seconds: 0,
 };
+const searchHitSchema = z.object({
+  document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema, reconciliationJsonSchema])
+    .meta({ description: 'The record as its GET route shows it, cut to include_fields / exclude_fields' }),
+  highlights: z.array(z.object({ field: z.string(), matched_tokens: z.array(z.string()), snippet: z.string(), value: z.string().optional() })).optional()
+    .meta({ description: "Typesense's first highlight form (left out with enable_highlight_v1: false); metadata is in `highlight` only" }),
+  highlight: z.record(z.string(), z.unknown()).meta({ description: "Typesense's second form: {field: {matched_tokens, snippet, value?}}, metadata nested" }),
+});
 const searchAnswerSchema = z.object({
-  found: z.number().int(),
-  hits: z.array(z.object({ document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema, reconciliationJsonSchema]) })),
+  facet_counts: z.array(z.object({
+    counts: z.array(z.object({ count: z.number().int(), highlighted: z.string(), value: z.string() })),
+    field_name: z.string(),
+    stats: z.object({ total_values: z.number().int() }),
+  })),
+  found: z.number().int().meta({ description: 'Records found; with group_by, groups found' }),
+  grouped_hits: z.array(z.object({ found: z.number().int(), group_key: z.array(z.unknown()), hits: z.array(searchHitSchema) })).optional()
+    .meta({ description: 'With group_by, in place of hits' }),
+  hits: z.array(searchHitSchema).optional(),
   out_of: z.number().int(),
   page: z.number().int(),
   request_params: z.object({ collection_name: z.string(), per_page: z.number().int(), q: z.string() }),
+  search_cutoff: z.boolean(),
   search_time_ms: z.number(),
 });
 
@@ -91,7 +107,9 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     tag: 'Search', summary: 'Full-text search of a collection', params: { collection: `One of ${SEARCH_COLLECTIONS.join(', ')}` },
     body: searchSchema, bodyRequired: false, bodyExample: { q: 'order', per_page: 10 }, invalidCode: 'SRCH_QUERY_INVALID',
     answers: answers(200, 'The hits', searchAnswerSchema, {
-      found: 1, hits: [{ document: EXAMPLES.transaction }], out_of: 40, page: 1, request_params: { collection_name: 'transactions', per_page: 10, q: 'order' }, search_time_ms: 2,
+      facet_counts: [], found: 1,
+      hits: [{ document: EXAMPLES.transaction, highlights: [{ field: 'description', matched_tokens: ['Order'], snippet: '<mark>Order</mark> 1042' }], highlight: { description: { matched_tokens: ['Order'], snippet: '<mark>Order</mark> 1042' } } }],
+      out_of: 40, page: 1, request_params: { collection_name: 'transactions', per_page: 10, q: 'order' }, search_cutoff: false, search_time_ms: 2,
     }),
     errors: [...QUERY_ERRORS, 'GEN_NOT_FOUND'],
   });
@@ -131,17 +149,19 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
   });
 }
 
-/** Searches one collection and answers as Typesense does (each hit a `document`). */
+/** The fields of each collection's documents (what include_fields and exclude_fields may name). */
+const DOCUMENT_FIELDS: Record<SearchCollection, ReadonlySet<string>> = {
+  ...(Object.fromEntries(FILTER_COLLECTIONS.map((collection) => [collection, fieldsOf(RECORD_SCHEMAS[collection])])) as Record<FilterCollection, ReadonlySet<string>>),
+  reconciliations: fieldsOf(reconciliationJsonSchema),
+};
+
+function fieldsOf(schema: z.ZodType): ReadonlySet<string> {
+  return new Set(Object.keys((schema as z.ZodObject).shape));
+}
+
+/** Searches one collection and answers as Typesense does (search-answer.ts). */
 async function searchAnswer(query: QueryPort, collection: string, body: SearchBody, visibleSeq: number): Promise<Record<string, unknown>> {
-  const requestParams = { collection_name: collection, per_page: body.per_page, q: body.q };
   const searchCollection = collection as SearchCollection;
   const result = answered(await query.search(searchCollection, body, visibleSeq));
-  return {
-    found: result.found,
-    hits: result.records.map((record) => ({ document: view(searchCollection, record) })),
-    out_of: result.out_of,
-    page: body.page,
-    request_params: requestParams,
-    search_time_ms: result.search_time_ms,
-  };
+  return typesenseAnswer(searchCollection, body, result, DOCUMENT_FIELDS[searchCollection]);
 }

@@ -127,3 +127,21 @@ export function signatureValid(secretKey: string, delivery: ReceivedDelivery): b
   const given = Buffer.from(signature, 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/** Replays older than this are refused, as Blnk's docs advise a receiver to (±5 minutes). */
+const BLNK_TIMESTAMP_WINDOW_SECONDS = 300;
+
+/**
+ * How Blnk's docs tell a receiver to check a delivery (webhooks/overview, "Webhook security"): both
+ * X-Blnk-Signature and X-Blnk-Timestamp present, the raw body's bytes, HMAC-SHA256 of
+ * `<timestamp>.<raw body>` with the receiver's secret in hex, compared in constant time, and the
+ * timestamp within a few minutes of now.
+ */
+export function blnkSignatureValid(secret: string, delivery: ReceivedDelivery, nowMs = Date.now()): boolean {
+  const signature = delivery.headers['x-blnk-signature'];
+  const timestamp = delivery.headers['x-blnk-timestamp'];
+  if (typeof signature !== 'string' || typeof timestamp !== 'string') return false;
+  if (!/^\d+$/.test(timestamp) || Math.abs(nowMs / 1000 - Number(timestamp)) > BLNK_TIMESTAMP_WINDOW_SECONDS) return false;
+  const expected = createHmac('sha256', secret).update(`${timestamp}.${delivery.text}`).digest('hex');
+  return signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
+}
