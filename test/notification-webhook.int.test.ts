@@ -124,23 +124,23 @@ t.test("Blnk's events, in Blnk's shape, verified as a Blnk receiver verifies the
   const ledger = await post('/ledgers', { name: 'Webhooks' });
   const identity = await post('/identities', { identity_type: 'individual', first_name: 'Ada', last_name: 'Lovelace' });
   const balance = await post('/balances', { ledger_id: ledger.ledger_id, currency: 'USD', identity_id: identity.identity_id });
-  const funded = await post('/transactions', { precise_amount: 10_000, currency: 'USD', source: '@world', destination: balance.balance_id, reference: 'wh-fund', allow_overdraft: true, skip_queue: true });
-  const voided = await post('/transactions', { precise_amount: 100, currency: 'USD', source: balance.balance_id, destination: '@shop', reference: 'wh-hold-1', inflight: true, skip_queue: true });
+  const funded = await post('/transactions', { description: 'test', precise_amount: 10_000, currency: 'USD', source: '@world', destination: balance.balance_id, reference: 'wh-fund', allow_overdraft: true, skip_queue: true });
+  const voided = await post('/transactions', { description: 'test', precise_amount: 100, currency: 'USD', source: balance.balance_id, destination: '@shop', reference: 'wh-hold-1', inflight: true, skip_queue: true });
   await server.request('PUT', `/transactions/inflight/${voided.transaction_id}`, { status: 'void' });
-  const committed = await post('/transactions', { precise_amount: 200, currency: 'USD', source: balance.balance_id, destination: '@shop', reference: 'wh-hold-2', inflight: true, skip_queue: true });
+  const committed = await post('/transactions', { description: 'test', precise_amount: 200, currency: 'USD', source: balance.balance_id, destination: '@shop', reference: 'wh-hold-2', inflight: true, skip_queue: true });
   await server.request('PUT', `/transactions/inflight/${committed.transaction_id}`, { status: 'commit' });
   // Queued, then refused when its turn comes: the queue record is not announced, the rejection is.
-  const refused = await post('/transactions', { precise_amount: 1_000_000, currency: 'USD', source: '@empty', destination: '@shop', reference: 'wh-queued' });
+  const refused = await post('/transactions', { description: 'test', precise_amount: 1_000_000, currency: 'USD', source: '@empty', destination: '@shop', reference: 'wh-queued' });
   const scheduled = await post('/transactions', {
-    precise_amount: 5, currency: 'USD', source: '@world', destination: '@shop', reference: 'wh-later', allow_overdraft: true,
+    description: 'test', precise_amount: 5, currency: 'USD', source: '@world', destination: '@shop', reference: 'wh-later', allow_overdraft: true,
     scheduled_for: new Date(Date.now() + 3_600_000).toISOString(),
   });
-  const item = (reference: string, amount = 1) => ({ precise_amount: amount, currency: 'USD', source: '@world', destination: '@shop', reference, allow_overdraft: true });
+  const item = (reference: string, amount = 1) => ({ description: 'test', precise_amount: amount, currency: 'USD', source: '@world', destination: '@shop', reference, allow_overdraft: true });
   const asyncApplied = await post('/transactions/bulk', { atomic: true, run_async: true, transactions: [item('wh-b1'), item('wh-b2')] });
   const asyncInflight = await post('/transactions/bulk', { atomic: true, inflight: true, run_async: true, transactions: [item('wh-b3')] });
   const asyncCut = await post('/transactions/bulk', {
     run_async: true, skip_queue: true,
-    transactions: [item('wh-b4'), { precise_amount: 1, currency: 'USD', source: '@nobody', destination: '@shop', reference: 'wh-b5' }],
+    transactions: [item('wh-b4'), { description: 'test', precise_amount: 1, currency: 'USD', source: '@nobody', destination: '@shop', reference: 'wh-b5' }],
   });
   await post('/transactions/bulk', { atomic: true, transactions: [item('wh-b6')] }, [201]);
   // A registered hook whose receiver is gone: its delivery is given up, and that is a system error.
@@ -191,8 +191,8 @@ t.test("Blnk's events survive a restart: what was not delivered goes out after i
   let server = await startTestServer(options);
   // The receiver is down: these fail and wait in the log.
   await server.request('POST', '/identities', { identity_type: 'individual', first_name: 'Grace' });
-  await server.request('POST', '/transactions', { precise_amount: 7, currency: 'USD', source: '@world', destination: '@restart', reference: 'wh-restart', allow_overdraft: true, skip_queue: true });
-  await server.request('POST', '/transactions/bulk', { atomic: true, run_async: true, transactions: [{ precise_amount: 1, currency: 'USD', source: '@world', destination: '@restart', allow_overdraft: true }] });
+  await server.request('POST', '/transactions', { description: 'test', precise_amount: 7, currency: 'USD', source: '@world', destination: '@restart', reference: 'wh-restart', allow_overdraft: true, skip_queue: true });
+  await server.request('POST', '/transactions/bulk', { atomic: true, run_async: true, transactions: [{ description: 'test', precise_amount: 1, currency: 'USD', source: '@world', destination: '@restart', allow_overdraft: true }] });
   await new Promise((resolve) => setTimeout(resolve, 150));
   await server.stop();
   await receiver.start(port);

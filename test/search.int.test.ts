@@ -288,7 +288,7 @@ t.test('group_by pages groups of hits in the search\'s order', async (t) => {
 t.test('include_fields and exclude_fields cut the documents, amounts exact', async (t) => {
   const { server } = await seeded(t, 3);
   await post(server, '/transactions', {
-    currency: 'USD', precise_amount: '12345678901234567890123', source: '@world', destination: '@savings', allow_overdraft: true, skip_queue: true,
+    description: 'test', currency: 'USD', precise_amount: '12345678901234567890123', source: '@world', destination: '@savings', allow_overdraft: true, skip_queue: true,
     reference: 'huge', meta_data: { order: 'big', nested: { keep: 1, drop: 2 } },
   });
   const document = async (body: Record<string, unknown>): Promise<{ body: any; text: string }> => {
