@@ -243,12 +243,15 @@ export class ReferenceLedger {
       requested: 0n,
       box: '',
     };
+    // A hold voided whole is held again the other way (Blnk issue 42): its full amount, as a hold.
+    const restored = original.inflight && original.status === 'VOID' && original.committed === 0n;
+    refund.inflight = restored;
     if (original.plan) {
       // Back along the legs that moved: each receiver pays back what it got, each payer gets back what it paid.
       const received = new Map<Key, bigint>();
       const paid = new Map<Key, bigint>();
       for (const leg of original.legs) {
-        const moved = original.inflight ? leg.committed : leg.status === 'APPLIED' ? leg.amount : 0n;
+        const moved = restored ? leg.amount : original.inflight ? leg.committed : leg.status === 'APPLIED' ? leg.amount : 0n;
         if (moved === 0n) continue;
         received.set(leg.to, (received.get(leg.to) ?? 0n) + moved);
         paid.set(leg.from, (paid.get(leg.from) ?? 0n) + moved);
@@ -270,7 +273,7 @@ export class ReferenceLedger {
         }));
       }
     } else {
-      const moved = original.inflight ? original.committed : original.status === 'APPLIED' ? original.amount : 0n;
+      const moved = restored ? original.amount : original.inflight ? original.committed : original.status === 'APPLIED' ? original.amount : 0n;
       if (moved === 0n) return { ok: false, code: 'TXN_NOT_REFUNDABLE' };
       refund.amount = moved;
       refund.box = original.to as Key;
