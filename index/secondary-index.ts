@@ -29,6 +29,7 @@ import type { FacetCount } from './search-facets.js';
 import { SearchRefusal } from './search-refusal.js';
 import type { HighlightSpec } from '../wire/search-highlights.js';
 import type { SqliteConnection } from './sqlite-connection.js';
+import { timeText } from '../wire/views.js';
 
 export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
 
@@ -54,7 +55,8 @@ export interface SearchPage {
   highlight: HighlightSpec;
 }
 
-export type ReindexState = 'idle' | 'running' | 'completed' | 'failed';
+/** Blnk's words for a rebuild (`in_progress`), with `idle` before the first one (Blnk answers 404 then). */
+export type ReindexState = 'idle' | 'in_progress' | 'completed' | 'failed';
 
 export interface ReindexStatus {
   status: ReindexState;
@@ -76,6 +78,17 @@ export interface ReindexStatus {
    * the last error, attempts so far and since when. The index stays at the event before it.
    */
   index_poison?: { seq: number; message: string; attempts: number; since: string };
+  /**
+   * Blnk's progress fields: its phase, the log events to index and indexed so far (Blnk counts
+   * records), when it completed, its errors, and whether it is paused (Blnk pauses on Typesense's
+   * backpressure; a rebuild here never pauses, so this is always false).
+   */
+  phase: string;
+  total_records: number;
+  processed_records: number;
+  completed_at?: string;
+  errors?: string[];
+  paused: boolean;
 }
 
 export interface SecondaryIndexOptions {
@@ -134,7 +147,7 @@ export class SecondaryIndex {
   /** Settles when a swap in progress is over; queries wait on it. */
   private swapping: Promise<void> | undefined;
   private rebuild: { projector?: ProjectorThread; promise: Promise<void> } | undefined;
-  private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds'> = {
+  private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds' | 'phase' | 'total_records' | 'processed_records' | 'paused'> = {
     status: 'idle', processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
   };
   private reindexStartedMs = 0;
@@ -363,9 +376,15 @@ export class SecondaryIndex {
       index_checkpoint_seq: this.projector.checkpoint,
       index_lag_events: this.lagEvents(),
       index_lag_seconds: Number(this.lagSeconds().toFixed(3)),
+      phase: this.reindex.status === 'in_progress' ? 'indexing' : this.reindex.status,
+      total_records: target,
+      processed_records: processed,
+      paused: false,
     };
-    if (this._poison) status.index_poison = { ...this._poison, since: new Date(this._poison.since).toISOString() };
-    if (this.reindex.status === 'running') {
+    if (this._poison) status.index_poison = { ...this._poison, since: timeText(this._poison.since) };
+    if (this.reindex.status === 'completed' && this.reindex.finished_at) status.completed_at = this.reindex.finished_at;
+    if (this.reindex.error !== undefined) status.errors = [this.reindex.error];
+    if (this.reindex.status === 'in_progress') {
       const seconds = (performance.now() - this.reindexStartedMs) / 1000;
       status.rows_per_second = seconds > 0 ? Math.round(this.reindex.rows_written / seconds) : 0;
     }
@@ -378,19 +397,19 @@ export class SecondaryIndex {
     if (this.closed) return { ok: false, code: 'GEN_CONFLICT', message: 'the index is closing' };
     this.reindexStartedMs = performance.now();
     this.reindex = {
-      status: 'running', started_at: new Date().toISOString(), processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
+      status: 'in_progress', started_at: timeText(Date.now()), processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
     };
     const rebuild: { projector?: ProjectorThread; promise: Promise<void> } = { promise: Promise.resolve() };
     rebuild.promise = this.runRebuild(rebuild).then(
       () => {
         const seconds = (performance.now() - this.reindexStartedMs) / 1000;
         this.reindex = {
-          ...this.reindex, status: 'completed', finished_at: new Date().toISOString(), processed_seq: this.projector.checkpoint,
+          ...this.reindex, status: 'completed', finished_at: timeText(Date.now()), processed_seq: this.projector.checkpoint,
           rows_per_second: seconds > 0 ? Math.round(this.reindex.rows_written / seconds) : 0,
         };
       },
       (error: Error) => {
-        this.reindex = { ...this.reindex, status: 'failed', finished_at: new Date().toISOString(), error: error.message };
+        this.reindex = { ...this.reindex, status: 'failed', finished_at: timeText(Date.now()), error: error.message };
         this.options.onError?.(error);
       },
     ).finally(() => {

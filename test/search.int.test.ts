@@ -420,9 +420,10 @@ t.test('reindex rebuilds the index while it keeps answering', async (t) => {
   const idle = await server.request('GET', '/search/reindex');
   t.equal(idle.body.status, 'idle');
   t.equal(idle.body.index_lag_events, 0);
+  t.equal(idle.body.paused, false, 'Blnk\'s paused field, never true here');
   const started = await server.request('POST', '/search/reindex');
   t.equal(started.status, 202);
-  t.equal(started.body.status, 'running');
+  t.match(started.body, { status: 'in_progress', phase: 'indexing', paused: false, processed_records: Number, total_records: Number }, 'Blnk\'s words and fields');
   const again = await server.request('POST', '/search/reindex');
   t.equal(again.status, 409, 'one rebuild at a time');
   t.equal(again.body.error_detail.code, 'SRCH_REINDEX_IN_PROGRESS');
@@ -435,13 +436,13 @@ t.test('reindex rebuilds the index while it keeps answering', async (t) => {
   const patience = Date.now() + 60_000;
   while (Date.now() < patience) {
     status = (await server.request('GET', '/search/reindex')).body;
-    if (status.status !== 'running') break;
+    if (status.status !== 'in_progress') break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   t.equal(status.status, 'completed', JSON.stringify(status));
   t.equal(status.progress, 1);
   t.ok(status.rows_written > 60);
-  t.match(status, { started_at: String, finished_at: String });
+  t.match(status, { started_at: String, finished_at: String, completed_at: String, paused: false });
   const after = await search(server, 'transactions', { q: 'coffee', per_page: 100 });
   t.same(after.body.hits, before.body.hits, 'the same answers from the rebuilt index');
   const afterDuring = await search(server, 'transactions', { q: 'during' });

@@ -28,7 +28,7 @@ const RECORD_SCHEMAS: Record<FilterCollection, z.ZodType> = {
 };
 const QUERY_ERRORS = ['SRCH_QUERY_INVALID', 'SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT', 'GEN_BAD_REQUEST'] as const;
 const reindexStatusSchema = z.object({
-  status: z.enum(['idle', 'running', 'completed', 'failed']),
+  status: z.enum(['idle', 'in_progress', 'completed', 'failed']),
   started_at: z.string().optional(),
   finished_at: z.string().optional(),
   processed_seq: z.number().int(),
@@ -41,10 +41,16 @@ const reindexStatusSchema = z.object({
   index_lag_events: z.number().int(),
   index_lag_seconds: z.number(),
   index_poison: z.object({ seq: z.number().int(), message: z.string(), attempts: z.number().int(), since: z.string() }).optional(),
+  phase: z.string(),
+  total_records: z.number().int(),
+  processed_records: z.number().int(),
+  completed_at: z.string().optional(),
+  errors: z.array(z.string()).optional(),
+  paused: z.boolean().meta({ description: 'Blnk\'s field; a rebuild here never pauses' }),
 }).meta({ id: 'ReindexStatus' });
 const reindexExample = {
   status: 'completed', processed_seq: 120, target_seq: 120, progress: 1, rows_written: 240, rows_per_second: 0,
-  index_checkpoint_seq: 120, index_lag_events: 0, index_lag_seconds: 0,
+  index_checkpoint_seq: 120, index_lag_events: 0, index_lag_seconds: 0, phase: 'completed', total_records: 120, processed_records: 120, paused: false,
 };
 const searchHitSchema = z.object({
   document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema, reconciliationJsonSchema])
@@ -98,7 +104,7 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     await respond(ctx, core, 200, query.reindexStatus(), 0);
   });
 
-  describeRoute(router, 'POST /search/reindex', { tag: 'Search', summary: 'Rebuild the query index from the log, in the background', answers: answers(202, 'Started', reindexStatusSchema, { ...reindexExample, status: 'running', progress: 0 }), errors: ['GEN_CONFLICT'] });
+  describeRoute(router, 'POST /search/reindex', { tag: 'Search', summary: 'Rebuild the query index from the log, in the background', answers: answers(202, 'Started', reindexStatusSchema, { ...reindexExample, status: 'in_progress', phase: 'indexing', progress: 0 }), errors: ['GEN_CONFLICT'] });
   router.post('/search/reindex', async (ctx) => {
     await respond(ctx, core, 202, answered(query.startReindex()), 0);
   });
