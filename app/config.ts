@@ -8,7 +8,7 @@
 // BLNK_WEBHOOK_HEADERS), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
 // (FOLIO_TOKENIZATION_SECRET: 32 bytes, or 64 hex digits), backup.dir (FOLIO_BACKUP_DIR). FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
 // control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
-// as a follower of the one in that directory (see bin/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
+// as a follower of the one in that directory (see app/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
 // stops it when its standard input ends, which is when the parent holding the other end of the pipe
 // has gone, however it went.
 

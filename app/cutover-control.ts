@@ -2,7 +2,7 @@
 // protocol is in docs/decisions-cloud.md). A leader can be fenced: it refuses new writes, waits for the
 // writes already admitted, stops its queue runner, timers and hook delivery (saving delivery progress),
 // holds its API key use stamps, and flushes its log, after which nothing appends to it and it reports
-// where it stopped. A follower (bin/log-follower.ts) copies a leader's log and appends nothing of its
+// where it stopped. A follower (app/log-follower.ts) copies a leader's log and appends nothing of its
 // own until it is promoted at exactly the position the fenced leader reported; it then takes the
 // leader's hook delivery progress and starts working as a leader.
 

@@ -73,7 +73,7 @@ export interface RuntimeOptions {
   /** Reports projection failures; the projector retries on its own. */
   onIndexError?: (error: Error) => void;
   /**
-   * Opens the ledger as a follower of another one's log (bin/log-follower.ts): it appends no events of
+   * Opens the ledger as a follower of another one's log (app/log-follower.ts): it appends no events of
    * its own, so the queue runner, timers, hook delivery and snapshots wait for `startWork()`.
    */
   follower?: boolean;

@@ -1,5 +1,5 @@
 // Who is calling the control plane. A request presents the cloud API key or an OAuth access token, in
-// `X-svc-key` (any letter case) or `Authorization: Bearer` (interface.md 5.7; the same headers the core
+// `X-svc-key` (any letter case) or `Authorization: Bearer` (../shared/spec/interface.md 5.7; the same headers the core
 // reads, through its presentedKey). The cloud key is the operator: it may do everything. A token acts
 // for the user who signed in, within its scopes, on that user's deployments only. The middleware only
 // identifies the caller; each route says what it needs with requireOperator / requireScopes.

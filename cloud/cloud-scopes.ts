@@ -1,7 +1,7 @@
 // Scopes of OAuth clients and their tokens: a closed set. `*` covers everything; proxy GETs need
-// `proxy:read` or `proxy:write`, other proxied methods `proxy:write` (decisions.md); deployments are read
+// `proxy:read` or `proxy:write`, other proxied methods `proxy:write` (../shared/spec/decisions.md); deployments are read
 // with `deployments:read` and upgraded with `deployments:write`. `mcp:read` and `data:read` are
-// accepted names (interface.md lists them) that no route of this control plane needs yet.
+// accepted names (../shared/spec/interface.md lists them) that no route of this control plane needs yet.
 
 export const CLOUD_SCOPES = ['*', 'proxy:read', 'proxy:write', 'deployments:read', 'deployments:write', 'mcp:read', 'data:read'] as const;
 export type CloudScope = (typeof CLOUD_SCOPES)[number];

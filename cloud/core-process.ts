@@ -1,5 +1,5 @@
 // One Folio core as a child process: the same `folio serve` an operator runs (this Node, the flags of
-// bin/node-flags.ts, dist/bin/folio.js), on 127.0.0.1 with FOLIO_PORT=0, its own data directory and its
+// app/node-flags.ts, dist/bin/folio.js), on 127.0.0.1 with FOLIO_PORT=0, its own data directory and its
 // own master key. The address is read from the `listening on http://HOST:PORT` line it prints. Its
 // standard input is a pipe the control plane holds open and never writes: with FOLIO_STOP_ON_STDIN_END
 // the core stops when that pipe ends, so no core outlives a control plane that was killed. It runs in

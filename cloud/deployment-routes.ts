@@ -2,7 +2,7 @@
 //   POST /deployments {name, region?, tier?, user_id?}   cloud API key; 201, PENDING until its core answers
 //   GET  /deployments, GET /deployments/:id       cloud API key, or a token with deployments:read (its
 //                                                 user's deployments only)
-//   POST /deployments/:deployment_id/upgrade {force?}   cloud API key, or deployments:write: interface.md 4.14
+//   POST /deployments/:deployment_id/upgrade {force?}   cloud API key, or deployments:write: ../shared/spec/interface.md 4.14
 // A token never learns that a deployment of another user exists: those answer 404 like unknown ids.
 
 import type { Router } from '@koa/router';

@@ -280,7 +280,7 @@ export class Deployments {
   }
 }
 
-/** A deployment as the API shows it (interface.md 2.9 plus instance_id, version and the cutover). */
+/** A deployment as the API shows it (../shared/spec/interface.md 2.9 plus instance_id, version and the cutover). */
 export function deploymentView(record: DeploymentRecord): Record<string, unknown> {
   return {
     deployment_id: record.deployment_id,

@@ -7,7 +7,7 @@
 //   1. the old core writes a snapshot now, and `folio backup` copies it and the log into the new
 //      directory (so the new core replays only a short tail, and has no snapshot due right after it
 //      takes over);
-//   2. the new core starts there as a follower of the old one's log (bin/log-follower.ts), copying each
+//   2. the new core starts there as a follower of the old one's log (app/log-follower.ts), copying each
 //      record byte for byte as it becomes durable, and rebuilding its lookups and query index;
 //   3. we wait until it is close behind, its index too, and warm both state hashes.
 // Cutover, the only part that pauses writes:

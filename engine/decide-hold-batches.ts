@@ -19,7 +19,7 @@ import { accept, refuse, type Decided } from './result.js';
 /** Holds one bulk commit or void request may name. */
 export const BULK_HOLD_ACTIONS_MAX = 100;
 
-/** Ids of bulk requests start with this (ids.ts prefixes); a hold action on one acts on its batch. */
+/** Ids of bulk requests start with this (the 'bulk' prefix of engine/ports.ts IdPrefix); a hold action on one acts on its batch. */
 const BATCH_ID_PREFIX = 'bulk_';
 
 /** Whether an id names a bulk request's batch rather than a transaction. */

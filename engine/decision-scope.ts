@@ -168,7 +168,7 @@ export function newTransactionIds(ids: IdSource): { transaction_id: string; refe
 /**
  * A new transaction record with its hash; everything not given takes its "none" value. Fields come in
  * one fixed order whatever order the caller names them in, and an optional field given as undefined is
- * left out, so a record read back from the log (wal/event-codec.ts) is the same object, key for key.
+ * left out, so a record read back from the log (codec/event-codec.ts) is the same object, key for key.
  */
 export function newTransaction(
   fields: Pick<TransactionRecord, 'transaction_id' | 'source' | 'destination' | 'reference' | 'currency' | 'precise_amount' | 'precision'>

@@ -10,7 +10,7 @@
 
 /** Rows per chunk of an upload or of a run's results, in the log and in the index's slices. */
 export const RECONCILIATION_CHUNK_ROWS_MAX = 1_000;
-/** External records per upload and per instant run (interface.md 8). */
+/** External records per upload and per instant run (../shared/spec/interface.md 8). */
 export const EXTERNAL_RECORDS_MAX = 10_000;
 /** Criteria per matching rule, and rules per run: small sets, evaluated for every candidate pair. */
 export const RULE_CRITERIA_MAX = 16;

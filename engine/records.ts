@@ -20,7 +20,7 @@ const GENERATED_REFERENCE_PREFIX = 'ref_';
 /**
  * The reference Folio gives a transaction recorded without one: `ref_` and the same UUID as its id.
  * Being derived from the id, it needs no index of its own: the lookups find it through the id (see
- * wal/lookup-store.ts), which spares an index entry for most transactions.
+ * lookups/lmdb-transaction-store.ts), which spares an index entry for most transactions.
  */
 export function generatedReference(transactionId: string): string {
   return GENERATED_REFERENCE_PREFIX + transactionId.slice(TRANSACTION_ID_PREFIX.length);
@@ -239,7 +239,7 @@ export interface MonitorRecord {
   monitor_id: string;
   balance_id: string;
   description: string;
-  /** Kept for Blnk clients that send it; notifications go to the server's webhook (decisions.md). */
+  /** Kept for Blnk clients that send it; notifications go to the server's webhook (../shared/spec/decisions.md). */
   call_back_url: string;
   condition: MonitorCondition;
   created_at: number;

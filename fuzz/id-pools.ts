@@ -1,6 +1,6 @@
 // Ids and names the server has handed out, kept so generated requests can name things that exist: the
 // pools behind `PoolRef`. Each pool keeps the newest POOL_IDS_MAX entries; a reference into an empty
-// pool resolves to a well-formed id that names nothing. Learning from answers is in answer-learning.ts.
+// pool resolves to a well-formed id that names nothing. Learning from answers is in acknowledged-writes.ts (learnFromAnswer).
 
 import { type PoolName, type PoolRef, type SendContext } from './fuzz-json.js';
 

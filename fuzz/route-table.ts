@@ -234,7 +234,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'DELETE', path: '/hooks/:id', params: { id: hookId }, weight: 5 },
   { method: 'POST', path: '/hooks/:id/rotate-secret', params: { id: hookId }, weight: 3 },
 
-  // Uploads are multipart; the fuzzer's JSON bodies exercise the refusal (test/reconciliation-api covers files).
+  // Uploads are multipart; the fuzzer's JSON bodies exercise the refusal (test/reconciliation-api.int.test.ts covers files).
   { method: 'POST', path: '/reconciliation/upload', weight: 1 },
   { method: 'POST', path: '/reconciliation/matching-rules', body: ruleBody, schemaSource: declared, weight: 8 },
   { method: 'GET', path: '/reconciliation/matching-rules', weight: 2 },

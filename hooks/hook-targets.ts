@@ -1,4 +1,4 @@
-// Where a hook may send deliveries (decisions.md "Hooks"). Link-local addresses, cloud metadata
+// Where a hook may send deliveries (../shared/spec/decisions.md "Hooks"). Link-local addresses, cloud metadata
 // services and addresses no host has are never targets: a hook is a way to make the server send
 // requests, and those would reach its own infrastructure. Loopback and private ranges are refused too
 // unless `hooks.allow_private_networks` is set (a receiver on the same machine or network). An IPv6

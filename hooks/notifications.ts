@@ -1,4 +1,4 @@
-// Events for the server's notification webhook (decisions.md "Hooks": `notifications.webhook_url`),
+// Events for the server's notification webhook (../shared/spec/decisions.md "Hooks": `notifications.webhook_url`),
 // as opposed to the transaction hooks clients register. Like transaction hooks, they are derived from
 // logged events by pure functions, so the log is their outbox too: a notification goes out only once
 // the event that calls for it is durable, and reading the log again after a crash derives the same

@@ -1,4 +1,4 @@
-// Each hook's own signing secret (decisions.md "Hooks"): `whsec_` and 32 random bytes in base64url,
+// Each hook's own signing secret (../shared/spec/decisions.md "Hooks"): `whsec_` and 32 random bytes in base64url,
 // shown to the client once (at creation and at each rotation) and never listed. The receiver checks
 // signatures with it and never needs the server's master key.
 //

@@ -1,7 +1,7 @@
 // Errors as the API reports them. Every failure a client can cause becomes an ApiError with a stable
 // code; the error middleware (error-envelope.ts) is the one place that turns them into responses.
 // Where the public Blnk ledger has a code of its own for a condition, that code is used, with the
-// status Blnk gives it (decisions.md; docs/decisions-blnk.md lists the codes and where they apply).
+// status Blnk gives it (../shared/spec/decisions.md; docs/decisions-blnk.md lists the codes and where they apply).
 
 import type { Rejection } from '../engine/rejections.js';
 

@@ -2,7 +2,7 @@
 // reach it, but a web page can: a name the attacker controls is first resolved to their server, then
 // rebound to 127.0.0.1, and the browser sends the page's requests here with that name in `Host`. So a
 // loopback-only server answers only requests whose Host is a loopback name or address
-// (decisions.md: 403 GEN_FORBIDDEN_HOST). Servers listening beyond loopback are reached by names the
+// (../shared/spec/decisions.md: 403 GEN_FORBIDDEN_HOST). Servers listening beyond loopback are reached by names the
 // operator chooses, and guard themselves with the secret key.
 
 import { isIP } from 'node:net';

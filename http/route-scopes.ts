@@ -1,6 +1,6 @@
 // Who may call each route: the one table of access rules. Keys are `<METHOD> <router path pattern>`, the
 // pattern written exactly as the route registers it, so the table can be checked against the router
-// (test/route-scopes.unit.test.ts fails when a registered route has no entry). Values:
+// (test/route-scopes.int.test.ts fails when a registered route has no entry). Values:
 //   'public'           no key needed, even with authentication on (/health, and the API's description:
 //                      /openapi.json and the /docs page with its files)
 //   'any-key'          any valid key, whatever its scopes (what is running, for a client checking it)

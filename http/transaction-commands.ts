@@ -71,7 +71,7 @@ export function resolveAmount(
     if (options.required === false) return accept({ precise_amount: 0n, precision: precision.value });
     return fail('amount', 'amount or precise_amount is required');
   }
-  // One of the two, as Blnk (and interface.md) have it, even when they agree.
+  // One of the two, as Blnk (and ../shared/spec/interface.md) have it, even when they agree.
   if (fromPrecise && fromAmount) return fail('amount', 'either amount or precise_amount should be provided, not both');
   return accept({ precise_amount: (fromPrecise ?? fromAmount)!.value as bigint, precision: precision.value });
 }

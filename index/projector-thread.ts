@@ -1,4 +1,4 @@
-// The main thread's handle on a projector running in its own worker thread (projector-worker.ts): it
+// The main thread's handle on a projector running in its own worker thread (app/index-projector-worker.ts): it
 // passes on how far the log is durable, mirrors the checkpoint from the worker's batch reports, and
 // stops or finishes the worker. A worker that dies unexpectedly is reported as an error and started
 // again from its checkpoint after a pause. A worker that keeps dying at the same checkpoint (an event

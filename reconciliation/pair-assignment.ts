@@ -6,7 +6,7 @@
 //
 // Under the grouped strategies a probe whose two best candidates tie (same amount gap and time gap) is
 // ambiguous: it is reported unmatched rather than matched by a guess. one_to_one breaks such ties by id,
-// as decisions.md says.
+// as ../shared/spec/decisions.md says.
 
 import { compareFractions, type Fraction } from '../engine/exact-fraction.js';
 import type { MatchSide } from './match-sides.js';

@@ -1,4 +1,4 @@
-// Unit tests for http/amounts.ts: the one place wire amounts become exact bigints. The cases pin down
+// Unit tests for wire/amounts.ts: the one place wire amounts become exact bigints. The cases pin down
 // which inputs convert exactly, which are refused because they would need rounding, and the limits that
 // keep every amount inside what the engine and the log were sized for.
 

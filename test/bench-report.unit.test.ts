@@ -1,4 +1,4 @@
-// The bench report (bench/results-report) rendered from fixture results in a temp dir: report.md holds
+// The bench report (bench/results-report) rendered from fixture results in a temp dir: bench/results/report.md holds
 // every figure of every result beside its target, with the date and machine of its run; each chart is
 // a well-formed SVG drawn by echarts, linked from the report, its numbers printed under it; a chart
 // whose data is missing is named instead of drawn (and an old drawing of it removed); a quick report

@@ -120,7 +120,7 @@ t.test('every SDK method against a real server', async (t) => {
   await call('BalanceMonitor.delete', 200, () => sdk.BalanceMonitor.delete(monitor.monitor_id));
 
   // Metadata, search, filters
-  // 201, as interface.md 4.11 fixes it (Blnk answers 200; the SDK takes either).
+  // 201, as ../shared/spec/interface.md 4.11 fixes it (Blnk answers 200; the SDK takes either).
   t.match(await call('Metadata.update', 201, () => sdk.Metadata.update(balanceId, { meta_data: { tier: 'gold' } })), { meta_data: { owner: 'grace', tier: 'gold' } });
   const reindex = await call('Search.startReindex', 202, () => sdk.Search.startReindex());
   t.ok(reindex, 'reindex started');

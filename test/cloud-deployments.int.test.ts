@@ -40,7 +40,7 @@ function rawRequest(port: number, requestLine: string): Promise<string> {
   });
 }
 
-t.test('a deployment shows every field of interface.md 2.9, plus instance_id and version', async (t) => {
+t.test('a deployment shows every field of ../shared/spec/interface.md 2.9, plus instance_id and version', async (t) => {
   for (const field of ['deployment_id', 'name', 'ingress_mode', 'dedicated', 'tier', 'type', 'region', 'status', 'watch_enabled',
     'usage_billing_enabled', 'usage_billing_enabled_at', 'record_creates_blocked', 'created_at', 'updated_at', 'instance_id', 'version']) {
     t.ok(field in deployment, field);

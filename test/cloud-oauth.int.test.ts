@@ -155,7 +155,7 @@ t.test('sign-in page: headers, CSRF, cookie, wrong password, deny, single use', 
   const deny = await submitSignIn(rig, denied, { decision: 'deny' });
   t.equal(deny.status, 303);
   t.equal(new URL(deny.headers.get('location')!).searchParams.get('error'), 'access_denied');
-  // Guessing is bounded per account and per address, across pages: test/cloud-sign-in-limits.int.test.ts.
+  // Guessing is bounded per account and per address, across pages: test/cloud-sign-in-abuse.int.test.ts.
 });
 
 t.test('token endpoint: the exchange, and every error', async (t) => {

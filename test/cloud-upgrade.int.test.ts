@@ -1,4 +1,4 @@
-// Upgrades (interface.md 4.14) with the cutover that must not lose a write:
+// Upgrades (../shared/spec/interface.md 4.14) with the cutover that must not lose a write:
 //   - under load: writers post transfers through the proxy (queued and synchronous) while a forced
 //     upgrade runs; afterwards every acknowledged transfer is on the new deployment by reference, none
 //     twice (each balance equals the sum of what was acknowledged for it), each balance equals the fold

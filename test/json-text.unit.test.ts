@@ -1,4 +1,4 @@
-// Unit tests for http/json-text.ts, the response writer: bigints must come out as bare digits of any
+// Unit tests for wire/json-text.ts, the response writer: bigints must come out as bare digits of any
 // size, exact decimal literals verbatim, and everything else exactly as JSON.stringify would write it,
 // so that clients parsing with an ordinary JSON parser see the same document.
 

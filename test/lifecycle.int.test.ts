@@ -1,5 +1,5 @@
 // The transaction lifecycle over HTTP against the real server (LMDB in a temp dir): every row of the
-// state table in interface.md section 3, every lifecycle error code with its status, dry runs of every
+// state table in ../shared/spec/interface.md section 3, every lifecycle error code with its status, dry runs of every
 // operation (checked against what the real operation then does, and checked to write nothing), bulk and
 // bulk inflight, and one test with real expiry, auto-commit and schedule dates a second or two ahead.
 // Actions that must find another one still queued are sent pipelined on one connection (see
@@ -116,7 +116,7 @@ async function checkResulting(t: Test, resulting: Record<string, string>, balanc
   }, `the real operation left ${balanceId} as projected`);
 }
 
-t.test('state table, interface.md section 3', async (t) => {
+t.test('state table, ../shared/spec/interface.md section 3', async (t) => {
   t.test('(new) -> QUEUED: a create, a refund and a commit/void without skip_queue are queued', async (t) => {
     const alice = fresh('alice');
     await api.fund(alice, 1000);

@@ -1,4 +1,4 @@
-// The V8 flags Folio runs with are written in three places that cannot share code (bin/node-flags.ts,
+// The V8 flags Folio runs with are written in three places that cannot share code (app/node-flags.ts,
 // package.json's start script, the first line of bin/folio.ts): they must agree, and this Node must
 // accept them.
 

@@ -1,6 +1,6 @@
 // The snapshot file format on its own: a state written and read back is the same state (bigints of any
 // size included); a cut-off file is reported torn and a flipped byte corrupt, in the header or the body;
-// the fast canonical writer produces exactly engine/canonical-json.ts's text.
+// the fast canonical writer produces exactly engine/exact-json.ts's text.
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';

@@ -11,7 +11,7 @@ import { preciseToAmount, preciseToDecimalText } from '../wire/amounts.js';
 import { timeText } from '../wire/views.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
-/** The wire shape of a transaction (interface.md 2.1 and decisions.md), field by field in wire order. */
+/** The wire shape of a transaction (../shared/spec/interface.md 2.1 and ../shared/spec/decisions.md), field by field in wire order. */
 function transactionView(record: TransactionRecord): Record<string, unknown> {
   const view: Record<string, unknown> = {
     transaction_id: record.transaction_id, parent_transaction: record.parent_transaction, source: record.source,

@@ -287,7 +287,7 @@ t.test('amounts: exact digits in and out, whatever their size', async (t) => {
     const tooFine = await post(transfer('"precise_amount":1,"precision":10000000000000000000', '@fine'));
     expectError(t, tooFine, 400, 'TXN_VALIDATION_ERROR', 'precision 10^19');
     t.ok(tooFine.body.error_detail.details?.precision, 'details name precision');
-    // One of the two, as Blnk and interface.md have it: both are refused even when they agree.
+    // One of the two, as Blnk and ../shared/spec/interface.md have it: both are refused even when they agree.
     const both = await post(transfer('"amount":2.5,"precise_amount":250,"precision":100', '@both'));
     expectError(t, both, 400, 'TXN_VALIDATION_ERROR', 'both given and equal');
     t.match(both.body.error_detail.details?.amount, /not both/, 'details name amount');

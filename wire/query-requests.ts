@@ -1,4 +1,4 @@
-// Filter and search requests as the API takes them (interface.md 4.7 and 4.8): the shapes the HTTP edge
+// Filter and search requests as the API takes them (../shared/spec/interface.md 4.7 and 4.8): the shapes the HTTP edge
 // checks and the query side compiles, declared once for both. The HTTP edge has applied the defaults and
 // bounds (limit, page); the query side judges fields, operators and expressions.
 

@@ -53,7 +53,7 @@ export class CutoverRefusal extends Error {
   override readonly name = 'CutoverRefusal';
 }
 
-/** What the routes need from the ledger's cutover control (wired in bin/cutover-control.ts). */
+/** What the routes need from the ledger's cutover control (wired in app/cutover-control.ts). */
 export interface CutoverPort {
   readonly fenced: boolean;
   writeStarted(): void;

@@ -1,5 +1,5 @@
 // Reconciliation over HTTP: uploads of statements, matching rules, runs (background and instant), a run's
-// status and its results page by page. Paths as the public Blnk ledger has them (decisions.md).
+// status and its results page by page. Paths as the public Blnk ledger has them (../shared/spec/decisions.md).
 //   POST   /reconciliation/upload                 multipart: `file` (CSV or JSON array) and `source`
 //   POST   /reconciliation/matching-rules         GET (list)   GET|PUT|DELETE /reconciliation/matching-rules/:id
 //   POST   /reconciliation/start                  201 {reconciliation_id}, runs in the background

@@ -34,7 +34,7 @@ export function refundRoutes(router: Router, core: LedgerCore): void {
     errors: [...rejectionsOf('transaction.refund'), 'GEN_MALFORMED_REQUEST'],
   });
   router.post('/refund-transaction/:id', async (ctx) => {
-    // A body Blnk's binder cannot read (a field of the wrong type) is malformed there, as decisions.md has it.
+    // A body Blnk's binder cannot read (a field of the wrong type) is malformed there, as ../shared/spec/decisions.md has it.
     const body = validate(refundSchema, ctx.request.body ?? {}, 'GEN_MALFORMED_REQUEST');
     const transactionId = ctx.params.id as string;
     const command: RefundCommand = {
