@@ -155,7 +155,12 @@ export type Command =
   | { op: 'queue.process'; items_max: number }
   | { op: 'queue.recover'; cutoff: number }
   | { op: 'timers.fire' }
-  | { op: 'identity.create'; fields: IdentityFields }
+  | {
+    op: 'identity.create';
+    fields: IdentityFields;
+    /** The id the caller chose (Blnk's `identity_id`, shape checked at the edge); absent: one is generated. */
+    identity_id?: string;
+  }
   | {
     op: 'identity.update';
     identity_id: string;

@@ -187,7 +187,8 @@ export const OPERATIONS = {
   'queue.process': processQueued,
   'queue.recover': recoverQueued,
   'timers.fire': fireTimers,
-  'identity.create': registry([], (scope, command: CommandOf<'identity.create'>) => decideCreateIdentity(command.fields, scope.now, scope.ids)),
+  'identity.create': registry(['GEN_CONFLICT'], (scope, command: CommandOf<'identity.create'>) =>
+    decideCreateIdentity(scope.state, command.fields, command.identity_id, scope.now, scope.ids)),
   'identity.update': registry(['IDT_NOT_FOUND', 'GEN_CONFLICT'], (scope, command: CommandOf<'identity.update'>) =>
     decideUpdateIdentity(scope.state, command.identity_id, command.fields, scope.now, command.expected)),
   'identity.delete': registry(['IDT_NOT_FOUND', 'GEN_CONFLICT'], (scope, command: CommandOf<'identity.delete'>) =>

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access-schemas.js';
 import { pageQuerySchema } from '../http/common-schemas.js';
-import { identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
+import { createIdentitySchema, identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
 import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/ledger-schemas.js';
 import { monitorSchema } from '../http/monitor-schemas.js';
 import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
@@ -181,7 +181,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'POST', path: '/transactions/recover', query: recoverQuerySchema, schemaSource: exported, weight: 2 },
   { method: 'POST', path: '/refund-transaction/:id', params: { id: transactionId }, body: refundSchema, schemaSource: exported, weight: 30 },
 
-  { method: 'POST', path: '/identities', body: identitySchema, schemaSource: exported, weight: 15 },
+  { method: 'POST', path: '/identities', body: createIdentitySchema, schemaSource: exported, weight: 15 },
   { method: 'GET', path: '/identities', query: pageQuerySchema, schemaSource: exported, weight: 3 },
   { method: 'GET', path: '/identities/:id', params: { id: identityId }, weight: 5 },
   { method: 'PUT', path: '/identities/:id', params: { id: identityId }, body: identitySchema, schemaSource: exported, weight: 10 },

@@ -135,3 +135,14 @@ t.test('revoking a key revokes the keys made from it, in one event', async (t) =
     .when((engine) => engine.run({ op: 'api_key.revoke', api_key_id: rootId }))
     .then([{ type: 'api_key.revoked', api_keys: [{ name: 'root', is_revoked: true }, { name: 'child', is_revoked: true }, { name: 'grandchild', is_revoked: true }] }]);
 });
+
+t.test('an identity under the caller\'s id keeps it; the same id again is a conflict and logs nothing', async (t) => {
+  const fields = { identity_type: 'individual' as const, organization_name: '', first_name: 'Ada', last_name: '', other_names: '', gender: '', dob: 0, email_address: '', phone_number: '', nationality: '', category: '', street: '', city: '', state: '', country: '', post_code: '', meta_data: {} };
+  const chosen = 'idt_11111111-1111-4111-8111-111111111111';
+  given(t, [])
+    .when((engine) => engine.run({ op: 'identity.create', fields, identity_id: chosen }))
+    .then([{ type: 'identity.created', identities: [{ identity_id: chosen, first_name: 'Ada' }] }]);
+  given(t, (engine) => { engine.run({ op: 'identity.create', fields, identity_id: chosen }); })
+    .when((engine) => engine.run({ op: 'identity.create', fields: { ...fields, first_name: 'Eve' }, identity_id: chosen }))
+    .thenRejected('GEN_CONFLICT');
+});
