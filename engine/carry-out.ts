@@ -51,6 +51,24 @@ export function carryOutNow(scope: DecisionScope, record: TransactionRecord, mar
   return refuse(final.rejection);
 }
 
+/**
+ * Why a transaction may not join its mailbox, with the queued checks on: each balance it draws from must
+ * cover its part after what is already queued against it (Blnk's canProcessTransaction with the queued
+ * debit subtracted), by the transaction's own overdraft terms. Without the checks, nothing: funds are
+ * checked when its turn comes.
+ */
+export function queuedFundsRefusal(scope: DecisionScope, record: TransactionRecord): Rejection | undefined {
+  if (!scope.settings.queued_checks) return undefined;
+  const parts = record.sources ? record.sources.map((share): [string, bigint] => [share.balance_id, share.precise_amount]) : [[record.source, record.precise_amount] as [string, bigint]];
+  for (const [balanceId, amount] of parts) {
+    const balance = scope.balance(balanceId);
+    if (!balance) return reject('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    const shortfall = scope.draft.checkFunds(balance, amount, record, scope.queuedAgainst(balanceId));
+    if (shortfall) return shortfall;
+  }
+  return undefined;
+}
+
 /** Carries out `record` in the scope and returns its final version (also written to the scope). */
 export function carryOut(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
   if (record.action === 'commit' || record.action === 'void') return carryOutHoldAction(scope, record);
@@ -62,7 +80,7 @@ export function carryOut(scope: DecisionScope, record: TransactionRecord): Trans
 function settle(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
   const source = scope.balance(record.source);
   if (!source) return rejected(record, reject('BAL_NOT_FOUND', `balance ${record.source} not found`));
-  const shortfall = scope.draft.checkFunds(source, record.precise_amount, record);
+  const shortfall = scope.draft.checkFunds(source, record.precise_amount, record, scope.queuedAgainst(source.balance_id));
   if (shortfall) return rejected(record, shortfall);
   const at = record.effective_date ?? 0;
   if (record.inflight) {

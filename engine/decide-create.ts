@@ -4,7 +4,7 @@
 
 import { canonicalJson } from './exact-json.js';
 import type { CommandOf, CreateTransactionCommand, ShareCommand } from './commands.js';
-import { carryOutNow, eventTypeFor } from './carry-out.js';
+import { carryOutNow, eventTypeFor, queuedFundsRefusal } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
 import type { DryRunnable } from './operation.js';
 import { involvedIn, namedBalances, projectBalances, type ProjectionLeg } from './projection.js';
@@ -42,7 +42,14 @@ export function decideCreate(scope: DecisionScope, command: CreateTransactionCom
   }
   const queued = record.value;
   if (command.scheduled_for > scope.now) return created(scope.write({ ...queued, status: 'SCHEDULED' }));
-  if (!command.skip_queue) return created(scope.write(queued));
+  if (!command.skip_queue) {
+    const refusal = queuedFundsRefusal(scope, queued);
+    if (refusal) {
+      scope.rollback(mark);
+      return refuse(refusal);
+    }
+    return created(scope.writeQueued(queued));
+  }
   // Rolled back to before the record was built: balances it created go with it.
   const final = carryOutNow(scope, queued, mark);
   return final.ok ? created(final.value) : final;

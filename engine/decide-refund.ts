@@ -7,7 +7,7 @@
 // refund waits, the original is locked; once one is applied, another is a conflict. A refund that was
 // rejected (say for funds) does not count, so it may be tried again.
 
-import { carryOutNow, eventTypeFor, PARENT_META_KEY } from './carry-out.js';
+import { carryOutNow, eventTypeFor, PARENT_META_KEY, queuedFundsRefusal } from './carry-out.js';
 import type { CommandOf, RefundCommand } from './commands.js';
 import { metadataSizeRefusal } from './decide-registry.js';
 import { newTransaction, type DecisionScope } from './decision-scope.js';
@@ -69,7 +69,11 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
   if (movement.sources) record.sources = movement.sources;
   if (movement.destinations) record.destinations = movement.destinations;
   if (movement.sources || movement.destinations) record.atomic = true;
-  if (!command.skip_queue) return accept({ transaction: scope.write(record), notes });
+  if (!command.skip_queue) {
+    const refusal = queuedFundsRefusal(scope, record);
+    if (refusal) return refuse(refusal);
+    return accept({ transaction: scope.writeQueued(record), notes });
+  }
   const final = carryOutNow(scope, record);
   return final.ok ? accept({ transaction: final.value, notes }) : final;
 }

@@ -23,6 +23,19 @@ import { reject } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { transactionHash } from './transaction-hash.js';
 
+/** How the server is set to decide: options of the ledger as a whole, fixed while it runs. */
+export interface DecisionSettings {
+  /**
+   * Blnk's `enable_queued_checks`: a transaction must be covered by what its source has available less
+   * what is already queued against it (mailboxes.ts keeps those totals). Checked when a transaction
+   * joins a queue and when one is carried out at once; one whose turn came was checked against what was
+   * queued ahead of it when it joined, and is checked now against the balance as that work left it.
+   */
+  queued_checks: boolean;
+}
+
+export const DEFAULT_DECISION_SETTINGS: DecisionSettings = { queued_checks: false };
+
 export class DecisionScope {
   readonly draft = new PostingDraft();
   readonly created: BalanceRecord[] = [];
@@ -35,7 +48,51 @@ export class DecisionScope {
   private createdById: Map<string, BalanceRecord> | undefined;
   private createdByIndicator: Map<string, BalanceRecord> | undefined;
 
-  constructor(readonly state: LedgerState, readonly now: number, readonly ids: IdSource) {}
+  /**
+   * Set while the scope carries out a transaction whose turn came in its mailbox (pending-work.ts): it is
+   * itself among the queued amounts, and what waits behind it comes after it, so no queued amount counts.
+   */
+  carryingQueued = false;
+  /** Debits of QUEUED records written in this decision, per balance (made when queued checks need them). */
+  private queuedDrafts: Map<string, bigint> | undefined;
+  /** The records counted in queuedDrafts, so a rollback takes out exactly those. */
+  private countedQueued: Set<TransactionRecord> | undefined;
+
+  constructor(
+    readonly state: LedgerState,
+    readonly now: number,
+    readonly ids: IdSource,
+    readonly settings: DecisionSettings = DEFAULT_DECISION_SETTINGS,
+  ) {}
+
+  /**
+   * What is already queued against the balance for a funds check: 0 unless the queued checks are on,
+   * and 0 for a transaction carried out in its turn; otherwise what waits in the mailboxes and what this
+   * decision has queued so far.
+   */
+  queuedAgainst(balanceId: string): bigint {
+    if (!this.settings.queued_checks || this.carryingQueued) return 0n;
+    return this.state.mailboxes.queuedDebit(balanceId) + (this.queuedDrafts?.get(balanceId) ?? 0n);
+  }
+
+  /** Writes a new QUEUED record, counting what it will take from its sources for later checks in the decision. */
+  writeQueued(record: TransactionRecord): TransactionRecord {
+    assert(record.status === 'QUEUED', 'writeQueued takes queued records');
+    if (this.settings.queued_checks) {
+      this.countQueued(record, 1n);
+      (this.countedQueued ??= new Set()).add(record);
+    }
+    return this.write(record);
+  }
+
+  private countQueued(record: TransactionRecord, sign: bigint): void {
+    const drafts = (this.queuedDrafts ??= new Map<string, bigint>());
+    const add = (balanceId: string, amount: bigint): void => {
+      drafts.set(balanceId, (drafts.get(balanceId) ?? 0n) + sign * amount);
+    };
+    if (record.sources) for (const share of record.sources) add(share.balance_id, share.precise_amount);
+    else add(record.source, record.precise_amount);
+  }
 
   /** A balance by id, including those this decision creates. */
   balance(balanceId: string): BalanceRecord | undefined {
@@ -92,6 +149,7 @@ export class DecisionScope {
   rollback(mark: { records: number; postings: number; created: number }): void {
     for (const record of this.records.splice(mark.records)) {
       if (this.references.get(record.reference) === record.transaction_id) this.references.delete(record.reference);
+      if (this.countedQueued?.delete(record)) this.countQueued(record, -1n);
     }
     this.draft.rollback(mark.postings);
     for (const balance of this.created.splice(mark.created)) {

@@ -57,6 +57,14 @@ export class LedgerView {
     return this.state.balances.has(balanceId);
   }
 
+  /**
+   * What the transactions waiting in mailboxes will take from the balance and give to it once carried out
+   * (Blnk's queued_debit_balance and queued_credit_balance; mailboxes.ts keeps them as they change).
+   */
+  queuedAmounts(balanceId: string): { queued_debit_balance: bigint; queued_credit_balance: bigint } {
+    return { queued_debit_balance: this.state.mailboxes.queuedDebit(balanceId), queued_credit_balance: this.state.mailboxes.queuedCredit(balanceId) };
+  }
+
   balanceByIndicator(indicator: string, currency: string): BalanceRecord | undefined {
     return this.state.balanceByIndicator(indicator, currency);
   }

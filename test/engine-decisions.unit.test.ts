@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { given } from './helpers/engine-spec.js';
-import { transfer } from './helpers/engine-rig.js';
+import { share, transfer } from './helpers/engine-rig.js';
 import type { LedgerEngine } from '../engine/ledger-engine.js';
 
 /** A history in which @alice holds 1,000 USD units, funded from @world. */
@@ -145,4 +145,62 @@ t.test('an identity under the caller\'s id keeps it; the same id again is a conf
   given(t, (engine) => { engine.run({ op: 'identity.create', fields, identity_id: chosen }); })
     .when((engine) => engine.run({ op: 'identity.create', fields: { ...fields, first_name: 'Eve' }, identity_id: chosen }))
     .thenRejected('GEN_CONFLICT');
+});
+
+t.test('queued checks: a transfer is refused when the source cannot cover it after what is already queued against it', async (t) => {
+  const queuedChecks = { queued_checks: true };
+  const queueFromAlice = (engine: LedgerEngine): void => {
+    fundedAlice(engine);
+    const queued = engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 800n }) });
+    if (!queued.ok) throw new Error(queued.rejection.message);
+  };
+  // 1,000 available, 800 queued: 300 more cannot join the queue, nor go at once past a split's queued share.
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n }) }))
+    .thenRejected('TXN_INSUFFICIENT_FUNDS');
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 200n }) }))
+    .then([{ type: 'transaction.queued', transactions: [{ status: 'QUEUED', precise_amount: 200n }] }]);
+  // An overdraft limit counts from what is left after the queue, as Blnk's canProcessTransaction does.
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n, overdraft_limit: 99n }) }))
+    .thenRejected('TXN_OVERDRAFT_LIMIT_EXCEEDED');
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n, overdraft_limit: 100n }) }))
+    .then([{ type: 'transaction.queued' }]);
+  // Off (the default), the queue is not counted: the same transfer joins and is judged when its turn comes.
+  given(t, queueFromAlice)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n }) }))
+    .then([{ type: 'transaction.queued' }]);
+  // A queued transfer whose turn comes is not held back by itself or by what queued behind it.
+  const rig = given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 200n }) }))
+    .then([{ type: 'transaction.queued' }]);
+  const before = rig.log.appendedSeq;
+  rig.engine.run({ op: 'queue.process', items_max: 10 });
+  t.match(rig.log.events.slice(before), [{ type: 'transaction.applied' }, { type: 'transaction.applied' }], 'both queued transfers apply in their turn');
+});
+
+t.test('queued checks: a synchronous transfer leaves room for a split share queued in another balance\'s mailbox', async (t) => {
+  const queuedSplit = (engine: LedgerEngine): void => {
+    fundedAlice(engine);
+    const funded = engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@dan', precise_amount: 500n, allow_overdraft: true, skip_queue: true }) });
+    if (!funded.ok) throw new Error(funded.rejection.message);
+    // Waits in @dan's mailbox (its first source); 600 of it is to come out of @alice.
+    const split = engine.run({ op: 'transaction.create', ...transfer({ source: '', sources: [share('@dan', '400'), share('@alice', 'left')], destination: '@bob', precise_amount: 1_000n }) });
+    if (!split.ok) throw new Error(split.rejection.message);
+  };
+  given(t, queuedSplit, { queued_checks: true })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 401n, skip_queue: true }) }))
+    .thenRejected('TXN_INSUFFICIENT_FUNDS');
+  given(t, queuedSplit, { queued_checks: true })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 400n, skip_queue: true }) }))
+    .then([{ type: 'transaction.applied' }]);
+  // The items of one queued bulk count against each other.
+  given(t, fundedAlice, { queued_checks: true })
+    .when((engine) => engine.run({ op: 'transaction.bulk', atomic: false, inflight: false, skip_queue: false, transactions: [
+      transfer({ source: '@alice', destination: '@bob', precise_amount: 700n }),
+      transfer({ source: '@alice', destination: '@bob', precise_amount: 301n }),
+    ] }))
+    .then([{ type: 'transaction.bulk', transactions: [{ status: 'QUEUED', precise_amount: 700n }] }]);
 });
