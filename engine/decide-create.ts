@@ -6,6 +6,7 @@ import { canonicalJson } from './exact-json.js';
 import type { CommandOf, CreateTransactionCommand, ShareCommand } from './commands.js';
 import { carryOutNow, eventTypeFor, queuedFundsRefusal } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
+import { lineageProviderProblem } from './fund-lineage.js';
 import type { DryRunnable } from './operation.js';
 import { involvedIn, namedBalances, projectBalances, type ProjectionLeg } from './projection.js';
 import type { SplitShare, TransactionRecord } from './records.js';
@@ -62,7 +63,7 @@ function created(transaction: TransactionRecord): Decided<Created> {
 /** What deciding a new transaction can refuse with (the funds check's codes from posting-draft.ts). */
 export const CREATE_REJECTIONS = [
   'BAL_NOT_FOUND', 'TXN_CURRENCY_MISMATCH', 'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'TXN_DUPLICATE_REFERENCE',
-  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED',
+  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED',
 ] as const satisfies readonly RejectionCode[];
 
 /** Creating one transaction, as the engine runs it. */
@@ -124,6 +125,8 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if ((command.effective_date ?? 0) > scope.now) {
     return refuse(reject('TXN_VALIDATION_ERROR', 'Invalid effective_date: must not be in the future (use scheduled_for)'));
   }
+  const badTag = lineageProviderProblem(command.meta_data);
+  if (badTag) return refuse(reject('TXN_VALIDATION_ERROR', badTag));
   const resolved = resolveSides(scope, command);
   if (!resolved.ok) return resolved;
   const sides = resolved.value;

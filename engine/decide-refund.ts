@@ -10,6 +10,7 @@
 import { carryOutNow, eventTypeFor, PARENT_META_KEY, queuedFundsRefusal } from './carry-out.js';
 import type { CommandOf, RefundCommand } from './commands.js';
 import { metadataSizeRefusal } from './decide-registry.js';
+import { lineageProviderProblem } from './fund-lineage.js';
 import { newTransaction, type DecisionScope } from './decision-scope.js';
 import type { LedgerState } from './ledger-state.js';
 import { mergeMetaData } from './metadata.js';
@@ -50,6 +51,8 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
   const metaData = mergeMetaData(original.meta_data, command.meta_data);
   const tooLarge = metadataSizeRefusal(metaData);
   if (tooLarge) return refuse(tooLarge);
+  const badTag = lineageProviderProblem(metaData);
+  if (badTag) return refuse(reject('TXN_VALIDATION_ERROR', badTag));
   const record = newTransaction({
     transaction_id: scope.ids.next('txn'),
     parent_transaction: original.transaction_id,
@@ -82,7 +85,7 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
 export const refundOperation: DryRunnable<CommandOf<'transaction.refund'>, Refunded> = {
   rejections: [
     'TXN_NOT_FOUND', 'GEN_RESOURCE_LOCKED', 'GEN_CONFLICT', 'TXN_NOT_REFUNDABLE', 'META_TOO_LARGE', 'BAL_NOT_FOUND',
-    'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'QUEUE_BACKPRESSURE',
+    'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'TXN_VALIDATION_ERROR', 'BAL_LINEAGE_LIMIT_EXCEEDED', 'QUEUE_BACKPRESSURE',
   ],
   admission(state, command) {
     const original = state.transaction(command.transaction_id);

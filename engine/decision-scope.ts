@@ -9,6 +9,8 @@ import { indicatorKey } from './balance-table.js';
 import type { LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
+import type { AllocationStrategy } from './fund-allocation.js';
+import { LineageDraft } from './lineage-draft.js';
 import { PostingDraft } from './posting-draft.js';
 import {
   EMPTY_META,
@@ -57,6 +59,8 @@ export class DecisionScope {
   private queuedDrafts: Map<string, bigint> | undefined;
   /** The records counted in queuedDrafts, so a rollback takes out exactly those. */
   private countedQueued: Set<TransactionRecord> | undefined;
+  /** Lineage moves (decide-lineage.ts), made when a movement touches a balance that tracks lineage. */
+  private lineage: LineageDraft | undefined;
 
   constructor(
     readonly state: LedgerState,
@@ -141,12 +145,18 @@ export class DecisionScope {
     return record;
   }
 
-  /** A position to roll back to when a group inside the decision fails as a whole. */
-  mark(): { records: number; postings: number; created: number } {
-    return { records: this.records.length, postings: this.draft.mark(), created: this.created.length };
+  /** The lineage moves this decision drafts, made on first use. */
+  lineageDraft(): LineageDraft {
+    return (this.lineage ??= new LineageDraft(this.state.lineage));
   }
 
-  rollback(mark: { records: number; postings: number; created: number }): void {
+  /** A position to roll back to when a group inside the decision fails as a whole. */
+  mark(): ScopeMark {
+    return { records: this.records.length, postings: this.draft.mark(), created: this.created.length, lineage: this.lineage?.mark() ?? 0 };
+  }
+
+  rollback(mark: ScopeMark): void {
+    this.lineage?.rollback(mark.lineage);
     for (const record of this.records.splice(mark.records)) {
       if (this.references.get(record.reference) === record.transaction_id) this.references.delete(record.reference);
       if (this.countedQueued?.delete(record)) this.countQueued(record, -1n);
@@ -180,8 +190,23 @@ export class DecisionScope {
     if (this.created.length > 0) event.balances = this.created;
     if (this.records.length > 0) event.transactions = this.records;
     if (this.draft.postings.length > 0) event.postings = this.draft.postings;
+    if (this.lineage && this.lineage.moves.length > 0) event.lineage = this.lineage.moves;
     return event;
   }
+}
+
+/** Where a scope stood, to roll back to. */
+export interface ScopeMark {
+  records: number;
+  postings: number;
+  created: number;
+  lineage: number;
+}
+
+/** Whether and how a new balance tracks fund lineage (absent: it does not, and allocates FIFO). */
+export interface BalanceLineageSettings {
+  track_fund_lineage: boolean;
+  allocation_strategy: AllocationStrategy;
 }
 
 export function newBalance(
@@ -192,8 +217,9 @@ export function newBalance(
   identityId: string,
   metaData: MetaData,
   now: number,
+  lineage?: BalanceLineageSettings,
 ): BalanceRecord {
-  return {
+  const balance: BalanceRecord = {
     balance_id: balanceId,
     ledger_id: ledgerId,
     identity_id: identityId,
@@ -207,6 +233,10 @@ export function newBalance(
     created_at: now,
     meta_data: metaData,
   };
+  // Kept only when they differ from the defaults, in this order (codec/balance-codec.ts reads them back so).
+  if (lineage?.track_fund_lineage) balance.track_fund_lineage = true;
+  if (lineage && lineage.allocation_strategy !== 'FIFO') balance.allocation_strategy = lineage.allocation_strategy;
+  return balance;
 }
 
 /** A new transaction id and the reference generated from it. */

@@ -5,6 +5,7 @@
 // Keeping reads to this list (the architecture test forbids `engine.state` outside engine/ and app/) is
 // what lets them be answered elsewhere: by the engine's thread for an HTTP worker, or by a standby.
 
+import type { TrackedBalance } from './fund-lineage.js';
 import type { LedgerState } from './ledger-state.js';
 import type {
   ApiKeyRecord,
@@ -63,6 +64,11 @@ export class LedgerView {
    */
   queuedAmounts(balanceId: string): { queued_debit_balance: bigint; queued_credit_balance: bigint } {
     return { queued_debit_balance: this.state.mailboxes.queuedDebit(balanceId), queued_credit_balance: this.state.mailboxes.queuedCredit(balanceId) };
+  }
+
+  /** The tagged funds of a balance that tracks fund lineage (fund-lineage.ts); undefined for any other. */
+  fundLineage(balanceId: string): TrackedBalance | undefined {
+    return this.state.lineage.get(balanceId);
   }
 
   balanceByIndicator(indicator: string, currency: string): BalanceRecord | undefined {

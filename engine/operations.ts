@@ -114,8 +114,13 @@ const createBalance: Decision<CommandOf<'balance.create'>, BalanceRecord> = {
     if (command.indicator !== '' && state.balanceByIndicator(command.indicator, command.currency)) {
       return refuse(reject('BAL_DUPLICATE_INDICATOR', `a ${command.currency} balance named ${command.indicator} exists`));
     }
+    // Blnk's rule: lineage is tracked per identity (the edge says so first, naming the field).
+    if (command.track_fund_lineage && command.identity_id === '') {
+      return refuse(reject('IDT_NOT_FOUND', 'identity_id is required when track_fund_lineage is enabled'));
+    }
+    const lineage = { track_fund_lineage: command.track_fund_lineage ?? false, allocation_strategy: command.allocation_strategy ?? 'FIFO' } as const;
     const balance = newBalance(
-      scope.ids.next('bln'), command.ledger_id, command.currency, command.indicator, command.identity_id, command.meta_data, scope.now,
+      scope.ids.next('bln'), command.ledger_id, command.currency, command.indicator, command.identity_id, command.meta_data, scope.now, lineage,
     );
     return emitted(scope, balance, { type: 'balance.created', at: scope.now, balances: [balance] });
   },

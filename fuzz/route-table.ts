@@ -157,6 +157,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: atQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id/history', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'PUT', path: '/balances/:id/identity', params: { id: balanceId }, body: balanceIdentitySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/balances/:id/lineage', params: { id: balanceId }, weight: 3 },
   { method: 'POST', path: '/balances-snapshots', query: snapshotQuerySchema, schemaSource: exported, weight: 1 },
   {
     method: 'GET', path: '/balances/indicator/:indicator/currency/:currency',
@@ -174,6 +175,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'POST', path: '/transactions/bulk', body: bulkBody, schemaSource: exported, weight: 25 },
   { method: 'GET', path: '/transactions', query: pageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/transactions/:id', params: { id: transactionId }, weight: 10 },
+  { method: 'GET', path: '/transactions/:id/lineage', params: { id: transactionId }, weight: 3 },
   { method: 'GET', path: '/transactions/reference/:reference', params: { reference: { pool: 'reference', unknownPrefix: 'ref' } }, weight: 5 },
   { method: 'PUT', path: '/transactions/inflight/:id', params: { id: holdId }, body: inflightActionSchema, schemaSource: exported, weight: 50 },
   { method: 'POST', path: '/transactions/inflight/bulk/commit', body: bulkCommitSchema, schemaSource: exported, weight: 15 },

@@ -1,6 +1,6 @@
 // Balances: create, list (with Blnk's query-string filters), read (live, with `?include=identity,ledger`
-// and `?with_queued=true`, or rebuilt from the log), give to an identity, and find an internal balance by
-// name.
+// and `?with_queued=true`, or rebuilt from the log), its fund lineage, give to an identity, and find an
+// internal balance by name.
 
 import { foldedBalance } from './balance-history-routes.js';
 import type { Router } from '@koa/router';
@@ -17,6 +17,7 @@ import { identityView } from '../identity-view.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { balanceJsonSchema, balanceView, ledgerView } from '../../wire/views.js';
+import { balanceLineageJsonSchema, balanceLineageView } from '../../wire/lineage-views.js';
 import { answeredFilteredList } from './filtered-lists.js';
 
 export const balanceQuerySchema = z.object({
@@ -92,6 +93,19 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
     const { identity_id } = validate(balanceIdentitySchema, ctx.request.body ?? {});
     const { seq } = accepted(await core.run({ op: 'balance.set_identity', balance_id: ctx.params.id as string, identity_id }));
     await respond(ctx, core, 200, { message: 'Balance identity updated successfully' }, seq);
+  });
+
+  describeRoute(router, 'GET /balances/:id/lineage', {
+    tag: 'Balances', summary: 'Fund lineage: a balance\'s tagged funds by provider (received, spent, available)',
+    answers: answers(200, 'The providers\' funds', balanceLineageJsonSchema, EXAMPLES.balanceLineage), errors: ['BAL_NOT_FOUND', 'GEN_BAD_REQUEST'],
+  });
+  router.get('/balances/:id/lineage', async (ctx) => {
+    const balanceId = ctx.params.id as string;
+    if (!(await core.view.balanceExists(balanceId))) throw new ApiError('BAL_NOT_FOUND', `Balance with ID '${balanceId}' not found`);
+    const tracked = await core.view.fundLineage(balanceId);
+    // Blnk answers 400 for a balance that does not track lineage (api/errors.go "Lineage").
+    if (!tracked) throw new ApiError('GEN_BAD_REQUEST', `balance ${balanceId} does not have fund lineage tracking enabled`);
+    await respond(ctx, core, 200, balanceLineageView(tracked));
   });
 
   describeRoute(router, 'GET /balances/indicator/:indicator/currency/:currency', {

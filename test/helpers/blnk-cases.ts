@@ -4,7 +4,8 @@
 // the answer must hold (status, error code, a partial body). `{name}` in a path or body is filled from
 // the set-up (test/blnk-compat.int.test.ts): ledger, balance, other (a second balance), identity,
 // txn (an applied transaction), reference (its reference), hold (an open inflight transaction),
-// rule (a matching rule: reference contains).
+// rule (a matching rule: reference contains), tracked (a balance of `identity` that tracks fund lineage,
+// topped up with 10,000 tagged `stripe`), debit (a purchase of 2,500 from it), as Blnk's lineage docs.
 // Where Folio answers differently on purpose, the case says so and docs/decisions-blnk.md says why.
 
 export interface BlnkCase {
@@ -49,6 +50,18 @@ export const BLNK_CASES: readonly BlnkCase[] = [
   { name: 'balance snapshots', source: 'api/balance.go TakeBalanceSnapshots', method: 'POST', path: '/balances-snapshots?batch_size=100', status: 200, match: { message: /Snapshotting in progress/ } },
   { name: 'balance snapshots, bad batch size', source: 'api/balance.go TakeBalanceSnapshots', method: 'POST', path: '/balances-snapshots?batch_size=-1', status: 400, code: 'GEN_VALIDATION_ERROR' },
   { name: 'balance at a time, bad timestamp', source: 'codes.go BAL_INVALID_TIMESTAMP', method: 'GET', path: '/balances/{balance}/at?timestamp=yesterday', status: 400, code: 'BAL_INVALID_TIMESTAMP' },
+
+  // fund lineage
+  { name: 'a balance that tracks lineage shows it', source: 'model/balance.go track_fund_lineage, allocation_strategy', method: 'GET', path: '/balances/{tracked}', status: 200, match: { balance_id: '{tracked}', track_fund_lineage: true, allocation_strategy: 'FIFO' } },
+  { name: 'a balance that does not, too', source: 'model/balance.go; database/balance.go (FIFO by default)', method: 'GET', path: '/balances/{other}', status: 200, match: { track_fund_lineage: false, allocation_strategy: 'FIFO' } },
+  { name: 'lineage without an identity', source: 'api/model/model.go ValidateCreateBalance "identity_id is required when track_fund_lineage is enabled"', method: 'POST', path: '/balances', body: { ledger_id: '{ledger}', currency: 'USD', track_fund_lineage: true }, status: 400, match: { error_detail: { details: { identity_id: 'identity_id is required when track_fund_lineage is enabled' } } } },
+  { name: 'balance lineage', source: 'docs: reference/get-balance-lineage 200; transactions/lineage "Get balance lineage"', method: 'GET', path: '/balances/{tracked}/lineage', status: 200, match: { balance_id: '{tracked}', total_with_lineage: 7500, aggregate_balance_id: '', providers: [{ provider: 'stripe', amount: 10000, available: 7500, spent: 2500, shadow_balance_id: '' }] } },
+  { name: 'balance lineage, tracking disabled', source: 'api/balance_api_test.go TestGetBalanceLineage "Lineage tracking disabled"; api/errors.go', method: 'GET', path: '/balances/{other}/lineage', status: 400, code: 'GEN_BAD_REQUEST' },
+  { name: 'balance lineage, nonexistent balance', source: 'api/balance_api_test.go TestGetBalanceLineage "Nonexistent balance"; docs 404', method: 'GET', path: '/balances/bln_nonexistent/lineage', status: 404, code: 'BAL_NOT_FOUND' },
+  { name: 'transaction lineage of a debit', source: 'docs: reference/get-transaction-lineage 200 (shadow transactions: none here, docs/decisions-blnk.md)', method: 'GET', path: '/transactions/{debit}/lineage', status: 200, match: { transaction_id: '{debit}', fund_allocation: [{ provider: 'stripe', amount: 2500 }], shadow_transactions: [] } },
+  { name: 'the allocation in the debit\'s metadata', source: 'docs: transactions/lineage "Attach the breakdown to the transaction metadata under BLNK_FUND_ALLOCATION"', method: 'GET', path: '/transactions/{debit}', status: 200, match: { meta_data: { BLNK_FUND_ALLOCATION: [{ provider: 'stripe', amount: 2500 }] } } },
+  { name: 'transaction lineage of an applied transaction', source: 'api/transaction_query_api_test.go TestGetTransactionLineage "Existing transaction"', method: 'GET', path: '/transactions/{txn}/lineage', status: 200, match: { transaction_id: '{txn}', fund_allocation: undefined, shadow_transactions: [] } },
+  { name: 'transaction lineage, nonexistent transaction', source: 'api/transaction_query_api_test.go TestGetTransactionLineage "Nonexistent transaction"; docs 404', method: 'GET', path: '/transactions/txn_nonexistent/lineage', status: 404, code: 'TXN_NOT_FOUND' },
 
   // transactions
   { name: 'transaction by reference in the query string', source: 'api/transaction_query_api_test.go', method: 'GET', path: '/transactions?reference_eq={reference}', status: 200, match: [{ transaction_id: '{txn}' }] },
