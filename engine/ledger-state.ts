@@ -102,7 +102,7 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
   }
   for (const { balance_id, identity_id } of event.balance_identities ?? []) setBalanceIdentity(state, balance_id, identity_id);
   if (event.postings) applyPostings(state, event.postings);
-  for (const move of event.lineage ?? []) state.lineage.apply(move);
+  if (event.lineage) for (const move of event.lineage) state.lineage.apply(move);
   for (const record of event.transactions ?? []) applyTransactionRecord(state, record);
   for (const patch of event.metadata_patches ?? []) applyMetadataPatch(state, patch);
   for (const key of event.api_keys ?? []) state.apiKeys.set(key.api_key_id, key);
