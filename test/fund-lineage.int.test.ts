@@ -206,7 +206,12 @@ t.test('lineage refusals', async (t) => {
   const unknownTransaction = await server.request('GET', '/transactions/txn_nonexistent/lineage');
   t.equal(unknownTransaction.status, 404);
   t.equal(unknownTransaction.body.error_detail.code, 'TXN_NOT_FOUND');
-  const balance = await trackedBalance(server, 'Bounds', 'FIFO');
+  const balance = await trackedBalance(server, 'Bounds', 'LIFO');
+  // The query index keeps the settings too: a filtered list shows them as GET /balances/:id does.
+  const filtered = await server.request('POST', '/balances/filter', { filters: [{ field: 'balance_id', operator: 'eq', value: balance }] });
+  t.match(filtered.body.data, [{ balance_id: balance, track_fund_lineage: true, allocation_strategy: 'LIFO' }], 'from the index, the same settings');
+  const listed = await server.request('GET', `/balances?balance_id_eq=${balance}`);
+  t.match(listed.body, [{ balance_id: balance, track_fund_lineage: true, allocation_strategy: 'LIFO' }], 'and in a list filtered in the query string');
   const longTag = await server.request('POST', '/transactions', deposit(balance, 1, 'x'.repeat(129)));
   t.equal(longTag.status, 400, 'a provider tag longer than 128 characters');
   t.equal(longTag.body.error_detail.code, 'TXN_VALIDATION_ERROR');
