@@ -6,7 +6,9 @@
 // hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
 // (FOLIO_WEBHOOK_SECRET), notifications.webhook_headers (FOLIO_WEBHOOK_HEADERS, a JSON object, as Blnk's
 // BLNK_WEBHOOK_HEADERS), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
-// (FOLIO_TOKENIZATION_SECRET: 32 bytes, or 64 hex digits), backup.dir (FOLIO_BACKUP_DIR). FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
+// (FOLIO_TOKENIZATION_SECRET: 32 bytes, or 64 hex digits), backup.dir (FOLIO_BACKUP_DIR),
+// transaction.enable_queued_checks (FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS: Blnk's option of the same name,
+// engine/decision-scope.ts). FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
 // control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
 // as a follower of the one in that directory (see app/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
 // stops it when its standard input ends, which is when the parent holding the other end of the pipe
@@ -38,6 +40,11 @@ export interface FolioConfig {
   tokenization: { secret: string };
   /** Where POST /backup writes backups; empty: the route says none is configured. */
   backup: { dir: string };
+  /**
+   * How transactions are decided: enable_queued_checks refuses one its source cannot cover after what is
+   * already queued against it (Blnk's transaction.enable_queued_checks; off by default, as in Blnk).
+   */
+  transaction: { enable_queued_checks: boolean };
   /** The data directory of the leader this ledger follows; empty for an ordinary ledger. */
   follow_data_dir: string;
   stop_on_stdin_end: boolean;
@@ -54,6 +61,7 @@ export const DEFAULT_CONFIG: FolioConfig = {
   },
   tokenization: { secret: '' },
   backup: { dir: '' },
+  transaction: { enable_queued_checks: false },
   follow_data_dir: '',
   stop_on_stdin_end: false,
 };
@@ -84,6 +92,7 @@ const fileSchema = z.object({
   }).optional(),
   tokenization: z.object({ secret: z.string().optional() }).optional(),
   backup: z.object({ dir: z.string().optional() }).optional(),
+  transaction: z.object({ enable_queued_checks: z.boolean().optional() }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -114,6 +123,9 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   config.notifications.webhook_headers = checkedHeaders(config.notifications.webhook_headers);
   if (env.FOLIO_TOKENIZATION_SECRET !== undefined) config.tokenization.secret = env.FOLIO_TOKENIZATION_SECRET;
   if (env.FOLIO_BACKUP_DIR !== undefined) config.backup.dir = env.FOLIO_BACKUP_DIR;
+  if (env.FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS) {
+    config.transaction.enable_queued_checks = parseFlag('FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS', env.FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS);
+  }
   if (config.tokenization.secret !== '' && !tokenizationSecretBytes(config.tokenization.secret)) {
     throw new ConfigError('tokenization.secret (FOLIO_TOKENIZATION_SECRET) must be 32 bytes: 32 characters or 64 hex digits');
   }
@@ -145,6 +157,7 @@ function mergeFile(config: FolioConfig, file: string): void {
   Object.assign(config.notifications, values.notifications ?? {});
   Object.assign(config.tokenization, values.tokenization ?? {});
   Object.assign(config.backup, values.backup ?? {});
+  Object.assign(config.transaction, values.transaction ?? {});
 }
 
 /** The tokenization key, or undefined when tokenization is off (loadConfig has checked its length). */

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { assert } from '../engine/assert.js';
 import type { CommandOf, CommandOp } from '../engine/commands.js';
 import { LedgerEngine, type DryRunAnswer, type DryRunCommand, type EngineLimits, type Outcome, type ResultOf } from '../engine/ledger-engine.js';
+import type { DecisionSettings } from '../engine/decision-scope.js';
 import type { LedgerView } from '../engine/ledger-view.js';
 import { accept, refuse, type Result } from '../engine/result.js';
 import type { Clock, IdSource } from '../engine/ports.js';
@@ -51,6 +52,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   ids?: IdSource;
   limits?: Partial<EngineLimits>;
+  /** How transactions are decided (engine/decision-scope.ts DecisionSettings): Blnk's queued checks. */
+  settings?: Partial<DecisionSettings>;
   /** Appended-but-not-durable events beyond which writes are refused (503). */
   unflushedEventsMax?: number;
   /** Transaction records waiting for the lookup store beyond which writes are refused (503). */
@@ -146,6 +149,7 @@ export class LedgerRuntime implements LedgerCore {
       log,
       transactions: store,
       limits: options.limits,
+      settings: options.settings,
     });
     this.queue = new QueueRunner(this.engine);
     this.queue.stop(); // until startWork(): a follower must not carry out queued work of its own

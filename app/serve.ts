@@ -59,6 +59,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
       notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
       follower: config.follow_data_dir !== '',
+      settings: { queued_checks: config.transaction.enable_queued_checks },
     });
   } catch (error) {
     // What start-up logged (snapshots skipped on the way) must reach the operator before the exit.

@@ -6,12 +6,19 @@
 //   credit, debit, inflight_credit, inflight_debit            amount: see writeAmount
 //   version, created_at                                       f64 LE each
 //   meta_data                                                 u32 length + msgpack (0 bytes: empty)
+//   lineage settings                                          u8, present only when the top bit of
+//                                                             meta_data's length is set: bit 7 tracks
+//                                                             fund lineage, bits 0-1 the allocation
+//                                                             strategy (0 FIFO, 1 LIFO, 2 PROPORTIONAL)
 //
 // Everything before meta_data is a function of the record's values alone, so the state hash can take
 // those bytes as they are; meta_data is hashed as canonical JSON instead (its stored key order is the
-// order the keys were written in, which the API keeps and the hash must ignore).
+// order the keys were written in, which the API keeps and the hash must ignore). A balance with the
+// default settings (no lineage, FIFO) is written exactly as before the settings existed, so older logs
+// and snapshots read as they always did and hash the same.
 
 import { Packr, Unpackr } from 'msgpackr';
+import type { AllocationStrategy } from '../engine/fund-allocation.js';
 import { EMPTY_META, type BalanceRecord, type MetaData } from '../engine/records.js';
 import { ByteReader, type ByteWriter } from './byte-writer.js';
 
@@ -21,6 +28,11 @@ const AMOUNT_NEGATIVE_64 = 2;
 const AMOUNT_POSITIVE_BIG = 3;
 const AMOUNT_NEGATIVE_BIG = 4;
 const U64_MAX = (1n << 64n) - 1n;
+
+/** Set on meta_data's length when a lineage settings byte follows the metadata (no metadata is 2 GiB). */
+const LINEAGE_SETTINGS_FOLLOW = 0x8000_0000;
+const SETTINGS_TRACKS_LINEAGE = 0x80;
+const STRATEGY_CODES: readonly AllocationStrategy[] = ['FIFO', 'LIFO', 'PROPORTIONAL'];
 
 const metaPackr = new Packr({ useRecords: false, useBigIntExtension: true });
 const metaUnpackr = new Unpackr({ useRecords: false, useBigIntExtension: true });
@@ -42,7 +54,29 @@ export function writeBalanceFields(out: ByteWriter, balance: BalanceRecord): voi
 
 export function writeBalance(out: ByteWriter, balance: BalanceRecord): void {
   writeBalanceFields(out, balance);
-  writeMeta(out, balance.meta_data);
+  const settings = lineageSettingsByte(balance);
+  if (settings === 0) {
+    writeMeta(out, balance.meta_data);
+    return;
+  }
+  const packed = isEmpty(balance.meta_data) ? undefined : metaPackr.pack(balance.meta_data);
+  out.u32((packed?.length ?? 0) + LINEAGE_SETTINGS_FOLLOW);
+  if (packed) out.raw(packed);
+  out.u8(settings);
+}
+
+/** The lineage settings of a balance as one byte; 0 for the defaults (no lineage, FIFO). */
+export function lineageSettingsByte(balance: BalanceRecord): number {
+  const strategy = STRATEGY_CODES.indexOf(balance.allocation_strategy ?? 'FIFO');
+  return (balance.track_fund_lineage ? SETTINGS_TRACKS_LINEAGE : 0) | strategy;
+}
+
+/** Puts the settings a byte holds on the record, leaving the defaults absent (as newBalance does). */
+function applyLineageSettings(record: BalanceRecord, settings: number): void {
+  if (settings & SETTINGS_TRACKS_LINEAGE) record.track_fund_lineage = true;
+  const strategy = STRATEGY_CODES[settings & 0x03];
+  if (strategy === undefined) throw new Error(`unknown allocation strategy code ${settings & 0x03}`);
+  if (strategy !== 'FIFO') record.allocation_strategy = strategy;
 }
 
 /** Metadata as u32 length + msgpack, 0 bytes when empty (balances and transactions alike). */
@@ -110,8 +144,12 @@ export function readBalanceAt(input: ByteReader): BalanceRecord {
     inflight_debit_balance: readAmount(input),
     version: input.f64(),
     created_at: input.f64(),
-    meta_data: readMeta(input), // properties are read in the order written, as the record lies
+    meta_data: EMPTY_META,
   };
+  const length = input.u32();
+  const metaLength = length & ~LINEAGE_SETTINGS_FOLLOW;
+  if (metaLength > 0) record.meta_data = metaUnpackr.unpack(input.bytes(metaLength)) as MetaData;
+  if (length & LINEAGE_SETTINGS_FOLLOW) applyLineageSettings(record, input.u8());
   return record;
 }
 
@@ -133,17 +171,20 @@ export function readBalanceId(bytes: Buffer, offset: number): string {
 }
 
 /**
- * The record at `offset` split for hashing: the end of its fixed part (hashed as stored) and its
- * meta_data (hashed as canonical JSON); `meta` is undefined when empty.
+ * The record at `offset` split for hashing: the end of its fixed part (hashed as stored), its meta_data
+ * (hashed as canonical JSON; undefined when empty) and its lineage settings byte (0: the defaults).
  */
-export function fixedPartOf(bytes: Buffer, offset: number): { fixedEnd: number; meta: MetaData | undefined } {
+export function fixedPartOf(bytes: Buffer, offset: number): { fixedEnd: number; meta: MetaData | undefined; settings: number } {
   const input = new ByteReader(bytes, offset);
   for (let field = 0; field < 5; field += 1) input.position += 2 + input.u16();
   for (let field = 0; field < 4; field += 1) skipAmount(input);
   input.position += 16;
   const fixedEnd = input.position;
-  const meta = readMeta(input);
-  return { fixedEnd, meta: meta === EMPTY_META ? undefined : meta };
+  const length = input.u32();
+  const metaLength = length & ~LINEAGE_SETTINGS_FOLLOW;
+  const meta = metaLength === 0 ? undefined : (metaUnpackr.unpack(input.bytes(metaLength)) as MetaData);
+  const settings = length & LINEAGE_SETTINGS_FOLLOW ? input.u8() : 0;
+  return { fixedEnd, meta, settings };
 }
 
 function skipAmount(input: ByteReader): void {

@@ -49,7 +49,7 @@ const EVENT_FIELDS = {
   ledgers: 'rest', balance_meta: 'rest', metadata_patches: 'rest', identities: 'rest', deleted_identities: 'rest', api_keys: 'rest',
   hooks: 'rest', deleted_hooks: 'rest', matching_rules: 'rest', deleted_matching_rules: 'rest', uploads: 'rest', reconciliations: 'rest',
   external_records: 'fixed', reconciliation_results: 'fixed',
-  monitors: 'rest', deleted_monitors: 'rest', monitor_alerts: 'rest', balance_identities: 'rest', batch: 'rest', system_errors: 'rest',
+  monitors: 'rest', deleted_monitors: 'rest', monitor_alerts: 'rest', balance_identities: 'rest', batch: 'rest', system_errors: 'rest', lineage: 'rest',
 } as const satisfies Record<keyof LedgerEvent, 'fixed' | 'rest'>;
 const REST_EVENT_FIELDS = (Object.keys(EVENT_FIELDS) as Array<keyof LedgerEvent>).filter((field) => EVENT_FIELDS[field] === 'rest');
 
@@ -68,7 +68,7 @@ const TRANSACTION_FIELDS = {
   inflight_commit_date: 'fixed', scheduled_for: 'fixed', meta_data: 'fixed',
   batch_id: 'slot', committed_amount: 'slot',
   rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob', effective_date: 'blob',
-  overdraft_limit: 'blob',
+  overdraft_limit: 'blob', fund_allocation: 'blob', lineage_provider: 'blob',
 } as const satisfies Record<keyof TransactionRecord, 'fixed' | 'slot' | 'blob'>;
 // Read back in the order a new record gets them (the slots come first in that order too), so decoded
 // records keep their key order.

@@ -6,8 +6,11 @@
 //   split           -> one leg per source/destination pairing, then the parent's status from its legs;
 //   commit / void   -> a settled or released part of a hold, and the hold's new state.
 // A refund is an ordinary transfer (or split) in the reverse direction, so it needs nothing special here.
+// Fund lineage (decide-lineage.ts) is decided with the money: what a transfer or hold draws on and brings,
+// and what a commit settles or a void releases of a hold's tagged funds.
 
 import type { DecisionScope } from './decision-scope.js';
+import { lineageOfHoldAction, lineageOfMovement } from './decide-lineage.js';
 import type { EventType } from './events.js';
 import { newTransaction, newTransactionIds } from './decision-scope.js';
 import { commitPostings, effectiveAt, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
@@ -51,6 +54,24 @@ export function carryOutNow(scope: DecisionScope, record: TransactionRecord, mar
   return refuse(final.rejection);
 }
 
+/**
+ * Why a transaction may not join its mailbox, with the queued checks on: each balance it draws from must
+ * cover its part after what is already queued against it (Blnk's canProcessTransaction with the queued
+ * debit subtracted), by the transaction's own overdraft terms. Without the checks, nothing: funds are
+ * checked when its turn comes.
+ */
+export function queuedFundsRefusal(scope: DecisionScope, record: TransactionRecord): Rejection | undefined {
+  if (!scope.settings.queued_checks) return undefined;
+  const parts = record.sources ? record.sources.map((share): [string, bigint] => [share.balance_id, share.precise_amount]) : [[record.source, record.precise_amount] as [string, bigint]];
+  for (const [balanceId, amount] of parts) {
+    const balance = scope.balance(balanceId);
+    if (!balance) return reject('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    const shortfall = scope.draft.checkFunds(balance, amount, record, scope.queuedAgainst(balanceId));
+    if (shortfall) return shortfall;
+  }
+  return undefined;
+}
+
 /** Carries out `record` in the scope and returns its final version (also written to the scope). */
 export function carryOut(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
   if (record.action === 'commit' || record.action === 'void') return carryOutHoldAction(scope, record);
@@ -62,15 +83,18 @@ export function carryOut(scope: DecisionScope, record: TransactionRecord): Trans
 function settle(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
   const source = scope.balance(record.source);
   if (!source) return rejected(record, reject('BAL_NOT_FOUND', `balance ${record.source} not found`));
-  const shortfall = scope.draft.checkFunds(source, record.precise_amount, record);
+  const shortfall = scope.draft.checkFunds(source, record.precise_amount, record, scope.queuedAgainst(source.balance_id));
   if (shortfall) return rejected(record, shortfall);
+  const lineage = lineageOfMovement(scope, record);
+  if (lineage && 'reason' in lineage) return rejected(record, lineage);
   const at = record.effective_date ?? 0;
+  // Lineage fields last, in the order the log reads a record's optional fields back (codec/event-codec.ts).
   if (record.inflight) {
     scope.draft.add(effectiveAt(holdPostings(record.source, record.destination, record.precise_amount), at));
-    return { ...record, status: 'INFLIGHT', committed_amount: 0n };
+    return lineage ? { ...record, status: 'INFLIGHT', committed_amount: 0n, ...lineage } : { ...record, status: 'INFLIGHT', committed_amount: 0n };
   }
   scope.draft.add(effectiveAt(transferPostings(record.source, record.destination, record.precise_amount), at));
-  return { ...record, status: 'APPLIED' };
+  return lineage ? { ...record, status: 'APPLIED', ...lineage } : { ...record, status: 'APPLIED' };
 }
 
 function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): TransactionRecord {
@@ -140,16 +164,20 @@ function carryOutHoldAction(scope: DecisionScope, action: TransactionRecord): Tr
 /** Settles or releases (part of) one open hold, writing the hold's new version and the child. */
 function closeOnHold(scope: DecisionScope, action: TransactionRecord, hold: TransactionRecord): TransactionRecord {
   const held = heldAmount(hold);
+  const tagged = hold.fund_allocation !== undefined || hold.lineage_provider !== undefined;
   if (action.action === 'void') {
     scope.draft.add(voidPostings(hold.source, hold.destination, held));
+    if (tagged) lineageOfHoldAction(scope, hold, 'void', held);
     scope.write({ ...hold, status: 'VOID' });
     return scope.write({ ...withAmount(action, held), status: 'VOID' });
   }
   const amount = action.precise_amount === 0n ? held : action.precise_amount;
   const committed = (hold.committed_amount ?? 0n) + amount;
   scope.draft.add(commitPostings(hold.source, hold.destination, amount));
+  const settled: TransactionRecord = { ...withAmount(action, amount), status: 'APPLIED' };
+  if (tagged) Object.assign(settled, lineageOfHoldAction(scope, hold, 'commit', amount));
   scope.write({ ...hold, committed_amount: committed, status: committed === hold.precise_amount ? 'APPLIED' : 'INFLIGHT' });
-  return scope.write({ ...withAmount(action, amount), status: 'APPLIED' });
+  return scope.write(settled);
 }
 
 /** Commit or void of a split hold acts on every leg still open; partial amounts are refused upstream. */

@@ -2,6 +2,7 @@
 // converted amounts and times to exact values; everything left to judge needs the ledger's state.
 
 import type { MonitorFields } from './balance-monitors.js';
+import type { AllocationStrategy } from './fund-allocation.js';
 import type { HookFields, NewApiKey } from './decide-registry.js';
 import type { RunResults, StartReconciliationCommand, UploadCommand } from './decide-reconciliation.js';
 import type { RuleCommand } from './matching-rules.js';
@@ -25,6 +26,10 @@ export interface CreateBalanceCommand {
   identity_id: string;
   indicator: string;
   meta_data: MetaData;
+  /** Blnk's fund lineage (fund-lineage.ts): the balance follows its tagged funds; needs an identity. */
+  track_fund_lineage?: boolean;
+  /** How debits draw on tagged funds; FIFO when absent. Kept whether or not lineage is tracked, as in Blnk. */
+  allocation_strategy?: AllocationStrategy;
 }
 
 /** One side's share of a split: who, and how much as requested. */
@@ -157,7 +162,12 @@ export type Command =
   | { op: 'queue.process'; items_max: number }
   | { op: 'queue.recover'; cutoff: number }
   | { op: 'timers.fire' }
-  | { op: 'identity.create'; fields: IdentityFields }
+  | {
+    op: 'identity.create';
+    fields: IdentityFields;
+    /** The id the caller chose (Blnk's `identity_id`, shape checked at the edge); absent: one is generated. */
+    identity_id?: string;
+  }
   | {
     op: 'identity.update';
     identity_id: string;

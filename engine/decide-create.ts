@@ -4,8 +4,9 @@
 
 import { canonicalJson } from './exact-json.js';
 import type { CommandOf, CreateTransactionCommand, ShareCommand } from './commands.js';
-import { carryOutNow, eventTypeFor } from './carry-out.js';
+import { carryOutNow, eventTypeFor, queuedFundsRefusal } from './carry-out.js';
 import { newTransaction, newTransactionIds, type DecisionScope } from './decision-scope.js';
+import { lineageProviderProblem } from './fund-lineage.js';
 import type { DryRunnable } from './operation.js';
 import { involvedIn, namedBalances, projectBalances, type ProjectionLeg } from './projection.js';
 import type { SplitShare, TransactionRecord } from './records.js';
@@ -42,7 +43,14 @@ export function decideCreate(scope: DecisionScope, command: CreateTransactionCom
   }
   const queued = record.value;
   if (command.scheduled_for > scope.now) return created(scope.write({ ...queued, status: 'SCHEDULED' }));
-  if (!command.skip_queue) return created(scope.write(queued));
+  if (!command.skip_queue) {
+    const refusal = queuedFundsRefusal(scope, queued);
+    if (refusal) {
+      scope.rollback(mark);
+      return refuse(refusal);
+    }
+    return created(scope.writeQueued(queued));
+  }
   // Rolled back to before the record was built: balances it created go with it.
   const final = carryOutNow(scope, queued, mark);
   return final.ok ? created(final.value) : final;
@@ -55,7 +63,7 @@ function created(transaction: TransactionRecord): Decided<Created> {
 /** What deciding a new transaction can refuse with (the funds check's codes from posting-draft.ts). */
 export const CREATE_REJECTIONS = [
   'BAL_NOT_FOUND', 'TXN_CURRENCY_MISMATCH', 'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'TXN_DUPLICATE_REFERENCE',
-  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED',
+  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED',
 ] as const satisfies readonly RejectionCode[];
 
 /** Creating one transaction, as the engine runs it. */
@@ -117,6 +125,8 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if ((command.effective_date ?? 0) > scope.now) {
     return refuse(reject('TXN_VALIDATION_ERROR', 'Invalid effective_date: must not be in the future (use scheduled_for)'));
   }
+  const badTag = lineageProviderProblem(command.meta_data);
+  if (badTag) return refuse(reject('TXN_VALIDATION_ERROR', badTag));
   const resolved = resolveSides(scope, command);
   if (!resolved.ok) return resolved;
   const sides = resolved.value;

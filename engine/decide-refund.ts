@@ -9,9 +9,10 @@
 // refund waits, the original is locked; once one is applied, another is a conflict. A refund that was
 // rejected (say for funds) does not count, so it may be tried again.
 
-import { carryOutNow, eventTypeFor, PARENT_META_KEY } from './carry-out.js';
+import { carryOutNow, eventTypeFor, PARENT_META_KEY, queuedFundsRefusal } from './carry-out.js';
 import type { CommandOf, RefundCommand } from './commands.js';
 import { metadataSizeRefusal } from './decide-registry.js';
+import { lineageProviderProblem } from './fund-lineage.js';
 import { newTransaction, type DecisionScope } from './decision-scope.js';
 import type { LedgerState } from './ledger-state.js';
 import { mergeMetaData } from './metadata.js';
@@ -54,6 +55,8 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
   const metaData = mergeMetaData(original.meta_data, command.meta_data);
   const tooLarge = metadataSizeRefusal(metaData);
   if (tooLarge) return refuse(tooLarge);
+  const badTag = lineageProviderProblem(metaData);
+  if (badTag) return refuse(reject('TXN_VALIDATION_ERROR', badTag));
   const record = newTransaction({
     transaction_id: scope.ids.next('txn'),
     parent_transaction: original.transaction_id,
@@ -74,7 +77,11 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
   if (movement.sources) record.sources = movement.sources;
   if (movement.destinations) record.destinations = movement.destinations;
   if (movement.sources || movement.destinations) record.atomic = true;
-  if (!command.skip_queue) return accept({ transaction: scope.write(record), notes });
+  if (!command.skip_queue) {
+    const refusal = queuedFundsRefusal(scope, record);
+    if (refusal) return refuse(refusal);
+    return accept({ transaction: scope.writeQueued(record), notes });
+  }
   const final = carryOutNow(scope, record);
   return final.ok ? accept({ transaction: final.value, notes }) : final;
 }
@@ -83,7 +90,7 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
 export const refundOperation: DryRunnable<CommandOf<'transaction.refund'>, Refunded> = {
   rejections: [
     'TXN_NOT_FOUND', 'GEN_RESOURCE_LOCKED', 'GEN_CONFLICT', 'TXN_NOT_REFUNDABLE', 'META_TOO_LARGE', 'BAL_NOT_FOUND',
-    'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'QUEUE_BACKPRESSURE',
+    'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'TXN_VALIDATION_ERROR', 'BAL_LINEAGE_LIMIT_EXCEEDED', 'QUEUE_BACKPRESSURE',
   ],
   admission(state, command) {
     const original = state.transaction(command.transaction_id);

@@ -26,8 +26,20 @@ function decided<T>(record: T, event: LedgerEvent): RegistryDecision<T> {
   return accept({ record, event });
 }
 
-export function decideCreateIdentity(fields: IdentityFields, now: number, ids: IdSource): RegistryDecision<IdentityRecord> {
-  const identity: IdentityRecord = { ...fields, identity_id: ids.next('idt'), created_at: now };
+/**
+ * A new identity, under the id the caller chose or a generated one. An id in use is a conflict, never
+ * an overwrite: a caller retrying a create with its own id learns the first one landed.
+ */
+export function decideCreateIdentity(
+  state: LedgerState,
+  fields: IdentityFields,
+  chosenId: string | undefined,
+  now: number,
+  ids: IdSource,
+): RegistryDecision<IdentityRecord> {
+  const identityId = chosenId ?? ids.next('idt');
+  if (state.identities.has(identityId)) return refuse(reject('GEN_CONFLICT', `Identity already exists: ${identityId}`));
+  const identity: IdentityRecord = { ...fields, identity_id: identityId, created_at: now };
   return decided(identity, { type: 'identity.created', at: now, identities: [identity] });
 }
 

@@ -9,6 +9,8 @@ import { indicatorKey } from './balance-table.js';
 import type { LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
+import type { AllocationStrategy } from './fund-allocation.js';
+import { LineageDraft } from './lineage-draft.js';
 import { PostingDraft } from './posting-draft.js';
 import {
   EMPTY_META,
@@ -23,6 +25,19 @@ import { reject } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { transactionHash } from './transaction-hash.js';
 
+/** How the server is set to decide: options of the ledger as a whole, fixed while it runs. */
+export interface DecisionSettings {
+  /**
+   * Blnk's `enable_queued_checks`: a transaction must be covered by what its source has available less
+   * what is already queued against it (mailboxes.ts keeps those totals). Checked when a transaction
+   * joins a queue and when one is carried out at once; one whose turn came was checked against what was
+   * queued ahead of it when it joined, and is checked now against the balance as that work left it.
+   */
+  queued_checks: boolean;
+}
+
+export const DEFAULT_DECISION_SETTINGS: DecisionSettings = { queued_checks: false };
+
 export class DecisionScope {
   readonly draft = new PostingDraft();
   readonly created: BalanceRecord[] = [];
@@ -35,7 +50,53 @@ export class DecisionScope {
   private createdById: Map<string, BalanceRecord> | undefined;
   private createdByIndicator: Map<string, BalanceRecord> | undefined;
 
-  constructor(readonly state: LedgerState, readonly now: number, readonly ids: IdSource) {}
+  /**
+   * Set while the scope carries out a transaction whose turn came in its mailbox (pending-work.ts): it is
+   * itself among the queued amounts, and what waits behind it comes after it, so no queued amount counts.
+   */
+  carryingQueued = false;
+  /** Debits of QUEUED records written in this decision, per balance (made when queued checks need them). */
+  private queuedDrafts: Map<string, bigint> | undefined;
+  /** The records counted in queuedDrafts, so a rollback takes out exactly those. */
+  private countedQueued: Set<TransactionRecord> | undefined;
+  /** Lineage moves (decide-lineage.ts), made when a movement touches a balance that tracks lineage. */
+  private lineage: LineageDraft | undefined;
+
+  constructor(
+    readonly state: LedgerState,
+    readonly now: number,
+    readonly ids: IdSource,
+    readonly settings: DecisionSettings = DEFAULT_DECISION_SETTINGS,
+  ) {}
+
+  /**
+   * What is already queued against the balance for a funds check: 0 unless the queued checks are on,
+   * and 0 for a transaction carried out in its turn; otherwise what waits in the mailboxes and what this
+   * decision has queued so far.
+   */
+  queuedAgainst(balanceId: string): bigint {
+    if (!this.settings.queued_checks || this.carryingQueued) return 0n;
+    return this.state.mailboxes.queuedDebit(balanceId) + (this.queuedDrafts?.get(balanceId) ?? 0n);
+  }
+
+  /** Writes a new QUEUED record, counting what it will take from its sources for later checks in the decision. */
+  writeQueued(record: TransactionRecord): TransactionRecord {
+    assert(record.status === 'QUEUED', 'writeQueued takes queued records');
+    if (this.settings.queued_checks) {
+      this.countQueued(record, 1n);
+      (this.countedQueued ??= new Set()).add(record);
+    }
+    return this.write(record);
+  }
+
+  private countQueued(record: TransactionRecord, sign: bigint): void {
+    const drafts = (this.queuedDrafts ??= new Map<string, bigint>());
+    const add = (balanceId: string, amount: bigint): void => {
+      drafts.set(balanceId, (drafts.get(balanceId) ?? 0n) + sign * amount);
+    };
+    if (record.sources) for (const share of record.sources) add(share.balance_id, share.precise_amount);
+    else add(record.source, record.precise_amount);
+  }
 
   /** A balance by id, including those this decision creates. */
   balance(balanceId: string): BalanceRecord | undefined {
@@ -84,14 +145,21 @@ export class DecisionScope {
     return record;
   }
 
-  /** A position to roll back to when a group inside the decision fails as a whole. */
-  mark(): { records: number; postings: number; created: number } {
-    return { records: this.records.length, postings: this.draft.mark(), created: this.created.length };
+  /** The lineage moves this decision drafts, made on first use. */
+  lineageDraft(): LineageDraft {
+    return (this.lineage ??= new LineageDraft(this.state.lineage));
   }
 
-  rollback(mark: { records: number; postings: number; created: number }): void {
+  /** A position to roll back to when a group inside the decision fails as a whole. */
+  mark(): ScopeMark {
+    return { records: this.records.length, postings: this.draft.mark(), created: this.created.length, lineage: this.lineage?.mark() ?? 0 };
+  }
+
+  rollback(mark: ScopeMark): void {
+    this.lineage?.rollback(mark.lineage);
     for (const record of this.records.splice(mark.records)) {
       if (this.references.get(record.reference) === record.transaction_id) this.references.delete(record.reference);
+      if (this.countedQueued?.delete(record)) this.countQueued(record, -1n);
     }
     this.draft.rollback(mark.postings);
     for (const balance of this.created.splice(mark.created)) {
@@ -130,8 +198,23 @@ export class DecisionScope {
     if (this.created.length > 0) event.balances = this.created;
     if (this.records.length > 0) event.transactions = this.records;
     if (this.draft.postings.length > 0) event.postings = this.draft.postings;
+    if (this.lineage && this.lineage.moves.length > 0) event.lineage = this.lineage.moves;
     return event;
   }
+}
+
+/** Where a scope stood, to roll back to. */
+export interface ScopeMark {
+  records: number;
+  postings: number;
+  created: number;
+  lineage: number;
+}
+
+/** Whether and how a new balance tracks fund lineage (absent: it does not, and allocates FIFO). */
+export interface BalanceLineageSettings {
+  track_fund_lineage: boolean;
+  allocation_strategy: AllocationStrategy;
 }
 
 export function newBalance(
@@ -142,8 +225,9 @@ export function newBalance(
   identityId: string,
   metaData: MetaData,
   now: number,
+  lineage?: BalanceLineageSettings,
 ): BalanceRecord {
-  return {
+  const balance: BalanceRecord = {
     balance_id: balanceId,
     ledger_id: ledgerId,
     identity_id: identityId,
@@ -157,6 +241,10 @@ export function newBalance(
     created_at: now,
     meta_data: metaData,
   };
+  // Kept only when they differ from the defaults, in this order (codec/balance-codec.ts reads them back so).
+  if (lineage?.track_fund_lineage) balance.track_fund_lineage = true;
+  if (lineage && lineage.allocation_strategy !== 'FIFO') balance.allocation_strategy = lineage.allocation_strategy;
+  return balance;
 }
 
 /** A new transaction id and the reference generated from it. */

@@ -12,6 +12,7 @@ import type {
   MonitorRecord,
   TransactionRecord,
 } from './records.js';
+import type { LineageMove } from './fund-lineage.js';
 import type {
   ExternalRecordsChunk,
   MatchingRuleRecord,
@@ -114,6 +115,8 @@ export interface LedgerEvent {
   /** Balance monitors created or changed (full records), and ids of deleted ones. */
   monitors?: MonitorRecord[];
   deleted_monitors?: string[];
+  /** Changes to the tagged funds of balances that track fund lineage (fund-lineage.ts), decided with the postings. */
+  lineage?: LineageMove[];
   /** Monitors whose condition this event's postings made true (engine/balance-monitors.ts); applying ignores them. */
   monitor_alerts?: MonitorAlert[];
   /**

@@ -11,7 +11,7 @@
 import { admissionRefusal } from './admission.js';
 import { monitorAlerts } from './balance-monitors.js';
 import type { Command, CommandOf, CommandOp } from './commands.js';
-import { DecisionScope } from './decision-scope.js';
+import { DecisionScope, DEFAULT_DECISION_SETTINGS, type DecisionSettings } from './decision-scope.js';
 import type { LedgerEvent } from './events.js';
 import { applyEvent, LedgerState, type ApplyOptions } from './ledger-state.js';
 import { LedgerView } from './ledger-view.js';
@@ -44,6 +44,8 @@ export interface EngineDependencies {
   log: EventLog;
   transactions: TransactionStore;
   limits?: Partial<EngineLimits>;
+  /** How the server is set to decide (decision-scope.ts), e.g. Blnk's queued checks. */
+  settings?: Partial<DecisionSettings>;
 }
 
 /** What running a command answers: work is never refused; anything else may be. */
@@ -63,6 +65,7 @@ export class LedgerEngine {
   /** Named, read-only queries of the state: what every reader outside engine/ and app/ uses. */
   readonly view: LedgerView;
   readonly limits: EngineLimits;
+  private readonly settings: DecisionSettings;
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private readonly log: EventLog;
@@ -73,6 +76,7 @@ export class LedgerEngine {
     this.ids = dependencies.ids;
     this.log = dependencies.log;
     this.limits = { ...DEFAULT_ENGINE_LIMITS, ...dependencies.limits };
+    this.settings = { ...DEFAULT_DECISION_SETTINGS, ...dependencies.settings };
     this.state = new LedgerState(dependencies.transactions);
     this.view = new LedgerView(this.state, () => this.now());
     this.pending = new PendingWork({
@@ -152,7 +156,7 @@ export class LedgerEngine {
   }
 
   private scope(): DecisionScope {
-    return new DecisionScope(this.state, this.now(), this.ids);
+    return new DecisionScope(this.state, this.now(), this.ids, this.settings);
   }
 
   /** The clock's time, never earlier than the last event: replayed logs stay ordered after a clock step back. */

@@ -7,6 +7,7 @@ import { assert, fail } from './assert.js';
 import { BalanceTable, IndicatorIndex } from './balance-table.js';
 import type { LedgerEvent, MetadataPatch, Posting } from './events.js';
 import { mergeMetaData, metadataTarget } from './metadata.js';
+import { FundLineage } from './fund-lineage.js';
 import { Mailboxes } from './mailboxes.js';
 import type { TransactionStore } from './ports.js';
 import {
@@ -29,6 +30,8 @@ export class LedgerState {
   /** `indicator` + NUL + `currency` -> balance id; indicators are unique per currency. */
   readonly balanceIdByIndicator = new IndicatorIndex();
   readonly mailboxes = new Mailboxes();
+  /** Tagged funds of the balances that track fund lineage (fund-lineage.ts). */
+  readonly lineage = new FundLineage();
   /** Holds still open (status INFLIGHT), by id: plain holds, legs of split holds, and split parents. */
   readonly holds = new Map<string, TransactionRecord>();
   /** Transactions waiting for their `scheduled_for` time. */
@@ -99,6 +102,7 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
   }
   for (const { balance_id, identity_id } of event.balance_identities ?? []) setBalanceIdentity(state, balance_id, identity_id);
   if (event.postings) applyPostings(state, event.postings);
+  if (event.lineage) for (const move of event.lineage) state.lineage.apply(move);
   for (const record of event.transactions ?? []) applyTransactionRecord(state, record);
   for (const patch of event.metadata_patches ?? []) applyMetadataPatch(state, patch);
   for (const key of event.api_keys ?? []) state.apiKeys.set(key.api_key_id, key);
@@ -159,6 +163,7 @@ function addBalance(state: LedgerState, balance: BalanceRecord): void {
   if (balance.identity_id !== '') {
     state.balancesPerIdentity.set(balance.identity_id, (state.balancesPerIdentity.get(balance.identity_id) ?? 0) + 1);
   }
+  if (balance.track_fund_lineage) state.lineage.track(balance.balance_id, balance.allocation_strategy ?? 'FIFO');
 }
 
 /**

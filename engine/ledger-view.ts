@@ -6,6 +6,7 @@
 // what lets them be answered elsewhere: by the engine's thread for an HTTP worker, or by a standby.
 
 import { hooksWithoutSecrets } from './decide-registry.js';
+import type { TrackedBalance } from './fund-lineage.js';
 import type { LedgerState } from './ledger-state.js';
 import type {
   ApiKeyRecord,
@@ -56,6 +57,19 @@ export class LedgerView {
 
   balanceExists(balanceId: string): boolean {
     return this.state.balances.has(balanceId);
+  }
+
+  /**
+   * What the transactions waiting in mailboxes will take from the balance and give to it once carried out
+   * (Blnk's queued_debit_balance and queued_credit_balance; mailboxes.ts keeps them as they change).
+   */
+  queuedAmounts(balanceId: string): { queued_debit_balance: bigint; queued_credit_balance: bigint } {
+    return { queued_debit_balance: this.state.mailboxes.queuedDebit(balanceId), queued_credit_balance: this.state.mailboxes.queuedCredit(balanceId) };
+  }
+
+  /** The tagged funds of a balance that tracks fund lineage (fund-lineage.ts); undefined for any other. */
+  fundLineage(balanceId: string): TrackedBalance | undefined {
+    return this.state.lineage.get(balanceId);
   }
 
   balanceByIndicator(indicator: string, currency: string): BalanceRecord | undefined {

@@ -5,6 +5,12 @@
 // end each time its head leaves. Its order is therefore a function of the log, and a replayed engine
 // serves pending work in exactly the order the original would have. Mailboxes exist only while
 // non-empty, which keeps a million idle balances cheap.
+//
+// Beside the queues, per balance, the totals the waiting transactions will take from it and give to it
+// once carried out (Blnk's queued_debit_balance and queued_credit_balance), kept as transactions join
+// and leave, never by walking the queues: a split's shares each count against their own balance,
+// wherever the split waits. The commit or void of a hold counts for nothing: it moves only what the
+// hold already holds, which the balances' inflight amounts show.
 
 import { assert, fail } from './assert.js';
 import type { TransactionRecord } from './records.js';
@@ -59,6 +65,9 @@ export class Mailboxes {
   private readonly queuedById = new Map<string, TransactionRecord>();
   /** Balances with waiting work, in the order the runner will serve them (a Map keeps insertion order). */
   private readonly ring = new Map<string, true>();
+  /** Per balance, what queued transactions will take from it and give to it; absent when nothing. */
+  private readonly queuedDebits = new Map<string, bigint>();
+  private readonly queuedCredits = new Map<string, bigint>();
 
   /** Number of queued transactions across all mailboxes. */
   get size(): number {
@@ -87,6 +96,7 @@ export class Mailboxes {
     }
     box.push(record);
     this.queuedById.set(record.transaction_id, record);
+    this.count(record, 1n);
   }
 
   /** A newer version of a queued transaction (same id, still QUEUED) takes its place in line. */
@@ -94,7 +104,9 @@ export class Mailboxes {
     const box = this.boxes.get(balanceId);
     const replaced = box?.replace((queued) => queued.transaction_id === record.transaction_id, record) ?? false;
     if (!replaced) fail(`transaction ${record.transaction_id} is not queued on ${balanceId}`);
+    this.count(this.queuedById.get(record.transaction_id) as TransactionRecord, -1n);
     this.queuedById.set(record.transaction_id, record);
+    this.count(record, 1n);
   }
 
   /** The next transaction the balance will apply. */
@@ -110,10 +122,30 @@ export class Mailboxes {
       `transaction ${transactionId} left mailbox ${balanceId} out of order`);
     box.shift();
     this.queuedById.delete(transactionId);
+    this.count(head, -1n);
     // Served: to the end of the ring if more is waiting, out of it otherwise.
     this.ring.delete(balanceId);
     if (box.length === 0) this.boxes.delete(balanceId);
     else this.ring.set(balanceId, true);
+  }
+
+  /** What the transactions waiting anywhere will take from the balance once carried out. */
+  queuedDebit(balanceId: string): bigint {
+    return this.queuedDebits.get(balanceId) ?? 0n;
+  }
+
+  /** What the transactions waiting anywhere will give to the balance once carried out. */
+  queuedCredit(balanceId: string): bigint {
+    return this.queuedCredits.get(balanceId) ?? 0n;
+  }
+
+  /** Adds (sign 1) or takes away (sign -1) what a queued record moves, to the totals of each balance. */
+  private count(record: TransactionRecord, sign: bigint): void {
+    if (record.action === 'commit' || record.action === 'void') return;
+    if (record.sources) for (const share of record.sources) addTo(this.queuedDebits, share.balance_id, sign * share.precise_amount);
+    else addTo(this.queuedDebits, record.source, sign * record.precise_amount);
+    if (record.destinations) for (const share of record.destinations) addTo(this.queuedCredits, share.balance_id, sign * share.precise_amount);
+    else addTo(this.queuedCredits, record.destination, sign * record.precise_amount);
   }
 
   /** The balance whose head the runner should apply next (the ring moves when that head is removed). */
@@ -131,4 +163,12 @@ export class Mailboxes {
   *all(): IterableIterator<[string, TransactionRecord]> {
     for (const [balanceId, box] of this.boxes) for (const record of box) yield [balanceId, record];
   }
+}
+
+/** Moves a balance's total by `delta`, dropping it when it comes back to zero (idle balances cost nothing). */
+function addTo(totals: Map<string, bigint>, balanceId: string, delta: bigint): void {
+  const total = (totals.get(balanceId) ?? 0n) + delta;
+  assert(total >= 0n, `queued total of ${balanceId} below zero`);
+  if (total === 0n) totals.delete(balanceId);
+  else totals.set(balanceId, total);
 }

@@ -115,8 +115,13 @@ const createBalance: Decision<CommandOf<'balance.create'>, BalanceRecord> = {
     if (command.indicator !== '' && state.balanceByIndicator(command.indicator, command.currency)) {
       return refuse(reject('BAL_DUPLICATE_INDICATOR', `a ${command.currency} balance named ${command.indicator} exists`));
     }
+    // Blnk's rule: lineage is tracked per identity (the edge says so first, naming the field).
+    if (command.track_fund_lineage && command.identity_id === '') {
+      return refuse(reject('IDT_NOT_FOUND', 'identity_id is required when track_fund_lineage is enabled'));
+    }
+    const lineage = { track_fund_lineage: command.track_fund_lineage ?? false, allocation_strategy: command.allocation_strategy ?? 'FIFO' } as const;
     const balance = newBalance(
-      scope.ids.next('bln'), command.ledger_id, command.currency, command.indicator, command.identity_id, command.meta_data, scope.now,
+      scope.ids.next('bln'), command.ledger_id, command.currency, command.indicator, command.identity_id, command.meta_data, scope.now, lineage,
     );
     return emitted(scope, balance, { type: 'balance.created', at: scope.now, balances: [balance] });
   },
@@ -209,7 +214,8 @@ export const OPERATIONS = {
   'queue.process': processQueued,
   'queue.recover': recoverQueued,
   'timers.fire': fireTimers,
-  'identity.create': registry([], (scope, command: CommandOf<'identity.create'>) => decideCreateIdentity(command.fields, scope.now, scope.ids)),
+  'identity.create': registry(['GEN_CONFLICT'], (scope, command: CommandOf<'identity.create'>) =>
+    decideCreateIdentity(scope.state, command.fields, command.identity_id, scope.now, scope.ids)),
   'identity.update': registry(['IDT_NOT_FOUND', 'GEN_CONFLICT'], (scope, command: CommandOf<'identity.update'>) =>
     decideUpdateIdentity(scope.state, command.identity_id, command.fields, scope.now, command.expected)),
   'identity.delete': registry(['IDT_NOT_FOUND', 'GEN_CONFLICT'], (scope, command: CommandOf<'identity.delete'>) =>

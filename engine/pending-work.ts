@@ -109,11 +109,12 @@ export class PendingWork {
   private applyHead(balanceId: string): void {
     const head = this.parts.state.mailboxes.head(balanceId);
     assert(head, `mailbox ${balanceId} is empty`);
-    this.carryOutAndCommit(head);
+    this.carryOutAndCommit(head, true);
   }
 
-  private carryOutAndCommit(record: TransactionRecord): void {
+  private carryOutAndCommit(record: TransactionRecord, fromQueue = false): void {
     const scope = this.parts.scope();
+    scope.carryingQueued = fromQueue;
     const final = carryOut(scope, record);
     this.parts.commit([scope.toEvent(eventTypeFor(final))]);
   }

@@ -24,24 +24,26 @@ export class PostingDraft {
   }
 
   /**
-   * Refuses to move `amount` out of `source` when the overdraft terms do not allow it (Blnk's rule):
-   * `allow_overdraft` without a limit skips the check; otherwise what is available (after holds and the
-   * postings drafted so far) must cover the amount, or, with a limit, the available amount after it must
-   * stay at or above minus the limit, whether or not `allow_overdraft` is set.
+   * Refuses to move `amount` out of `source` when the overdraft terms do not allow it (Blnk's rule,
+   * canProcessTransaction): `allow_overdraft` without a limit skips the check; otherwise what is
+   * available (after holds, the postings drafted so far and the `queued` amount already waiting to leave
+   * the balance, which is 0 unless the queued checks are on) must cover the amount, or, with a limit, the
+   * available amount after it must stay at or above minus the limit, whether or not `allow_overdraft` is set.
    */
-  checkFunds(source: BalanceRecord, amount: bigint, terms: OverdraftTerms): Rejection | undefined {
+  checkFunds(source: BalanceRecord, amount: bigint, terms: OverdraftTerms, queued = 0n): Rejection | undefined {
     const limit = terms.overdraft_limit ?? 0n;
     if (terms.allow_overdraft && limit === 0n) return undefined;
-    const available = this.available(source);
+    const available = this.available(source) - queued;
     if (available >= amount) return undefined;
+    const has = queued === 0n ? `${available} available` : `${available} available after ${queued} already queued against it`;
     if (limit > 0n) {
       if (available - amount >= -limit) return undefined;
       return reject(
         'TXN_OVERDRAFT_LIMIT_EXCEEDED',
-        `balance ${source.balance_id} has ${available} available; ${amount} would leave ${available - amount}, below the overdraft limit of -${limit}`,
+        `balance ${source.balance_id} has ${has}; ${amount} would leave ${available - amount}, below the overdraft limit of -${limit}`,
       );
     }
-    return reject('TXN_INSUFFICIENT_FUNDS', `balance ${source.balance_id} has ${available} available, ${amount} needed`);
+    return reject('TXN_INSUFFICIENT_FUNDS', `balance ${source.balance_id} has ${has}, ${amount} needed`);
   }
 
   add(postings: Posting[]): void {

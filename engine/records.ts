@@ -1,6 +1,7 @@
 // The records the ledger keeps. Times are epoch milliseconds decided by the injected clock (0 means
 // "unset"); amounts are bigint counts of the smallest unit. The HTTP edge turns these into the wire shapes.
 
+import type { AllocationStrategy, FundShare } from './fund-allocation.js';
 import type { Rejection } from './rejections.js';
 
 export type MetaData = Record<string, unknown>;
@@ -58,6 +59,10 @@ export interface BalanceRecord {
   version: number;
   created_at: number;
   meta_data: MetaData;
+  /** Set (true) on a balance that tracks fund lineage (fund-lineage.ts); absent on every other. */
+  track_fund_lineage?: boolean;
+  /** How its debits draw on tagged funds, when not FIFO (Blnk's default, which absent means). */
+  allocation_strategy?: AllocationStrategy;
 }
 
 export type TransactionStatus = 'QUEUED' | 'APPLIED' | 'INFLIGHT' | 'VOID' | 'REJECTED' | 'SCHEDULED';
@@ -85,7 +90,7 @@ export interface SplitShare {
  */
 export const OPTIONAL_TRANSACTION_FIELDS = [
   'batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'effective_date',
-  'overdraft_limit',
+  'overdraft_limit', 'fund_allocation', 'lineage_provider',
 ] as const satisfies ReadonlyArray<keyof TransactionRecord>;
 
 export interface TransactionRecord {
@@ -135,6 +140,14 @@ export interface TransactionRecord {
    * precision); absent when the request set none. See posting-draft.ts checkFunds.
    */
   overdraft_limit?: bigint;
+  /**
+   * A debit of a balance that tracks fund lineage: which providers' tagged funds it drew on and how much
+   * of each, in the order drawn (a hold: what it reserved; a commit: what it settled). Blnk's
+   * BLNK_FUND_ALLOCATION. Decided by the engine (decide-lineage.ts), never taken from a request.
+   */
+  fund_allocation?: FundShare[];
+  /** A tagged credit into a balance that tracks lineage from one that does not: the provider, as decided. */
+  lineage_provider?: string;
 }
 
 /** Split parents carry shares instead of moving money themselves; their legs do the moving. */

@@ -34,6 +34,7 @@ export const REJECTION_REASONS = {
   RECON_NOT_FOUND: 'reconciliation_not_found',
   BAL_MONITOR_NOT_FOUND: 'monitor_not_found',
   BAL_MONITOR_LIMIT_EXCEEDED: 'monitor_limit_exceeded',
+  BAL_LINEAGE_LIMIT_EXCEEDED: 'lineage_limit_exceeded',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;

@@ -125,6 +125,9 @@ const LEARNERS: Record<string, (learned: Learned) => void> = {
   'POST /identities': ({ body, pools, writes }) => {
     const id = text(body?.identity_id);
     if (!id) return;
+    // A caller may create an identity again under the id of a deleted one; answers arrive in any order,
+    // so which of the two came last is not known here: either state is right.
+    if (writes.identities.get(id) === 'deleted') writes.uncertain.add(id);
     writes.markPresent(writes.identities, id);
     pools.add('identity', id);
     pools.add('record', id);

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access-schemas.js';
 import { pageQuerySchema } from '../http/common-schemas.js';
-import { identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
+import { createIdentitySchema, identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
 import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/ledger-schemas.js';
 import { monitorSchema } from '../http/monitor-schemas.js';
 import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
@@ -181,6 +181,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: atQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id/history', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'PUT', path: '/balances/:id/identity', params: { id: balanceId }, body: balanceIdentitySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/balances/:id/lineage', params: { id: balanceId }, weight: 3 },
   { method: 'POST', path: '/balances-snapshots', query: snapshotQuerySchema, schemaSource: exported, weight: 1 },
   {
     method: 'GET', path: '/balances/indicator/:indicator/currency/:currency',
@@ -198,6 +199,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'POST', path: '/transactions/bulk', body: bulkBody, schemaSource: exported, weight: 25 },
   { method: 'GET', path: '/transactions', query: pageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/transactions/:id', params: { id: transactionId }, weight: 10 },
+  { method: 'GET', path: '/transactions/:id/lineage', params: { id: transactionId }, weight: 3 },
   { method: 'GET', path: '/transactions/reference/:reference', params: { reference: { pool: 'reference', unknownPrefix: 'ref' } }, weight: 5 },
   { method: 'PUT', path: '/transactions/inflight/:id', params: { id: holdId }, body: inflightActionSchema, schemaSource: exported, weight: 50 },
   { method: 'POST', path: '/transactions/inflight/bulk/commit', body: bulkCommitSchema, schemaSource: exported, weight: 15 },
@@ -205,7 +207,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'POST', path: '/transactions/recover', query: recoverQuerySchema, schemaSource: exported, weight: 2 },
   { method: 'POST', path: '/refund-transaction/:id', params: { id: transactionId }, body: refundSchema, schemaSource: exported, weight: 30 },
 
-  { method: 'POST', path: '/identities', body: identitySchema, schemaSource: exported, weight: 15 },
+  { method: 'POST', path: '/identities', body: createIdentitySchema, schemaSource: exported, weight: 15 },
   { method: 'GET', path: '/identities', query: pageQuerySchema, schemaSource: exported, weight: 3 },
   { method: 'GET', path: '/identities/:id', params: { id: identityId }, weight: 5 },
   { method: 'PUT', path: '/identities/:id', params: { id: identityId }, body: identitySchema, schemaSource: exported, weight: 10 },

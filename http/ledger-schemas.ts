@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import type { CreateBalanceCommand, CreateLedgerCommand } from '../engine/commands.js';
+import { ALLOCATION_STRATEGIES, type AllocationStrategy } from '../engine/fund-allocation.js';
 import { GENERAL_LEDGER_ID } from '../engine/records.js';
 import { currencySchema, identifierSchema, NAME_LENGTH_MAX, optionalMetaData } from './common-schemas.js';
 
@@ -18,8 +19,6 @@ export const updateLedgerSchema = z.object({
   meta_data: optionalMetaData.transform((value) => value ?? undefined),
 });
 
-/** Blnk's fund-lineage allocation strategies; the lineage itself is a later issue (docs/decisions-blnk.md). */
-export const ALLOCATION_STRATEGIES = ['FIFO', 'LIFO', 'PROPORTIONAL'] as const;
 
 /** An indicator names a balance of the general ledger: `@` and no whitespace (`@cash`). */
 const INDICATOR_PATTERN = /^@\S+$/;
@@ -47,15 +46,24 @@ export const createBalanceSchema = z
       if (input.ledger_id !== GENERAL_LEDGER_ID) issue('indicator', 'indicator is only allowed for General Ledger balances (ledger_id = general_ledger_id)');
       else if (!INDICATOR_PATTERN.test(input.indicator)) issue('indicator', "indicator must start with '@' and contain no whitespace (e.g. '@cash')");
     }
-    if (input.allocation_strategy && !(ALLOCATION_STRATEGIES as readonly string[]).includes(input.allocation_strategy)) {
+    if (input.allocation_strategy && !isAllocationStrategy(input.allocation_strategy)) {
       issue('allocation_strategy', 'allocation_strategy must be one of: FIFO, LIFO, PROPORTIONAL');
     }
     if (input.track_fund_lineage && !input.identity_id) issue('identity_id', 'identity_id is required when track_fund_lineage is enabled');
   })
-  .transform((input): CreateBalanceCommand => ({
-    ledger_id: input.ledger_id,
-    currency: input.currency,
-    identity_id: input.identity_id ?? '',
-    indicator: input.indicator ?? '',
-    meta_data: input.meta_data ?? {},
-  }));
+  .transform((input): CreateBalanceCommand => {
+    const command: CreateBalanceCommand = {
+      ledger_id: input.ledger_id,
+      currency: input.currency,
+      identity_id: input.identity_id ?? '',
+      indicator: input.indicator ?? '',
+      meta_data: input.meta_data ?? {},
+    };
+    if (input.track_fund_lineage) command.track_fund_lineage = true;
+    if (input.allocation_strategy && isAllocationStrategy(input.allocation_strategy)) command.allocation_strategy = input.allocation_strategy;
+    return command;
+  });
+
+function isAllocationStrategy(text: string): text is AllocationStrategy {
+  return (ALLOCATION_STRATEGIES as readonly string[]).includes(text);
+}

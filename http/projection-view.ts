@@ -1,6 +1,7 @@
 // Dry-run projections on the wire: integers as strings (they may exceed what a double holds), display
 // amounts as numbers, and for every balance involved its six amounts now (`current_*`) and after the
-// operation (`resulting_*`). Rejections inside a dry run are part of the answer, not errors.
+// operation (`resulting_*`), and the fund allocation a debit of a balance that tracks lineage would make.
+// Rejections inside a dry run are part of the answer, not errors.
 
 import type { BalanceAmounts, BalanceProjection, Projection } from '../engine/projection.js';
 import { z } from 'zod';
@@ -28,6 +29,8 @@ export const projectionJsonSchema = z.object({
   precise_amount: integerText.optional(),
   precision: z.bigint().optional(),
   legs: z.array(z.object({ identifier: z.string(), role: z.string(), precise_amount: integerText, amount: z.number() })).optional(),
+  fund_allocation: z.array(z.object({ provider: z.string(), precise_amount: integerText })).optional()
+    .meta({ description: 'A debit of a balance that tracks fund lineage: the tagged funds it would draw on' }),
   notes: z.array(z.string()).optional(),
   transaction_count: z.number().int().optional(),
   failed_index: z.number().int().optional(),
@@ -85,6 +88,8 @@ export function projectionView(projection: Projection, fallback?: ProjectionFall
       amount: preciseToAmount(leg.precise_amount, precision),
     }));
   }
+  const allocation = projection.transaction?.fund_allocation;
+  if (allocation) view.fund_allocation = allocation.map((share) => ({ provider: share.provider, precise_amount: share.amount.toString() }));
   if (projection.notes) view.notes = projection.notes;
   if (projection.transaction_count !== undefined) view.transaction_count = projection.transaction_count;
   if (projection.failed_index !== undefined) view.failed_index = projection.failed_index;

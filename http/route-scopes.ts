@@ -52,6 +52,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'PUT /balances/:id/identity': 'balances:write',
   'POST /balances-snapshots': 'balances:write',
   'GET /balances/:id/history': 'balances:read',
+  'GET /balances/:id/lineage': 'balances:read',
   'GET /balances/indicator/:indicator/currency/:currency': 'balances:read',
 
   // balance monitors: conditions on balances
@@ -68,6 +69,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /transactions': 'transactions:read',
   'GET /transactions/:id': 'transactions:read',
   'GET /transactions/reference/:reference': 'transactions:read',
+  'GET /transactions/:id/lineage': 'transactions:read',
   'PUT /transactions/inflight/:id': 'transactions:write',
   'POST /transactions/inflight/bulk/commit': 'transactions:write',
   'POST /transactions/inflight/bulk/void': 'transactions:write',

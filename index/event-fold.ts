@@ -224,7 +224,7 @@ const EVENT_PARTS = {
   api_keys: 'unfolded', hooks: 'unfolded', deleted_hooks: 'unfolded', matching_rules: 'unfolded', deleted_matching_rules: 'unfolded',
   uploads: 'unfolded',
   balance_identities: 12,
-  monitors: 'unfolded', deleted_monitors: 'unfolded', monitor_alerts: 'unfolded', batch: 'unfolded', system_errors: 'unfolded',
+  monitors: 'unfolded', deleted_monitors: 'unfolded', monitor_alerts: 'unfolded', batch: 'unfolded', system_errors: 'unfolded', lineage: 'unfolded',
 } as const satisfies Record<keyof LedgerEvent, 'header' | 'unfolded' | number>;
 const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
   .filter((field) => typeof EVENT_PARTS[field] === 'number')

@@ -86,6 +86,9 @@ export function ledgerFromRow(row: SelectedRow): LedgerRecord {
 export function balanceRow(balance: BalanceRecord): SqlValue[] {
   const extra: Record<string, unknown> = {};
   const meta = exactMeta(balance.meta_data, extra);
+  // Fund lineage settings (rare) have no column: they ride in `extra`.
+  if (balance.track_fund_lineage !== undefined) extra.track_fund_lineage = balance.track_fund_lineage;
+  if (balance.allocation_strategy !== undefined) extra.allocation_strategy = balance.allocation_strategy;
   return [
     balance.balance_id, balance.ledger_id, balance.identity_id, balance.indicator, balance.currency,
     amountKey(balanceAmount(balance)), amountKey(balance.credit_balance), amountKey(balance.debit_balance),
@@ -96,7 +99,7 @@ export function balanceRow(balance: BalanceRecord): SqlValue[] {
 
 export function balanceFromRow(row: SelectedRow): BalanceRecord {
   const extra = readExtra(row);
-  return {
+  const balance: BalanceRecord = {
     balance_id: text(row.balance_id),
     ledger_id: text(row.ledger_id),
     identity_id: text(row.identity_id),
@@ -110,6 +113,9 @@ export function balanceFromRow(row: SelectedRow): BalanceRecord {
     created_at: integer(row.created_at),
     meta_data: readMeta(row, extra),
   };
+  if (extra.track_fund_lineage === true) balance.track_fund_lineage = true;
+  if (extra.allocation_strategy !== undefined) balance.allocation_strategy = extra.allocation_strategy as BalanceRecord['allocation_strategy'];
+  return balance;
 }
 
 // ---- balance history ----

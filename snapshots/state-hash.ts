@@ -4,7 +4,8 @@
 // entry count, then its entries in key order:
 //   - ordinary sections: entries sorted by key, each as canonical JSON;
 //   - balances: in the UTF-8 order of their ids, each as the fixed part of its binary record
-//     (balance-codec.ts) and its meta_data as canonical JSON, each length-prefixed. A balance still
+//     (balance-codec.ts, with its lineage settings byte when it has one) and its meta_data as canonical
+//     JSON, each length-prefixed. A balance still
 //     cold is hashed from its stored bytes without being decoded, which is what makes hashing a large,
 //     mostly idle ledger cheap;
 //   - balances by indicator: in the UTF-8 order of the keys, key and id, length-prefixed.
@@ -13,7 +14,7 @@
 
 import { canonicalJson } from '../engine/exact-json.js';
 import type { LedgerState } from '../engine/ledger-state.js';
-import { fixedPartOf, isEmpty, writeBalanceFields } from '../codec/balance-codec.js';
+import { fixedPartOf, isEmpty, lineageSettingsByte, writeBalanceFields } from '../codec/balance-codec.js';
 import { ByteWriter } from '../codec/byte-writer.js';
 import { CanonicalHasher } from './canonical-writer.js';
 import { tableOrders, type ColdBalanceTable } from './cold-balances.js';
@@ -61,17 +62,22 @@ function hashTable(hasher: CanonicalHasher, state: LedgerState, section: TableSe
     hasher.line(`${section.name} ${balances.size}`);
     for (const position of tableOrders(balances).ids) {
       const hot = balances.hotAt(position);
+      // The lineage settings byte, when not the defaults, ends the fixed part: a balance without them
+      // hashes as it did before they existed.
       if (hot) {
         const start = feed.length;
         feed.u32(0);
         writeBalanceFields(feed, hot);
+        const settings = lineageSettingsByte(hot);
+        if (settings !== 0) feed.u8(settings);
         feed.bytes().writeUInt32LE(feed.length - start - 4, start);
         writeMetaText(feed, isEmpty(hot.meta_data) ? undefined : hot.meta_data);
       } else {
         const record = cold!.recordBytes(position);
-        const { fixedEnd, meta } = fixedPartOf(record, 0);
-        feed.u32(fixedEnd);
+        const { fixedEnd, meta, settings } = fixedPartOf(record, 0);
+        feed.u32(settings === 0 ? fixedEnd : fixedEnd + 1);
         feed.raw(record.subarray(0, fixedEnd));
+        if (settings !== 0) feed.u8(settings);
         writeMetaText(feed, meta);
       }
       if (feed.length >= FEED_BYTES) drain();

@@ -15,6 +15,7 @@
 // sections change meaning.
 
 import type { LedgerEvent } from '../engine/events.js';
+import type { TrackedBalance } from '../engine/fund-lineage.js';
 import type { LedgerState } from '../engine/ledger-state.js';
 import type { TransactionRecord } from '../engine/records.js';
 
@@ -203,6 +204,18 @@ export const STATE_LAYOUT = {
     kind: 'derived',
     name: 'monitors_by_balance',
     hashed: (state) => new Map([...state.monitorsByBalance].map(([balanceId, ids]) => [balanceId, [...ids].sort()])),
+    omitWhenEmpty: true,
+  },
+  lineage: {
+    kind: 'stored',
+    name: 'fund_lineage',
+    // Every balance that tracks lineage, with its providers' funds: the cold tier is never replayed, so
+    // which balances track lineage is kept here too, not only on their records.
+    capture: (state) => state.lineage.entries(),
+    restore: (_event, items, state) => {
+      for (const item of items) state.lineage.restore(item as TrackedBalance);
+    },
+    hashed: (state) => new Map([...state.lineage.entries()].map((tracked) => [tracked.balance_id, tracked])),
     omitWhenEmpty: true,
   },
   pendingHoldActions: { kind: 'derived', name: 'pending_hold_actions', hashed: (state) => keyedBy(state.pendingHoldActions) },

@@ -22,7 +22,11 @@ async function setUp(server: TestServer): Promise<Names> {
   const txn = await created(server, '/transactions', { description: 'test', precise_amount: 10_000, currency: 'USD', source: '@world', destination: balance, reference: 'compat-ref-1', allow_overdraft: true, skip_queue: true });
   const hold = await created(server, '/transactions', { description: 'test', precise_amount: 100, currency: 'USD', source: balance, destination: other, reference: 'compat-hold-1', inflight: true, skip_queue: true });
   const rule = (await created(server, '/reconciliation/matching-rules', { name: 'partial reference', criteria: [{ field: 'reference', operator: 'contains' }] })).rule_id;
-  return { ledger, identity, balance, other, txn: txn.transaction_id, reference: 'compat-ref-1', hold: hold.transaction_id, rule };
+  // Blnk's lineage docs (transactions/lineage): a $100 stripe top-up, then a $25 purchase.
+  const tracked = (await created(server, '/balances', { ledger_id: ledger, identity_id: identity, currency: 'USD', track_fund_lineage: true, allocation_strategy: 'FIFO' })).balance_id;
+  await created(server, '/transactions', { precise_amount: 10_000, precision: 100, currency: 'USD', reference: 'compat-topup', source: '@World', destination: tracked, description: 'Top up via card', allow_overdraft: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'stripe' } });
+  const debit = await created(server, '/transactions', { precise_amount: 2_500, precision: 100, currency: 'USD', reference: 'compat-purchase', source: tracked, destination: '@MerchantSettlement', description: 'Purchase', skip_queue: true });
+  return { ledger, identity, balance, other, txn: txn.transaction_id, reference: 'compat-ref-1', hold: hold.transaction_id, rule, tracked, debit: debit.transaction_id };
 }
 
 /** `{name}` replaced in every string of a value (paths, bodies, expected bodies). */

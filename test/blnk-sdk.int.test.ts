@@ -13,8 +13,8 @@ import { startTestServer, tempDataDir, type TestServer } from './helpers/test-se
 const TOKEN_KEY = Buffer.alloc(32, 9);
 const QUIET = { info: () => undefined, error: () => undefined, warn: () => undefined, debug: () => undefined };
 
-/** SDK methods left out on purpose: fund lineage is another issue (decisions-blnk.md). */
-const SKIPPED = new Set(['LedgerBalances.getLineage', 'Transactions.getLineage']);
+/** SDK methods left out on purpose (decisions-blnk.md): none. */
+const SKIPPED = new Set<string>();
 
 type Sdk = ReturnType<typeof BlnkInit>;
 interface Answer { status: number; message?: string; data: any }
@@ -102,6 +102,18 @@ t.test('every SDK method against a real server', async (t) => {
   t.match(await call('Transactions.bulkCommitInflight', 200, () => sdk.Transactions.bulkCommitInflight({ skip_queue: true, transactions: [{ transaction_id: holds[0] as string }] } as never)), { succeeded: 1, failed: 0, results: [{ transaction_id: holds[0], status: 'succeeded' }] });
   t.match(await call('Transactions.bulkVoidInflight', 200, () => sdk.Transactions.bulkVoidInflight({ skip_queue: true, transaction_ids: [holds[1] as string] } as never)), { succeeded: 1, failed: 0 });
   t.match(await call('Transactions.recoverQueue', 200, () => sdk.Transactions.recoverQueue({ threshold: '5m' })), { recovered: 0, threshold: '5m0s' });
+
+  // Fund lineage, as Blnk's docs (transactions/lineage) walk through it: tag, spend, read both lineages.
+  const tracked = (await sdk.LedgerBalances.create({ ledger_id: ledger.ledger_id, identity_id: identityId, currency: 'USD', track_fund_lineage: true, allocation_strategy: 'FIFO' } as never)).data as { balance_id: string; track_fund_lineage: boolean };
+  t.equal(tracked.track_fund_lineage, true);
+  for (const [provider, amount] of [['stripe', 100], ['paypal', 50]] as const) {
+    await sdk.Transactions.create({ amount, precision: 100, currency: 'USD', reference: `sdk-lineage-${provider}`, source: '@World', destination: tracked.balance_id, description: 'Top up', skip_queue: true, allow_overdraft: true, meta_data: { BLNK_LINEAGE_PROVIDER: provider } } as never);
+  }
+  const purchase = (await sdk.Transactions.create({ amount: 120, precision: 100, currency: 'USD', reference: 'sdk-lineage-purchase', source: tracked.balance_id, destination: '@MerchantSettlement', description: 'Purchase', skip_queue: true } as never)).data as { transaction_id: string };
+  const balanceLineage = await call('LedgerBalances.getLineage', 200, () => sdk.LedgerBalances.getLineage(tracked.balance_id));
+  t.match(balanceLineage, { balance_id: tracked.balance_id, total_with_lineage: 3000, providers: [{ provider: 'stripe', amount: 10000, available: 0, spent: 10000 }, { provider: 'paypal', amount: 5000, available: 3000, spent: 2000 }] });
+  const transactionLineage = await call('Transactions.getLineage', 200, () => sdk.Transactions.getLineage(purchase.transaction_id));
+  t.same(transactionLineage, { transaction_id: purchase.transaction_id, fund_allocation: [{ provider: 'stripe', amount: 10000 }, { provider: 'paypal', amount: 2000 }], shadow_transactions: [] });
 
   // Reads of balances, now and in the past
   t.match(await call('LedgerBalances.get', 200, () => sdk.LedgerBalances.get(balanceId)), { balance_id: balanceId, identity_id: identityId });

@@ -1,4 +1,5 @@
-// The snapshot's balance table on its own: records of every shape survive the binary form exactly,
+// The snapshot's balance table on its own: records of every shape (fund lineage settings included)
+// survive the binary form exactly,
 // both indexes find every balance (ids and indicators in any script, including characters outside the
 // Basic Multilingual Plane, whose UTF-16 order differs from their UTF-8 order), a table written from a
 // table that was itself loaded keeps working, and a damaged trailer is refused rather than trusted.
@@ -43,6 +44,10 @@ const SHAPES: BalanceRecord[] = [
   balance(9, { indicator: '@\u{1F600}smile', credit_balance: 0n, debit_balance: 7n, version: 12 }),
   balance(1, { indicator: '@\uFFFDreplacement', identity_id: 'idt_1', meta_data: { note: 'hello', nested: { big: 123456789012345678901234567890n, list: [1, 'two'] } } }),
   balance(7, { ledger_id: 'ldg_other', meta_data: { z: 1, a: 2 } }),
+  // Fund lineage settings: a byte after the metadata, present only when not the defaults.
+  balance(11, { identity_id: 'idt_2', track_fund_lineage: true }),
+  balance(12, { identity_id: 'idt_3', meta_data: { x: 1 }, track_fund_lineage: true, allocation_strategy: 'PROPORTIONAL' }),
+  balance(13, { allocation_strategy: 'LIFO', meta_data: { big: 1n << 80n } }),
   balance(2, { indicator: '@world', currency: 'EUR', credit_balance: -5n }),
 ];
 

@@ -1,9 +1,9 @@
 // The engine's decisions as specifications: given a history, when a command, then the events it logs
 // (or its rejection). Each spec names the events it depends on; see helpers/engine-spec.ts.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { given } from './helpers/engine-spec.js';
-import { transfer } from './helpers/engine-rig.js';
+import { checkReplay, share, transfer, type EngineRig } from './helpers/engine-rig.js';
 import type { LedgerEngine } from '../engine/ledger-engine.js';
 
 /** A history in which @alice holds 1,000 USD units, funded from @world. */
@@ -157,3 +157,276 @@ t.test('hooks from before per-hook secrets are given the sealed secrets made for
     .when((engine) => engine.run({ op: 'hook.issue_secrets', sealed_by_hook_id: [['hook_a', 'v1.again']] }))
     .then([]);
 });
+
+t.test('an identity under the caller\'s id keeps it; the same id again is a conflict and logs nothing', async (t) => {
+  const fields = { identity_type: 'individual' as const, organization_name: '', first_name: 'Ada', last_name: '', other_names: '', gender: '', dob: 0, email_address: '', phone_number: '', nationality: '', category: '', street: '', city: '', state: '', country: '', post_code: '', meta_data: {} };
+  const chosen = 'idt_11111111-1111-4111-8111-111111111111';
+  given(t, [])
+    .when((engine) => engine.run({ op: 'identity.create', fields, identity_id: chosen }))
+    .then([{ type: 'identity.created', identities: [{ identity_id: chosen, first_name: 'Ada' }] }]);
+  given(t, (engine) => { engine.run({ op: 'identity.create', fields, identity_id: chosen }); })
+    .when((engine) => engine.run({ op: 'identity.create', fields: { ...fields, first_name: 'Eve' }, identity_id: chosen }))
+    .thenRejected('GEN_CONFLICT');
+});
+
+t.test('queued checks: a transfer is refused when the source cannot cover it after what is already queued against it', async (t) => {
+  const queuedChecks = { queued_checks: true };
+  const queueFromAlice = (engine: LedgerEngine): void => {
+    fundedAlice(engine);
+    const queued = engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 800n }) });
+    if (!queued.ok) throw new Error(queued.rejection.message);
+  };
+  // 1,000 available, 800 queued: 300 more cannot join the queue, nor go at once past a split's queued share.
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n }) }))
+    .thenRejected('TXN_INSUFFICIENT_FUNDS');
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 200n }) }))
+    .then([{ type: 'transaction.queued', transactions: [{ status: 'QUEUED', precise_amount: 200n }] }]);
+  // An overdraft limit counts from what is left after the queue, as Blnk's canProcessTransaction does.
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n, overdraft_limit: 99n }) }))
+    .thenRejected('TXN_OVERDRAFT_LIMIT_EXCEEDED');
+  given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n, overdraft_limit: 100n }) }))
+    .then([{ type: 'transaction.queued' }]);
+  // Off (the default), the queue is not counted: the same transfer joins and is judged when its turn comes.
+  given(t, queueFromAlice)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 300n }) }))
+    .then([{ type: 'transaction.queued' }]);
+  // A queued transfer whose turn comes is not held back by itself or by what queued behind it.
+  const rig = given(t, queueFromAlice, queuedChecks)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 200n }) }))
+    .then([{ type: 'transaction.queued' }]);
+  const before = rig.log.appendedSeq;
+  rig.engine.run({ op: 'queue.process', items_max: 10 });
+  t.match(rig.log.events.slice(before), [{ type: 'transaction.applied' }, { type: 'transaction.applied' }], 'both queued transfers apply in their turn');
+});
+
+t.test('queued checks: a synchronous transfer leaves room for a split share queued in another balance\'s mailbox', async (t) => {
+  const queuedSplit = (engine: LedgerEngine): void => {
+    fundedAlice(engine);
+    const funded = engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@dan', precise_amount: 500n, allow_overdraft: true, skip_queue: true }) });
+    if (!funded.ok) throw new Error(funded.rejection.message);
+    // Waits in @dan's mailbox (its first source); 600 of it is to come out of @alice.
+    const split = engine.run({ op: 'transaction.create', ...transfer({ source: '', sources: [share('@dan', '400'), share('@alice', 'left')], destination: '@bob', precise_amount: 1_000n }) });
+    if (!split.ok) throw new Error(split.rejection.message);
+  };
+  given(t, queuedSplit, { queued_checks: true })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 401n, skip_queue: true }) }))
+    .thenRejected('TXN_INSUFFICIENT_FUNDS');
+  given(t, queuedSplit, { queued_checks: true })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@carol', precise_amount: 400n, skip_queue: true }) }))
+    .then([{ type: 'transaction.applied' }]);
+  // The items of one queued bulk count against each other.
+  given(t, fundedAlice, { queued_checks: true })
+    .when((engine) => engine.run({ op: 'transaction.bulk', atomic: false, inflight: false, skip_queue: false, transactions: [
+      transfer({ source: '@alice', destination: '@bob', precise_amount: 700n }),
+      transfer({ source: '@alice', destination: '@bob', precise_amount: 301n }),
+    ] }))
+    .then([{ type: 'transaction.bulk', transactions: [{ status: 'QUEUED', precise_amount: 700n }] }]);
+});
+
+// ---- fund lineage (engine/decide-lineage.ts) ----
+
+const PERSON = { identity_type: 'individual' as const, organization_name: '', first_name: 'Jack', last_name: 'Doe', other_names: '', gender: '', dob: 0, email_address: '', phone_number: '', nationality: '', category: '', street: '', city: '', state: '', country: '', post_code: '', meta_data: {} };
+
+/** A balance `@name` that tracks fund lineage, with an identity of its own; returns its id. */
+function trackedBalance(engine: LedgerEngine, name: string, strategy: 'FIFO' | 'LIFO' | 'PROPORTIONAL' = 'FIFO'): string {
+  const identity = engine.run({ op: 'identity.create', fields: PERSON });
+  if (!identity.ok) throw new Error(identity.rejection.message);
+  const created = engine.run({ op: 'balance.create', ledger_id: 'general_ledger_id', currency: 'USD', identity_id: identity.value.identity_id, indicator: name, meta_data: {}, track_fund_lineage: true, allocation_strategy: strategy });
+  if (!created.ok) throw new Error(created.rejection.message);
+  return created.value.balance_id;
+}
+
+function run(engine: LedgerEngine, fields: Parameters<typeof transfer>[0]): void {
+  const outcome = engine.run({ op: 'transaction.create', ...transfer({ skip_queue: true, ...fields }) });
+  if (!outcome.ok) throw new Error(outcome.rejection.message);
+}
+
+/** @jack tracks lineage (FIFO unless said) and holds 5,000 from stripe, then 3,000 from paypal. */
+function jackWithTwoProviders(strategy: 'FIFO' | 'LIFO' | 'PROPORTIONAL' = 'FIFO') {
+  return (engine: LedgerEngine): void => {
+    trackedBalance(engine, '@jack', strategy);
+    run(engine, { source: '@world', destination: '@jack', precise_amount: 5_000n, allow_overdraft: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'stripe' } });
+    run(engine, { source: '@world', destination: '@jack', precise_amount: 3_000n, allow_overdraft: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'paypal' } });
+  };
+}
+
+t.test('lineage: a tagged credit into a balance that tracks lineage adds that provider\'s funds, in the same event', async (t) => {
+  let jack = '';
+  given(t, (engine) => { jack = trackedBalance(engine, '@jack'); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@jack', precise_amount: 10_000n, allow_overdraft: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'stripe' } }) }))
+    .then([{
+      type: 'transaction.applied',
+      transactions: [{ status: 'APPLIED', lineage_provider: 'stripe', fund_allocation: undefined }],
+      lineage: [{ balance_id: jack, provider: 'stripe', field: 'received', amount: 10_000n }],
+    }]);
+  // Untagged, or into a balance that does not track lineage: nothing.
+  given(t, (engine) => { trackedBalance(engine, '@jack'); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@jack', precise_amount: 10n, allow_overdraft: true, skip_queue: true }) }))
+    .then([{ type: 'transaction.applied', lineage: undefined, transactions: [{ lineage_provider: undefined }] }]);
+  given(t, fundedAlice)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@alice', precise_amount: 10n, allow_overdraft: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'stripe' } }) }))
+    .then([{ type: 'transaction.applied', lineage: undefined, transactions: [{ lineage_provider: undefined }] }]);
+});
+
+t.test('lineage: a debit draws on tagged funds by the balance\'s strategy and records the allocation', async (t) => {
+  const spend = (engine: LedgerEngine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@jack', destination: '@merchant', precise_amount: 7_000n, skip_queue: true }) });
+  let jack = '';
+  given(t, (engine) => { jackWithTwoProviders()(engine); jack = engine.state.balanceByIndicator('@jack', 'USD')!.balance_id; })
+    .when(spend)
+    .then([{
+      type: 'transaction.applied',
+      transactions: [{ status: 'APPLIED', fund_allocation: [{ provider: 'stripe', amount: 5_000n }, { provider: 'paypal', amount: 2_000n }] }],
+      lineage: [
+        { balance_id: jack, provider: 'stripe', field: 'spent', amount: 5_000n },
+        { balance_id: jack, provider: 'paypal', field: 'spent', amount: 2_000n },
+      ],
+    }]);
+  given(t, jackWithTwoProviders('LIFO')).when(spend)
+    .then([{ transactions: [{ fund_allocation: [{ provider: 'paypal', amount: 3_000n }, { provider: 'stripe', amount: 4_000n }] }] }]);
+  // 5,000 : 3,000 of 7,000 is 4,375 : 2,625.
+  given(t, jackWithTwoProviders('PROPORTIONAL')).when(spend)
+    .then([{ transactions: [{ fund_allocation: [{ provider: 'stripe', amount: 4_375n }, { provider: 'paypal', amount: 2_625n }] }] }]);
+  // Beyond the tagged funds the rest is untagged: the allocation covers what is tagged.
+  given(t, (engine) => { jackWithTwoProviders()(engine); run(engine, { source: '@world', destination: '@jack', precise_amount: 1_000n, allow_overdraft: true }); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@jack', destination: '@merchant', precise_amount: 8_500n, skip_queue: true }) }))
+    .then([{ transactions: [{ fund_allocation: [{ provider: 'stripe', amount: 5_000n }, { provider: 'paypal', amount: 3_000n }] }] }]);
+});
+
+t.test('lineage: tags travel to a destination that tracks lineage; a provider tag on such a transfer adds nothing', async (t) => {
+  let jack = '';
+  let jill = '';
+  given(t, (engine) => {
+    jackWithTwoProviders()(engine);
+    jack = engine.state.balanceByIndicator('@jack', 'USD')!.balance_id;
+    jill = trackedBalance(engine, '@jill');
+  })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@jack', destination: '@jill', precise_amount: 6_000n, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'bank' } }) }))
+    .then([{
+      transactions: [{ fund_allocation: [{ provider: 'stripe', amount: 5_000n }, { provider: 'paypal', amount: 1_000n }], lineage_provider: undefined }],
+      lineage: [
+        { balance_id: jack, provider: 'stripe', field: 'spent', amount: 5_000n },
+        { balance_id: jill, provider: 'stripe', field: 'received', amount: 5_000n },
+        { balance_id: jack, provider: 'paypal', field: 'spent', amount: 1_000n },
+        { balance_id: jill, provider: 'paypal', field: 'received', amount: 1_000n },
+      ],
+    }]);
+});
+
+t.test('lineage: a hold reserves tagged funds; commits settle them in allocation order; a void releases the rest', async (t) => {
+  let holdId = '';
+  let jack = '';
+  const placeHold = (engine: LedgerEngine): void => {
+    jackWithTwoProviders()(engine);
+    jack = engine.state.balanceByIndicator('@jack', 'USD')!.balance_id;
+    const hold = engine.run({ op: 'transaction.create', ...transfer({ source: '@jack', destination: '@merchant', precise_amount: 7_000n, inflight: true, skip_queue: true }) });
+    if (!hold.ok) throw new Error(hold.rejection.message);
+    holdId = hold.value.transaction.transaction_id;
+    t.same(hold.value.transaction.fund_allocation, [{ provider: 'stripe', amount: 5_000n }, { provider: 'paypal', amount: 2_000n }], 'the hold records what it reserved');
+    t.same(engine.state.lineage.get(jack)!.providers.map((funds) => funds.inflight_spent), [5_000n, 2_000n], 'reserved, not spent');
+    // Reserved funds are not allocated again: a second debit draws on what is left (paypal's 1,000).
+    const second = engine.run({ op: 'transaction.create', ...transfer({ source: '@jack', destination: '@merchant', precise_amount: 1_000n, skip_queue: true }) });
+    t.same(second.ok && second.value.transaction.fund_allocation, [{ provider: 'paypal', amount: 1_000n }]);
+  };
+  const rig = given(t, placeHold)
+    .when((engine) => engine.run({ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 6_000n, skip_queue: true }))
+    .then([{
+      type: 'transaction.committed',
+      transactions: [{ transaction_id: holdId, committed_amount: 6_000n }, { action: 'commit', precise_amount: 6_000n, fund_allocation: [{ provider: 'stripe', amount: 5_000n }, { provider: 'paypal', amount: 1_000n }] }],
+      lineage: [
+        { balance_id: jack, provider: 'stripe', field: 'inflight_spent', amount: -5_000n },
+        { balance_id: jack, provider: 'stripe', field: 'spent', amount: 5_000n },
+        { balance_id: jack, provider: 'paypal', field: 'inflight_spent', amount: -1_000n },
+        { balance_id: jack, provider: 'paypal', field: 'spent', amount: 1_000n },
+      ],
+    }]);
+  const before = rig.log.appendedSeq;
+  t.ok(rig.engine.run({ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: true }).ok);
+  t.match(rig.log.events.slice(before), [{
+    type: 'transaction.voided',
+    transactions: [{ status: 'VOID' }, { action: 'void', fund_allocation: undefined }],
+    lineage: [{ balance_id: jack, provider: 'paypal', field: 'inflight_spent', amount: -1_000n }],
+  }], 'the void releases the paypal 1,000 still reserved');
+  t.same(rig.engine.state.lineage.get(jack)!.providers.map(({ provider, received, spent, inflight_spent }) => [provider, received, spent, inflight_spent]),
+    [['stripe', 5_000n, 5_000n, 0n], ['paypal', 3_000n, 2_000n, 0n]]);
+  checkReplayLineage(t, rig);
+});
+
+t.test('lineage: a tagged credit held on its way in counts once committed (Blnk TestLineageInflightCommit / Void)', async (t) => {
+  let holdId = '';
+  let jack = '';
+  const heldCredit = (engine: LedgerEngine): void => {
+    jack = trackedBalance(engine, '@jack');
+    const hold = engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@jack', precise_amount: 5_000n, allow_overdraft: true, inflight: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'paypal' } }) });
+    if (!hold.ok) throw new Error(hold.rejection.message);
+    holdId = hold.value.transaction.transaction_id;
+    // The tag on the hold's metadata changing later must not change which provider the commit settles.
+    engine.run({ op: 'metadata.update', entity_id: holdId, meta_data: { BLNK_LINEAGE_PROVIDER: 'bank' } });
+  };
+  given(t, heldCredit)
+    .when((engine) => engine.run({ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 0n, skip_queue: true }))
+    .then([{
+      transactions: [{ status: 'APPLIED' }, { action: 'commit', lineage_provider: 'paypal' }],
+      lineage: [{ balance_id: jack, provider: 'paypal', field: 'inflight_received', amount: -5_000n }, { balance_id: jack, provider: 'paypal', field: 'received', amount: 5_000n }],
+    }]);
+  given(t, heldCredit)
+    .when((engine) => engine.run({ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: true }))
+    .then([{ transactions: [{ status: 'VOID' }, { action: 'void' }], lineage: [{ balance_id: jack, provider: 'paypal', field: 'inflight_received', amount: -5_000n }] }]);
+});
+
+t.test('lineage: items of one decision allocate from what the items before them left; a refused group leaves nothing', async (t) => {
+  given(t, jackWithTwoProviders())
+    .when((engine) => engine.run({ op: 'transaction.bulk', atomic: true, inflight: false, skip_queue: true, transactions: [
+      transfer({ source: '@jack', destination: '@merchant', precise_amount: 4_000n }),
+      transfer({ source: '@jack', destination: '@merchant', precise_amount: 2_000n }),
+    ] }))
+    .then([{ type: 'transaction.bulk', transactions: [
+      { fund_allocation: [{ provider: 'stripe', amount: 4_000n }] },
+      { fund_allocation: [{ provider: 'stripe', amount: 1_000n }, { provider: 'paypal', amount: 1_000n }] },
+    ] }]);
+  // An atomic split whose second leg is short: nothing moves, and neither does lineage.
+  const rig = given(t, (engine) => { jackWithTwoProviders()(engine); fundedAlice(engine); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '', sources: [share('@jack', '6000'), share('@alice', 'left')], destination: '@merchant', precise_amount: 8_000n, atomic: true, skip_queue: true }) }))
+    .thenRejected('TXN_INSUFFICIENT_FUNDS');
+  const jack = rig.engine.state.balanceByIndicator('@jack', 'USD')!.balance_id;
+  t.same(rig.engine.state.lineage.get(jack)!.providers.map((funds) => funds.spent), [0n, 0n], 'nothing spent');
+  // A dry run shows the allocation and changes nothing.
+  const projection = rig.engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@jack', destination: '@merchant', precise_amount: 6_000n }) }]).projections[0]!;
+  t.same(projection.transaction?.fund_allocation, [{ provider: 'stripe', amount: 5_000n }, { provider: 'paypal', amount: 1_000n }], 'the dry run shows the allocation');
+  t.same(rig.engine.state.lineage.get(jack)!.providers.map((funds) => funds.spent), [0n, 0n], 'and leaves the lineage as it was');
+});
+
+t.test('lineage: bounds on provider tags', async (t) => {
+  given(t, (engine) => { trackedBalance(engine, '@jack'); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@jack', precise_amount: 1n, allow_overdraft: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'p'.repeat(129) } }) }))
+    .thenRejected('TXN_VALIDATION_ERROR');
+  const hundredProviders = (engine: LedgerEngine): void => {
+    trackedBalance(engine, '@jack');
+    for (let index = 0; index < 100; index += 1) run(engine, { source: '@world', destination: '@jack', precise_amount: 1n, allow_overdraft: true, meta_data: { BLNK_LINEAGE_PROVIDER: `provider-${index}` } });
+  };
+  given(t, hundredProviders)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@jack', precise_amount: 1n, allow_overdraft: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'one-too-many' } }) }))
+    .thenRejected('BAL_LINEAGE_LIMIT_EXCEEDED');
+  given(t, hundredProviders)
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@jack', precise_amount: 1n, allow_overdraft: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 'provider-7' } }) }))
+    .then([{ type: 'transaction.applied' }]);
+  // A provider that is not a string, or empty, tags nothing (Blnk ignores it).
+  given(t, (engine) => { trackedBalance(engine, '@jack'); })
+    .when((engine) => engine.run({ op: 'transaction.create', ...transfer({ source: '@world', destination: '@jack', precise_amount: 1n, allow_overdraft: true, skip_queue: true, meta_data: { BLNK_LINEAGE_PROVIDER: 42 } }) }))
+    .then([{ type: 'transaction.applied', lineage: undefined }]);
+});
+
+t.test('lineage: a balance that tracks lineage needs an identity', async (t) => {
+  given(t, [])
+    .when((engine) => engine.run({ op: 'balance.create', ledger_id: 'general_ledger_id', currency: 'USD', identity_id: '', indicator: '', meta_data: {}, track_fund_lineage: true }))
+    .thenRejected('IDT_NOT_FOUND');
+});
+
+/** The lineage a replay of the log builds is the one the engine built. */
+function checkReplayLineage(t: Test, rig: EngineRig): void {
+  const copy = checkReplay(t, rig);
+  t.same([...copy.engine.state.lineage.entries()], [...rig.engine.state.lineage.entries()], 'replay: the same fund lineage');
+}

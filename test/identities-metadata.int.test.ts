@@ -103,6 +103,54 @@ t.test('identity refusals', async (t) => {
   t.ok(badReplacement.body.error_detail.details.identity_type);
 });
 
+t.test('an identity under an id the caller chose: kept, shape-checked as Blnk does, a used one a 409', async (t) => {
+  const server = await startScopedServer(t);
+  const chosen = 'idt_11111111-1111-4111-8111-111111111111';
+  const created = await server.request('POST', '/identities', { identity_id: chosen, identity_type: 'individual', first_name: 'Alice' });
+  t.equal(created.status, 201, created.text);
+  t.equal(created.body.identity_id, chosen, 'the id is kept as given');
+  t.equal((await server.request('GET', `/identities/${chosen}`)).body.first_name, 'Alice');
+
+  // A retry of the same create (or any create under that id) is a conflict, and the first stands.
+  const again = await server.request('POST', '/identities', { identity_id: chosen, identity_type: 'individual', first_name: 'Mallory' });
+  t.equal(again.status, 409);
+  t.equal(again.body.error_detail.code, 'GEN_CONFLICT');
+  t.match(again.body.error_detail.message, `Identity already exists: ${chosen}`);
+  t.equal((await server.request('GET', `/identities/${chosen}`)).body.first_name, 'Alice', 'the conflict changed nothing');
+
+  // Every form Go's uuid.Parse takes (Blnk's check), kept as written.
+  for (const suffix of ['8c5a8e2f3f1d5a9b9c3e4d8f1e5a7b2c', 'URN:uuid:8c5a8e2f-3f1d-5a9b-9c3e-4d8f1e5a7b2d', '{8c5a8e2f-3f1d-5a9b-9c3e-4d8f1e5a7b2e}', 'ABCDEF01-3F1D-5A9B-9C3E-4D8F1E5A7B2F']) {
+    const answer = await server.request('POST', '/identities', { identity_id: `idt_${suffix}`, identity_type: 'organization' });
+    t.equal(answer.status, 201, `idt_${suffix}`);
+    t.equal(answer.body.identity_id, `idt_${suffix}`);
+  }
+  // An empty id asks for a generated one, as a missing one does.
+  t.match((await server.request('POST', '/identities', { identity_id: '', identity_type: 'individual' })).body.identity_id, /^idt_/);
+
+  // Blnk's refusals (database/identity_test.go CallerSuppliedID_BadPrefix / BadUUID), 400 IDT_VALIDATION_ERROR naming the field.
+  const bad: Array<[unknown, string]> = [
+    ['user_123', "identity_id must start with the 'idt_' prefix"],
+    ['IDT_8c5a8e2f-3f1d-5a9b-9c3e-4d8f1e5a7b2c', "identity_id must start with the 'idt_' prefix"],
+    ['idt_', "identity_id suffix after 'idt_' must be a valid UUID"],
+    ['idt_not-a-uuid', "identity_id suffix after 'idt_' must be a valid UUID"],
+    ['idt_8c5a8e2f-3f1d-5a9b-9c3e-4d8f1e5a7b2', "identity_id suffix after 'idt_' must be a valid UUID"],
+    ['idt_8c5a8e2f-3f1d-5a9b-9c3e-4d8f1e5a7b2cZZ', "identity_id suffix after 'idt_' must be a valid UUID"],
+    ['idt_xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx', "identity_id suffix after 'idt_' must be a valid UUID"],
+    ['idt_(8c5a8e2f-3f1d-5a9b-9c3e-4d8f1e5a7b2c)', "identity_id suffix after 'idt_' must be a valid UUID"],
+    ['idt_8c5a8e2f-3f1d-5a9b-9c3e-4d8f1e5a7b2c/../x', "identity_id suffix after 'idt_' must be a valid UUID"],
+    [`idt_${'a'.repeat(5000)}`, "identity_id suffix after 'idt_' must be a valid UUID"],
+    [42, 'expected string'],
+  ];
+  for (const [identityId, message] of bad) {
+    const answer = await server.request('POST', '/identities', { identity_id: identityId, identity_type: 'individual' });
+    t.equal(answer.status, 400, `${String(identityId).slice(0, 60)}: 400`);
+    t.equal(answer.body.error_detail.code, 'IDT_VALIDATION_ERROR');
+    t.match(answer.body.error_detail.details.identity_id, message, 'the details say what is wrong with identity_id');
+  }
+  const listed = await server.request('GET', '/identities');
+  t.equal(listed.body.length, 6, 'no refused request created anything');
+});
+
 t.test('metadata merges into every kind of record', async (t) => {
   const server = await startScopedServer(t);
   const ledger = await post(server, '/ledgers', { name: 'books', meta_data: { keep: 1 } });

@@ -83,11 +83,13 @@ t.test('balances', async (t) => {
     t.match(created.body.balance_id, /^bln_/);
     t.same(Object.keys(created.body).sort(), [
       'available_balance', 'balance', 'balance_id', 'created_at', 'credit_balance', 'currency', 'debit_balance', 'identity_id',
-      'indicator', 'inflight_balance', 'inflight_credit_balance', 'inflight_debit_balance', 'ledger_id', 'meta_data', 'version',
-    ]);
+      'allocation_strategy', 'indicator', 'inflight_balance', 'inflight_credit_balance', 'inflight_debit_balance', 'ledger_id', 'meta_data',
+      'track_fund_lineage', 'version',
+    ].sort());
     t.match(created.body, {
       ledger_id: ledger.ledger_id, currency: 'USD', identity_id: identityId, indicator: '', meta_data: { owner: 'ada' },
       balance: 0, credit_balance: 0, debit_balance: 0, inflight_balance: 0, inflight_credit_balance: 0, inflight_debit_balance: 0,
+      track_fund_lineage: false, allocation_strategy: 'FIFO',
     });
     t.match(created.body.created_at, ISO_TIME);
     const read = await server.request('GET', `/balances/${created.body.balance_id}`);

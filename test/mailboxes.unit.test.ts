@@ -136,3 +136,50 @@ t.test('long mailboxes keep FIFO order across internal compaction', async (t) =>
   served.push(...runnerOrder(mailboxes));
   t.same(served, ids, 'every transaction once, in order');
 });
+
+t.test('queued totals per balance: what waiting transactions take and give, split shares each on their own balance', async (t) => {
+  const mailboxes = new Mailboxes();
+  mailboxes.enqueue('A', { ...queued('t1', 'A'), destination: 'B', precise_amount: 70n });
+  mailboxes.enqueue('A', { ...queued('t2', 'A'), destination: 'C', precise_amount: 5n });
+  // A split waits in its first source's mailbox, but its second share is queued against C.
+  mailboxes.enqueue('A', {
+    ...queued('t3', ''), destination: 'B', precise_amount: 30n,
+    sources: [{ identifier: 'A', balance_id: 'A', distribution: '10', precise_amount: 10n }, { identifier: 'C', balance_id: 'C', distribution: 'left', precise_amount: 20n }],
+  });
+  // A queued commit moves only what its hold holds: it counts for nothing.
+  mailboxes.enqueue('D', { ...queued('t4', 'D'), destination: 'B', precise_amount: 1_000n, action: 'commit', parent_transaction: 'hold' });
+  t.same([mailboxes.queuedDebit('A'), mailboxes.queuedDebit('C'), mailboxes.queuedDebit('D')], [85n, 20n, 0n], 'debits');
+  t.same([mailboxes.queuedCredit('B'), mailboxes.queuedCredit('C'), mailboxes.queuedCredit('A')], [100n, 5n, 0n], 'credits');
+  mailboxes.update('A', { ...queued('t2', 'A'), destination: 'C', precise_amount: 5n, meta_data: { note: 'patched' } });
+  t.equal(mailboxes.queuedDebit('A'), 85n, 'a newer version of a queued record replaces the old one in the totals');
+  mailboxes.remove('A', 't1');
+  t.same([mailboxes.queuedDebit('A'), mailboxes.queuedCredit('B')], [15n, 30n], 'leaving the queue takes it out of the totals');
+  runnerOrder(mailboxes);
+  t.same([mailboxes.queuedDebit('A'), mailboxes.queuedDebit('C'), mailboxes.queuedCredit('B'), mailboxes.queuedCredit('C')], [0n, 0n, 0n, 0n], 'empty queues, zero totals');
+});
+
+t.test('queued totals equal a walk of the queues after any sequence of joins and departures', async (t) => {
+  const random = seededRandom(t, 'MAILBOX_SEED');
+  const mailboxes = new Mailboxes();
+  const balances = ['A', 'B', 'C', 'D'];
+  let next = 0;
+  for (let step = 0; step < 2_000; step += 1) {
+    const balanceId = balances[random.int(balances.length)] as string;
+    const head = mailboxes.head(balanceId);
+    if (head && random.int(3) === 0) mailboxes.remove(balanceId, head.transaction_id);
+    else {
+      const destination = balances[(balances.indexOf(balanceId) + 1 + random.int(3)) % balances.length] as string;
+      mailboxes.enqueue(balanceId, { ...queued(`t${next += 1}`, balanceId), destination, precise_amount: BigInt(1 + random.int(1_000)) });
+    }
+  }
+  for (const balanceId of balances) {
+    let debit = 0n;
+    let credit = 0n;
+    for (const [, record] of mailboxes.all()) {
+      if (record.source === balanceId) debit += record.precise_amount;
+      if (record.destination === balanceId) credit += record.precise_amount;
+    }
+    t.equal(mailboxes.queuedDebit(balanceId), debit, `${balanceId}: queued debit`);
+    t.equal(mailboxes.queuedCredit(balanceId), credit, `${balanceId}: queued credit`);
+  }
+});

@@ -3,6 +3,7 @@
 // and the generic writer, walking objects of many shapes, was a measurable share of each request.
 // Others embed it as RawJson (toJsonText writes it as it is).
 
+import { FUND_ALLOCATION_KEY } from '../engine/fund-lineage.js';
 import type { SplitShare, TransactionRecord } from '../engine/records.js';
 import { preciseToAmount, preciseToDecimalText } from './amounts.js';
 import { jsonString, RawJson, toJsonText } from './json-text.js';
@@ -74,7 +75,7 @@ export function transactionJsonText(record: TransactionRecord): string {
     + ',"inflight_commit_date":' + jsonString(timeText(record.inflight_commit_date))
     // Blnk's effective_date: the date the client gave, else when it was recorded.
     + ',"effective_date":' + jsonString(timeText(record.effective_date ?? record.created_at))
-    + ',"meta_data":' + toJsonText(record.meta_data);
+    + ',"meta_data":' + metaDataText(record);
   if (record.rejection) {
     const { code, reason, message } = record.rejection;
     text += ',"rejection":{"code":' + jsonString(code) + ',"reason":' + jsonString(reason) + ',"message":' + jsonString(message) + '}';
@@ -86,6 +87,16 @@ export function transactionJsonText(record: TransactionRecord): string {
   if (record.batch_id !== undefined) text += ',"batch_id":' + jsonString(record.batch_id);
   if (record.inflight && record.committed_amount !== undefined) text += ',"precise_committed_amount":' + record.committed_amount.toString();
   return text + '}';
+}
+
+/**
+ * The metadata as Blnk shows it: with the engine's fund allocation under BLNK_FUND_ALLOCATION on a debit
+ * of a balance that tracks lineage (in place of anything a client wrote under that key).
+ */
+function metaDataText(record: TransactionRecord): string {
+  if (!record.fund_allocation) return toJsonText(record.meta_data);
+  const allocation = record.fund_allocation.map((share) => ({ provider: share.provider, amount: share.amount }));
+  return toJsonText({ ...record.meta_data, [FUND_ALLOCATION_KEY]: allocation });
 }
 
 function sharesText(shares: SplitShare[]): string {

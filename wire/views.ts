@@ -82,6 +82,8 @@ export const balanceJsonSchema = z.object({
   version: z.number().int(),
   created_at: timeTextSchema,
   meta_data: metaDataJsonSchema,
+  track_fund_lineage: z.boolean().meta({ description: 'Whether the balance follows its tagged funds (GET /balances/:id/lineage)' }),
+  allocation_strategy: z.enum(['FIFO', 'LIFO', 'PROPORTIONAL']).meta({ description: 'How debits draw on tagged funds; FIFO unless set' }),
 }).meta({ id: 'Balance' });
 
 /** The stored totals and the amounts derived from them, in the order every balance answer shows them. */
@@ -124,6 +126,9 @@ export function balanceView(balance: BalanceRecord): Record<string, unknown> {
     version: balance.version,
     created_at: timeText(balance.created_at),
     meta_data: balance.meta_data,
+    // As Blnk shows every balance: whether it tracks lineage, and its strategy (FIFO by default).
+    track_fund_lineage: balance.track_fund_lineage === true,
+    allocation_strategy: balance.allocation_strategy ?? 'FIFO',
   };
 }
 

@@ -25,6 +25,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   BAL_INVALID_TIMESTAMP: 'timestamp is not a time (ISO 8601 or YYYY-MM-DD hh:mm:ss)',
   BAL_MONITOR_NOT_FOUND: 'balance monitor not found',
   BAL_MONITOR_LIMIT_EXCEEDED: 'the balance has as many monitors as it may',
+  BAL_LINEAGE_LIMIT_EXCEEDED: 'the destination tracks fund lineage and holds the funds of as many providers as it may',
   TXN_NOT_FOUND: 'transaction not found',
   TXN_VALIDATION_ERROR: 'invalid transaction: a field is missing, of the wrong type or out of its bounds (details name each field)',
   TXN_INVALID_AMOUNT: 'the amount is not a positive amount in the precision given',

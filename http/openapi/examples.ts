@@ -5,6 +5,8 @@ import type { ApiKeyRecord, BalanceRecord, HookRecord, IdentityRecord, LedgerRec
 import { toJsonText } from '../../wire/json-text.js';
 import { transactionJson } from '../../wire/transaction-json.js';
 import { balanceView, ledgerView } from '../../wire/views.js';
+import { balanceLineageView, transactionLineageView } from '../../wire/lineage-views.js';
+import type { TrackedBalance } from '../../engine/fund-lineage.js';
 import { apiKeyView, hookView } from '../access-views.js';
 import { identityView } from '../identity-view.js';
 
@@ -47,6 +49,11 @@ const apiKey: ApiKeyRecord = {
   is_revoked: false, secret_hash: 'b'.repeat(64),
 };
 
+const tracked: TrackedBalance = {
+  balance_id: balance.balance_id, allocation_strategy: 'FIFO',
+  providers: [{ provider: 'stripe', received: 10000n, spent: 2500n, inflight_received: 0n, inflight_spent: 0n }],
+};
+
 export const EXAMPLES = {
   ledger: asJson(ledgerView(ledger)),
   balance: asJson(balanceView(balance)),
@@ -54,4 +61,6 @@ export const EXAMPLES = {
   identity: asJson(identityView(identity)),
   hook: asJson(hookView(hook)),
   apiKey: asJson(apiKeyView(apiKey)),
+  balanceLineage: asJson(balanceLineageView(tracked)),
+  transactionLineage: asJson(transactionLineageView({ ...transaction, fund_allocation: [{ provider: 'stripe', amount: 2500n }] })),
 };

@@ -1,5 +1,6 @@
-// Balances: create, list (with Blnk's query-string filters), read (live, with `?include=identity,ledger`,
-// or rebuilt from the log), give to an identity, and find an internal balance by name.
+// Balances: create, list (with Blnk's query-string filters), read (live, with `?include=identity,ledger`
+// and `?with_queued=true`, or rebuilt from the log), its fund lineage, give to an identity, and find an
+// internal balance by name.
 
 import { foldedBalance } from './balance-history-routes.js';
 import type { Router } from '@koa/router';
@@ -16,10 +17,19 @@ import { identityView } from '../identity-view.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { balanceJsonSchema, balanceView, ledgerView } from '../../wire/views.js';
+import { balanceLineageJsonSchema, balanceLineageView } from '../../wire/lineage-views.js';
 import { answeredFilteredList } from './filtered-lists.js';
 
 export const balanceQuerySchema = z.object({
   from_source: z.enum(['true', 'false']).optional(),
+  /** Blnk's `with_queued`: `true` adds what is queued against and for the balance; anything else does not. */
+  with_queued: z.string().max(16).optional(),
+});
+
+/** A balance as `with_queued=true` shows it: with what queued transactions will take from it and give to it. */
+const queuedBalanceJsonSchema = balanceJsonSchema.extend({
+  queued_debit_balance: z.bigint().optional().meta({ description: 'with_queued=true: what transactions waiting in mailboxes will take from the balance' }),
+  queued_credit_balance: z.bigint().optional().meta({ description: 'with_queued=true: what transactions waiting in mailboxes will give to the balance' }),
 });
 
 /** Blnk's PUT /balances/:id/identity: the identity the balance now belongs to. */
@@ -85,6 +95,19 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, { message: 'Balance identity updated successfully' }, seq);
   });
 
+  describeRoute(router, 'GET /balances/:id/lineage', {
+    tag: 'Balances', summary: 'Fund lineage: a balance\'s tagged funds by provider (received, spent, available)',
+    answers: answers(200, 'The providers\' funds', balanceLineageJsonSchema, EXAMPLES.balanceLineage), errors: ['BAL_NOT_FOUND', 'GEN_BAD_REQUEST'],
+  });
+  router.get('/balances/:id/lineage', async (ctx) => {
+    const balanceId = ctx.params.id as string;
+    if (!(await core.view.balanceExists(balanceId))) throw new ApiError('BAL_NOT_FOUND', `Balance with ID '${balanceId}' not found`);
+    const tracked = await core.view.fundLineage(balanceId);
+    // Blnk answers 400 for a balance that does not track lineage (api/errors.go "Lineage").
+    if (!tracked) throw new ApiError('GEN_BAD_REQUEST', `balance ${balanceId} does not have fund lineage tracking enabled`);
+    await respond(ctx, core, 200, balanceLineageView(tracked));
+  });
+
   describeRoute(router, 'GET /balances/indicator/:indicator/currency/:currency', {
     tag: 'Balances', summary: 'Find a balance by indicator and currency', params: { indicator: 'e.g. `@world`' },
     answers: answers(200, 'The balance', balanceJsonSchema, EXAMPLES.balance), errors: ['BAL_NOT_FOUND'],
@@ -97,8 +120,8 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
   });
 
   describeRoute(router, 'GET /balances/:id', {
-    tag: 'Balances', summary: 'Read a balance (live, or rebuilt from the log with from_source=true)', query: balanceQuerySchema,
-    answers: answers(200, 'The balance; with from_source=true, `{balance}` folded from the log', z.union([balanceJsonSchema, z.object({ balance: balanceJsonSchema })]), EXAMPLES.balance),
+    tag: 'Balances', summary: 'Read a balance (live, with what is queued against and for it with with_queued=true, or rebuilt from the log with from_source=true)', query: balanceQuerySchema,
+    answers: answers(200, 'The balance; with from_source=true, `{balance}` folded from the log', z.union([queuedBalanceJsonSchema, z.object({ balance: balanceJsonSchema })]), EXAMPLES.balance),
     errors: ['BAL_NOT_FOUND', 'QUEUE_BACKPRESSURE'],
   });
   router.get('/balances/:id', async (ctx) => {
@@ -114,6 +137,8 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
     }
     const balance = await core.view.balance(balanceId);
     if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
-    await respond(ctx, core, 200, await withIncludes(core, balance, includesOf(ctx.query.include)));
+    const view = await withIncludes(core, balance, includesOf(ctx.query.include));
+    if (query.with_queued === 'true') Object.assign(view, await core.view.queuedAmounts(balanceId));
+    await respond(ctx, core, 200, view);
   });
 }

@@ -1,9 +1,10 @@
-// Identities: create, list, read, replace, delete. An identity named by a balance cannot be deleted.
+// Identities: create (under an id the caller chooses, if it does), list, read, replace, delete. An identity
+// named by a balance cannot be deleted.
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
 import { pageQuerySchema } from '../common-schemas.js';
-import { identitySchema } from '../identity-schemas.js';
+import { createIdentitySchema, identitySchema } from '../identity-schemas.js';
 import { identityView } from '../identity-view.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
@@ -18,10 +19,15 @@ import { answers, describeRoute } from '../openapi/route-docs.js';
 const identityExample = { identity_type: 'individual', first_name: 'Ada', last_name: 'Lovelace', email_address: 'ada@example.com', city: 'London', country: 'GB' };
 
 export function identityRoutes(router: Router, core: LedgerCore): void {
-  describeRoute(router, 'POST /identities', { tag: 'Identities', summary: 'Create an identity', body: identitySchema, bodyExample: identityExample, answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity) });
+  describeRoute(router, 'POST /identities', {
+    tag: 'Identities', summary: 'Create an identity (under the caller\'s `identity_id` when one is given: `idt_` and a UUID)',
+    body: createIdentitySchema, bodyExample: identityExample, answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity),
+    errors: rejectionsOf('identity.create'),
+  });
   router.post('/identities', async (ctx) => {
-    const fields = validate(identitySchema, ctx.request.body, 'IDT_VALIDATION_ERROR');
-    const { value, seq } = accepted(await core.run({ op: 'identity.create', fields }));
+    const { fields, identity_id } = validate(createIdentitySchema, ctx.request.body, 'IDT_VALIDATION_ERROR');
+    const command = identity_id === undefined ? { op: 'identity.create' as const, fields } : { op: 'identity.create' as const, fields, identity_id };
+    const { value, seq } = accepted(await core.run(command));
     await respond(ctx, core, 201, identityView(value), seq);
   });
 

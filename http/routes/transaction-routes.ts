@@ -1,5 +1,5 @@
-// Transactions: record (queued, synchronous, scheduled, split, bulk, or as a dry run), list, and read by
-// id and by reference. A retry with a reference already used by the same request answers 200 with the
+// Transactions: record (queued, synchronous, scheduled, split, bulk, or as a dry run), list, read by id
+// and by reference, and read a debit's fund lineage. A retry with a reference already used by the same request answers 200 with the
 // original instead of 201.
 
 import type { Router } from '@koa/router';
@@ -21,6 +21,7 @@ import { answers, describeRoute } from '../openapi/route-docs.js';
 import { bulkPreviewJsonSchema, projectionJsonSchema } from '../projection-view.js';
 import { bulkShape, transactionShape } from '../transaction-schemas.js';
 import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
+import { transactionLineageJsonSchema, transactionLineageView } from '../../wire/lineage-views.js';
 
 const TRANSACTION_ERRORS = rejectionsOf('transaction.create');
 const transactionExample = {
@@ -104,6 +105,17 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     const transaction = await core.view.transactionByReference(reference);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `no transaction with reference ${reference}`);
     await respond(ctx, core, 200, transactionJson(transaction));
+  });
+
+  describeRoute(router, 'GET /transactions/:id/lineage', {
+    tag: 'Transactions', summary: 'Fund lineage of a transaction: the tagged funds a debit of a balance that tracks lineage drew on',
+    answers: answers(200, 'The allocation', transactionLineageJsonSchema, EXAMPLES.transactionLineage), errors: ['TXN_NOT_FOUND'],
+  });
+  router.get('/transactions/:id/lineage', async (ctx) => {
+    const transactionId = ctx.params.id as string;
+    const transaction = await core.view.transaction(transactionId);
+    if (!transaction) throw new ApiError('TXN_NOT_FOUND', `Transaction with ID '${transactionId}' not found`);
+    await respond(ctx, core, 200, transactionLineageView(transaction));
   });
 
   describeRoute(router, 'GET /transactions/:id', { tag: 'Transactions', summary: 'Read a transaction', answers: answers(200, 'The transaction', transactionJsonSchema, EXAMPLES.transaction), errors: ['TXN_NOT_FOUND'] });

@@ -4,7 +4,8 @@
 // the answer must hold (status, error code, a partial body). `{name}` in a path or body is filled from
 // the set-up (test/blnk-compat.int.test.ts): ledger, balance, other (a second balance), identity,
 // txn (an applied transaction), reference (its reference), hold (an open inflight transaction),
-// rule (a matching rule: reference contains).
+// rule (a matching rule: reference contains), tracked (a balance of `identity` that tracks fund lineage,
+// topped up with 10,000 tagged `stripe`), debit (a purchase of 2,500 from it), as Blnk's lineage docs.
 // Where Folio answers differently on purpose, the case says so and docs/decisions-blnk.md says why.
 
 export interface BlnkCase {
@@ -35,6 +36,8 @@ export const BLNK_CASES: readonly BlnkCase[] = [
   { name: 'balances, malformed filter', source: 'api/api_coverage_test.go "Malformed filter"', method: 'GET', path: '/balances?currency_eq=USD&logical_operator=xor', status: 400 },
   { name: 'balance with its identity', source: 'api/balance_api_test.go "include=identity"', method: 'GET', path: '/balances/{balance}?include=identity', status: 200, match: { balance_id: '{balance}', identity: { identity_id: '{identity}' } } },
   { name: 'balance with its ledger', source: 'api/balance_api_test.go "include=ledger"', method: 'GET', path: '/balances/{balance}?include=ledger', status: 200, match: { ledger: { ledger_id: '{ledger}' } } },
+  { name: 'balance with its queued amounts', source: 'api/balance.go GetBalance with_queued; model/balance.go queued_debit_balance, queued_credit_balance', method: 'GET', path: '/balances/{balance}?with_queued=true', status: 200, match: { balance_id: '{balance}', queued_debit_balance: 0, queued_credit_balance: 0 } },
+  { name: 'balance without with_queued', source: 'model/balance.go queued_*_balance omitempty', method: 'GET', path: '/balances/{balance}?with_queued=false', status: 200, match: { balance_id: '{balance}', queued_debit_balance: undefined } },
   { name: 'balance in an unknown ledger', source: 'codes.go LGR_NOT_FOUND', method: 'POST', path: '/balances', body: { ledger_id: 'ldg_missing', currency: 'USD' }, status: 404, code: 'LGR_NOT_FOUND' },
   { name: 'indicator outside the general ledger', source: 'api/model/balance.go validator', method: 'POST', path: '/balances', body: { ledger_id: '{ledger}', currency: 'USD', indicator: '@cash' }, status: 400 },
   { name: 'indicator without @', source: 'api/model/balance.go validator', method: 'POST', path: '/balances', body: { ledger_id: 'general_ledger_id', currency: 'USD', indicator: 'cash' }, status: 400 },
@@ -47,6 +50,18 @@ export const BLNK_CASES: readonly BlnkCase[] = [
   { name: 'balance snapshots', source: 'api/balance.go TakeBalanceSnapshots', method: 'POST', path: '/balances-snapshots?batch_size=100', status: 200, match: { message: /Snapshotting in progress/ } },
   { name: 'balance snapshots, bad batch size', source: 'api/balance.go TakeBalanceSnapshots', method: 'POST', path: '/balances-snapshots?batch_size=-1', status: 400, code: 'GEN_VALIDATION_ERROR' },
   { name: 'balance at a time, bad timestamp', source: 'codes.go BAL_INVALID_TIMESTAMP', method: 'GET', path: '/balances/{balance}/at?timestamp=yesterday', status: 400, code: 'BAL_INVALID_TIMESTAMP' },
+
+  // fund lineage
+  { name: 'a balance that tracks lineage shows it', source: 'model/balance.go track_fund_lineage, allocation_strategy', method: 'GET', path: '/balances/{tracked}', status: 200, match: { balance_id: '{tracked}', track_fund_lineage: true, allocation_strategy: 'FIFO' } },
+  { name: 'a balance that does not, too', source: 'model/balance.go; database/balance.go (FIFO by default)', method: 'GET', path: '/balances/{other}', status: 200, match: { track_fund_lineage: false, allocation_strategy: 'FIFO' } },
+  { name: 'lineage without an identity', source: 'api/model/model.go ValidateCreateBalance "identity_id is required when track_fund_lineage is enabled"', method: 'POST', path: '/balances', body: { ledger_id: '{ledger}', currency: 'USD', track_fund_lineage: true }, status: 400, match: { error_detail: { details: { identity_id: 'identity_id is required when track_fund_lineage is enabled' } } } },
+  { name: 'balance lineage', source: 'docs: reference/get-balance-lineage 200; transactions/lineage "Get balance lineage"', method: 'GET', path: '/balances/{tracked}/lineage', status: 200, match: { balance_id: '{tracked}', total_with_lineage: 7500, aggregate_balance_id: '', providers: [{ provider: 'stripe', amount: 10000, available: 7500, spent: 2500, shadow_balance_id: '' }] } },
+  { name: 'balance lineage, tracking disabled', source: 'api/balance_api_test.go TestGetBalanceLineage "Lineage tracking disabled"; api/errors.go', method: 'GET', path: '/balances/{other}/lineage', status: 400, code: 'GEN_BAD_REQUEST' },
+  { name: 'balance lineage, nonexistent balance', source: 'api/balance_api_test.go TestGetBalanceLineage "Nonexistent balance"; docs 404', method: 'GET', path: '/balances/bln_nonexistent/lineage', status: 404, code: 'BAL_NOT_FOUND' },
+  { name: 'transaction lineage of a debit', source: 'docs: reference/get-transaction-lineage 200 (shadow transactions: none here, docs/decisions-blnk.md)', method: 'GET', path: '/transactions/{debit}/lineage', status: 200, match: { transaction_id: '{debit}', fund_allocation: [{ provider: 'stripe', amount: 2500 }], shadow_transactions: [] } },
+  { name: 'the allocation in the debit\'s metadata', source: 'docs: transactions/lineage "Attach the breakdown to the transaction metadata under BLNK_FUND_ALLOCATION"', method: 'GET', path: '/transactions/{debit}', status: 200, match: { meta_data: { BLNK_FUND_ALLOCATION: [{ provider: 'stripe', amount: 2500 }] } } },
+  { name: 'transaction lineage of an applied transaction', source: 'api/transaction_query_api_test.go TestGetTransactionLineage "Existing transaction"', method: 'GET', path: '/transactions/{txn}/lineage', status: 200, match: { transaction_id: '{txn}', fund_allocation: undefined, shadow_transactions: [] } },
+  { name: 'transaction lineage, nonexistent transaction', source: 'api/transaction_query_api_test.go TestGetTransactionLineage "Nonexistent transaction"; docs 404', method: 'GET', path: '/transactions/txn_nonexistent/lineage', status: 404, code: 'TXN_NOT_FOUND' },
 
   // transactions
   { name: 'transaction by reference in the query string', source: 'api/transaction_query_api_test.go', method: 'GET', path: '/transactions?reference_eq={reference}', status: 200, match: [{ transaction_id: '{txn}' }] },
@@ -68,6 +83,10 @@ export const BLNK_CASES: readonly BlnkCase[] = [
   { name: 'balances, negative offset', source: 'api/api_coverage_test.go "Invalid offset"', method: 'GET', path: '/balances?offset=-1', status: 400, code: 'GEN_VALIDATION_ERROR' },
   { name: 'identities, bad limit coerced', source: 'api/api_coverage_test.go "Bad limit coerced"', method: 'GET', path: '/identities?limit=abc', status: 200 },
   { name: 'update of an unknown identity, whatever the body', source: 'api/identity_test.go', method: 'PUT', path: '/identities/idt_missing', body: { nonsense: true }, status: 404, code: 'IDT_NOT_FOUND' },
+  { name: 'identity under a caller-chosen id', source: 'docs: reference/create-identity identity_id; database/identity_test.go CallerSuppliedID_Preserved', method: 'POST', path: '/identities', body: { identity_id: 'idt_11111111-1111-4111-8111-111111111111', identity_type: 'individual', first_name: 'Alice', last_name: 'Smith' }, status: 201, match: { identity_id: 'idt_11111111-1111-4111-8111-111111111111', first_name: 'Alice' } },
+  { name: 'the same identity id again', source: 'docs: reference/create-identity "Duplicate values return a conflict response" (Blnk\'s handler turns it into IDT_VALIDATION_ERROR; docs/decisions-blnk.md)', method: 'POST', path: '/identities', body: { identity_id: 'idt_11111111-1111-4111-8111-111111111111', identity_type: 'individual' }, status: 409, code: 'GEN_CONFLICT' },
+  { name: 'identity id without the idt_ prefix', source: 'database/identity_test.go CallerSuppliedID_BadPrefix', method: 'POST', path: '/identities', body: { identity_id: 'user_123', identity_type: 'individual' }, status: 400, code: 'IDT_VALIDATION_ERROR', match: { error_detail: { details: { identity_id: "identity_id must start with the 'idt_' prefix" } } } },
+  { name: 'identity id that is not a UUID', source: 'database/identity_test.go CallerSuppliedID_BadUUID; docs: reference/create-identity 400', method: 'POST', path: '/identities', body: { identity_id: 'idt_not-a-uuid', identity_type: 'individual' }, status: 400, code: 'IDT_VALIDATION_ERROR', match: { error_detail: { details: { identity_id: "identity_id suffix after 'idt_' must be a valid UUID" } } } },
   { name: 'tokenize without a key', source: 'api/identity_tokenization_api_test.go "disabled"', method: 'POST', path: '/identities/{identity}/tokenize/firstName', status: 403, code: 'IDT_TOKENIZATION_DISABLED' },
   { name: 'tokenize a field that cannot be', source: 'api/identity_tokenization_api_test.go', method: 'POST', path: '/identities/{identity}/tokenize/category', status: 400, code: 'IDT_FIELD_NOT_TOKENIZABLE' },
 

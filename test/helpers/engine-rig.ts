@@ -5,6 +5,7 @@
 
 import type { Test } from 'tap';
 import { transferCommand, type CreateTransactionCommand, type ShareCommand } from '../../engine/commands.js';
+import type { DecisionSettings } from '../../engine/decision-scope.js';
 import type { LedgerState } from '../../engine/ledger-state.js';
 import { LedgerEngine, type EngineLimits, type Outcome } from '../../engine/ledger-engine.js';
 import { MemoryTransactionStore } from '../../lookups/memory-transaction-store.js';
@@ -44,12 +45,12 @@ export interface EngineRig {
   ids: CountingIds;
 }
 
-export function engineRig(limits: Partial<EngineLimits> = {}): EngineRig {
+export function engineRig(limits: Partial<EngineLimits> = {}, settings: Partial<DecisionSettings> = {}): EngineRig {
   const log = new MemoryLog();
   const store = new MemoryTransactionStore();
   const clock = new FakeClock();
   const ids = new CountingIds();
-  const engine = new LedgerEngine({ clock, ids, log, transactions: store, limits });
+  const engine = new LedgerEngine({ clock, ids, log, transactions: store, limits, settings });
   engine.run({ op: 'genesis.ensure' });
   return { engine, log, store, clock, ids };
 }

@@ -5,6 +5,7 @@
 
 import type { Test } from 'tap';
 import type { LedgerEngine, Outcome } from '../../engine/ledger-engine.js';
+import type { DecisionSettings } from '../../engine/decision-scope.js';
 import type { LedgerEvent } from '../../engine/events.js';
 import type { RejectionCode } from '../../engine/rejections.js';
 import { engineRig, type EngineRig } from './engine-rig.js';
@@ -20,8 +21,12 @@ export interface SpecGiven {
   when(command: (engine: LedgerEngine) => Outcome<unknown> | number | undefined): SpecWhen;
 }
 
-export function given(t: Test, history: LedgerEvent[] | ((engine: LedgerEngine) => void)): SpecGiven {
-  const rig = engineRig();
+export function given(
+  t: Test,
+  history: LedgerEvent[] | ((engine: LedgerEngine) => void),
+  settings: Partial<DecisionSettings> = {},
+): SpecGiven {
+  const rig = engineRig({}, settings);
   if (typeof history === 'function') history(rig.engine);
   else {
     for (const event of history) {

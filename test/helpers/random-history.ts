@@ -1,7 +1,8 @@
 // Seeded random ledger histories for simulation tests: drives a real LedgerEngine (in memory: MemoryLog,
 // MemoryTransactionStore, a stepping clock, counter ids) through every kind of command the engine takes
 // (balances and identities, plain, queued, scheduled, back-dated and split transfers, holds with partial commits,
-// voids, expiries and auto-commits, refunds, bulk, metadata of transactions and balances, API keys, hooks) with amounts of any size.
+// voids, expiries and auto-commits, refunds, bulk, metadata of transactions and balances, API keys, hooks,
+// balances that track fund lineage with transfers tagged by provider) with amounts of any size.
 // The same seed always gives the same events.
 
 import { mulberry32 } from '../../bench/mulberry32.js';
@@ -38,6 +39,8 @@ export interface RandomHistory {
 
 const CURRENCIES = ['USD', 'EUR'];
 const NAMES = ['@alice', '@bob', '@carol', '@dave', '@erin'];
+const PROVIDERS = ['stripe', 'paypal', 'bank'];
+const STRATEGIES = ['FIFO', 'LIFO', 'PROPORTIONAL'] as const;
 
 export function randomHistory(seed: number, steps: number): RandomHistory {
   const random = seededRandom(seed);
@@ -60,8 +63,10 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
     return BigInt(1 + Math.floor(random() * 1000));
   };
   const balanceName = (currency: string): string => {
-    const ids = [...engine.state.balances.values()].filter((balance) => balance.currency === currency).map((balance) => balance.balance_id);
-    return ids.length > 0 && chance(0.3) ? pick(ids) : pick(NAMES);
+    const balances = [...engine.state.balances.values()].filter((balance) => balance.currency === currency);
+    const tracked = balances.filter((balance) => balance.track_fund_lineage);
+    if (tracked.length > 0 && chance(0.2)) return pick(tracked).balance_id;
+    return balances.length > 0 && chance(0.3) ? pick(balances).balance_id : pick(NAMES);
   };
   const transfer = (currency: string): CreateTransactionCommand => {
     const source = balanceName(currency);
@@ -70,7 +75,7 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
     const inflight = chance(0.3);
     const command: CreateTransactionCommand = {
       source, destination, precise_amount: amount(), precision: 100n, currency, reference: '', description: 'sim',
-      meta_data: chance(0.2) ? { note: `n${Math.floor(random() * 100)}`, big: 2n ** 70n } : {},
+      meta_data: chance(0.2) ? { note: `n${Math.floor(random() * 100)}`, big: 2n ** 70n } : chance(0.3) ? { BLNK_LINEAGE_PROVIDER: pick(PROVIDERS) } : {},
       allow_overdraft: chance(0.7), skip_queue: chance(0.5), inflight,
       inflight_expiry_date: inflight && chance(0.4) ? clock.ms + 1 + Math.floor(random() * 5_000) : 0,
       inflight_commit_date: inflight && chance(0.2) ? clock.ms + 1 + Math.floor(random() * 5_000) : 0,
@@ -104,7 +109,8 @@ export function randomHistory(seed: number, steps: number): RandomHistory {
       if (outcome.ok) ledgers.push(outcome.value.ledger_id);
     } else if (roll < 0.08) {
       const identity = identities.length > 0 && chance(0.5) ? pick(identities) : '';
-      engine.run({ op: 'balance.create', ledger_id: pick(ledgers), currency, identity_id: identity, indicator: chance(0.3) ? `acct-${step}` : '', meta_data: { step } });
+      const lineage = identity !== '' && chance(0.5) ? { track_fund_lineage: true, allocation_strategy: pick(STRATEGIES) } : {};
+      engine.run({ op: 'balance.create', ledger_id: pick(ledgers), currency, identity_id: identity, indicator: chance(0.3) ? `acct-${step}` : '', meta_data: { step }, ...lineage });
     } else if (roll < 0.11) {
       const outcome = engine.run({ op: 'identity.create', fields: {
         identity_type: 'individual', organization_name: '', first_name: `F${step}`, last_name: 'L', other_names: '', gender: '',
