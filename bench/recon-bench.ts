@@ -136,13 +136,13 @@ async function timedRun(runtime: LedgerRuntime, records: ExternalRecord[], ruleI
   const run = await port.startBackground({ ...request, upload_id: upload.value.upload_id }, false);
   if (!run.ok) throw new Error(run.rejection.message);
   for (;;) {
-    const record = port.record(run.value.reconciliation_id);
+    const record = await port.record(run.value.reconciliation_id);
     if (record?.status === 'failed') throw new Error(`run failed: ${record.failure_reason}`);
     if (record?.status === 'completed') break;
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
   const backgroundMs = performance.now() - started;
-  const done = port.record(run.value.reconciliation_id);
+  const done = await port.record(run.value.reconciliation_id);
   return {
     background: { ms: backgroundMs, matched: done?.matched_transactions ?? 0, unmatched: done?.unmatched_transactions ?? 0 },
     instantDry: { ms: instantMs, matched: instant.value.record.matched_transactions, unmatched: instant.value.record.unmatched_transactions },

@@ -31,7 +31,7 @@ export interface LedgerCore {
   /** The seq of the newest event the state reflects: what a read must wait for before answering. */
   visibleSeq(): number;
   /** Newest transactions first. */
-  listTransactions(offset: number, limit: number): TransactionRecord[];
+  listTransactions(offset: number, limit: number): Awaitable<TransactionRecord[]>;
   /**
    * The balance folded from the log up to `untilMs` (Number.MAX_SAFE_INTEGER: its whole history, as
    * `from_source` reads it), reading no further than `toSeq`: undefined when it did not exist by then.
@@ -44,7 +44,7 @@ export interface LedgerCore {
    * Takes balance snapshots (a state snapshot of every balance) in the background, as Blnk's POST
    * /balances-snapshots does; why it cannot, if it cannot.
    */
-  takeBalanceSnapshots(): Result<void, { code: 'SNAPSHOT_UNAVAILABLE'; message: string }>;
+  takeBalanceSnapshots(): Awaitable<Result<void, { code: 'SNAPSHOT_UNAVAILABLE'; message: string }>>;
   /** Why new writes should be refused right now (the log or lookups are too far behind), if they should. */
   overloaded(): string | undefined;
   /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
@@ -57,7 +57,7 @@ export interface LedgerCore {
 
 export interface HookAdmin {
   /** A new signing secret: the text to show the client once, and its sealed form for the log. */
-  newSigningSecret(): { secret: string; sealed: string };
+  newSigningSecret(): Awaitable<{ secret: string; sealed: string }>;
   /** Why a hook may not deliver to this URL, if it may not (checked again at every delivery). */
   targetRefusal(url: string): string | undefined;
 }

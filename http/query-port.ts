@@ -75,8 +75,8 @@ export interface QueryPort {
   balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<QueryResult<BalanceRecord | undefined>>;
   /** A balance's changes in a window, oldest first (undefined: the index does not hold the balance). */
   balanceChanges(balanceId: string, window: BalanceChangeWindow, visibleSeq: number): Promise<QueryResult<BalanceChangePage | undefined>>;
-  reindexStatus(): object;
-  startReindex(): QueryResult<object>;
+  reindexStatus(): object | Promise<object>;
+  startReindex(): QueryResult<object> | Promise<QueryResult<object>>;
   checkpointSeq: number;
   poisonSeq: number;
   lagEvents(): number;

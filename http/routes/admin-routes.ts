@@ -32,7 +32,7 @@ const snapshotExample = { seq: 120, file: 'snapshot-120.fsnap', size_bytes: 48_2
 export interface SnapshotAdmin {
   /** Writes a snapshot of everything logged so far, or says why not (with a wait before asking again, if any). */
   snapshotNow(): Promise<Result<SnapshotView, { code: 'SNAPSHOT_UNAVAILABLE'; message: string; retry_after_seconds?: number }>>;
-  list(): SnapshotView[];
+  list(): SnapshotView[] | Promise<SnapshotView[]>;
 }
 
 export function adminRoutes(router: Router, admin: SnapshotAdmin): void {
@@ -49,7 +49,7 @@ export function adminRoutes(router: Router, admin: SnapshotAdmin): void {
   });
 
   describeRoute(router, 'GET /admin/snapshots', { tag: 'Operations', summary: 'List the snapshots on disk', answers: answers(200, 'The snapshots', z.array(snapshotSchema), [snapshotExample]) });
-  router.get('/admin/snapshots', (ctx) => {
-    ctx.body = admin.list();
+  router.get('/admin/snapshots', async (ctx) => {
+    ctx.body = await admin.list();
   });
 }

@@ -93,7 +93,7 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   });
   router.post('/balances-snapshots', async (ctx) => {
     validate(snapshotQuerySchema, ctx.query);
-    const taken = core.takeBalanceSnapshots();
+    const taken = await core.takeBalanceSnapshots();
     // Not a passing condition (no Retry-After would help): the server runs without snapshots.
     if (!taken.ok) throw new ApiError('GEN_BAD_REQUEST', taken.rejection.message);
     await respond(ctx, core, 200, { message: 'Snapshotting in progress. should be completed shortly' });

@@ -23,14 +23,14 @@ export function hookRoutes(router: Router, core: LedgerCore): void {
   router.post('/hooks', async (ctx) => {
     const fields = validate(hookSchema, ctx.request.body);
     refuseTarget(core, fields.url);
-    const { secret, sealed } = core.hookAdmin.newSigningSecret();
+    const { secret, sealed } = await core.hookAdmin.newSigningSecret();
     const { value, seq } = accepted(await core.run({ op: 'hook.create', fields, signing_secret_sealed: sealed }));
     await respond(ctx, core, 201, { ...hookView(value), signing_secret: secret }, seq);
   });
 
   describeRoute(router, 'POST /hooks/:id/rotate-secret', { tag: 'Hooks', summary: "Replace a hook's signing secret", answers: answers(200, 'The hook and its new signing secret', hookWithSecretSchema, hookWithSecretExample), errors: rejectionsOf('hook.rotate_secret') });
   router.post('/hooks/:id/rotate-secret', async (ctx) => {
-    const { secret, sealed } = core.hookAdmin.newSigningSecret();
+    const { secret, sealed } = await core.hookAdmin.newSigningSecret();
     const { value, seq } = accepted(await core.run({ op: 'hook.rotate_secret', hook_id: ctx.params.id as string, signing_secret_sealed: sealed }));
     await respond(ctx, core, 200, { ...hookView(value), signing_secret: secret }, seq);
   });

@@ -101,12 +101,12 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
 
   describeRoute(router, 'GET /search/reindex', { tag: 'Search', summary: 'How the latest index rebuild went, and the live index lag', answers: answers(200, 'The status', reindexStatusSchema, reindexExample) });
   router.get('/search/reindex', async (ctx) => {
-    await respond(ctx, core, 200, query.reindexStatus(), 0);
+    await respond(ctx, core, 200, await query.reindexStatus(), 0);
   });
 
   describeRoute(router, 'POST /search/reindex', { tag: 'Search', summary: 'Rebuild the query index from the log, in the background', answers: answers(202, 'Started', reindexStatusSchema, { ...reindexExample, status: 'in_progress', phase: 'indexing', progress: 0 }), errors: ['GEN_CONFLICT'] });
   router.post('/search/reindex', async (ctx) => {
-    await respond(ctx, core, 202, answered(query.startReindex()), 0);
+    await respond(ctx, core, 202, answered(await query.startReindex()), 0);
   });
 
   describeRoute(router, 'POST /search/:collection', {

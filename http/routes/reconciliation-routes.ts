@@ -98,14 +98,14 @@ export function reconciliationRoutes(router: Router, core: LedgerCore, port: Rec
   });
 
   router.get('/reconciliation/:id', async (ctx) => {
-    await respond(ctx, core, 200, reconciliationView(runOf(port, ctx.params.id as string)));
+    await respond(ctx, core, 200, reconciliationView(await runOf(port, ctx.params.id as string)));
   });
 
   router.get('/reconciliation/:id/matches', async (ctx) => {
     const visibleSeq = core.visibleSeq();
-    const run = runOf(port, ctx.params.id as string);
+    const run = await runOf(port, ctx.params.id as string);
     const page = validate(resultsPageSchema, ctx.query);
-    const dry = port.dryRun(run.reconciliation_id);
+    const dry = await port.dryRun(run.reconciliation_id);
     const matches = dry
       ? dry.results.matches.slice(page.offset, page.offset + page.limit)
       : answered(await port.matches(run.reconciliation_id, page.offset, page.limit, visibleSeq));
@@ -114,9 +114,9 @@ export function reconciliationRoutes(router: Router, core: LedgerCore, port: Rec
 
   router.get('/reconciliation/:id/unmatched', async (ctx) => {
     const visibleSeq = core.visibleSeq();
-    const run = runOf(port, ctx.params.id as string);
+    const run = await runOf(port, ctx.params.id as string);
     const page = validate(resultsPageSchema, ctx.query);
-    const dry = port.dryRun(run.reconciliation_id);
+    const dry = await port.dryRun(run.reconciliation_id);
     const entries = dry
       ? dry.results.unmatched.slice(page.offset, page.offset + page.limit)
         .map((entry) => ({ reason: entry.reason, record: dry.records[entry.position] as ExternalRecord }))
@@ -180,8 +180,8 @@ function describeReconciliationRoutes(router: Router): void {
   describeRoute(router, 'GET /reconciliation/:id/unmatched', { tag: TAG, summary: "Page through a run's unmatched records", query: resultsPageSchema, answers: answers(200, 'A page of unmatched records', pageOf(unmatchedSchema)), errors: ['RECON_NOT_FOUND'] });
 }
 
-function runOf(port: ReconciliationPort, reconciliationId: string): ReconciliationRecord {
-  const run = port.record(reconciliationId);
+async function runOf(port: ReconciliationPort, reconciliationId: string): Promise<ReconciliationRecord> {
+  const run = await port.record(reconciliationId);
   if (!run) throw new ApiError('RECON_NOT_FOUND', `reconciliation ${reconciliationId} not found`);
   return run;
 }

@@ -96,7 +96,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   router.get('/transactions', async (ctx) => {
     const page = validate(pageQuerySchema, ctx.query);
     if (await answeredFilteredList(ctx, core, 'transactions', page)) return;
-    await respond(ctx, core, 200, transactionListJson(core.listTransactions(page.offset, page.limit)));
+    await respond(ctx, core, 200, transactionListJson(await core.listTransactions(page.offset, page.limit)));
   });
 
   describeRoute(router, 'GET /transactions/reference/:reference', { tag: 'Transactions', summary: 'Read a transaction by its reference', answers: answers(200, 'The transaction', transactionJsonSchema, EXAMPLES.transaction), errors: ['TXN_NOT_FOUND'] });
