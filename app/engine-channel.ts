@@ -1,0 +1,73 @@
+// What crosses between an HTTP worker thread and the engine's thread (the process's main thread), and
+// how. A worker sends calls, batched per turn of its event loop; the engine thread answers each, the
+// answers of one batch in one message, with the log seq appended when it answered (so a read that the
+// worker renders waits for everything it could have seen). It also sends its state to every worker at
+// each group commit and a few times a second: the durable seq that answers wait for, what backpressure
+// and the fence decide on, and the gauges of /metrics. Messages are structured clones (bigints, arrays
+// and plain objects survive them); records go as they are and are rendered in the worker.
+// docs/decisions-threads.md says why this shape and what it costs.
+
+/** The objects a worker may call on the engine's thread, each with the methods it may call. */
+export const CALLABLE = {
+  core: ['run', 'dryRun', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots'],
+  // Every query of the read-only view (engine/ledger-view.ts): checked against its prototype.
+  view: 'LedgerView',
+  query: ['filter', 'search', 'balanceAt', 'balanceChanges', 'reindexStatus', 'startReindex'],
+  reconciliation: ['startBackground', 'runInstant', 'record', 'dryRun', 'matches', 'unmatched'],
+  snapshots: ['snapshotNow', 'list'],
+  cutover: ['fence', 'unfence', 'status', 'promote'],
+  backup: ['run'],
+  hooks: ['newSigningSecret'],
+} as const;
+
+export type CallTarget = keyof typeof CALLABLE;
+
+export interface Call {
+  id: number;
+  target: CallTarget;
+  method: string;
+  args: unknown[];
+}
+
+/** A refusal or failure as it crosses: an envelope error keeps its code, status, details and headers. */
+export interface CrossingError {
+  code: string;
+  status: number;
+  message: string;
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export type Answer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: CrossingError };
+
+/** The engine thread's state as the workers need it between calls. */
+export interface EngineState {
+  /** The newest seq appended, and the newest on disk. */
+  appended: number;
+  durable: number;
+  /** Why writes are refused for load right now (LedgerCore.overloaded), if they are. */
+  overloaded?: string;
+  /** Fenced for a cutover: writes are refused (and refused again on the engine's thread). */
+  fenced: boolean;
+  queued: number;
+  lookupBacklog: number;
+  unflushedEvents: number;
+  index?: { checkpointSeq: number; poisonSeq: number; lagEvents: number; lagSeconds: number };
+  /** Group commits since the last state: events and milliseconds, for /metrics. */
+  commits: Array<[events: number, milliseconds: number]>;
+}
+
+export type ToEngine = { kind: 'calls'; calls: Call[] };
+
+export type ToWorker =
+  | { kind: 'answers'; appended: number; answers: Answer[] }
+  | { kind: 'state'; state: EngineState };
+
+/** What a worker tells the thread that started it. */
+export type WorkerReport =
+  | { kind: 'listening'; port: number }
+  | { kind: 'failed'; message: string }
+  | { kind: 'closed' };
+
+/** What the starting thread tells a worker. */
+export type WorkerOrder = { kind: 'shutdown'; graceMs: number };
