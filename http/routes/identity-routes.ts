@@ -18,7 +18,7 @@ import { answers, describeRoute } from '../openapi/route-docs.js';
 const identityExample = { identity_type: 'individual', first_name: 'Ada', last_name: 'Lovelace', email_address: 'ada@example.com', city: 'London', country: 'GB' };
 
 export function identityRoutes(router: Router, core: LedgerCore): void {
-  describeRoute(router, 'POST /identities', { tag: 'Identities', summary: 'Create an identity', body: identitySchema, bodyExample: identityExample, answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity) });
+  describeRoute(router, 'POST /identities', { tag: 'Identities', summary: 'Create an identity', body: identitySchema, bodyExample: identityExample, invalidCode: 'IDT_VALIDATION_ERROR', answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity) });
   router.post('/identities', async (ctx) => {
     const fields = validate(identitySchema, ctx.request.body, 'IDT_VALIDATION_ERROR');
     const { value, seq } = accepted(await core.run({ op: 'identity.create', fields }));
@@ -39,7 +39,7 @@ export function identityRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, identityView(identity));
   });
 
-  describeRoute(router, 'PUT /identities/:id', { tag: 'Identities', summary: 'Replace an identity', body: identitySchema, bodyExample: identityExample, answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: rejectionsOf('identity.update') });
+  describeRoute(router, 'PUT /identities/:id', { tag: 'Identities', summary: 'Replace an identity', body: identitySchema, bodyExample: identityExample, invalidCode: 'IDT_VALIDATION_ERROR', answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: rejectionsOf('identity.update') });
   router.put('/identities/:id', async (ctx) => {
     // An unknown identity is 404 whatever the body, as in Blnk (which looks it up before anything else).
     if (!(await core.view.identity(ctx.params.id as string))) throw new ApiError('IDT_NOT_FOUND', `identity ${ctx.params.id} not found`);
