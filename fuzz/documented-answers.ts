@@ -32,7 +32,7 @@ interface ResponseDoc {
   content?: Record<string, MediaDoc>;
 }
 
-interface DocumentedOperation {
+export interface DocumentedOperation {
   /** `METHOD /template` as the document writes it, e.g. `GET /ledgers/{id}`. */
   key: string;
   method: string;
