@@ -11,7 +11,8 @@
 //     answer with a redirect (302 or 303);
 //   - no body holds a stack trace or a path of the server's files;
 //   - an accepted transaction carries the precise amount its request implied, as a JSON integer.
-// Each broken rule is a `Failure` with a kind from a closed set.
+// Each broken rule is a `Failure` with a kind from a closed set. A session may add oracles of its own
+// (`AnswerOracle`): documented-answers.ts checks every answer against the server's API reference.
 //
 // One exception is made: a request whose header section is larger than Node's HTTP parser accepts
 // (16 KiB) is refused by Node itself before Folio sees it, with a bare 431 and a closed connection that
@@ -22,13 +23,23 @@ import type { SentCase } from './fuzz-case.js';
 import type { FuzzAnswer } from './fuzz-request.js';
 import { answeredPreciseAmount, impliedPreciseAmount } from './exact-amounts.js';
 
-export const FAILURE_KINDS = ['hang', 'no-answer', 'server-error', 'unexpected-status', 'no-envelope', 'stack-trace', 'inexact-amount'] as const;
+export const FAILURE_KINDS = [
+  'hang', 'no-answer', 'server-error', 'unexpected-status', 'no-envelope', 'stack-trace', 'inexact-amount', 'undocumented-answer',
+] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 export interface Failure {
   kind: FailureKind;
   detail: string;
+  /**
+   * What the failure is about, when the route aimed at and the status do not say it: failures are then
+   * grouped by kind and this alone (an undocumented answer by the operation, status, code and problem).
+   */
+  group?: string;
 }
+
+/** A check of one answer beside the ones every run makes (checkAnswer). */
+export type AnswerOracle = (sent: SentCase, answer: FuzzAnswer) => Failure[];
 
 /** Lines of a stack trace, or paths into the server's files. */
 const STACK_TRACE = /\n\s+at \S|\bat [^\n"]*\((?:file:|node:|\/)[^)"]*:\d+:\d+\)|node_modules[\\/]|\/work\/|\.(?:ts|js|mjs):\d+:\d+/;

@@ -8,7 +8,7 @@
 // counted as interrupted, not as failures.
 
 import { AcknowledgedWrites, learnFromAnswer } from './acknowledged-writes.js';
-import { checkAnswer, envelopeCode, isRetryLater, isParserRefused, type Failure } from './answer-oracle.js';
+import { checkAnswer, envelopeCode, isRetryLater, isParserRefused, type AnswerOracle, type Failure } from './answer-oracle.js';
 import { CaseSequence, caseRequest, type FuzzCase, type SentCase } from './fuzz-case.js';
 import type { FuzzAnswer, Sender } from './fuzz-request.js';
 import { IdPools } from './id-pools.js';
@@ -37,6 +37,8 @@ export interface SessionOptions {
   sender: Sender;
   /** How raw odd paths are sent (the cloud run sends them through the proxy); as they are when absent. */
   oddPathVia?: RouteVia;
+  /** Checks of every answer beside checkAnswer's (the API reference's, documented-answers.ts). */
+  oracles?: readonly AnswerOracle[];
 }
 
 /** Describes a request for a report: method, path, headers other than the usual, body (abbreviated). */
@@ -139,7 +141,9 @@ export class FuzzSession {
     }
     this.count(answer);
     if (isParserRefused(sent, answer)) this.parserRefused += 1;
-    for (const failure of checkAnswer(sent, answer)) this.recordFailure(index, caseKindOf(fuzzCase), sent, answer, failure);
+    const failures = checkAnswer(sent, answer);
+    for (const oracle of this.options.oracles ?? []) failures.push(...oracle(sent, answer));
+    for (const failure of failures) this.recordFailure(index, caseKindOf(fuzzCase), sent, answer, failure);
     learnFromAnswer(sent, answer, this.pools, this.writes);
     return answer;
   }
@@ -192,7 +196,7 @@ export class FuzzSession {
     const status = answer.kind === 'answer' ? `${answer.status}` : answer.timedOut ? 'timeout' : 'no answer';
     // Raw cases fail for reasons of transport, not of the route they happen to aim at: one group per raw kind.
     const where = caseKind.startsWith('raw') ? 'any route' : `${sent.request.method} ${sent.routeKey.slice(sent.routeKey.indexOf(' ') + 1)}`;
-    const signature = `${failure.kind} | ${where} | ${status} | ${caseKind}`;
+    const signature = failure.group ? `${failure.kind} | ${failure.group}` : `${failure.kind} | ${where} | ${status} | ${caseKind}`;
     const example: FailureExample = {
       seed: this.options.seed, caseIndex: index, request: describeSent(sent), answer: describeAnswer(answer), detail: failure.detail, size: requestSize(sent),
     };

@@ -44,17 +44,12 @@ interface Exchange {
 /** The exchanges a connection has not finished answering, and what to do once the awaited ones are. */
 interface Connection {
   open: Set<Exchange>;
+  /** Nothing more is answered: the parser failed for good, or an answer that closes the connection was given. */
   refusing: boolean;
   settled?: () => void;
 }
 
 export function answerClientErrors(server: http.Server, owedAnswersWaitMs: number): void {
-  server.on('checkExpectation', (_request: http.IncomingMessage, response: http.ServerResponse) => {
-    const body = envelopeText(new ApiError('GEN_EXPECTATION_FAILED', 'the only expectation this server meets is Expect: 100-continue'));
-    // The body was not read: the connection ends with the answer.
-    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
-    response.end(body);
-  });
   const connections = new WeakMap<Duplex, Connection>();
   const connectionOf = (socket: Duplex): Connection => {
     let connection = connections.get(socket);
@@ -64,6 +59,15 @@ export function answerClientErrors(server: http.Server, owedAnswersWaitMs: numbe
     }
     return connection;
   };
+  server.on('checkExpectation', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const body = envelopeText(new ApiError('GEN_EXPECTATION_FAILED', 'the only expectation this server meets is Expect: 100-continue'));
+    // The body was not read: the connection ends with the answer, and nothing after it is answered
+    // (bytes that follow, a body sent anyway, would otherwise be refused in a second answer after
+    // `Connection: close`, which a client cannot read).
+    connectionOf(request.socket).refusing = true;
+    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
+  });
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
     const connection = connectionOf(request.socket);
     const exchange: Exchange = { request, response };

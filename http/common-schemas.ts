@@ -36,10 +36,15 @@ export const identifierSchema = z.string().min(1, 'must not be empty').max(IDENT
 /**
  * A JSON object, passed through as it is. Not z.record: that copies keys by assignment, which turns a
  * "__proto__" key into the copy's prototype before any check could see it. A parsed body is already a
- * plain object of own properties.
+ * plain object of own properties. Not every JavaScript object is one: the lossless parser hands a long
+ * decimal over as a DecimalLiteral (a number, held as an object), and an array is an object too.
  */
 export const plainObjectSchema = z.custom<Record<string, unknown>>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  (value) => {
+    if (typeof value !== 'object' || value === null) return false;
+    const prototype = Object.getPrototypeOf(value) as unknown;
+    return prototype === Object.prototype || prototype === null;
+  },
   'must be an object',
 ).meta({ type: 'object' });
 

@@ -10,7 +10,7 @@ import type { ShareRequest } from '../engine/split-distribution.js';
 import { amountToPrecise, decimalTextOf, parsePreciseAmount, parsePrecision } from '../wire/amounts.js';
 import { normalizeMetaData } from './common-schemas.js';
 import { parseTimeInput } from './time-input.js';
-import { ApiError } from './api-error.js';
+import { ApiError, type ErrorCode } from './api-error.js';
 import { accept, refuse, type Failure, type Result } from '../engine/result.js';
 import { BULK_TRANSACTIONS_MAX, bulkShape, transactionShape, type TransactionShape } from './transaction-schemas.js';
 import { lenient, lenientItems, validateShapeThen, type ReportIssue, type ValidationCode } from './validation.js';
@@ -205,6 +205,15 @@ export interface ValidatedTransaction {
 }
 
 const lenientTransaction = lenient(transactionShape);
+
+/**
+ * The codes a transaction body is refused with (validateTransaction and each item of validateBulk): the
+ * general one, and the two Blnk names for a fractional precision and a zero amount (resolveAmount).
+ */
+export const TRANSACTION_VALIDATION_CODES = ['TXN_VALIDATION_ERROR', 'TXN_PRECISION_NOT_INTEGER', 'TXN_INVALID_AMOUNT'] as const satisfies readonly ValidationCode[];
+
+/** The codes refuseListSize answers with: an empty list, and one over the limit (or over the legs a request may ask for). */
+export const LIST_SIZE_CODES = ['TXN_BULK_EMPTY', 'TXN_BULK_LIMIT_EXCEEDED'] as const satisfies readonly ErrorCode[];
 
 export function validateTransaction(input: unknown): ValidatedTransaction {
   return validateShapeThen(transactionShape, lenientTransaction, input, (shape, complete, report) => {

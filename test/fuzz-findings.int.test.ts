@@ -63,6 +63,17 @@ t.test('a request carried out is answered before the refusal of what follows it 
   t.equal(ledgers.body.filter((ledger: { name: string }) => ledger.name === 'x').length, 1, 'one ledger x, the one answered');
 });
 
+// The route answers test (test/route-answers.int.test.ts) met a client that could not read its answer: a
+// PUT with `Content-Length: 0`, `Expect: nope` and a body. The 417 said `Connection: close`, and then the
+// body, read as a second request Node's parser refused, was answered too, after it.
+t.test('an answer that closes the connection is its last one: nothing after a 417 is answered', async (t) => {
+  const server = await startTestServer({ index: false });
+  t.teardown(() => server.stop());
+  const answer = await rawExchange(server.url, 'PUT /ledgers/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 0\r\nExpect: nope\r\n\r\n{"name":"x"}');
+  t.match(answer, /^HTTP\/1\.1 417 .*"code":"GEN_EXPECTATION_FAILED"/s, 'the expectation is refused in the envelope');
+  t.equal(answer.match(/HTTP\/1\.1 \d{3} /g)?.length, 1, `one answer, not one more after Connection: close: ${JSON.stringify(answer)}`);
+});
+
 t.test('queries beyond the readers do not leak: a rebuild finishes and the server closes', async (t) => {
   const server = await startTestServer({ indexOptions: { readers: 2 } });
   let stopped = false;

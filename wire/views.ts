@@ -133,6 +133,16 @@ export function balanceView(balance: BalanceRecord): Record<string, unknown> {
 }
 
 
+/** What monitorView renders, for the API reference: the exact amounts are JSON integers of any size. */
+export const monitorJsonSchema = z.object({
+  monitor_id: z.string(),
+  balance_id: z.string(),
+  description: z.string(),
+  call_back_url: z.string(),
+  condition: z.object({ field: z.string(), operator: z.string(), value: z.number(), precision: z.bigint(), precise_value: z.bigint() }),
+  created_at: timeTextSchema,
+}).meta({ id: 'BalanceMonitor' });
+
 /**
  * A balance monitor as Blnk shows one: the condition with its `value` in the units of its precision (a
  * display number), `precision`, and the exact `precise_value`.

@@ -1,6 +1,8 @@
 // The error codes one route can answer, grouped by status. A route declares the codes it raises itself
 // (RouteDoc.errors); the ones the middleware in front of every route raises are worked out here from
 // the same rules the middleware follows (app.ts lists the order), so they cannot drift apart:
+//   the HTTP server, before any route        every route: an Expect other than 100-continue, a request
+//                                            out of time, bytes Node's parser refuses (client-error.ts)
 //   loopback Host check, shutdown guard      every route
 //   authentication and the route's guard     every route that is not public (route-scopes.ts)
 //   body reader                              POST and PUT
@@ -14,14 +16,14 @@ import { CUTOVER_PATH_PREFIX } from '../routes/cutover-routes.js';
 import type { RouteDoc } from './route-docs.js';
 
 export function errorCodesOf(method: string, path: string, doc: RouteDoc | undefined): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['GEN_FORBIDDEN_HOST', 'GEN_SHUTTING_DOWN']);
+  const codes = new Set<ErrorCode>(['GEN_EXPECTATION_FAILED', 'GEN_REQUEST_TIMEOUT', 'GEN_MALFORMED_REQUEST', 'GEN_FORBIDDEN_HOST', 'GEN_SHUTTING_DOWN']);
   const access = routeAccess(method, path);
   if (access.kind !== 'public') {
     for (const code of ['AUTH_MISSING_API_KEY', 'AUTH_INVALID_API_KEY', 'AUTH_EXPIRED_API_KEY'] as const) codes.add(code);
     codes.add(access.kind === 'master' ? 'AUTH_MASTER_KEY_REQUIRED' : 'AUTH_INSUFFICIENT_PERMISSIONS');
   }
   if (method === 'POST' || method === 'PUT') {
-    for (const code of ['GEN_MALFORMED_REQUEST', 'GEN_PAYLOAD_TOO_LARGE', 'GEN_UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+    for (const code of ['GEN_PAYLOAD_TOO_LARGE', 'GEN_UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   }
   if (method !== 'GET' && !isReadOnlyPost(path)) {
     codes.add('QUEUE_BACKPRESSURE');

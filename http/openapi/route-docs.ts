@@ -42,8 +42,15 @@ export interface RouteDoc {
 
 const docsByRouter = new WeakMap<Router, Map<string, RouteDoc>>();
 
-/** Declares the documentation of `route` (`METHOD /pattern`, the pattern exactly as registered). */
+/**
+ * Declares the documentation of `route` (`METHOD /pattern`, the pattern exactly as registered). A status
+ * has one response in OpenAPI: two answers with the same status (a result and a dry run, say) are one
+ * answer whose schema is the union of both, or the reference would keep only the last one.
+ */
 export function describeRoute(router: Router, route: string, doc: RouteDoc): void {
+  const statuses = doc.answers.map((answer) => answer.status);
+  const repeated = statuses.find((status, index) => statuses.indexOf(status) !== index);
+  if (repeated !== undefined) throw new Error(`${route} declares two answers with status ${repeated}: declare one, with a union of their schemas`);
   let docs = docsByRouter.get(router);
   if (!docs) {
     docs = new Map();

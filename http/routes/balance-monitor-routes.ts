@@ -9,18 +9,10 @@ import type { LedgerCore } from '../ledger-core.js';
 import { monitorSchema } from '../monitor-schemas.js';
 import { accepted, respond } from '../respond.js';
 import { validate } from '../validation.js';
-import { monitorView } from '../../wire/views.js';
+import { monitorJsonSchema, monitorView } from '../../wire/views.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { rejectionsOf } from '../../engine/operations.js';
 
-const monitorJsonSchema = z.object({
-  monitor_id: z.string(),
-  balance_id: z.string(),
-  description: z.string(),
-  call_back_url: z.string(),
-  condition: z.object({ field: z.string(), operator: z.string(), value: z.number(), precision: z.number().int(), precise_value: z.number().int() }),
-  created_at: z.string(),
-}).meta({ id: 'BalanceMonitor' });
 const messageSchema = z.object({ message: z.string() });
 const monitorExample = { balance_id: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e02', condition: { field: 'debit_balance', operator: '>', value: 1000.5, precision: 100 }, description: 'Large spend' };
 

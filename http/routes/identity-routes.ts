@@ -21,7 +21,7 @@ const identityExample = { identity_type: 'individual', first_name: 'Ada', last_n
 export function identityRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'POST /identities', {
     tag: 'Identities', summary: 'Create an identity (under the caller\'s `identity_id` when one is given: `idt_` and a UUID)',
-    body: createIdentitySchema, bodyExample: identityExample, answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity),
+    body: createIdentitySchema, bodyExample: identityExample, invalidCode: 'IDT_VALIDATION_ERROR', answers: answers(201, 'The identity', identityJsonSchema, EXAMPLES.identity),
     errors: rejectionsOf('identity.create'),
   });
   router.post('/identities', async (ctx) => {
@@ -45,7 +45,7 @@ export function identityRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 200, identityView(identity));
   });
 
-  describeRoute(router, 'PUT /identities/:id', { tag: 'Identities', summary: 'Replace an identity', body: identitySchema, bodyExample: identityExample, answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: rejectionsOf('identity.update') });
+  describeRoute(router, 'PUT /identities/:id', { tag: 'Identities', summary: 'Replace an identity', body: identitySchema, bodyExample: identityExample, invalidCode: 'IDT_VALIDATION_ERROR', answers: answers(200, 'The identity', identityJsonSchema, EXAMPLES.identity), errors: rejectionsOf('identity.update') });
   router.put('/identities/:id', async (ctx) => {
     // An unknown identity is 404 whatever the body, as in Blnk (which looks it up before anything else).
     if (!(await core.view.identity(ctx.params.id as string))) throw new ApiError('IDT_NOT_FOUND', `identity ${ctx.params.id} not found`);

@@ -104,7 +104,7 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     await respond(ctx, core, 200, await query.reindexStatus(), 0);
   });
 
-  describeRoute(router, 'POST /search/reindex', { tag: 'Search', summary: 'Rebuild the query index from the log, in the background', answers: answers(202, 'Started', reindexStatusSchema, { ...reindexExample, status: 'in_progress', phase: 'indexing', progress: 0 }), errors: ['GEN_CONFLICT'] });
+  describeRoute(router, 'POST /search/reindex', { tag: 'Search', summary: 'Rebuild the query index from the log, in the background', answers: answers(202, 'Started', reindexStatusSchema, { ...reindexExample, status: 'in_progress', phase: 'indexing', progress: 0 }), errors: ['SRCH_REINDEX_IN_PROGRESS', 'GEN_CONFLICT'] });
   router.post('/search/reindex', async (ctx) => {
     await respond(ctx, core, 202, answered(await query.startReindex()), 0);
   });
@@ -134,6 +134,8 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     tag: 'Search', summary: 'Several searches in one request, one result each, in order', body: multiSearchSchema,
     bodyExample: { searches: [{ collection: 'transactions', q: 'order' }, { collection: 'balances', q: '*' }] },
     answers: answers(200, 'A result per search', z.object({ results: z.array(z.union([searchAnswerSchema, z.object({ code: z.number().int(), error: z.string() })])) })),
+    // A search refused for what it asks is answered in its place; the index not answering in time is the whole request's.
+    errors: ['SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT'],
   });
   router.post('/multi-search', async (ctx: Koa.Context) => {
     const visibleSeq = core.visibleSeq();

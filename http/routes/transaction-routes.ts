@@ -12,7 +12,7 @@ import type { BulkCommand, CommandOf } from '../../engine/commands.js';
 import type { BalanceProjection, Projection } from '../../engine/projection.js';
 import { reject } from '../../engine/rejections.js';
 import { accepted, projected, respond } from '../respond.js';
-import { validateBulk, validateTransaction } from '../transaction-commands.js';
+import { LIST_SIZE_CODES, TRANSACTION_VALIDATION_CODES, validateBulk, validateTransaction } from '../transaction-commands.js';
 import { validate } from '../validation.js';
 import { answeredFilteredList } from './filtered-lists.js';
 import { z } from 'zod';
@@ -40,12 +40,12 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     tag: 'Transactions', summary: 'Record a transaction',
     description: 'One of `precise_amount` (with `precision`) and `amount`; `source` or `sources`, `destination` or `destinations` (splits). '
       + 'Queued unless `skip_queue`; a hold with `inflight`; later with `scheduled_for`; nothing written with `dry_run`.',
-    body: transactionShape, bodyExample: transactionExample,
+    body: transactionShape, bodyExample: transactionExample, invalidCode: 'TXN_VALIDATION_ERROR',
     answers: [
       { status: 201, description: 'Recorded (QUEUED, APPLIED, INFLIGHT or SCHEDULED)', schema: transactionJsonSchema, example: EXAMPLES.transaction },
       { status: 200, description: 'A retry with a used reference and the same request: the original; or a dry run', schema: z.union([transactionJsonSchema, projectionJsonSchema]), example: EXAMPLES.transaction },
     ],
-    errors: TRANSACTION_ERRORS,
+    errors: [...TRANSACTION_ERRORS, ...TRANSACTION_VALIDATION_CODES],
   });
   router.post('/transactions', async (ctx) => {
     const { command, dry_run } = validateTransaction(ctx.request.body);
@@ -58,13 +58,14 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   });
 
   describeRoute(router, 'POST /transactions/bulk', {
-    tag: 'Transactions', summary: 'Record many transactions in one request (atomic or not)', body: bulkShape,
+    tag: 'Transactions', summary: 'Record many transactions in one request (atomic or not)', body: bulkShape, invalidCode: 'TXN_VALIDATION_ERROR',
     bodyExample: { atomic: true, skip_queue: true, transactions: [transactionExample, { ...transactionExample, reference: 'order-1043' }] },
     answers: [
       { status: 201, description: 'The batch', schema: bulkResultSchema, example: { batch_id: 'bulk_0196a4c2-af66-7173-a5f6-7a8b9c0d1e08', status: 'applied', transaction_count: 2 } },
+      { status: 202, description: 'With run_async: the batch, with Blnk\'s message (recorded before the answer all the same)', schema: bulkResultSchema.extend({ message: z.string() }) },
       { status: 200, description: 'A dry run: a projection per item, as Blnk answers it', schema: bulkPreviewJsonSchema },
     ],
-    errors: TRANSACTION_ERRORS,
+    errors: [...TRANSACTION_ERRORS, ...TRANSACTION_VALIDATION_CODES, ...LIST_SIZE_CODES],
   });
   router.post('/transactions/bulk', async (ctx) => {
     const { command, dry_run, run_async } = validateBulk(ctx.request.body);

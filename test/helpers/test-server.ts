@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
+import { snapshotAdmin } from '../../app/snapshot-admin.js';
 import type { SnapshotInfo } from '../../app/snapshot-service.js';
 import { createApp, type AppOptions } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
@@ -36,8 +37,11 @@ export function tempDataDir(label = 'folio'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${label}-`));
 }
 
-/** App options a test may set beside the runtime's: the tokenization key, a backup port. */
-export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backup'>>;
+/**
+ * App options a test may set beside the runtime's: the tokenization key, a backup port, the master key
+ * (authentication on), and the operator snapshot routes (/admin/snapshots) on the server's own data dir.
+ */
+export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backup' | 'secretKey'>> & { snapshotRoutes?: boolean };
 
 export async function startTestServer(options: Partial<RuntimeOptions> = {}, appOptions: TestAppOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
@@ -49,7 +53,9 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const app = createApp({ core: runtime, logger, metrics, version: 'test', ...appOptions });
+  const { snapshotRoutes, ...passed } = appOptions;
+  const snapshots = snapshotRoutes ? snapshotAdmin(runtime, dataDir) : undefined;
+  const app = createApp({ core: runtime, logger, metrics, version: 'test', snapshots, ...passed });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
