@@ -9,8 +9,9 @@ import type { FolioApp } from '../http/app.js';
 /** Longer than the 60 s idle timeout most load balancers use, so the server never closes first. */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-export function createHttpServer(app: FolioApp): http.Server {
-  const server = http.createServer(app.koa.callback());
+/** The server for one app, or for a listener that passes requests on (app/request-switch.ts). */
+export function createHttpServer(app: FolioApp | http.RequestListener): http.Server {
+  const server = http.createServer(typeof app === 'function' ? app : app.koa.callback());
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   answerClientErrors(server);
   return server;

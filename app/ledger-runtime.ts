@@ -1,7 +1,9 @@
 // A running ledger: opens the LMDB log and lookup store in a data directory, loads the newest usable
 // snapshot and replays the log after it into a fresh engine, and keeps the parts in step (sealed
 // records feed the lookup store, queued work feeds the queue runner, durable commits feed the snapshot
-// worker). This is the LedgerCore the HTTP layer serves.
+// worker). This is the LedgerCore the HTTP layer serves. A runtime opened as a follower (a cutover's
+// follower, a replicated group's standby) appends nothing of its own: it takes records copied from
+// elsewhere (`copyRecord`) until `startWork()` makes it a leader.
 
 import fs from 'node:fs';
 import { assert } from '../engine/assert.js';
@@ -19,6 +21,8 @@ import { lockDataDir } from './data-dir-lock.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
+import { CorruptRecordError, decodeLogRecord, type DecodedLogRecord } from '../wal/log-record-codec.js';
+import { SeqWaiters } from './seq-waiters.js';
 import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { useNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
@@ -83,6 +87,13 @@ export interface RuntimeOptions {
   reconciliationLimits?: Partial<RunnerLimits>;
   /** Bounds of a run's matching (reconciliation/matcher.ts): tests lower them to reach them. */
   matcherLimits?: Partial<MatcherLimits>;
+  /**
+   * Runs once the data directory is locked and before anything in it is opened: a rejoining node drops
+   * the records its group never committed here (app/replication-node.ts).
+   */
+  beforeOpen?: () => Promise<void>;
+  /** Records the log commits at once (wal/lmdb-log.ts). */
+  logRecordsInFlightMax?: number;
 }
 
 /** Why a snapshot cannot be taken now; with a wait after which asking again may succeed. */
@@ -130,6 +141,10 @@ export class LedgerRuntime implements LedgerCore {
   private readonly hookSealer: HookSecretSealer;
   private readonly clock: Clock;
   private readonly ids: IdSource;
+  /** Requests waiting for a seq to be applied (X-Folio-Seq). */
+  private readonly seqWaiters: SeqWaiters;
+  /** False while a follower: it carries out no command of its own until startWork(). */
+  private appendsOwn: boolean;
 
   private constructor(
     readonly log: LmdbLog,
@@ -158,12 +173,15 @@ export class LedgerRuntime implements LedgerCore {
     this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
+    this.seqWaiters = new SeqWaiters(() => log.appendedSeq);
+    this.appendsOwn = !options.follower;
   }
 
   static async open(options: RuntimeOptions): Promise<LedgerRuntime> {
     fs.mkdirSync(options.dataDir, { recursive: true });
     const unlock = lockDataDir(options.dataDir);
     try {
+      await options.beforeOpen?.();
       const runtime = await LedgerRuntime.openLocked(options);
       runtime.unlock = unlock;
       return runtime;
@@ -175,7 +193,7 @@ export class LedgerRuntime implements LedgerCore {
 
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
-    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal });
+    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, records_in_flight_max: options.logRecordsInFlightMax });
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = {
@@ -202,7 +220,10 @@ export class LedgerRuntime implements LedgerCore {
     report.snapshotMilliseconds = replayStarted - snapshotStarted;
     report.replayedEvents = runtime.replay(report.snapshotSeq);
     report.replayMilliseconds = performance.now() - replayStarted;
-    log.onSeal((lastSeq) => store.sealed(lastSeq));
+    log.onSeal((lastSeq) => {
+      store.sealed(lastSeq);
+      runtime.seqWaiters.advanced();
+    });
     log.onCommit(() => {
       store.logDurable(log.durableSeq);
       runtime.queue.kick();
@@ -240,14 +261,8 @@ export class LedgerRuntime implements LedgerCore {
    */
   async startWork(): Promise<void> {
     if (this.working) return;
-    if (this.options.snapshots && !this.snapshotService) {
-      this.snapshotService = SnapshotService.start({
-        dataDir: this.options.dataDir,
-        schedule: this.options.snapshots,
-        durableSeq: this.log.durableSeq,
-        logger: this.options.logger,
-      });
-    }
+    this.appendsOwn = true;
+    this.startSnapshots();
     this.hooks = await HookDispatcher.start({
       source: this.log,
       currentHooks: () => this.engine.state.hooks,
@@ -264,6 +279,37 @@ export class LedgerRuntime implements LedgerCore {
     this.queue.resume();
     this.timers.start();
     this.runner?.resumeInterrupted();
+  }
+
+  /**
+   * Starts the snapshot worker (when snapshots are configured): a leader's start of work, or a standby's,
+   * which keeps snapshots of its own from the records it applies.
+   */
+  startSnapshots(): void {
+    if (!this.options.snapshots || this.snapshotService) return;
+    this.snapshotService = SnapshotService.start({
+      dataDir: this.options.dataDir,
+      schedule: this.options.snapshots,
+      durableSeq: this.log.durableSeq,
+      logger: this.options.logger,
+    });
+  }
+
+  /**
+   * Takes a record exactly as another log holds it (a follower's leader, a standby's group): checks it
+   * (its checksum, that it starts right after this log's end and chains to its last record), applies its
+   * events as start-up replay does, and appends the very same bytes, so both logs' chains are identical.
+   * Throws CorruptRecordError, with nothing applied, for a record that does not fit.
+   */
+  copyRecord(record: Buffer): DecodedLogRecord {
+    const key = this.log.appendedSeq + 1;
+    const logRecord = decodeLogRecord(key, record);
+    if (!logRecord.prev_checksum.equals(this.log.lastRecordChecksum)) {
+      throw new CorruptRecordError(key, "does not chain to this ledger's last record");
+    }
+    for (const event of logRecord.events) this.engine.replay(event, { owned: true });
+    this.log.appendRecord(logRecord, record);
+    return logRecord;
   }
 
   private openReconciliation(index: SecondaryIndex): void {
@@ -373,6 +419,7 @@ export class LedgerRuntime implements LedgerCore {
 
   /** Carries out one command (LedgerEngine.run). */
   run<K extends CommandOp>(command: CommandOf<K>): Outcome<ResultOf<K>> {
+    assert(this.appendsOwn, 'a follower carries out no command of its own (writes reach the leader)');
     return this.engine.run(command);
   }
 
@@ -386,6 +433,10 @@ export class LedgerRuntime implements LedgerCore {
 
   visibleSeq(): number {
     return this.log.appendedSeq;
+  }
+
+  appliedSeqReached(seq: number, timeoutMs: number): Promise<boolean> {
+    return this.seqWaiters.reached(seq, timeoutMs);
   }
 
   listTransactions(offset: number, limit: number): TransactionRecord[] {
@@ -413,6 +464,7 @@ export class LedgerRuntime implements LedgerCore {
 
   /** Stops queue work, makes everything appended durable and closes the stores. */
   async close(): Promise<void> {
+    this.seqWaiters.release();
     await this.pauseWork();
     await this.snapshotService?.stop();
     await this.index?.close();

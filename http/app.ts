@@ -1,7 +1,8 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
 //   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
-//   loopback only) -> authentication -> cutover fence -> body reader -> write backpressure -> routes (each
-//   behind its access check, see auth.ts)
+//   loopback only) -> authentication -> writes to the leader (a replicated node that does not lead) ->
+//   read-your-writes wait (X-Folio-Seq) -> cutover fence -> body reader -> write backpressure -> routes
+//   (each behind its access check, see auth.ts)
 
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -17,6 +18,10 @@ import type { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
 import { refuseWhenOverloaded } from './backpressure.js';
 import { refuseWhileShuttingDown } from './shutdown-guard.js';
+import { sendWritesToLeader } from './leader-redirect.js';
+import { waitForRequestedSeq } from './read-your-writes.js';
+import type { ReplicationInspector, ReplicationPort, ReplicationStatus } from './replication-port.js';
+import { replicationRoutes } from './routes/replication-routes.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
 import { balanceMonitorRoutes } from './routes/balance-monitor-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
@@ -63,6 +68,10 @@ export interface AppOptions {
   backup?: BackupPort;
   /** The key identity fields are tokenized with (32 bytes); without it tokenization is refused. */
   tokenizationKey?: Buffer;
+  /** This node's replicated group; absent, the server is a single node. */
+  replication?: ReplicationPort;
+  /** GET /admin/replication (role, term, lag, state hash); absent, the route is not served. */
+  inspector?: ReplicationInspector;
 }
 
 export interface FolioApp {
@@ -93,7 +102,10 @@ export function createApp(options: AppOptions): FolioApp {
   let shuttingDown = false;
 
   const router = new Router();
-  systemRoutes(router, options.metrics, options.version);
+  const single = (): ReplicationStatus => ({ role: 'single', term: 0, applied_seq: options.core.visibleSeq() });
+  const replication = options.replication;
+  systemRoutes(router, options.metrics, options.version, replication ? () => replication.status() : single);
+  if (options.inspector) replicationRoutes(router, options.inspector);
   docsRoutes(router, options.version);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
@@ -127,6 +139,8 @@ export function createApp(options: AppOptions): FolioApp {
   koa.use(refuseWhileShuttingDown(() => shuttingDown));
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
   koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage, router }));
+  if (replication) koa.use(sendWritesToLeader(replication));
+  koa.use(waitForRequestedSeq(options.core));
   if (options.cutover) koa.use(fenceGuard(options.cutover));
   koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax, uploadPaths: new Set([UPLOAD_PATH]) }));
   koa.use(refuseWhenOverloaded(options.core));
