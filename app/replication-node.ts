@@ -196,7 +196,7 @@ export class ReplicationNode implements ReplicationPort {
   /** The leader the lease names while it is live, unless that is this node. */
   private liveLeader(): { name: string; url: string } | undefined {
     const lease = this.lease;
-    if (!lease || lease.holder === '' || lease.holder === this.incarnation) return undefined;
+    if (!lease || lease.holder === '' || lease.holder === this.incarnation || lease.holder_url === '') return undefined;
     if (lease.expires_at_ms <= lease.database_now_ms) return undefined;
     return { name: lease.holder_name, url: lease.holder_url };
   }
