@@ -48,6 +48,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
     },
     unavailable: async (refusal) => {
       current = undefined;
+      requests.current?.endStreams();
       requests.refuse(refusal);
       await requests.drain(DRAIN_MS_MAX);
     },

@@ -19,6 +19,7 @@ import { CutoverControl } from './cutover-control.js';
 import { LedgerRuntime, type RuntimeOptions } from './ledger-runtime.js';
 import { LogFollower } from './log-follower.js';
 import { nodeInspector } from './node-inspector.js';
+import { ChangeFeed } from './change-feed.js';
 import { snapshotAdmin } from './snapshot-admin.js';
 import { FOLIO_VERSION } from './version.js';
 
@@ -118,7 +119,7 @@ function makeApp(
   return createApp({
     core: runtime, logger, metrics, version: FOLIO_VERSION,
     snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host,
-    tokenizationKey: tokenizationKey(config), backup: backupPort(config, backupCopier), ...extra,
+    tokenizationKey: tokenizationKey(config), backup: backupPort(config, backupCopier), feed: new ChangeFeed(runtime.log), ...extra,
   });
 }
 

@@ -22,6 +22,7 @@ import { sendWritesToLeader } from './leader-redirect.js';
 import { waitForRequestedSeq } from './read-your-writes.js';
 import type { ReplicationInspector, ReplicationPort, ReplicationStatus } from './replication-port.js';
 import { replicationRoutes } from './routes/replication-routes.js';
+import { eventRoutes, type ChangeFeedPort, type FeedStreams } from './routes/event-routes.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
 import { balanceMonitorRoutes } from './routes/balance-monitor-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
@@ -72,6 +73,8 @@ export interface AppOptions {
   replication?: ReplicationPort;
   /** GET /admin/replication (role, term, lag, state hash); absent, the route is not served. */
   inspector?: ReplicationInspector;
+  /** GET /events, the change feed; absent, the route is not served. */
+  feed?: ChangeFeedPort;
 }
 
 export interface FolioApp {
@@ -81,6 +84,8 @@ export interface FolioApp {
   beginShutdown(): void;
   /** Last uses of API keys not yet written to the log. */
   apiKeyUsage: ApiKeyUsage;
+  /** Ends the change feed's open streams (their clients reconnect, to this node or another). */
+  endStreams(): void;
 }
 
 /** The shortest master key accepted: a short one can be guessed, and it can do everything. */
@@ -106,6 +111,7 @@ export function createApp(options: AppOptions): FolioApp {
   const replication = options.replication;
   systemRoutes(router, options.metrics, options.version, replication ? () => replication.status() : single);
   if (options.inspector) replicationRoutes(router, options.inspector);
+  const streams: FeedStreams | undefined = options.feed ? eventRoutes(router, options.feed) : undefined;
   docsRoutes(router, options.version);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
@@ -153,7 +159,11 @@ export function createApp(options: AppOptions): FolioApp {
     apiKeyUsage,
     beginShutdown() {
       shuttingDown = true;
+      streams?.endAll();
       apiKeyUsage.flush();
+    },
+    endStreams() {
+      streams?.endAll();
     },
   };
 }

@@ -1,7 +1,8 @@
 // GET /admin/replication (master key): this node's account of itself in its group: role, term, applied
 // seq, the lease as it last read it, its apply lag, and on request the state hash. `at_seq=N` first waits
-// (bounded) until the node has applied N and then answers only if it stands exactly at N, so the hashes
-// of several nodes can be compared at one seq. A single node answers too (role single).
+// up to `wait_ms` (0 unless given, at most INSPECT_WAIT_MS_MAX) until the node has applied N, and then
+// answers only if it stands exactly at N, so the hashes of several nodes can be compared at one seq. A
+// single node answers too (role single).
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
@@ -13,7 +14,7 @@ import { InspectRefusal, type ReplicationInspector } from '../replication-port.j
 /** The longest an inspection waits for the seq it asks about. */
 export const INSPECT_WAIT_MS_MAX = 30_000;
 
-const querySchema = z.object({
+export const inspectQuerySchema = z.object({
   at_seq: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   wait_ms: z.coerce.number().int().min(0).max(INSPECT_WAIT_MS_MAX).optional(),
   state_hash: z.enum(['true', 'false']).optional(),
@@ -34,14 +35,14 @@ const inspectionSchema = z.object({
 
 export function replicationRoutes(router: Router, inspector: ReplicationInspector): void {
   describeRoute(router, 'GET /admin/replication', {
-    tag: 'Operations', summary: "This node in its replication group (at_seq waits until applied; state_hash adds the state's hash)", query: querySchema,
+    tag: 'Operations', summary: "This node in its replication group (at_seq waits until applied; state_hash adds the state's hash)", query: inspectQuerySchema,
     answers: answers(200, 'The node', inspectionSchema, { role: 'leader', term: 3, applied_seq: 120, node: 'node-a', phase: 'leader' }),
     errors: ['GEN_CONFLICT'],
   });
   router.get('/admin/replication', async (ctx) => {
-    const query = validate(querySchema, ctx.query);
+    const query = validate(inspectQuerySchema, ctx.query);
     try {
-      ctx.body = await inspector.inspect({ atSeq: query.at_seq, waitMs: query.wait_ms ?? INSPECT_WAIT_MS_MAX, stateHash: query.state_hash === 'true' });
+      ctx.body = await inspector.inspect({ atSeq: query.at_seq, waitMs: query.wait_ms ?? 0, stateHash: query.state_hash === 'true' });
     } catch (error) {
       if (error instanceof InspectRefusal) throw new ApiError('GEN_CONFLICT', error.message);
       throw error;
