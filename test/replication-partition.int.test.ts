@@ -6,9 +6,12 @@
 //     group never committed, and ends with the new leader's state hash;
 //   - a standby SIGKILLed under load and started again catches up to the leader's seq and state hash;
 //   - on a standby: writes answered 307 to the leader, reads served, X-Folio-Seq refused when malformed and
-//     answered 503 when not reached in time; a leader deposed by a term taken in the database steps down,
-//     and with no leader known every write is answered 503 REPL_NO_LEADER while reads go on.
+//     answered 503 when not reached in time; `folio replication status` shows the lease and every node;
+//     a leader deposed by a term taken in the database steps down, and with no leader known every write
+//     is answered 503 REPL_NO_LEADER while reads go on.
 
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t from 'tap';
 import { ReplicatedGroup, type GroupNode } from '../bench/replication/replicated-group.js';
@@ -23,6 +26,24 @@ function transfer(source: string, destination: string, amount: number): Transfer
     source, destination, currency: 'USD', precise_amount: BigInt(amount), reference: `partition-${process.pid}-${references}`,
     allow_overdraft: true, skip_queue: true,
   };
+}
+
+const CLI = fileURLToPath(new URL('../dist/bin/folio.js', import.meta.url));
+
+function runStatus(url: string, json: boolean): string {
+  const run = spawnSync(process.execPath, [CLI, 'replication', 'status', ...(json ? ['--json'] : [])], {
+    env: { ...process.env, FOLIO_REPLICATION_URL: url }, encoding: 'utf8', timeout: 30_000,
+  });
+  if (run.status !== 0) throw new Error(`folio replication status exited ${run.status}: ${run.stderr}`);
+  return run.stdout;
+}
+
+async function replicationStatus(url: string): Promise<any> {
+  return JSON.parse(runStatus(url, true));
+}
+
+async function replicationStatusText(url: string): Promise<string> {
+  return runStatus(url, false);
 }
 
 async function withDatabase<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -132,6 +153,17 @@ t.test('a standby killed under load catches up when started again; writes to a s
   t.equal(ahead.status, 503, 'a seq the node has not reached is answered 503 after a bounded wait');
   t.equal(ahead.body.error_detail.code, 'REPL_SEQ_NOT_APPLIED');
   t.ok(ahead.headers.get('retry-after'), 'with Retry-After');
+
+  // The operator's view: `folio replication status` reads the group from PostgreSQL.
+  await group.waitFor('both nodes reported at the log\'s end', 30_000, async () => {
+    const status = await replicationStatus(group.postgres.url);
+    return status.nodes.length === 2 && status.nodes.every((node: any) => node.behind_events === 0) ? status : undefined;
+  });
+  const status = await replicationStatus(group.postgres.url);
+  t.equal(status.lease.holder, a.name, 'status: the lease is held by the leader');
+  t.ok(status.lease.expires_in_ms > 0, 'and live');
+  t.same(status.nodes.map((node: any) => [node.name, node.role, node.behind_events, node.silent]), [[a.name, 'leader', 0, false], [b.name, 'standby', 0, false]], 'status: every node, its role, none behind');
+  t.match(await replicationStatusText(group.postgres.url), /held by node-a .* log ends at seq \d+\n\nnode\s+role/, 'and as a table');
 
   // A term taken in the database by a holder nobody can reach: the leader is deposed at its next renewal.
   await withDatabase(group.postgres.url, (client) => client.query(
