@@ -35,7 +35,7 @@ import {
 } from './snapshot-service.js';
 import { restoreVerified } from '../snapshots/state-restore.js';
 import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
-import { HookOutboxStore } from '../hooks/outbox-store.js';
+import { HookOutboxStore, type OutboxCursor } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
 import type { NotificationDeriver, NotificationTarget } from '../hooks/notifications.js';
@@ -94,6 +94,8 @@ export interface RuntimeOptions {
   beforeOpen?: () => Promise<void>;
   /** Records the log commits at once (wal/lmdb-log.ts). */
   logRecordsInFlightMax?: number;
+  /** Called with hook delivery's cursor each time it is saved (a replicated leader publishes it). */
+  onHookProgress?: (cursor: OutboxCursor) => void;
 }
 
 /** Why a snapshot cannot be taken now; with a wait after which asking again may succeed. */
@@ -263,10 +265,12 @@ export class LedgerRuntime implements LedgerCore {
     if (this.working) return;
     this.appendsOwn = true;
     this.startSnapshots();
+    const outbox = HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir));
+    if (this.options.onHookProgress) outbox.onSave(this.options.onHookProgress);
     this.hooks = await HookDispatcher.start({
       source: this.log,
       currentHooks: () => this.engine.state.hooks,
-      store: HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir)),
+      store: outbox,
       secretKey: this.options.secretKey ?? '',
       sealer: this.hookSealer,
       targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
@@ -310,6 +314,20 @@ export class LedgerRuntime implements LedgerCore {
     for (const event of logRecord.events) this.engine.replay(event, { owned: true });
     this.log.appendRecord(logRecord, record);
     return logRecord;
+  }
+
+  /**
+   * Sets where hook delivery starts when work starts (a node taking the lead resumes where the group's
+   * last leader had got to, rather than at the end of the log). Only before startWork.
+   */
+  async resetHookProgress(cursor: OutboxCursor): Promise<void> {
+    assert(!this.working, 'hook progress is set before hook delivery starts');
+    const outbox = HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir));
+    try {
+      await outbox.reset({ low_seq: Math.min(cursor.low_seq, this.log.durableSeq), hooks: cursor.hooks });
+    } finally {
+      await outbox.close();
+    }
   }
 
   private openReconciliation(index: SecondaryIndex): void {

@@ -39,7 +39,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
   });
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,
-    openRuntime: (beforeOpen) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, logRecordsInFlightMax: 4 }),
+    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logRecordsInFlightMax: 4 }),
     serve: (runtime, servedBy) => {
       const app = parts.makeApp(runtime, { replication: servedBy, inspector });
       current = { runtime, node: servedBy };

@@ -28,6 +28,9 @@ import { readLease, releaseLease, renewLease, reportNode, takeLease, type LeaseV
 import { connectPostgres, dropClient, type ConnectionLimits, type PostgresClient } from '../replication/postgres-client.js';
 import { appendRecord, logEnd } from '../replication/postgres-log-store.js';
 import { ensureSchema, SchemaVersionError } from '../replication/replication-schema.js';
+import { claimSealFingerprint, publishHookProgress, readHookProgress, sealFingerprint } from '../replication/group-settings-store.js';
+import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import type { OutboxCursor } from '../hooks/outbox-store.js';
 import type { CorruptRecordError } from '../wal/log-record-codec.js';
 import { alignWithGroup, DivergedLogError } from './log-alignment.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
@@ -86,8 +89,11 @@ export function replicationSettings(config: { postgres_url: string; node_name: s
 /** What the node needs from the process that runs it (app/serve.ts). */
 export interface ReplicationHost {
   dataDir: string;
-  /** Opens the ledger as a follower, with `beforeOpen` run under the data directory's lock. */
-  openRuntime(beforeOpen: () => Promise<void>): Promise<LedgerRuntime>;
+  /**
+   * Opens the ledger as a follower, with `beforeOpen` run under the data directory's lock, and hook
+   * delivery's saved cursors handed to `onHookProgress` (once it leads).
+   */
+  openRuntime(options: { beforeOpen: () => Promise<void>; onHookProgress: (cursor: OutboxCursor) => void }): Promise<LedgerRuntime>;
   /** Serves the API from this ledger (a new app); returns what holds its own appenders (API key uses). */
   serve(runtime: LedgerRuntime, node: ReplicationNode): { holdWrites(): void; releaseWrites(): void };
   /** Refuses every request with `refusal` and waits (bounded) for those under way. */
@@ -133,6 +139,8 @@ export class ReplicationNode implements ReplicationPort {
   private lastReportAt = 0;
   private lastAppliedSeq = 0;
   private schemaReady = false;
+  private hookProgress: { term: number; cursor: OutboxCursor } | undefined;
+  private publishingHookProgress = false;
   readonly incarnation: string;
   private readonly nodeId: string;
 
@@ -214,16 +222,21 @@ export class ReplicationNode implements ReplicationPort {
           this.schemaReady = true;
         }
         const opened = client;
-        const runtime = await this.host.openRuntime(async () => {
-          const alignment = await alignWithGroup(this.host.dataDir, opened, this.settings.records_dropped_max);
-          if (alignment.records_dropped > 0 || alignment.seeding) this.host.logger.warn({ ...alignment }, 'local log aligned with the group');
+        const runtime = await this.host.openRuntime({
+          beforeOpen: async () => {
+            await this.checkSealKey(opened);
+            const alignment = await alignWithGroup(this.host.dataDir, opened, this.settings.records_dropped_max);
+            if (alignment.records_dropped > 0 || alignment.seeding) this.host.logger.warn({ ...alignment }, 'local log aligned with the group');
+          },
+          onHookProgress: (cursor) => this.hookProgressSaved(cursor),
         });
         dropClient(client);
         this.becomeStandby(runtime);
         return;
       } catch (error) {
         dropClient(client);
-        if (error instanceof DivergedLogError || error instanceof SchemaVersionError || (error as Error).name === 'DataDirLockedError' || (error as Error).name === 'CorruptRecordError') {
+        if (error instanceof DivergedLogError || error instanceof SchemaVersionError || error instanceof SealKeyError
+          || (error as Error).name === 'DataDirLockedError' || (error as Error).name === 'CorruptRecordError') {
           this.phase = 'stopped';
           this.host.fatal(error as Error);
           return;
@@ -232,6 +245,42 @@ export class ReplicationNode implements ReplicationPort {
         await sleep(this.settings.join_retry_ms);
       }
     }
+  }
+
+  /**
+   * Every node signs hook deliveries with the group's one sealing key (hooks/signing-secrets.ts): a node
+   * without it, or with another, is refused here rather than found unable to sign after a failover.
+   */
+  private async checkSealKey(client: PostgresClient): Promise<void> {
+    const named = await sealFingerprint(client);
+    if (!HookSecretSealer.existsIn(this.host.dataDir) && named !== undefined) {
+      throw new SealKeyError(`this node has no ${HookSecretSealer.keyFileIn(this.host.dataDir)} and its group has a hook sealing key: copy secrets/hook-seal.key from another node of the group before starting this one`);
+    }
+    const mine = HookSecretSealer.openIn(this.host.dataDir).fingerprint();
+    if ((await claimSealFingerprint(client, mine)) !== mine) {
+      throw new SealKeyError(`${HookSecretSealer.keyFileIn(this.host.dataDir)} is not the group's hook sealing key: copy secrets/hook-seal.key from another node of the group`);
+    }
+  }
+
+  /** The leader's hook delivery got further: published (the newest only, one write at a time). */
+  private hookProgressSaved(cursor: OutboxCursor): void {
+    if ((this.phase !== 'leader' && this.phase !== 'promoting') || !this.held) return;
+    this.hookProgress = { term: this.held.term, cursor };
+    if (this.publishingHookProgress) return;
+    this.publishingHookProgress = true;
+    void (async () => {
+      try {
+        while (this.hookProgress && this.appendClient) {
+          const { term, cursor: next } = this.hookProgress;
+          this.hookProgress = undefined;
+          await publishHookProgress(this.appendClient, term, { low_seq: next.low_seq, hooks: JSON.stringify(next.hooks) });
+        }
+      } catch (error) {
+        this.host.logger.warn({ err: (error as Error).message }, 'could not publish hook delivery progress');
+      } finally {
+        this.publishingHookProgress = false;
+      }
+    })();
   }
 
   private becomeStandby(runtime: LedgerRuntime): void {
@@ -369,6 +418,10 @@ export class ReplicationNode implements ReplicationPort {
       if (epoch !== this.epoch) return;
       this.replicator = new PostgresRecordReplicator(client, held.term, previousFirstSeq);
       runtime.log.replicateTo(this.replicator);
+      // Hook delivery resumes where the group's last leader had got to (deliveries may repeat, never skip).
+      const progress = await readHookProgress(client);
+      if (progress) await runtime.resetHookProgress({ low_seq: progress.low_seq, hooks: JSON.parse(progress.hooks) as OutboxCursor['hooks'] });
+      if (epoch !== this.epoch) return;
       await runtime.startWork();
       if (epoch !== this.epoch) return;
       const genesis = runtime.run({ op: 'genesis.ensure' });
@@ -481,6 +534,11 @@ export class ReplicationNode implements ReplicationPort {
       onBroken,
     });
   }
+}
+
+/** A node whose hook sealing key is not its group's. */
+export class SealKeyError extends Error {
+  override readonly name = 'SealKeyError';
 }
 
 /** This data directory's node id, made at its first replicated start: the same node across restarts. */

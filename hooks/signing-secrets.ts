@@ -6,9 +6,12 @@
 // sealed (AES-256-GCM) under a key that never enters the log: `secrets/hook-seal.key` in the data
 // directory (32 random bytes, made at first start, mode 0600). `folio backup` and `folio restore` carry
 // that file with the log; without it sealed secrets cannot be opened, deliveries of those hooks fail
-// (never go out unsigned), and rotating each hook's secret gives it a fresh one.
+// (never go out unsigned), and rotating each hook's secret gives it a fresh one. The nodes of a
+// replicated group share one key (copied by the operator, like the master key): each may have to sign
+// after a failover, and a node whose key differs is refused when it joins (app/replication-node.ts
+// compares `fingerprint()`s, which reveal nothing of the key).
 
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -43,6 +46,16 @@ export class HookSecretSealer {
     const key = fs.readFileSync(file);
     if (key.length !== KEY_BYTES) throw new SealError(`${file} must hold ${KEY_BYTES} bytes, not ${key.length}`);
     return new HookSecretSealer(key);
+  }
+
+  /** Whether the data directory has its key yet (it is made at a server's first start). */
+  static existsIn(dataDir: string): boolean {
+    return fs.existsSync(HookSecretSealer.keyFileIn(dataDir));
+  }
+
+  /** Names the key without revealing it: equal for two data directories that share one key. */
+  fingerprint(): string {
+    return createHmac('sha256', this.key).update('folio hook seal key fingerprint').digest('hex');
   }
 
   /** A fresh secret and its sealed form for the log. */

@@ -4,7 +4,10 @@
 //   folio_lease    one row: the current term, who holds it (an incarnation: name and random id), that
 //                  node's name and address, and until when (database time)
 //   folio_nodes    what each node last reported of itself, for `folio replication status`
-//   folio_group    the group's schema version (a node refuses a database made by another version)
+//   folio_group    the group's schema version (a node refuses a database made by another version) and
+//                  the fingerprint of the hook sealing key its nodes share
+//   folio_hook_progress  one row: how far the leader's hook delivery has got (its outbox cursor), so a
+//                  new leader resumes delivery there
 // Several nodes starting at once all run this; an advisory lock held for the transaction makes them take
 // turns, so CREATE ... IF NOT EXISTS never races with itself.
 
@@ -17,7 +20,14 @@ const SCHEMA_LOCK_KEY = 0x466f6c69; // "Foli"
 const STATEMENTS = [
   `CREATE TABLE IF NOT EXISTS folio_group (
      id smallint PRIMARY KEY CHECK (id = 1),
-     schema_version integer NOT NULL
+     schema_version integer NOT NULL,
+     hook_seal_fingerprint text
+   )`,
+  `CREATE TABLE IF NOT EXISTS folio_hook_progress (
+     id smallint PRIMARY KEY CHECK (id = 1),
+     term bigint NOT NULL,
+     low_seq bigint NOT NULL,
+     hooks text NOT NULL
    )`,
   `CREATE TABLE IF NOT EXISTS folio_log (
      first_seq bigint PRIMARY KEY CHECK (first_seq >= 1),

@@ -18,6 +18,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CLI = [path.resolve(HERE, '../../bin/folio.js'), path.resolve(HERE, '../../dist/bin/folio.js')].find((file) => fs.existsSync(file))
   ?? path.resolve(HERE, '../../dist/bin/folio.js');
 const POLL_MS = 25;
+/** The hook sealing key every node of a group shares (hooks/signing-secrets.ts). */
+const SEAL_KEY_FILE = path.join('secrets', 'hook-seal.key');
 
 export interface NodeHealth {
   status: string;
@@ -74,9 +76,13 @@ export class ReplicatedGroup {
     return group;
   }
 
-  /** Starts (or starts again) a node on its data directory and waits until it listens. */
+  /**
+   * Starts (or starts again) a node on its data directory and waits until it listens. A new node gets
+   * the group's hook sealing key first, copied from a node that has it, as an operator does.
+   */
   async startNode(node: GroupNode, env: Record<string, string> = {}): Promise<void> {
     if (node.child && node.child.process.exitCode === null && node.child.process.signalCode === null) throw new Error(`${node.name} is running`);
+    this.shareSealKey(node);
     const child = spawnChild(process.execPath, [...NODE_FLAGS, CLI, 'serve'], {
       env: {
         ...process.env,
@@ -91,6 +97,16 @@ export class ReplicatedGroup {
     });
     node.child = child;
     node.url = (await waitForOutput(child, LISTENING_LINE, 60_000))[1];
+  }
+
+  private shareSealKey(node: GroupNode): void {
+    const mine = path.join(node.dataDir, SEAL_KEY_FILE);
+    if (fs.existsSync(mine)) return;
+    const source = this.nodes.map((other) => path.join(other.dataDir, SEAL_KEY_FILE)).find((file) => fs.existsSync(file));
+    if (!source) return; // the first node makes it
+    fs.mkdirSync(path.dirname(mine), { recursive: true, mode: 0o700 });
+    fs.copyFileSync(source, mine);
+    fs.chmodSync(mine, 0o600);
   }
 
   isRunning(node: GroupNode): boolean {
