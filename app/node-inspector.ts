@@ -10,7 +10,7 @@ import type { LedgerRuntime } from './ledger-runtime.js';
 export interface InspectedNode {
   runtime: LedgerRuntime;
   status(): ReplicationStatus;
-  details?(): Omit<ReplicationInspection, keyof ReplicationStatus>;
+  details?(lagWindowMs?: number): Omit<ReplicationInspection, keyof ReplicationStatus>;
 }
 
 export function nodeInspector(node: () => InspectedNode | undefined): ReplicationInspector {
@@ -25,7 +25,7 @@ export function nodeInspector(node: () => InspectedNode | undefined): Replicatio
         }
         if (runtime.visibleSeq() !== options.atSeq) throw new InspectRefusal(`this node stands at seq ${runtime.visibleSeq()}, not ${options.atSeq}`);
       }
-      const inspection: ReplicationInspection = { ...current.status(), ...current.details?.() };
+      const inspection: ReplicationInspection = { ...current.status(), ...current.details?.(options.lagWindowMs) };
       if (options.stateHash) {
         inspection.applied_seq = runtime.visibleSeq();
         inspection.state_hash = stateHash(runtime.engine.state);

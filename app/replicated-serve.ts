@@ -35,7 +35,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
   const inspector = nodeInspector(() => current && {
     runtime: current.runtime,
     status: () => current!.node.status(),
-    details: () => current!.node.details(),
+    details: (lagWindowMs) => current!.node.details(lagWindowMs),
   });
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,

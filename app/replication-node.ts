@@ -180,7 +180,7 @@ export class ReplicationNode implements ReplicationPort {
   }
 
   /** For the status route: this node's phase, the lease as last read and the tail's lag percentiles. */
-  details(): Omit<ReplicationInspection, keyof ReplicationStatus> {
+  details(lagWindowMs?: number): Omit<ReplicationInspection, keyof ReplicationStatus> {
     const details: Omit<ReplicationInspection, keyof ReplicationStatus> = { node: this.settings.node_name, phase: this.phase };
     if (this.lease) {
       details.lease = {
@@ -188,7 +188,7 @@ export class ReplicationNode implements ReplicationPort {
         expires_in_ms: Math.round(this.lease.expires_at_ms - this.lease.database_now_ms),
       };
     }
-    if (this.tail) details.lag_percentiles_ms = this.tail.lagPercentiles();
+    if (this.tail) details.lag_percentiles_ms = this.tail.lagPercentiles(lagWindowMs);
     return details;
   }
 

@@ -32,7 +32,8 @@ export class StandbyTail {
   private reading: Promise<boolean> | undefined;
   private _groupEndSeq = 0;
   private _lagMs = 0;
-  private readonly lagSamples: number[] = [];
+  /** Recent lags with when they were observed (performance.now()), a ring of LAG_SAMPLES_MAX. */
+  private readonly lagSamples: Array<{ at: number; lag: number }> = [];
   private lagSampleAt = 0;
   /** Set at the first read that finds nothing new: records copied while catching up are not lag samples. */
   private caughtUpOnce = false;
@@ -56,11 +57,13 @@ export class StandbyTail {
     return this._lagMs;
   }
 
-  /** Percentiles of the recent lag samples (ms), for status and the bench. */
-  lagPercentiles(): { p50: number; p99: number; max: number; samples: number } {
-    const sorted = [...this.lagSamples].sort((a, b) => a - b);
-    const at = (fraction: number): number => sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? 0;
-    return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0, samples: sorted.length };
+  /** Percentiles of the recent lag samples (ms), those of the last `windowMs` when given: for status and the bench. */
+  lagPercentiles(windowMs?: number): { p50: number; p99: number; max: number; samples: number } {
+    const since = windowMs === undefined ? -Infinity : performance.now() - windowMs;
+    const sorted = this.lagSamples.filter((sample) => sample.at >= since).map((sample) => sample.lag).sort((a, b) => a - b);
+    const tenths = (ms: number): number => Math.round(ms * 10) / 10;
+    const at = (fraction: number): number => tenths(sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? 0);
+    return { p50: at(0.5), p99: at(0.99), max: tenths(sorted.at(-1) ?? 0), samples: sorted.length };
   }
 
   start(): void {
@@ -144,8 +147,9 @@ export class StandbyTail {
   private observeLag(lagMs: number): void {
     this._lagMs = lagMs;
     if (!this.caughtUpOnce) return;
-    if (this.lagSamples.length < LAG_SAMPLES_MAX) this.lagSamples.push(lagMs);
-    else this.lagSamples[this.lagSampleAt] = lagMs;
+    const sample = { at: performance.now(), lag: lagMs };
+    if (this.lagSamples.length < LAG_SAMPLES_MAX) this.lagSamples.push(sample);
+    else this.lagSamples[this.lagSampleAt] = sample;
     this.lagSampleAt = (this.lagSampleAt + 1) % LAG_SAMPLES_MAX;
   }
 }

@@ -138,6 +138,7 @@ const inspectQuery = z.object({
   at_seq: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   wait_ms: z.coerce.number().int().min(0).max(20).optional(),
   state_hash: z.enum(['true', 'false']).optional(),
+  lag_window_ms: z.coerce.number().int().min(1).max(3_600_000).optional(),
 });
 
 const declared = 'declared' as const;

@@ -42,6 +42,8 @@ export interface InspectOptions {
   atSeq?: number;
   waitMs: number;
   stateHash: boolean;
+  /** Lag percentiles over the records applied in the last this many milliseconds (all recent ones when absent). */
+  lagWindowMs?: number;
 }
 
 /** Why an inspection cannot be answered as asked (the node is not at the seq asked for). */

@@ -18,6 +18,7 @@ export const inspectQuerySchema = z.object({
   at_seq: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   wait_ms: z.coerce.number().int().min(0).max(INSPECT_WAIT_MS_MAX).optional(),
   state_hash: z.enum(['true', 'false']).optional(),
+  lag_window_ms: z.coerce.number().int().min(1).max(3_600_000).optional(),
 });
 
 const inspectionSchema = z.object({
@@ -42,7 +43,7 @@ export function replicationRoutes(router: Router, inspector: ReplicationInspecto
   router.get('/admin/replication', async (ctx) => {
     const query = validate(inspectQuerySchema, ctx.query);
     try {
-      ctx.body = await inspector.inspect({ atSeq: query.at_seq, waitMs: query.wait_ms ?? 0, stateHash: query.state_hash === 'true' });
+      ctx.body = await inspector.inspect({ atSeq: query.at_seq, waitMs: query.wait_ms ?? 0, stateHash: query.state_hash === 'true', lagWindowMs: query.lag_window_ms });
     } catch (error) {
       if (error instanceof InspectRefusal) throw new ApiError('GEN_CONFLICT', error.message);
       throw error;
