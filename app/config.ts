@@ -1,7 +1,7 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
-// hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
+// hooks.allow_private_networks, hooks.seal_key (FOLIO_HOOK_SEAL_KEY), notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
 // (FOLIO_WEBHOOK_SECRET), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
 // (FOLIO_TOKENIZATION_SECRET: 32 bytes, or 64 hex digits), backup.dir (FOLIO_BACKUP_DIR). FOLIO_PORT=0 asks the OS for a free port. Two settings exist for a
 // control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
@@ -30,8 +30,12 @@ export interface FolioConfig {
   data_dir: string;
   log_level: string;
   snapshots: SnapshotSchedule;
-  /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
-  hooks: { allow_private_networks: boolean };
+  /**
+   * allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts).
+   * seal_key: the key hook signing secrets are sealed with, 64 hex digits (empty: the data directory's
+   * own, made at first start); every node of a replicated group needs the same one.
+   */
+  hooks: { allow_private_networks: boolean; seal_key: string };
   /** The server's notification webhook (balance monitors, reconciliation runs); empty url: none. */
   notifications: { webhook_url: string; webhook_secret: string; timeout_seconds: number; retry_count: number };
   /** The key identity fields are tokenized with (http/identity-tokens.ts); empty: tokenization is off. */
@@ -63,7 +67,7 @@ export const DEFAULT_CONFIG: FolioConfig = {
   data_dir: './data',
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
-  hooks: { allow_private_networks: false },
+  hooks: { allow_private_networks: false, seal_key: '' },
   notifications: {
     webhook_url: '', webhook_secret: '', timeout_seconds: DEFAULT_NOTIFICATION_TIMEOUT_SECONDS, retry_count: DEFAULT_NOTIFICATION_RETRY_COUNT,
   },
@@ -87,7 +91,7 @@ const fileSchema = z.object({
     every_seconds: z.number().min(0).optional(),
     keep: z.number().int().min(1).optional(),
   }).optional(),
-  hooks: z.object({ allow_private_networks: z.boolean().optional() }).optional(),
+  hooks: z.object({ allow_private_networks: z.boolean().optional(), seal_key: z.string().optional() }).optional(),
   notifications: z.object({
     webhook_url: z.string().max(2048).optional(),
     webhook_secret: z.string().optional(),
@@ -123,6 +127,10 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
   if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
   if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
+  if (env.FOLIO_HOOK_SEAL_KEY !== undefined) config.hooks.seal_key = env.FOLIO_HOOK_SEAL_KEY;
+  if (config.hooks.seal_key !== '' && !/^[0-9a-fA-F]{64}$/.test(config.hooks.seal_key)) {
+    throw new ConfigError('hooks.seal_key (FOLIO_HOOK_SEAL_KEY) must be 64 hex digits (32 bytes), for example: openssl rand -hex 32');
+  }
   if (env.FOLIO_WEBHOOK_URL !== undefined) config.notifications.webhook_url = env.FOLIO_WEBHOOK_URL;
   if (env.FOLIO_WEBHOOK_SECRET !== undefined) config.notifications.webhook_secret = env.FOLIO_WEBHOOK_SECRET;
   if (env.FOLIO_TOKENIZATION_SECRET !== undefined) config.tokenization.secret = env.FOLIO_TOKENIZATION_SECRET;

@@ -96,6 +96,8 @@ export interface RuntimeOptions {
   logRecordsInFlightMax?: number;
   /** Called with hook delivery's cursor each time it is saved (a replicated leader publishes it). */
   onHookProgress?: (cursor: OutboxCursor) => void;
+  /** The hook sealing key from the configuration (32 bytes), written to the data directory if missing. */
+  hookSealKey?: Buffer;
 }
 
 /** Why a snapshot cannot be taken now; with a wait after which asking again may succeed. */
@@ -183,6 +185,7 @@ export class LedgerRuntime implements LedgerCore {
     fs.mkdirSync(options.dataDir, { recursive: true });
     const unlock = lockDataDir(options.dataDir);
     try {
+      if (options.hookSealKey) HookSecretSealer.provisionIn(options.dataDir, options.hookSealKey);
       await options.beforeOpen?.();
       const runtime = await LedgerRuntime.openLocked(options);
       runtime.unlock = unlock;

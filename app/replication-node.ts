@@ -236,7 +236,7 @@ export class ReplicationNode implements ReplicationPort {
       } catch (error) {
         dropClient(client);
         if (error instanceof DivergedLogError || error instanceof SchemaVersionError || error instanceof SealKeyError
-          || (error as Error).name === 'DataDirLockedError' || (error as Error).name === 'CorruptRecordError') {
+          || ['DataDirLockedError', 'CorruptRecordError', 'SealError'].includes((error as Error).name)) {
           this.phase = 'stopped';
           this.host.fatal(error as Error);
           return;
@@ -254,11 +254,11 @@ export class ReplicationNode implements ReplicationPort {
   private async checkSealKey(client: PostgresClient): Promise<void> {
     const named = await sealFingerprint(client);
     if (!HookSecretSealer.existsIn(this.host.dataDir) && named !== undefined) {
-      throw new SealKeyError(`this node has no ${HookSecretSealer.keyFileIn(this.host.dataDir)} and its group has a hook sealing key: copy secrets/hook-seal.key from another node of the group before starting this one`);
+      throw new SealKeyError(`this node has no hook sealing key and its group has one: set hooks.seal_key (FOLIO_HOOK_SEAL_KEY) to the group's, or copy secrets/hook-seal.key from another node`);
     }
     const mine = HookSecretSealer.openIn(this.host.dataDir).fingerprint();
     if ((await claimSealFingerprint(client, mine)) !== mine) {
-      throw new SealKeyError(`${HookSecretSealer.keyFileIn(this.host.dataDir)} is not the group's hook sealing key: copy secrets/hook-seal.key from another node of the group`);
+      throw new SealKeyError(`${HookSecretSealer.keyFileIn(this.host.dataDir)} is not the group's hook sealing key: give every node the same hooks.seal_key (FOLIO_HOOK_SEAL_KEY)`);
     }
   }
 

@@ -74,6 +74,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
+      hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
     makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, extra),
   };

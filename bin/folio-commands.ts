@@ -115,7 +115,7 @@ function exitWhenWritten(code: number): void {
 function isOperatorError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
   return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError'
-    || name === 'DataDirLockedError';
+    || name === 'DataDirLockedError' || name === 'SealError';
 }
 
 function operatorMessage(error: Error, command: string | undefined): string {

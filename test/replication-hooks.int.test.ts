@@ -2,7 +2,8 @@
 // it has got in PostgreSQL; the node that takes over resumes there (repeats allowed, never a gap), signing
 // with the group's one hook sealing key. Here the receiver refuses everything while the first leader
 // leads, the leader is killed, the receiver comes back: every transfer's delivery arrives from the new
-// leader, signed with the hook's own secret. A node whose sealing key is not the group's is refused.
+// leader, signed with the hook's own secret. A node whose sealing key is not the group's is refused
+// (the key is given to every node as configuration, hooks.seal_key / FOLIO_HOOK_SEAL_KEY).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -49,11 +50,16 @@ t.test('a node whose hook sealing key is not its group\'s is refused when it joi
   const [a, b] = group.nodes as [GroupNode, GroupNode];
   await group.startNode(a);
   await group.waitForLeader(60_000);
-  const key = path.join(b.dataDir, 'secrets', 'hook-seal.key');
-  fs.mkdirSync(path.dirname(key), { recursive: true });
-  fs.writeFileSync(key, Buffer.alloc(32, 7), { mode: 0o600 });
-  await group.startNode(b);
-  const exit = await b.child!.exited;
-  t.equal(exit, 78, 'the node stops');
+  await group.startNode(b, { FOLIO_HOOK_SEAL_KEY: '07'.repeat(32) });
+  t.equal(await b.child!.exited, 78, 'a node configured with another key stops');
   t.match(b.stderr, /is not the group's hook sealing key/, 'and says why');
+  await group.startNode(b, { FOLIO_HOOK_SEAL_KEY: '' });
+  t.equal(await b.child!.exited, 78, 'so does one with none, once its own key file is another');
+  fs.rmSync(path.join(b.dataDir, 'secrets'), { recursive: true, force: true });
+  await group.startNode(b, { FOLIO_HOOK_SEAL_KEY: '' });
+  t.equal(await b.child!.exited, 78, 'and a new one with no key at all');
+  t.match(b.stderr, /has no hook sealing key and its group has one/, 'told to set the group\'s');
+  await group.startNode(b);
+  await group.waitForStandby(b, 60_000);
+  t.pass('with the group\'s key it joins');
 });

@@ -6,6 +6,7 @@
 // a TCP relay between one node and the database. Everything is registered with bench/resources.ts and
 // removed however the run ends.
 
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,8 +19,6 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CLI = [path.resolve(HERE, '../../bin/folio.js'), path.resolve(HERE, '../../dist/bin/folio.js')].find((file) => fs.existsSync(file))
   ?? path.resolve(HERE, '../../dist/bin/folio.js');
 const POLL_MS = 25;
-/** The hook sealing key every node of a group shares (hooks/signing-secrets.ts). */
-const SEAL_KEY_FILE = path.join('secrets', 'hook-seal.key');
 
 export interface NodeHealth {
   status: string;
@@ -53,6 +52,9 @@ export interface GroupOptions {
 }
 
 export class ReplicatedGroup {
+  /** The hook sealing key every node of the group is configured with, as an operator does (hooks.seal_key). */
+  readonly sealKey = crypto.randomBytes(32).toString('hex');
+
   private constructor(readonly postgres: RunningPostgres, readonly nodes: GroupNode[], private readonly options: GroupOptions, private readonly root: string) {}
 
   /** PostgreSQL, then the first node (which takes the first term), then the others. */
@@ -76,18 +78,14 @@ export class ReplicatedGroup {
     return group;
   }
 
-  /**
-   * Starts (or starts again) a node on its data directory and waits until it listens. A new node gets
-   * the group's hook sealing key first, copied from a node that has it, as an operator does.
-   */
+  /** Starts (or starts again) a node on its data directory and waits until it listens. */
   async startNode(node: GroupNode, env: Record<string, string> = {}): Promise<void> {
     if (node.child && node.child.process.exitCode === null && node.child.process.signalCode === null) throw new Error(`${node.name} is running`);
-    this.shareSealKey(node);
     const child = spawnChild(process.execPath, [...NODE_FLAGS, CLI, 'serve'], {
       env: {
         ...process.env,
         FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: node.dataDir, FOLIO_LOG_LEVEL: 'warn',
-        FOLIO_REPLICATION_URL: node.postgresUrl, FOLIO_NODE_NAME: node.name,
+        FOLIO_REPLICATION_URL: node.postgresUrl, FOLIO_NODE_NAME: node.name, FOLIO_HOOK_SEAL_KEY: this.sealKey,
         ...(this.options.leaseMs ? { FOLIO_REPLICATION_LEASE_MS: String(this.options.leaseMs) } : {}),
         ...this.options.env, ...env,
       },
@@ -97,16 +95,6 @@ export class ReplicatedGroup {
     });
     node.child = child;
     node.url = (await waitForOutput(child, LISTENING_LINE, 60_000))[1];
-  }
-
-  private shareSealKey(node: GroupNode): void {
-    const mine = path.join(node.dataDir, SEAL_KEY_FILE);
-    if (fs.existsSync(mine)) return;
-    const source = this.nodes.map((other) => path.join(other.dataDir, SEAL_KEY_FILE)).find((file) => fs.existsSync(file));
-    if (!source) return; // the first node makes it
-    fs.mkdirSync(path.dirname(mine), { recursive: true, mode: 0o700 });
-    fs.copyFileSync(source, mine);
-    fs.chmodSync(mine, 0o600);
   }
 
   isRunning(node: GroupNode): boolean {
