@@ -52,8 +52,11 @@ export interface GroupOptions {
 }
 
 export class ReplicatedGroup {
-  /** The hook sealing key every node of the group is configured with, as an operator does (hooks.seal_key). */
-  readonly sealKey = crypto.randomBytes(32).toString('hex');
+  /**
+   * The hook sealing key every node of the group is configured with, as an operator does (hooks.seal_key);
+   * a test turning an existing ledger into a group sets it to that ledger's key.
+   */
+  sealKey = crypto.randomBytes(32).toString('hex');
 
   private constructor(readonly postgres: RunningPostgres, readonly nodes: GroupNode[], private readonly options: GroupOptions, private readonly root: string) {}
 
