@@ -35,7 +35,7 @@ import type { CorruptRecordError } from '../wal/log-record-codec.js';
 import { alignWithGroup, DivergedLogError } from './log-alignment.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 import { notLeader, PostgresRecordReplicator } from './record-replicator.js';
-import { StandbyTail, type TailSettings } from './standby-tail.js';
+import { NotApplied, StandbyTail, type TailSettings } from './standby-tail.js';
 
 export interface ReplicationSettings {
   postgres_url: string;
@@ -289,7 +289,14 @@ export class ReplicationNode implements ReplicationPort {
     runtime.startSnapshots();
     const epoch = this.epoch;
     runtime.log.onReplicationLost((error) => this.stepDown(epoch, `an append was not committed (${this.replicator?.cause?.message ?? error.message})`));
-    this.tail = new StandbyTail(runtime, () => this.connect('tail', this.settings.connection), this.settings.tail, (error) => this.diverged(epoch, error));
+    this.tail = new StandbyTail(
+      runtime, () => this.connect('tail', this.settings.connection), this.settings.tail,
+      (error) => this.diverged(epoch, error),
+      (error) => {
+        this.phase = 'stopped';
+        this.host.fatal(error);
+      },
+    );
     this.served = this.host.serve(runtime, this);
     this.served.holdWrites();
     this.phase = 'standby';
@@ -431,6 +438,11 @@ export class ReplicationNode implements ReplicationPort {
       this.phase = 'leader';
       this.host.logger.info({ term: held.term, seq: runtime.log.appendedSeq }, 'leading the replication group');
     } catch (error) {
+      if (error instanceof NotApplied) {
+        this.phase = 'stopped';
+        this.host.fatal(error);
+        return;
+      }
       if (epoch !== this.epoch) return;
       this.host.logger.error({ err: (error as Error).message }, 'taking the lead failed');
       this.stepDown(epoch, 'taking the lead failed');

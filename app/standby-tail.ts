@@ -3,9 +3,11 @@
 // path copied records take (a cutover's follower uses it too): checksum, position and chain checked,
 // events applied as replay applies them, the same bytes appended to the local log. It reads again at
 // once while reads come back full, and every `poll_ms` otherwise; it pauses while the node's own log or
-// lookups are behind (LedgerRuntime.overloaded). A lost connection is opened again on the next read; a
-// record that does not fit the local log (CorruptRecordError) stops the tail and is reported: the node
-// then rejoins, which checks its log against the group's from the start.
+// lookups are behind (LedgerRuntime.overloaded). A lost connection is opened again on the next read. A
+// record that does not fit the local log (CorruptRecordError) stops the tail and is reported as
+// divergence: the node then rejoins, which checks its log against the group's from the start. A record
+// that fits but cannot be applied stops the tail as a failure (as it would stop start-up replay): the
+// state may hold part of it, so the node must not go on.
 //
 // Lag: each record's age when read (PostgreSQL's clock: commit to read) plus the time until it was
 // applied here (this node's clock), so no two clocks are compared. The percentiles count records applied
@@ -43,6 +45,7 @@ export class StandbyTail {
     private readonly connect: () => Promise<PostgresClient>,
     private readonly settings: TailSettings,
     private readonly onDiverged: (error: CorruptRecordError) => void,
+    private readonly onFailed: (error: Error) => void,
   ) {
     this._groupEndSeq = runtime.log.appendedSeq;
   }
@@ -112,6 +115,11 @@ export class StandbyTail {
         this.onDiverged(error);
         return;
       }
+      if (error instanceof NotApplied) {
+        this.stopped = true;
+        this.onFailed(error.cause as Error);
+        return;
+      }
       dropClient(this.client); // read again on a new connection
       this.client = undefined;
       this.schedule(Math.max(this.settings.poll_ms, 100));
@@ -132,7 +140,12 @@ export class StandbyTail {
     for (const stored of records) {
       const expected = this.runtime.log.appendedSeq + 1;
       if (stored.first_seq !== expected) throw new CorruptRecordError(stored.first_seq, `the group's log has no record at seq ${expected}`);
-      this.runtime.copyRecord(stored.bytes);
+      try {
+        this.runtime.copyRecord(stored.bytes);
+      } catch (error) {
+        if (error instanceof CorruptRecordError) throw error;
+        throw new NotApplied(error);
+      }
       this.observeLag(stored.age_ms + (performance.now() - readAt));
     }
     const last = records.at(-1);
@@ -151,5 +164,13 @@ export class StandbyTail {
     if (this.lagSamples.length < LAG_SAMPLES_MAX) this.lagSamples.push(sample);
     else this.lagSamples[this.lagSampleAt] = sample;
     this.lagSampleAt = (this.lagSampleAt + 1) % LAG_SAMPLES_MAX;
+  }
+}
+
+/** A record that fits the log but could not be applied (the error is its cause). */
+export class NotApplied extends Error {
+  override readonly name = 'NotApplied';
+  constructor(cause: unknown) {
+    super(`a record of the group's log could not be applied: ${(cause as Error).message}`, { cause });
   }
 }
