@@ -12,7 +12,8 @@ import type { FolioConfig } from './config.js';
 import { createHttpServer } from './http-server.js';
 import { LedgerRuntime } from './ledger-runtime.js';
 import { nodeInspector } from './node-inspector.js';
-import { ReplicationNode, replicationSettings } from './replication-node.js';
+import { ReplicationNode } from './replication-node.js';
+import { replicationSettings } from './replication-settings.js';
 import { RequestSwitch } from './request-switch.js';
 import { closeServer, listen, onShutdownSignals, warnAboutSettings, type ServeParts } from './serve.js';
 

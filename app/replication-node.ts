@@ -19,74 +19,26 @@
 // role change bumps an epoch that the others check after each await.
 
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
 import type { ReplicationInspection, ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
-import { leaderDeadline, mayTakeLease, timingsRefusal, type LeaseTimings } from '../replication/lease-rules.js';
+import { leaderDeadline, mayTakeLease } from '../replication/lease-rules.js';
 import { readLease, releaseLease, renewLease, reportNode, takeLease, type LeaseView } from '../replication/lease-store.js';
 import { connectPostgres, dropClient, type ConnectionLimits, type PostgresClient } from '../replication/postgres-client.js';
-import { appendRecord, logEnd } from '../replication/postgres-log-store.js';
+import { logEnd } from '../replication/postgres-log-store.js';
 import { ensureSchema, SchemaVersionError } from '../replication/replication-schema.js';
-import { claimSealFingerprint, publishHookProgress, readHookProgress, sealFingerprint } from '../replication/group-settings-store.js';
-import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import { readHookProgress } from '../replication/group-settings-store.js';
 import type { OutboxCursor } from '../hooks/outbox-store.js';
+import { checkSealKey, nodeIdOf, SealKeyError } from './group-membership.js';
+import { HookProgressPublisher } from './hook-progress-publisher.js';
+import { uploadLog } from './log-upload.js';
+import type { ReplicationSettings } from './replication-settings.js';
 import type { CorruptRecordError } from '../wal/log-record-codec.js';
 import { alignWithGroup, DivergedLogError } from './log-alignment.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 import { notLeader, PostgresRecordReplicator } from './record-replicator.js';
-import { NotApplied, StandbyTail, type TailSettings } from './standby-tail.js';
+import { NotApplied, StandbyTail } from './standby-tail.js';
 
-export interface ReplicationSettings {
-  postgres_url: string;
-  node_name: string;
-  /** Where the others send writes while this node leads. */
-  advertise_url: string;
-  timings: LeaseTimings;
-  /** Limits of the appends' and the tail's connections. */
-  connection: ConnectionLimits;
-  /** Limits of the lease loop's connection: tighter, so one slow answer does not cost the lease. */
-  lease_connection: ConnectionLimits;
-  /** How often a node that does not lead reads the lease. */
-  watch_every_ms: number;
-  /** How often each node reports itself (folio_nodes). */
-  report_every_ms: number;
-  /** Wait between attempts to join while PostgreSQL does not answer. */
-  join_retry_ms: number;
-  /** Records a rejoining node may drop from the end of its log (see log-alignment.ts). */
-  records_dropped_max: number;
-  /** Records a leader uploads per round trip when it seeds an empty group with its existing log. */
-  seed_records_per_batch: number;
-  tail: TailSettings;
-}
-
-/** Settings from the three an operator gives (config.ts): the rest follow from the lease. */
-export function replicationSettings(config: { postgres_url: string; node_name: string; advertise_url: string; lease_ms: number }): ReplicationSettings {
-  const leaseMs = config.lease_ms;
-  const timings: LeaseTimings = {
-    lease_ms: leaseMs,
-    renew_every_ms: Math.round(leaseMs / 6),
-    clock_drift_max: 0.01,
-    safety_margin_ms: Math.round(leaseMs / 10),
-  };
-  const refusal = timingsRefusal(timings);
-  if (refusal) throw new Error(`replication timings: ${refusal}`);
-  const leaseQueryMs = Math.max(250, Math.round(leaseMs / 3));
-  return {
-    ...config,
-    timings,
-    connection: { connect_timeout_ms: 5_000, query_timeout_ms: Math.max(2_000, leaseMs), statement_timeout_ms: Math.max(2_000, leaseMs) },
-    lease_connection: { connect_timeout_ms: leaseQueryMs, query_timeout_ms: leaseQueryMs, statement_timeout_ms: leaseQueryMs },
-    watch_every_ms: Math.max(50, Math.round(leaseMs / 12)),
-    report_every_ms: 1_000,
-    join_retry_ms: 1_000,
-    records_dropped_max: 64,
-    seed_records_per_batch: 64,
-    tail: { poll_ms: 10, records_per_read_max: 256 },
-  };
-}
-
-/** What the node needs from the process that runs it (app/serve.ts). */
+/** What the node needs from the process that runs it (app/replicated-serve.ts). */
 export interface ReplicationHost {
   dataDir: string;
   /**
@@ -120,7 +72,6 @@ interface Held {
 const REJOINING = new ApiError('REPL_REJOINING', 'this node is rejoining its replication group; retry shortly', undefined, {
   'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
 });
-const NODE_ID_FILE = 'node-id';
 
 export class ReplicationNode implements ReplicationPort {
   private phase: Phase = 'joining';
@@ -139,12 +90,12 @@ export class ReplicationNode implements ReplicationPort {
   private lastReportAt = 0;
   private lastAppliedSeq = 0;
   private schemaReady = false;
-  private hookProgress: { term: number; cursor: OutboxCursor } | undefined;
-  private publishingHookProgress = false;
+  private readonly hookProgress: HookProgressPublisher;
   readonly incarnation: string;
   private readonly nodeId: string;
 
   private constructor(private readonly settings: ReplicationSettings, private readonly host: ReplicationHost) {
+    this.hookProgress = new HookProgressPublisher(host.logger);
     this.nodeId = nodeIdOf(host.dataDir);
     this.incarnation = `${settings.node_name}/${this.nodeId}/${crypto.randomBytes(6).toString('hex')}`;
   }
@@ -224,7 +175,7 @@ export class ReplicationNode implements ReplicationPort {
         const opened = client;
         const runtime = await this.host.openRuntime({
           beforeOpen: async () => {
-            await this.checkSealKey(opened);
+            await checkSealKey(opened, this.host.dataDir);
             const alignment = await alignWithGroup(this.host.dataDir, opened, this.settings.records_dropped_max);
             if (alignment.records_dropped > 0 || alignment.seeding) this.host.logger.warn({ ...alignment }, 'local log aligned with the group');
           },
@@ -247,40 +198,10 @@ export class ReplicationNode implements ReplicationPort {
     }
   }
 
-  /**
-   * Every node signs hook deliveries with the group's one sealing key (hooks/signing-secrets.ts): a node
-   * without it, or with another, is refused here rather than found unable to sign after a failover.
-   */
-  private async checkSealKey(client: PostgresClient): Promise<void> {
-    const named = await sealFingerprint(client);
-    if (!HookSecretSealer.existsIn(this.host.dataDir) && named !== undefined) {
-      throw new SealKeyError(`this node has no hook sealing key and its group has one: set hooks.seal_key (FOLIO_HOOK_SEAL_KEY) to the group's, or copy secrets/hook-seal.key from another node`);
-    }
-    const mine = HookSecretSealer.openIn(this.host.dataDir).fingerprint();
-    if ((await claimSealFingerprint(client, mine)) !== mine) {
-      throw new SealKeyError(`${HookSecretSealer.keyFileIn(this.host.dataDir)} is not the group's hook sealing key: give every node the same hooks.seal_key (FOLIO_HOOK_SEAL_KEY)`);
-    }
-  }
-
-  /** The leader's hook delivery got further: published (the newest only, one write at a time). */
+  /** The leader's hook delivery got further: published, under this node's term. */
   private hookProgressSaved(cursor: OutboxCursor): void {
-    if ((this.phase !== 'leader' && this.phase !== 'promoting') || !this.held) return;
-    this.hookProgress = { term: this.held.term, cursor };
-    if (this.publishingHookProgress) return;
-    this.publishingHookProgress = true;
-    void (async () => {
-      try {
-        while (this.hookProgress && this.appendClient) {
-          const { term, cursor: next } = this.hookProgress;
-          this.hookProgress = undefined;
-          await publishHookProgress(this.appendClient, term, { low_seq: next.low_seq, hooks: JSON.stringify(next.hooks) });
-        }
-      } catch (error) {
-        this.host.logger.warn({ err: (error as Error).message }, 'could not publish hook delivery progress');
-      } finally {
-        this.publishingHookProgress = false;
-      }
-    })();
+    if ((this.phase !== 'leader' && this.phase !== 'promoting') || !this.held || !this.appendClient) return;
+    this.hookProgress.publish(this.appendClient, this.held.term, cursor);
   }
 
   private becomeStandby(runtime: LedgerRuntime): void {
@@ -421,7 +342,11 @@ export class ReplicationNode implements ReplicationPort {
       const groupEnd = end?.last_seq ?? 0;
       if (groupEnd > runtime.log.appendedSeq) throw new Error(`the group's log reaches seq ${groupEnd}, this node only ${runtime.log.appendedSeq}`);
       let previousFirstSeq = end?.first_seq ?? 0;
-      if (groupEnd < runtime.log.appendedSeq) previousFirstSeq = await this.seed(runtime, client, held.term, groupEnd, previousFirstSeq);
+      if (groupEnd < runtime.log.appendedSeq) {
+        if (groupEnd !== 0) throw new Error(`this node's log runs past the group's (seq ${runtime.log.appendedSeq} against ${groupEnd})`);
+        previousFirstSeq = await uploadLog(runtime.log, client, held.term, this.settings.seed_records_per_batch);
+        this.host.logger.warn({ seq: runtime.log.appendedSeq }, "uploaded this node's log to the empty group");
+      }
       if (epoch !== this.epoch) return;
       this.replicator = new PostgresRecordReplicator(client, held.term, previousFirstSeq);
       runtime.log.replicateTo(this.replicator);
@@ -447,31 +372,6 @@ export class ReplicationNode implements ReplicationPort {
       this.host.logger.error({ err: (error as Error).message }, 'taking the lead failed');
       this.stepDown(epoch, 'taking the lead failed');
     }
-  }
-
-  /**
-   * An empty group's first leader uploads the log it already has (an existing ledger turned into a
-   * replicated one), in order, under its term; the first seq of the last record uploaded.
-   */
-  private async seed(runtime: LedgerRuntime, client: PostgresClient, term: number, groupEnd: number, previousFirstSeq: number): Promise<number> {
-    if (groupEnd !== 0) throw new Error(`this node's log runs past the group's (seq ${runtime.log.appendedSeq} against ${groupEnd})`);
-    let previous = previousFirstSeq;
-    let batch: Array<Promise<void>> = [];
-    let uploaded = 0;
-    for (const logRecord of runtime.log.logRecords(1)) {
-      const bytes = runtime.log.rawRecord(logRecord.first_seq);
-      if (!bytes) throw new Error(`the local log has no record at seq ${logRecord.first_seq}`);
-      batch.push(appendRecord(client, { term, first_seq: logRecord.first_seq, last_seq: logRecord.last_seq, previous_first_seq: previous, bytes }));
-      previous = logRecord.first_seq;
-      uploaded += 1;
-      if (batch.length >= this.settings.seed_records_per_batch) {
-        await Promise.all(batch);
-        batch = [];
-      }
-    }
-    await Promise.all(batch);
-    this.host.logger.warn({ records: uploaded, seq: runtime.log.appendedSeq }, "uploaded this node's log to the empty group");
-    return previous;
   }
 
   // --- stepping down and rejoining ---
@@ -546,26 +446,6 @@ export class ReplicationNode implements ReplicationPort {
       onBroken,
     });
   }
-}
-
-/** A node whose hook sealing key is not its group's. */
-export class SealKeyError extends Error {
-  override readonly name = 'SealKeyError';
-}
-
-/** This data directory's node id, made at its first replicated start: the same node across restarts. */
-function nodeIdOf(dataDir: string): string {
-  const file = path.join(dataDir, NODE_ID_FILE);
-  try {
-    const text = fs.readFileSync(file, 'utf8').trim();
-    if (/^[0-9a-f]{16}$/.test(text)) return text;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  fs.mkdirSync(dataDir, { recursive: true });
-  const id = crypto.randomBytes(8).toString('hex');
-  fs.writeFileSync(file, `${id}\n`, { mode: 0o644 });
-  return id;
 }
 
 function sleep(ms: number): Promise<void> {

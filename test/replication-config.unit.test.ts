@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { ConfigError, loadConfig } from '../app/config.js';
-import { replicationSettings } from '../app/replication-node.js';
+import { replicationSettings } from '../app/replication-settings.js';
 import { usableLeaseMs } from '../replication/lease-rules.js';
 
 const URL = 'postgres://folio:s3cret@127.0.0.1:5432/postgres';

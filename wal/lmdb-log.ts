@@ -2,9 +2,10 @@
 // sooner when a record is full): that is the group commit. Records are keyed by the seq of their first
 // event and committed by lmdb-js on a libuv pool thread. With overlappingSync the fsync of one commit
 // runs while the next commit is written, so two records are in the pipeline at once (and no more:
-// events that arrive while both are busy wait for the next record); a record counts as durable only
-// when its own `flushed` promise resolves (separateFlushed), and `durable(seq)` resolves then. A failed
-// write is fatal: memory already holds events the disk does not, so the process must stop and replay.
+// events that arrive while both are busy wait for the next record; records_in_flight_max raises it);
+// a record counts as durable only when its own `flushed` promise resolves (separateFlushed), and
+// `durable(seq)` resolves then. A failed write is fatal: memory already holds events the disk does not,
+// so the process must stop and replay.
 //
 // With a replicator (replication on, this node leading) a sealed record is also handed to it, and it
 // counts as durable only once both its flush and its replication have reported: one gate, so every
@@ -316,7 +317,7 @@ export class LmdbLog implements EventLog {
     for (const listener of this.sealListeners) listener(lastSeq);
   }
 
-  /** Moves the durable seq over every record whose flush has reported, in log order. */
+  /** Moves the durable seq over every record whose flush (and replication) has reported, in log order. */
   private advanceDurable(): void {
     while (this.inFlight.length > 0 && (this.inFlight[0] as Deferred).flushed && (this.inFlight[0] as Deferred).replicated) {
       const waiter = this.inFlight.shift() as Deferred;
