@@ -3,7 +3,7 @@
 // server.headers_timeout_ms (FOLIO_HEADERS_TIMEOUT_MS), server.request_timeout_ms (FOLIO_REQUEST_TIMEOUT_MS),
 // server.connections_max (FOLIO_CONNECTIONS_MAX) (http/server-limits.ts),
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
-// hooks.allow_private_networks, notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
+// hooks.allow_private_networks, hooks.seal_key (FOLIO_HOOK_SEAL_KEY), notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
 // (FOLIO_WEBHOOK_SECRET), notifications.webhook_headers (FOLIO_WEBHOOK_HEADERS, a JSON object, as Blnk's
 // BLNK_WEBHOOK_HEADERS), notifications.timeout_seconds, notifications.retry_count, tokenization.secret
 // (FOLIO_TOKENIZATION_SECRET: 32 bytes, or 64 hex digits), backup.dir (FOLIO_BACKUP_DIR),
@@ -12,9 +12,14 @@
 // control plane that runs Folio as its child (environment only): FOLIO_FOLLOW_DATA_DIR starts the ledger
 // as a follower of the one in that directory (see app/log-follower.ts), and FOLIO_STOP_ON_STDIN_END=1
 // stops it when its standard input ends, which is when the parent holding the other end of the pipe
-// has gone, however it went.
+// has gone, however it went. Replication (docs/decisions-replication.md): replication.postgres_url
+// (FOLIO_REPLICATION_URL) turns it on, replication.node_name (FOLIO_NODE_NAME, default the host name)
+// names this node in its group, replication.advertise_url (FOLIO_ADVERTISE_URL, default the address it
+// listens on) is where the others send writes when it leads, replication.lease_ms
+// (FOLIO_REPLICATION_LEASE_MS) how long a leader's lease lasts.
 
 import fs from 'node:fs';
+import os from 'node:os';
 import { z } from 'zod';
 import { masterKeyRefusal } from '../http/app.js';
 import { tokenizationSecretBytes } from '../http/identity-tokens.js';
@@ -32,8 +37,12 @@ export interface FolioConfig {
   data_dir: string;
   log_level: string;
   snapshots: SnapshotSchedule;
-  /** allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts). */
-  hooks: { allow_private_networks: boolean };
+  /**
+   * allow_private_networks: hooks may deliver to loopback and private addresses (hooks/hook-targets.ts).
+   * seal_key: the key hook signing secrets are sealed with, 64 hex digits (empty: the data directory's
+   * own, made at first start); every node of a replicated group needs the same one.
+   */
+  hooks: { allow_private_networks: boolean; seal_key: string };
   /** The server's notification webhook (Blnk's events: hooks/notifications.ts); empty url: none. */
   notifications: { webhook_url: string; webhook_secret: string; webhook_headers: Record<string, string>; timeout_seconds: number; retry_count: number };
   /** The key identity fields are tokenized with (http/identity-tokens.ts); empty: tokenization is off. */
@@ -48,14 +57,29 @@ export interface FolioConfig {
   /** The data directory of the leader this ledger follows; empty for an ordinary ledger. */
   follow_data_dir: string;
   stop_on_stdin_end: boolean;
+  /** A replicated group through PostgreSQL; empty postgres_url: a single node (the default). */
+  replication: ReplicationConfig;
 }
+
+export interface ReplicationConfig {
+  postgres_url: string;
+  node_name: string;
+  /** Empty: http://<host>:<port> as the server listens. */
+  advertise_url: string;
+  lease_ms: number;
+}
+
+/** The shortest and longest lease a group may use (see replication/lease-rules.ts). */
+export const LEASE_MS_MIN = 1_000;
+export const LEASE_MS_MAX = 60_000;
+const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 export const DEFAULT_CONFIG: FolioConfig = {
   server: { host: '127.0.0.1', port: 5001, secret_key: '', ...DEFAULT_CONNECTION_LIMITS },
   data_dir: './data',
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
-  hooks: { allow_private_networks: false },
+  hooks: { allow_private_networks: false, seal_key: '' },
   notifications: {
     webhook_url: '', webhook_secret: '', webhook_headers: {}, timeout_seconds: DEFAULT_NOTIFICATION_TIMEOUT_SECONDS, retry_count: DEFAULT_NOTIFICATION_RETRY_COUNT,
   },
@@ -64,6 +88,7 @@ export const DEFAULT_CONFIG: FolioConfig = {
   transaction: { enable_queued_checks: false },
   follow_data_dir: '',
   stop_on_stdin_end: false,
+  replication: { postgres_url: '', node_name: '', advertise_url: '', lease_ms: 2_500 },
 };
 
 const fileSchema = z.object({
@@ -82,7 +107,7 @@ const fileSchema = z.object({
     every_seconds: z.number().min(0).optional(),
     keep: z.number().int().min(1).optional(),
   }).optional(),
-  hooks: z.object({ allow_private_networks: z.boolean().optional() }).optional(),
+  hooks: z.object({ allow_private_networks: z.boolean().optional(), seal_key: z.string().optional() }).optional(),
   notifications: z.object({
     webhook_url: z.string().max(2048).optional(),
     webhook_secret: z.string().optional(),
@@ -93,6 +118,12 @@ const fileSchema = z.object({
   tokenization: z.object({ secret: z.string().optional() }).optional(),
   backup: z.object({ dir: z.string().optional() }).optional(),
   transaction: z.object({ enable_queued_checks: z.boolean().optional() }).optional(),
+  replication: z.object({
+    postgres_url: z.string().max(2048).optional(),
+    node_name: z.string().optional(),
+    advertise_url: z.string().max(2048).optional(),
+    lease_ms: z.number().int().min(LEASE_MS_MIN).max(LEASE_MS_MAX).optional(),
+  }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -117,6 +148,10 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_SNAPSHOT_EVERY_SECONDS) config.snapshots.every_seconds = parseCount('FOLIO_SNAPSHOT_EVERY_SECONDS', env.FOLIO_SNAPSHOT_EVERY_SECONDS, 0);
   if (env.FOLIO_SNAPSHOT_KEEP) config.snapshots.keep = parseCount('FOLIO_SNAPSHOT_KEEP', env.FOLIO_SNAPSHOT_KEEP, 1);
   if (env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS) config.hooks.allow_private_networks = parseFlag('FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS', env.FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS);
+  if (env.FOLIO_HOOK_SEAL_KEY !== undefined) config.hooks.seal_key = env.FOLIO_HOOK_SEAL_KEY;
+  if (config.hooks.seal_key !== '' && !/^[0-9a-fA-F]{64}$/.test(config.hooks.seal_key)) {
+    throw new ConfigError('hooks.seal_key (FOLIO_HOOK_SEAL_KEY) must be 64 hex digits (32 bytes), for example: openssl rand -hex 32');
+  }
   if (env.FOLIO_WEBHOOK_URL !== undefined) config.notifications.webhook_url = env.FOLIO_WEBHOOK_URL;
   if (env.FOLIO_WEBHOOK_SECRET !== undefined) config.notifications.webhook_secret = env.FOLIO_WEBHOOK_SECRET;
   if (env.FOLIO_WEBHOOK_HEADERS !== undefined && env.FOLIO_WEBHOOK_HEADERS !== '') config.notifications.webhook_headers = parseHeaders(env.FOLIO_WEBHOOK_HEADERS);
@@ -126,6 +161,11 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS) {
     config.transaction.enable_queued_checks = parseFlag('FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS', env.FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS);
   }
+  if (env.FOLIO_REPLICATION_URL !== undefined) config.replication.postgres_url = env.FOLIO_REPLICATION_URL;
+  if (env.FOLIO_NODE_NAME !== undefined) config.replication.node_name = env.FOLIO_NODE_NAME;
+  if (env.FOLIO_ADVERTISE_URL !== undefined) config.replication.advertise_url = env.FOLIO_ADVERTISE_URL;
+  if (env.FOLIO_REPLICATION_LEASE_MS) config.replication.lease_ms = parseCount('FOLIO_REPLICATION_LEASE_MS', env.FOLIO_REPLICATION_LEASE_MS, LEASE_MS_MIN);
+  checkReplication(config);
   if (config.tokenization.secret !== '' && !tokenizationSecretBytes(config.tokenization.secret)) {
     throw new ConfigError('tokenization.secret (FOLIO_TOKENIZATION_SECRET) must be 32 bytes: 32 characters or 64 hex digits');
   }
@@ -158,6 +198,37 @@ function mergeFile(config: FolioConfig, file: string): void {
   Object.assign(config.tokenization, values.tokenization ?? {});
   Object.assign(config.backup, values.backup ?? {});
   Object.assign(config.transaction, values.transaction ?? {});
+  Object.assign(config.replication, values.replication ?? {});
+}
+
+/** Checks the replication settings when replication is on, and names the node by its host by default. */
+function checkReplication(config: FolioConfig): void {
+  const replication = config.replication;
+  if (replication.postgres_url === '') return;
+  if (!/^postgres(ql)?:\/\//.test(replication.postgres_url)) {
+    // The URL holds a password: it is never echoed back.
+    throw new ConfigError('replication.postgres_url (FOLIO_REPLICATION_URL) must be a postgres:// or postgresql:// URL');
+  }
+  if (config.follow_data_dir !== '') throw new ConfigError('a replicated node does not follow a data directory (FOLIO_FOLLOW_DATA_DIR): standbys follow the group');
+  if (replication.node_name === '') replication.node_name = os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 63) || 'folio';
+  if (!NODE_NAME.test(replication.node_name)) {
+    throw new ConfigError('replication.node_name (FOLIO_NODE_NAME) must be 1-63 letters, digits, dots, dashes or underscores');
+  }
+  if (replication.advertise_url !== '') {
+    let url: URL;
+    try {
+      url = new URL(replication.advertise_url);
+    } catch {
+      throw new ConfigError('replication.advertise_url (FOLIO_ADVERTISE_URL) must be a URL such as http://10.0.0.5:5001');
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw new ConfigError('replication.advertise_url (FOLIO_ADVERTISE_URL) must be http(s)://host[:port], with no path, query or credentials');
+    }
+    replication.advertise_url = url.origin;
+  }
+  if (!(replication.lease_ms >= LEASE_MS_MIN && replication.lease_ms <= LEASE_MS_MAX)) {
+    throw new ConfigError(`replication.lease_ms must be ${LEASE_MS_MIN}-${LEASE_MS_MAX}`);
+  }
 }
 
 /** The tokenization key, or undefined when tokenization is off (loadConfig has checked its length). */

@@ -9,7 +9,7 @@
 
 /** The objects a worker may call on the engine's thread, each with the methods it may call. */
 export const CALLABLE = {
-  core: ['run', 'dryRun', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots'],
+  core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots'],
   // Every query of the read-only view (engine/ledger-view.ts): checked against its prototype.
   view: 'LedgerView',
   query: ['filter', 'search', 'balanceAt', 'balanceChanges', 'reindexStatus', 'startReindex'],

@@ -7,6 +7,7 @@ import type http from 'node:http';
 import type { FolioApp } from '../http/app.js';
 import { createLimitedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
 
-export function createHttpServer(app: FolioApp, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): http.Server {
-  return createLimitedServer(app.koa.callback(), limits);
+/** The server for one app, or for a listener that passes requests on (app/request-switch.ts). */
+export function createHttpServer(app: FolioApp | http.RequestListener, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): http.Server {
+  return createLimitedServer(typeof app === 'function' ? app : app.koa.callback(), limits);
 }

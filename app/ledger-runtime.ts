@@ -1,7 +1,9 @@
 // A running ledger: opens the LMDB log and lookup store in a data directory, loads the newest usable
 // snapshot and replays the log after it into a fresh engine, and keeps the parts in step (sealed
 // records feed the lookup store, queued work feeds the queue runner, durable commits feed the snapshot
-// worker). This is the LedgerCore the HTTP layer serves.
+// worker). This is the LedgerCore the HTTP layer serves. A runtime opened as a follower (a cutover's
+// follower, a replicated group's standby) appends nothing of its own: it takes records copied from
+// elsewhere (`copyRecord`) until `startWork()` makes it a leader.
 
 import fs from 'node:fs';
 import { assert } from '../engine/assert.js';
@@ -19,6 +21,8 @@ import { lockDataDir } from './data-dir-lock.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
 import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
+import { CorruptRecordError, decodeLogRecord, type DecodedLogRecord } from '../wal/log-record-codec.js';
+import { SeqWaiters } from './seq-waiters.js';
 import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { useNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
@@ -31,7 +35,7 @@ import {
 } from './snapshot-service.js';
 import { restoreVerified } from '../snapshots/state-restore.js';
 import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } from '../hooks/hook-dispatcher.js';
-import { HookOutboxStore } from '../hooks/outbox-store.js';
+import { HookOutboxStore, type OutboxCursor } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
 import type { NotificationDeriver, NotificationTarget } from '../hooks/notifications.js';
@@ -84,6 +88,17 @@ export interface RuntimeOptions {
   reconciliationLimits?: Partial<RunnerLimits>;
   /** Bounds of a run's matching (reconciliation/matcher.ts): tests lower them to reach them. */
   matcherLimits?: Partial<MatcherLimits>;
+  /**
+   * Runs once the data directory is locked and before anything in it is opened: a rejoining node drops
+   * the records its group never committed here (app/replication-node.ts).
+   */
+  beforeOpen?: () => Promise<void>;
+  /** Records the log commits at once (wal/lmdb-log.ts). */
+  logRecordsInFlightMax?: number;
+  /** Called with hook delivery's cursor each time it is saved (a replicated leader publishes it). */
+  onHookProgress?: (cursor: OutboxCursor) => void;
+  /** The hook sealing key from the configuration (32 bytes), written to the data directory if missing. */
+  hookSealKey?: Buffer;
 }
 
 /** Why a snapshot cannot be taken now; with a wait after which asking again may succeed. */
@@ -133,6 +148,10 @@ export class LedgerRuntime implements LedgerCore {
   private readonly ids: IdSource;
   /** Failures of acknowledged work, logged as system.error for the notification webhook (system-errors.ts). */
   private readonly systemErrors: SystemErrorReporter;
+  /** Requests waiting for a seq to be applied (X-Folio-Seq). */
+  private readonly seqWaiters: SeqWaiters;
+  /** False while a follower: it carries out no command of its own until startWork(). */
+  private appendsOwn: boolean;
 
   private constructor(
     readonly log: LmdbLog,
@@ -167,12 +186,16 @@ export class LedgerRuntime implements LedgerCore {
     });
     this.unflushedEventsMax = options.unflushedEventsMax ?? 200_000;
     this.lookupBacklogMax = options.lookupBacklogMax ?? 500_000;
+    this.seqWaiters = new SeqWaiters(() => log.appendedSeq);
+    this.appendsOwn = !options.follower;
   }
 
   static async open(options: RuntimeOptions): Promise<LedgerRuntime> {
     fs.mkdirSync(options.dataDir, { recursive: true });
     const unlock = await lockDataDir(options.dataDir);
     try {
+      if (options.hookSealKey) HookSecretSealer.provisionIn(options.dataDir, options.hookSealKey);
+      await options.beforeOpen?.();
       const runtime = await LedgerRuntime.openLocked(options);
       runtime.unlock = unlock;
       return runtime;
@@ -184,7 +207,7 @@ export class LedgerRuntime implements LedgerCore {
 
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
-    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal });
+    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, records_in_flight_max: options.logRecordsInFlightMax });
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = {
@@ -211,7 +234,10 @@ export class LedgerRuntime implements LedgerCore {
     report.snapshotMilliseconds = replayStarted - snapshotStarted;
     report.replayedEvents = runtime.replay(report.snapshotSeq);
     report.replayMilliseconds = performance.now() - replayStarted;
-    log.onSeal((lastSeq) => store.sealed(lastSeq));
+    log.onSeal((lastSeq) => {
+      store.sealed(lastSeq);
+      runtime.seqWaiters.advanced();
+    });
     log.onCommit(() => {
       store.logDurable(log.durableSeq);
       runtime.queue.kick();
@@ -250,19 +276,15 @@ export class LedgerRuntime implements LedgerCore {
    */
   async startWork(): Promise<void> {
     if (this.working) return;
-    if (this.options.snapshots && !this.snapshotService) {
-      this.snapshotService = SnapshotService.start({
-        dataDir: this.options.dataDir,
-        schedule: this.options.snapshots,
-        durableSeq: this.log.durableSeq,
-        logger: this.options.logger,
-      });
-    }
+    this.appendsOwn = true;
+    this.startSnapshots();
     await this.issueMissingHookSecrets();
+    const outbox = HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir));
+    if (this.options.onHookProgress) outbox.onSave(this.options.onHookProgress);
     this.hooks = await HookDispatcher.start({
       source: this.log,
       currentHooks: () => this.engine.state.hooks,
-      store: HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir)),
+      store: outbox,
       sealer: this.hookSealer,
       targets: this.options.hookTargets ?? { allowPrivateNetworks: false },
       limits: this.options.hookDelivery,
@@ -277,6 +299,51 @@ export class LedgerRuntime implements LedgerCore {
     this.queue.resume();
     this.timers.start();
     this.runner?.resumeInterrupted();
+  }
+
+  /**
+   * Starts the snapshot worker (when snapshots are configured): a leader's start of work, or a standby's,
+   * which keeps snapshots of its own from the records it applies.
+   */
+  startSnapshots(): void {
+    if (!this.options.snapshots || this.snapshotService) return;
+    this.snapshotService = SnapshotService.start({
+      dataDir: this.options.dataDir,
+      schedule: this.options.snapshots,
+      durableSeq: this.log.durableSeq,
+      logger: this.options.logger,
+    });
+  }
+
+  /**
+   * Takes a record exactly as another log holds it (a follower's leader, a standby's group): checks it
+   * (its checksum, that it starts right after this log's end and chains to its last record), applies its
+   * events as start-up replay does, and appends the very same bytes, so both logs' chains are identical.
+   * Throws CorruptRecordError, with nothing applied, for a record that does not fit.
+   */
+  copyRecord(record: Buffer): DecodedLogRecord {
+    const key = this.log.appendedSeq + 1;
+    const logRecord = decodeLogRecord(key, record);
+    if (!logRecord.prev_checksum.equals(this.log.lastRecordChecksum)) {
+      throw new CorruptRecordError(key, "does not chain to this ledger's last record");
+    }
+    for (const event of logRecord.events) this.engine.replay(event, { owned: true });
+    this.log.appendRecord(logRecord, record);
+    return logRecord;
+  }
+
+  /**
+   * Sets where hook delivery starts when work starts (a node taking the lead resumes where the group's
+   * last leader had got to, rather than at the end of the log). Only before startWork.
+   */
+  async resetHookProgress(cursor: OutboxCursor): Promise<void> {
+    assert(!this.working, 'hook progress is set before hook delivery starts');
+    const outbox = HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir));
+    try {
+      await outbox.reset({ low_seq: Math.min(cursor.low_seq, this.log.durableSeq), hooks: cursor.hooks });
+    } finally {
+      await outbox.close();
+    }
   }
 
   /**
@@ -407,6 +474,7 @@ export class LedgerRuntime implements LedgerCore {
 
   /** Carries out one command (LedgerEngine.run). */
   run<K extends CommandOp>(command: CommandOf<K>): Outcome<ResultOf<K>> {
+    assert(this.appendsOwn, 'a follower carries out no command of its own (writes reach the leader)');
     return this.engine.run(command);
   }
 
@@ -420,6 +488,10 @@ export class LedgerRuntime implements LedgerCore {
 
   visibleSeq(): number {
     return this.log.appendedSeq;
+  }
+
+  appliedSeqReached(seq: number, timeoutMs: number): Promise<boolean> {
+    return this.seqWaiters.reached(seq, timeoutMs);
   }
 
   listTransactions(offset: number, limit: number): TransactionRecord[] {
@@ -447,6 +519,7 @@ export class LedgerRuntime implements LedgerCore {
 
   /** Stops queue work, makes everything appended durable and closes the stores. */
   async close(): Promise<void> {
+    this.seqWaiters.release();
     await this.pauseWork();
     await this.snapshotService?.stop();
     await this.index?.close();

@@ -1,13 +1,12 @@
 // A follower: a ledger that copies another ledger's log, record by record and byte for byte, while that
 // one keeps serving. It reads the leader's data/wal read-only (LMDB lets a second process read while
-// the first writes), applies each record's events to its own engine as start-up replay does, and
-// appends the very same bytes to its own log (LmdbLog.appendRecord), so the two chains of checksums are
-// identical and the follower's lookups, index and durable seq advance exactly as the leader's did.
+// the first writes), and hands each record to LedgerRuntime.copyRecord, which applies its events as
+// start-up replay does and appends the very same bytes (the one path a replicated standby's records take
+// too), so the two chains of checksums are identical and the follower's lookups, index and durable seq advance exactly as the leader's did.
 // It polls every FOLLOW_POLL_MS for records after its own last one and copies at most
 // FOLLOW_RECORDS_PER_TURN_MAX per turn, pausing while its own log or lookups are behind. A record that
 // fails its checksum or does not chain on stops following with the reason kept for the status route.
 
-import { CorruptRecordError, decodeLogRecord } from '../wal/log-record-codec.js';
 import { LogReader } from '../wal/log-reader.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
@@ -88,7 +87,7 @@ export class LogFollower {
   }
 
   private copyRecords(): number {
-    const { log, engine } = this.runtime;
+    const { log } = this.runtime;
     if (log.appendedSeq !== this.copiedSeq) {
       throw new Error(`this ledger appended events of its own (seq ${this.copiedSeq} -> ${log.appendedSeq}); it can no longer follow`);
     }
@@ -98,14 +97,7 @@ export class LogFollower {
       const key = log.appendedSeq + 1;
       const stored = this.reader.rawRecord(key);
       if (!stored) break;
-      const record = Buffer.from(stored);
-      const logRecord = decodeLogRecord(key, record);
-      if (!logRecord.prev_checksum.equals(log.lastRecordChecksum)) {
-        throw new CorruptRecordError(key, "does not chain to this ledger's last record");
-      }
-      for (const event of logRecord.events) engine.replay(event, { owned: true });
-      log.appendRecord(logRecord, record);
-      this.copiedSeq = logRecord.last_seq;
+      this.copiedSeq = this.runtime.copyRecord(Buffer.from(stored)).last_seq;
       copied += 1;
     }
     return copied;

@@ -135,6 +135,11 @@ export class RemoteLedger implements LedgerCore {
     return this.client.visibleSeq();
   }
 
+  appliedSeqReached(seq: number, timeoutMs: number): Promise<boolean> {
+    if (this.client.visibleSeq() >= seq) return Promise.resolve(true);
+    return this.client.call('core', 'appliedSeqReached', [seq, timeoutMs]);
+  }
+
   listTransactions(offset: number, limit: number): Promise<TransactionRecord[]> {
     return this.client.call('core', 'listTransactions', [offset, limit]);
   }

@@ -1,11 +1,14 @@
 // `folio serve`: open the ledger in the data directory, serve the API, and shut down cleanly on
 // SIGTERM/SIGINT (stop accepting, let in-flight requests finish, make the log durable, exit 0). With
-// follow_data_dir it opens as a follower of that ledger's log, to be promoted by a control plane.
+// follow_data_dir it opens as a follower of that ledger's log, to be promoted by a control plane. With
+// replication.postgres_url it joins a replicated group instead (replicated-serve.ts, loaded only then,
+// with the PostgreSQL client it needs).
 
+import type http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { createApp } from '../http/app.js';
+import { createApp, type AppOptions, type FolioApp } from '../http/app.js';
 import { createHttpServer } from './http-server.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
@@ -13,8 +16,10 @@ import { Metrics } from '../http/metrics.js';
 import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import { CutoverControl } from './cutover-control.js';
-import { LedgerRuntime } from './ledger-runtime.js';
+import { LedgerRuntime, type RuntimeOptions } from './ledger-runtime.js';
 import { LogFollower } from './log-follower.js';
+import { nodeInspector } from './node-inspector.js';
+import { ChangeFeed } from './change-feed.js';
 import { snapshotAdmin } from './snapshot-admin.js';
 import { FOLIO_VERSION } from './version.js';
 
@@ -43,6 +48,16 @@ function backupPort(config: FolioConfig, copy: BackupCopier | undefined): Backup
   };
 }
 
+/** What serving needs beside the configuration, the same for a single node and a replicated one. */
+export interface ServeParts {
+  logger: pino.Logger;
+  destination: pino.DestinationStream & { flushSync(): void };
+  /** The options every runtime of this process opens with. */
+  runtimeOptions: RuntimeOptions;
+  /** A new app over `runtime`, with its own metrics. */
+  makeApp(runtime: LedgerRuntime, extra: Pick<AppOptions, 'replication' | 'inspector' | 'cutover'>): FolioApp;
+}
+
 export async function serve(config: FolioConfig, backupCopier?: BackupCopier): Promise<void> {
   const destination = pino.destination({ dest: 2, sync: false });
   const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, destination);
@@ -51,16 +66,27 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
     logger.flush();
     process.exit(70);
   };
-  let runtime: LedgerRuntime;
-  try {
-    runtime = await LedgerRuntime.open({
+  const parts: ServeParts = {
+    logger,
+    destination,
+    runtimeOptions: {
       dataDir: config.data_dir, onFatal: fatal, snapshots: config.snapshots, logger,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
-      follower: config.follow_data_dir !== '',
       settings: { queued_checks: config.transaction.enable_queued_checks },
-    });
+      hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
+    },
+    makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, extra),
+  };
+  if (config.replication.postgres_url !== '') {
+    const { serveReplicated } = await import('./replicated-serve.js');
+    await serveReplicated(config, parts);
+    return;
+  }
+  let runtime: LedgerRuntime;
+  try {
+    runtime = await LedgerRuntime.open({ ...parts.runtimeOptions, follower: config.follow_data_dir !== '' });
   } catch (error) {
     // What start-up logged (snapshots skipped on the way) must reach the operator before the exit.
     destination.flushSync();
@@ -70,41 +96,69 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
   const cutover = config.follow_data_dir === ''
     ? CutoverControl.forLeader(runtime)
     : CutoverControl.forFollower(runtime, LogFollower.start(runtime, config.follow_data_dir), config.follow_data_dir);
+  const app = parts.makeApp(runtime, { cutover, inspector: nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) })) });
+  warnAboutSettings(config, logger);
+  const server = createHttpServer(app, config.server);
+  await listen(server, config);
+  onShutdownSignals(config, logger, async () => {
+    app.beginShutdown();
+    await closeServer(server);
+    await cutover.close();
+    await runtime.close();
+  });
+}
+
+function makeApp(
+  config: FolioConfig, backupCopier: BackupCopier | undefined, runtime: LedgerRuntime, logger: pino.Logger,
+  extra: Pick<AppOptions, 'replication' | 'inspector' | 'cutover'>,
+): FolioApp {
   const metrics = new Metrics({
     queuedTransactions: () => runtime.view.queuedCount(),
     lookupBacklog: () => runtime.store.backlog,
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const app = createApp({
+  return createApp({
     core: runtime, logger, metrics, version: FOLIO_VERSION,
-    snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host, cutover,
-    tokenizationKey: tokenizationKey(config), backup: backupPort(config, backupCopier),
+    snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host,
+    tokenizationKey: tokenizationKey(config), backup: backupPort(config, backupCopier), feed: new ChangeFeed(runtime.log), ...extra,
   });
+}
+
+export function warnAboutSettings(config: FolioConfig, logger: pino.Logger): void {
   if (config.notifications.webhook_url !== '' && config.notifications.webhook_secret === '') {
     logger.warn('notifications.webhook_url is set without notifications.webhook_secret: notifications go out unsigned');
   }
   const warning = exposureWarning(config.server.host, config.server.secret_key);
   if (warning) logger.warn({ host: config.server.host }, warning);
-  const server = createHttpServer(app, config.server);
+}
+
+/** Listens where the configuration says and prints the address (tests and control planes read it). */
+export async function listen(server: http.Server, config: FolioConfig): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
   process.stdout.write(`listening on http://${address.address}:${address.port}\n`);
+  return address;
+}
 
+/** Stops accepting and waits for the requests under way (closing their connections after the grace). */
+export async function closeServer(server: http.Server): Promise<void> {
+  const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  clearTimeout(forced);
+}
+
+/** On SIGTERM, SIGINT (or standard input ending, when asked): `stop`, then exit 0. */
+export function onShutdownSignals(config: FolioConfig, logger: pino.Logger, stop: () => Promise<void>): void {
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    app.beginShutdown();
-    const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    clearTimeout(forced);
-    await cutover.close();
-    await runtime.close();
+    await stop();
     logger.info('stopped');
     logger.flush();
     process.exit(0);

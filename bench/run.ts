@@ -13,6 +13,7 @@ import { memoryBench } from './memory-bench.js';
 import { peersBench } from './peers-bench.js';
 import { queuedBench } from './queued-bench.js';
 import { reconBench } from './recon-bench.js';
+import { replicationBench } from './replication-bench.js';
 import { accessBench, indexBench, snapshotsBench } from './standalone-benches.js';
 import { formatTable, writeResult, type BenchResult } from './report.js';
 import { writeReport } from './results-report/write-report.js';
@@ -32,6 +33,7 @@ const BENCHES: Record<string, Bench> = {
   cloud: cloudBench,
   peers: peersBench,
   recon: reconBench,
+  replication: replicationBench,
 };
 
 function log(line: string): void {

@@ -29,6 +29,9 @@ commands:
   recon upload|start|status [--url URL]
                            reconciliation through a running server: upload a statement, start a run
                            and follow its progress, show a run (folio recon help for the options)
+  replication status [--config FILE] [--json]
+                           a replicated group as PostgreSQL holds it: the lease, the log's end, and
+                           every node's role, term, applied seq and lag (docs/operations.md)
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -64,6 +67,11 @@ async function main(argv: string[]): Promise<number> {
       return reconCommand(args, (name) => option(args, name));
     case 'reindex':
       return reindexCommand(loadConfig(option(args, '--config')), args);
+    case 'replication': {
+      // Loaded only here: no other command loads the PostgreSQL client.
+      const { replicationCommand } = await import('../ops/replication-command.js');
+      return replicationCommand(args, loadConfig(option(args, '--config')));
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -107,7 +115,7 @@ function exitWhenWritten(code: number): void {
 function isOperatorError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
   return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError'
-    || name === 'DataDirLockedError';
+    || name === 'DataDirLockedError' || name === 'SealError';
 }
 
 function operatorMessage(error: Error, command: string | undefined): string {

@@ -28,6 +28,7 @@ import {
 } from '../http/transaction-schemas.js';
 import { atQuerySchema, historyQuerySchema, snapshotQuerySchema } from '../http/routes/balance-history-routes.js';
 import { balanceIdentitySchema, balanceQuerySchema } from '../http/routes/balance-routes.js';
+import { eventsQuerySchema } from '../http/routes/event-routes.js';
 import type fc from 'fast-check';
 import type { FuzzJson, PoolName } from './fuzz-json.js';
 import { CURRENCIES, MONITOR_HINTS } from './field-hints.js';
@@ -157,6 +158,13 @@ const monitorId: ParamFill = { values: ['mon_0190d5a0-0000-7000-8000-00000000000
 const identityField: ParamFill = { values: ['firstName', 'first_name', 'EmailAddress', 'category', 'nope', ''] };
 const searchCollection: ParamFill = { values: ['transactions', 'balances', 'ledgers', 'identities', 'reconciliations', 'nope'] };
 
+const inspectQuery = z.object({
+  at_seq: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  wait_ms: z.coerce.number().int().min(0).max(20).optional(),
+  state_hash: z.enum(['true', 'false']).optional(),
+  lag_window_ms: z.coerce.number().int().min(1).max(3_600_000).optional(),
+});
+
 const declared = 'declared' as const;
 const exported = 'exported' as const;
 
@@ -257,6 +265,9 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/backup', weight: 1 },
   { method: 'POST', path: '/admin/snapshots', weight: 1 },
   { method: 'GET', path: '/admin/snapshots', weight: 2 },
+  { method: 'GET', path: '/events', query: eventsQuerySchema, schemaSource: exported, weight: 3 },
+  // The route's own schema lets a request wait up to 30 s for a seq; the fuzzer keeps its waits short.
+  { method: 'GET', path: '/admin/replication', query: inspectQuery, schemaSource: declared, weight: 2 },
 ];
 
 /** `METHOD /pattern` of a route, the form the router's layers and the access table use. */

@@ -28,6 +28,7 @@ export class HookOutboxStore {
   private readonly finished: Database<true, [number, string]>;
   /** The newest write not awaited where it was made; closing waits for it (writes commit in order). */
   private lastWrite: Promise<unknown> = Promise.resolve();
+  private readonly saveListeners: Array<(cursor: OutboxCursor) => void> = [];
 
   private constructor(dir: string) {
     this.env = open({ path: dir, maxDbs: 4, mapSize: MAP_BYTES });
@@ -84,6 +85,15 @@ export class HookOutboxStore {
     writes.push(this.meta.put(CURSOR_KEY, cursor));
     this.lastWrite = Promise.all(writes);
     await this.lastWrite;
+    for (const listener of this.saveListeners) listener(cursor);
+  }
+
+  /**
+   * Called with each cursor once it is saved (or reset): a replicated leader publishes it, so the node
+   * that takes over resumes delivery there instead of at the end of the log.
+   */
+  onSave(listener: (cursor: OutboxCursor) => void): void {
+    this.saveListeners.push(listener);
   }
 
   async reset(cursor: OutboxCursor): Promise<void> {
@@ -91,6 +101,7 @@ export class HookOutboxStore {
       this.finished.clearSync();
       void this.meta.put(CURSOR_KEY, cursor);
     });
+    for (const listener of this.saveListeners) listener(cursor);
   }
 
   async close(): Promise<void> {

@@ -6,9 +6,14 @@
 // sealed (AES-256-GCM) under a key that never enters the log: `secrets/hook-seal.key` in the data
 // directory (32 random bytes, made at first start, mode 0600). `folio backup` and `folio restore` carry
 // that file with the log; without it sealed secrets cannot be opened, deliveries of those hooks fail
-// (never go out unsigned), and rotating each hook's secret gives it a fresh one.
+// (never go out unsigned), and rotating each hook's secret gives it a fresh one. The nodes of a
+// replicated group share one key: each may have to sign after a failover, and a node whose key differs
+// is refused when it joins (app/replication-node.ts compares `fingerprint()`s, which reveal nothing of
+// the key). The key can be given in the configuration (hooks.seal_key, FOLIO_HOOK_SEAL_KEY), as the
+// master key is: it is then written to the key file at start (`provisionIn`), and a key file that holds
+// another key stops the start.
 
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -43,6 +48,32 @@ export class HookSecretSealer {
     const key = fs.readFileSync(file);
     if (key.length !== KEY_BYTES) throw new SealError(`${file} must hold ${KEY_BYTES} bytes, not ${key.length}`);
     return new HookSecretSealer(key);
+  }
+
+  /**
+   * Puts `key` in the data directory's key file when there is none; refuses (SealError) when the file
+   * holds another key, since secrets sealed with it could no longer be opened.
+   */
+  static provisionIn(dataDir: string, key: Buffer): void {
+    if (key.length !== KEY_BYTES) throw new SealError(`a hook sealing key is ${KEY_BYTES} bytes, not ${key.length}`);
+    const file = HookSecretSealer.keyFileIn(dataDir);
+    if (!fs.existsSync(file)) {
+      writeKeyFile(file, key);
+      return;
+    }
+    if (!fs.readFileSync(file).equals(key)) {
+      throw new SealError(`${file} holds another hook sealing key than hooks.seal_key (FOLIO_HOOK_SEAL_KEY): the hooks' secrets were sealed with the file's key`);
+    }
+  }
+
+  /** Whether the data directory has its key yet (it is made at a server's first start). */
+  static existsIn(dataDir: string): boolean {
+    return fs.existsSync(HookSecretSealer.keyFileIn(dataDir));
+  }
+
+  /** Names the key without revealing it: equal for two data directories that share one key. */
+  fingerprint(): string {
+    return createHmac('sha256', this.key).update('folio hook seal key fingerprint').digest('hex');
   }
 
   /** A fresh secret and its sealed form for the log. */

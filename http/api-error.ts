@@ -84,6 +84,15 @@ export const STATUS_BY_CODE = {
   // moving a ledger to a new process (http/routes/cutover-routes.ts)
   CUTOVER_FENCED: 503,
   CUTOVER_CONFLICT: 409,
+  // a replicated group (http/leader-redirect.ts, http/read-your-writes.ts, app/replication-node.ts)
+  REPL_NO_LEADER: 503,
+  REPL_NOT_LEADER: 503,
+  REPL_REJOINING: 503,
+  REPL_SEQ_INVALID: 400,
+  REPL_SEQ_NOT_APPLIED: 503,
+  // the change feed (http/routes/event-routes.ts)
+  FEED_CURSOR_INVALID: 400,
+  FEED_STREAMS_EXCEEDED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;

@@ -1,6 +1,7 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
 //   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
-//   loopback only) -> authentication -> cutover fence -> body reader -> API key mark on created records ->
+//   loopback only) -> authentication -> writes to the leader (a replicated node that does not lead) ->
+//   read-your-writes wait (X-Folio-Seq) -> cutover fence -> body reader -> API key mark on created records ->
 //   write backpressure -> routes (each behind its access check, see auth.ts)
 
 import { Router } from '@koa/router';
@@ -19,6 +20,11 @@ import { requestLog } from './request-log.js';
 import { ROUTER_OPTIONS } from './router-options.js';
 import { refuseWhenOverloaded } from './backpressure.js';
 import { refuseWhileShuttingDown } from './shutdown-guard.js';
+import { sendWritesToLeader } from './leader-redirect.js';
+import { waitForRequestedSeq } from './read-your-writes.js';
+import type { ReplicationInspector, ReplicationPort, ReplicationStatus } from './replication-port.js';
+import { replicationRoutes } from './routes/replication-routes.js';
+import { eventRoutes, type ChangeFeedPort, type FeedStreams } from './routes/event-routes.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
 import { balanceMonitorRoutes } from './routes/balance-monitor-routes.js';
 import { balanceRoutes } from './routes/balance-routes.js';
@@ -65,6 +71,12 @@ export interface AppOptions {
   backup?: BackupPort;
   /** The key identity fields are tokenized with (32 bytes); without it tokenization is refused. */
   tokenizationKey?: Buffer;
+  /** This node's replicated group; absent, the server is a single node. */
+  replication?: ReplicationPort;
+  /** GET /admin/replication (role, term, lag, state hash); absent, the route is not served. */
+  inspector?: ReplicationInspector;
+  /** GET /events, the change feed; absent, the route is not served. */
+  feed?: ChangeFeedPort;
 }
 
 export interface FolioApp {
@@ -74,6 +86,8 @@ export interface FolioApp {
   beginShutdown(): void;
   /** Last uses of API keys not yet written to the log. */
   apiKeyUsage: ApiKeyUsage;
+  /** Ends the change feed's open streams (their clients reconnect, to this node or another). */
+  endStreams(): void;
 }
 
 /** The shortest master key accepted: a short one can be guessed, and it can do everything. */
@@ -95,7 +109,11 @@ export function createApp(options: AppOptions): FolioApp {
   let shuttingDown = false;
 
   const router = new Router(ROUTER_OPTIONS);
-  systemRoutes(router, options.metrics, options.version);
+  const single = (): ReplicationStatus => ({ role: 'single', term: 0, applied_seq: options.core.visibleSeq() });
+  const replication = options.replication;
+  systemRoutes(router, options.metrics, options.version, replication ? () => replication.status() : single);
+  if (options.inspector) replicationRoutes(router, options.inspector);
+  const streams: FeedStreams | undefined = options.feed ? eventRoutes(router, options.feed) : undefined;
   docsRoutes(router, options.version);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
@@ -129,6 +147,8 @@ export function createApp(options: AppOptions): FolioApp {
   koa.use(refuseWhileShuttingDown(() => shuttingDown));
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
   koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage, router }));
+  if (replication) koa.use(sendWritesToLeader(replication));
+  koa.use(waitForRequestedSeq(options.core));
   if (options.cutover) koa.use(fenceGuard(options.cutover));
   koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax, uploadPaths: new Set([UPLOAD_PATH]) }));
   koa.use(markGeneratedBy());
@@ -142,7 +162,11 @@ export function createApp(options: AppOptions): FolioApp {
     apiKeyUsage,
     beginShutdown() {
       shuttingDown = true;
+      streams?.endAll();
       apiKeyUsage.flush();
+    },
+    endStreams() {
+      streams?.endAll();
     },
   };
 }

@@ -30,6 +30,11 @@ export interface LedgerCore {
   durable(seq: number): Promise<void>;
   /** The seq of the newest event the state reflects: what a read must wait for before answering. */
   visibleSeq(): number;
+  /**
+   * Resolves true once the state reflects `seq` (a standby applies the group's log as it comes), or
+   * false after `timeoutMs` (or at once, when too many requests wait already).
+   */
+  appliedSeqReached(seq: number, timeoutMs: number): Promise<boolean>;
   /** Newest transactions first. */
   listTransactions(offset: number, limit: number): Awaitable<TransactionRecord[]>;
   /**

@@ -1,17 +1,20 @@
 // Answering only with what is durable. The body is rendered the moment the handler has it (so it shows
 // the state as of `seq`), then the response waits until the log holds everything up to `seq` on disk.
-// A client therefore never sees a value that a crash could take back.
+// A client therefore never sees a value that a crash could take back. The answer carries the seq it
+// reflects in X-Folio-Seq, which a later request may send back to any node (read-your-writes.ts).
 
 import type Koa from 'koa';
 import { fromRejection } from './api-error.js';
 import { toJsonText } from '../wire/json-text.js';
 import type { LedgerCore } from './ledger-core.js';
+import { SEQ_HEADER } from './read-your-writes.js';
 import type { DryRunCommand, Outcome } from '../engine/ledger-engine.js';
 import type { Projection } from '../engine/projection.js';
 
 export async function respond(ctx: Koa.Context, core: LedgerCore, status: number, value: unknown, seq = core.visibleSeq()): Promise<void> {
   const body = toJsonText(value);
   await core.durable(seq);
+  ctx.set(SEQ_HEADER, String(seq));
   ctx.status = status;
   ctx.type = 'application/json';
   ctx.body = body;

@@ -140,6 +140,8 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'POST /admin/cutover/unfence': 'master',
   'GET /admin/cutover/status': 'master',
   'POST /admin/cutover/promote': 'master',
+  'GET /admin/replication': 'master',
+  'GET /events': 'master',
 };
 
 const MASTER: RouteAccess = { kind: 'master' };

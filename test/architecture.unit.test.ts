@@ -26,13 +26,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   index: SHARED,
   snapshots: SHARED,
   reconciliation: SHARED,
-  app: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation'],
-  ops: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'app'],
+  replication: SHARED,
+  app: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'replication'],
+  ops: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'replication', 'app'],
   cloud: [...SHARED, 'http', 'app'],
   // the HTTP fuzzer: drives the routes from their own schemas, so it reads http/ (and cloud/ for the
   // control plane's scopes) like a client would
   fuzz: [...SHARED, 'http', 'app', 'bench', 'cloud'],
-  bin: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'app', 'ops', 'cloud'],
+  bin: [...SHARED, 'wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'replication', 'app', 'ops', 'cloud'],
 };
 
 function sourcesOf(folder: string): string[] {

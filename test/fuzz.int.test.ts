@@ -14,6 +14,8 @@ import t from 'tap';
 import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { snapshotAdmin } from '../app/snapshot-admin.js';
 import { createApp } from '../http/app.js';
+import { ChangeFeed } from '../app/change-feed.js';
+import { nodeInspector } from '../app/node-inspector.js';
 import { Metrics } from '../http/metrics.js';
 import { createSender } from '../fuzz/fuzz-request.js';
 import { FuzzSession } from '../fuzz/fuzz-session.js';
@@ -59,7 +61,10 @@ t.test('every route the router registers is in the fuzz table, and every table e
   });
   const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
   // Every optional part on, so every route is registered.
-  const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32), snapshots: snapshotAdmin(runtime, dataDir) });
+  const app = createApp({
+    core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32), snapshots: snapshotAdmin(runtime, dataDir),
+    feed: new ChangeFeed(runtime.log), inspector: nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) })),
+  });
   const registered = new Set<string>();
   for (const layer of app.router.stack) {
     for (const method of layer.methods) if (method !== 'HEAD') registered.add(`${method} ${String(layer.path)}`);

@@ -15,7 +15,7 @@ t.test('GET /health and GET /metrics', async (t) => {
   const server = await openServer(t);
   const health = await server.request('GET', '/health');
   t.equal(health.status, 200);
-  t.same(health.body, { status: 'UP', version: 'test' });
+  t.same(health.body, { status: 'UP', version: 'test', role: 'single', term: 0, applied_seq: 1 }, 'a single node says so (replication off)');
   await server.request('POST', '/ledgers', { name: 'counted' });
   await server.request('GET', '/ledgers/ldg_missing');
   const metrics = await server.request('GET', '/metrics');

@@ -2,9 +2,16 @@
 // sooner when a record is full): that is the group commit. Records are keyed by the seq of their first
 // event and committed by lmdb-js on a libuv pool thread. With overlappingSync the fsync of one commit
 // runs while the next commit is written, so two records are in the pipeline at once (and no more:
-// events that arrive while both are busy wait for the next record); a record counts as durable only
-// when its own `flushed` promise resolves (separateFlushed), and `durable(seq)` resolves then. A failed
-// write is fatal: memory already holds events the disk does not, so the process must stop and replay.
+// events that arrive while both are busy wait for the next record; records_in_flight_max raises it);
+// a record counts as durable only when its own `flushed` promise resolves (separateFlushed), and
+// `durable(seq)` resolves then. A failed write is fatal: memory already holds events the disk does not,
+// so the process must stop and replay.
+//
+// With a replicator (replication on, this node leading) a sealed record is also handed to it, and it
+// counts as durable only once both its flush and its replication have reported: one gate, so every
+// reader of durable records (acknowledgements, lookups, index, hooks, snapshots) sees only what the
+// group has committed. A replication that fails is not fatal like a disk: the log stops taking events,
+// every waiter is refused with the replicator's error, and the owner (app/replication-node.ts) rejoins.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
@@ -29,6 +36,24 @@ export interface LmdbLogOptions {
   record_events_max?: number;
   /** Called once if a write fails; the process cannot continue safely. */
   onFatal?: (error: Error) => void;
+  /** Records being committed at once (RECORDS_IN_FLIGHT_MAX unless set). */
+  records_in_flight_max?: number;
+}
+
+/** A record as it was sealed, handed to a replicator: its seq range and its exact bytes. */
+export interface SealedRecord {
+  first_seq: number;
+  last_seq: number;
+  bytes: Buffer;
+}
+
+/**
+ * Where sealed records are committed beside the local disk (PostgreSQL, app/record-replicator.ts). Called
+ * once per sealed record, in log order; the promise resolves when the record is committed there and
+ * rejects when it is not (and will not be): the log then stops, see `replicationLost`.
+ */
+export interface RecordReplicator {
+  replicate(record: SealedRecord): Promise<void>;
 }
 
 const RECORD_EVENTS_MAX_DEFAULT = 10_000;
@@ -52,6 +77,8 @@ interface Deferred {
   record?: Buffer;
   /** Set when this record's own flush reported; it counts only once every earlier record has too. */
   flushed?: boolean;
+  /** Set when the replicator committed this record (or none was asked to). */
+  replicated?: boolean;
   stats?: CommitStats;
   promise: Promise<void>;
   resolve: () => void;
@@ -103,12 +130,17 @@ export class LmdbLog implements EventLog {
   private recordCacheEvents = 0;
   private readonly sealListeners: Array<(lastSeq: number) => void> = [];
   private readonly durableRecordListeners: Array<(record: DurableRecord) => void> = [];
+  private readonly recordsInFlightMax: number;
+  private replicator: RecordReplicator | undefined;
+  private readonly replicationLostListeners: Array<(error: Error) => void> = [];
 
   private constructor(options: LmdbLogOptions) {
     this.env = open({ path: options.dir, overlappingSync: true, separateFlushed: true, maxDbs: 4, mapSize: 1024 ** 3 });
     this.records = this.env.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
     this.recordEventsMax = options.record_events_max ?? RECORD_EVENTS_MAX_DEFAULT;
     this.onFatal = options.onFatal ?? ((error) => { throw error; });
+    this.recordsInFlightMax = options.records_in_flight_max ?? RECORDS_IN_FLIGHT_MAX;
+    assert(this.recordsInFlightMax >= 1, 'records_in_flight_max must be at least 1');
     const last = this.lastLogRecord();
     if (last) {
       this._appendedSeq = this._durableSeq = this.sealedSeq = last.last_seq;
@@ -195,7 +227,7 @@ export class LmdbLog implements EventLog {
   private seal(): void {
     if (this.pending.length === 0 || this.failure) return;
     // Sealed again as soon as a record in flight is durable (advanceDurable), unless the record is full.
-    if (this.inFlight.length >= RECORDS_IN_FLIGHT_MAX && this.pending.length < this.recordEventsMax) return;
+    if (this.inFlight.length >= this.recordsInFlightMax && this.pending.length < this.recordEventsMax) return;
     const events = this.pending;
     const firstSeq = this.sealedSeq + 1;
     this.pending = [];
@@ -215,7 +247,31 @@ export class LmdbLog implements EventLog {
     if (logRecord.first_seq !== this.sealedSeq + 1) throw new CorruptRecordError(logRecord.first_seq, `expected a record starting at seq ${this.sealedSeq + 1}`);
     if (!logRecord.prev_checksum.equals(this.lastChecksum)) throw new CorruptRecordError(logRecord.first_seq, 'does not chain to the record before it');
     this._appendedSeq = logRecord.last_seq;
-    this.write(logRecord.first_seq, logRecord.last_seq, record);
+    this.write(logRecord.first_seq, logRecord.last_seq, record, false);
+  }
+
+  /**
+   * From now on every record sealed is also committed through `replicator` before it counts as durable
+   * (a node that has just taken the lead). Nothing of this log's own may be waiting: what was sealed
+   * before came from the group (copied records) and is committed there already.
+   */
+  replicateTo(replicator: RecordReplicator): void {
+    assert(this.pending.length === 0, 'a replicator is installed before this log appends events of its own');
+    this.replicator = replicator;
+  }
+
+  /** Called once if the replicator refuses a record: the log has stopped taking events. */
+  onReplicationLost(listener: (error: Error) => void): void {
+    this.replicationLostListeners.push(listener);
+  }
+
+  /**
+   * Stops taking events and refuses every waiter with `error` (a leader whose lease ran out): nothing
+   * more is acknowledged. Records already on disk stay; those the group never committed are dropped on
+   * rejoining (log-rewind.ts).
+   */
+  stopAppending(error: Error): void {
+    this.replicationLost(error);
   }
 
   /** The checksum of the last record sealed: with appendedSeq, where this log's chain stands. */
@@ -223,8 +279,11 @@ export class LmdbLog implements EventLog {
     return this.lastChecksum;
   }
 
-  /** Hands a sealed record to LMDB; its waiters resolve once it and every record before it are on disk. */
-  private write(firstSeq: number, lastSeq: number, record: Buffer): void {
+  /**
+   * Hands a sealed record to LMDB (and to the replicator, for a record of this log's own); its waiters
+   * resolve once it and every record before it are on disk and replicated.
+   */
+  private write(firstSeq: number, lastSeq: number, record: Buffer, own = true): void {
     const waiter = this.pendingDeferred ?? deferred(lastSeq);
     waiter.lastSeq = lastSeq;
     this.pendingDeferred = undefined;
@@ -244,12 +303,23 @@ export class LmdbLog implements EventLog {
       },
       (error: Error) => this.failed(error),
     );
+    const replicator = own ? this.replicator : undefined;
+    if (!replicator) waiter.replicated = true;
+    else {
+      replicator.replicate({ first_seq: firstSeq, last_seq: lastSeq, bytes: record }).then(
+        () => {
+          waiter.replicated = true;
+          this.advanceDurable();
+        },
+        (error: Error) => this.replicationLost(error),
+      );
+    }
     for (const listener of this.sealListeners) listener(lastSeq);
   }
 
-  /** Moves the durable seq over every record whose flush has reported, in log order. */
+  /** Moves the durable seq over every record whose flush (and replication) has reported, in log order. */
   private advanceDurable(): void {
-    while (this.inFlight.length > 0 && (this.inFlight[0] as Deferred).flushed) {
+    while (this.inFlight.length > 0 && (this.inFlight[0] as Deferred).flushed && (this.inFlight[0] as Deferred).replicated) {
       const waiter = this.inFlight.shift() as Deferred;
       this._durableSeq = waiter.lastSeq;
       waiter.resolve();
@@ -266,10 +336,27 @@ export class LmdbLog implements EventLog {
 
   private failed(error: Error): void {
     if (this.failure) return;
+    this.stop(error);
+    this.onFatal(error);
+  }
+
+  /**
+   * The replicator refused a record: it, and everything sealed after it, will never be acknowledged.
+   * Unlike a disk failure the process goes on (the records on disk are intact); the owner drops what the
+   * group never committed when it rejoins.
+   */
+  private replicationLost(error: Error): void {
+    if (this.failure) return;
+    this.stop(error);
+    for (const listener of this.replicationLostListeners) listener(error);
+  }
+
+  private stop(error: Error): void {
     this.failure = error;
+    this.pending = [];
     for (const waiter of this.inFlight.splice(0)) waiter.reject(error);
     this.pendingDeferred?.reject(error);
-    this.onFatal(error);
+    this.pendingDeferred = undefined;
   }
 
   /** The record holding `seq`, or the first one after it. */
@@ -313,6 +400,12 @@ export class LmdbLog implements EventLog {
       this.recordCacheEvents -= old.events.length;
     }
     return logRecord;
+  }
+
+  /** The bytes of the record stored under `key` exactly as stored (a copy), if there is one. */
+  rawRecord(key: number): Buffer | undefined {
+    const bytes = this.records.getBinary(key);
+    return bytes ? Buffer.from(bytes) : undefined;
   }
 
   /** Decoded records from the one holding `seq` on, checked as `logRecords` does. */

@@ -5,12 +5,15 @@
 //                                            out of time, bytes Node's parser refuses (client-error.ts)
 //   loopback Host check, shutdown guard      every route
 //   authentication and the route's guard     every route that is not public (route-scopes.ts)
+//   writes to the leader                     writes that add to the log, on a replicated node (leader-redirect.ts)
+//   read-your-writes (X-Folio-Seq)           every route (read-your-writes.ts)
 //   body reader                              POST and PUT
 //   cutover fence and write backpressure     writes (not GET, not the POSTs that only read)
 //   schema validation                        routes with a body or query schema
 
 import { STATUS_BY_CODE, type ErrorCode } from '../api-error.js';
 import { isReadOnlyPost } from '../backpressure.js';
+import { isLeaderWrite } from '../leader-redirect.js';
 import { routeAccess } from '../route-scopes.js';
 import { CUTOVER_PATH_PREFIX } from '../routes/cutover-routes.js';
 import type { RouteDoc } from './route-docs.js';
@@ -22,6 +25,12 @@ export function errorCodesOf(method: string, path: string, doc: RouteDoc | undef
     for (const code of ['AUTH_MISSING_API_KEY', 'AUTH_INVALID_API_KEY', 'AUTH_EXPIRED_API_KEY'] as const) codes.add(code);
     codes.add(access.kind === 'master' ? 'AUTH_MASTER_KEY_REQUIRED' : 'AUTH_INSUFFICIENT_PERMISSIONS');
   }
+  if (isLeaderWrite(method, path)) {
+    codes.add('REPL_NO_LEADER');
+    codes.add('REPL_NOT_LEADER');
+  }
+  codes.add('REPL_SEQ_INVALID');
+  codes.add('REPL_SEQ_NOT_APPLIED');
   if (method === 'POST' || method === 'PUT') {
     for (const code of ['GEN_PAYLOAD_TOO_LARGE', 'GEN_UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   }

@@ -79,4 +79,11 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   SRCH_QUERY_TIMEOUT: 'the query took too long; narrow it or retry',
   CUTOVER_FENCED: 'this ledger is being moved to a new process; retry shortly',
   CUTOVER_CONFLICT: 'the ledger is not in the role or position the cutover step needs',
+  REPL_NO_LEADER: 'this node does not take writes and no leader is known right now; retry after Retry-After seconds',
+  REPL_NOT_LEADER: 'this node lost the lead before the write was committed: its outcome is unknown; retry it (with the same reference) after Retry-After seconds',
+  REPL_REJOINING: 'this node is rejoining its group and serves nothing until it has; retry after Retry-After seconds',
+  REPL_SEQ_INVALID: 'X-Folio-Seq must be a log seq, as an earlier answer gave it',
+  REPL_SEQ_NOT_APPLIED: 'this node has not applied the X-Folio-Seq asked for yet; retry after Retry-After seconds, or ask the leader',
+  FEED_CURSOR_INVALID: 'the cursor is not one the change feed gave out (a log seq)',
+  FEED_STREAMS_EXCEEDED: 'too many change feed streams are open on this node; retry after Retry-After seconds',
 };

@@ -18,6 +18,7 @@ import { answers, describeRoute } from '../openapi/route-docs.js';
 import type { Principal } from '../auth.js';
 import type { LedgerCore } from '../ledger-core.js';
 import { accepted, respond } from '../respond.js';
+import { SEQ_HEADER } from '../read-your-writes.js';
 import { firstUncovered } from '../scopes.js';
 import { validate } from '../validation.js';
 
@@ -96,6 +97,7 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
     if (current) refuseEscalation(principal, current.scopes, 'revoke');
     const { seq } = accepted(await core.run({ op: 'api_key.revoke', api_key_id: apiKeyId }));
     await core.durable(seq);
+    ctx.set(SEQ_HEADER, String(seq));
     ctx.status = 204;
   });
 }

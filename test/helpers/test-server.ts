@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
+import { ChangeFeed } from '../../app/change-feed.js';
+import { nodeInspector } from '../../app/node-inspector.js';
 import { snapshotAdmin } from '../../app/snapshot-admin.js';
 import type { SnapshotInfo } from '../../app/snapshot-service.js';
 import { createApp, type AppOptions } from '../../http/app.js';
@@ -55,7 +57,10 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
   const { snapshotRoutes, ...passed } = appOptions;
   const snapshots = snapshotRoutes ? snapshotAdmin(runtime, dataDir) : undefined;
-  const app = createApp({ core: runtime, logger, metrics, version: 'test', snapshots, ...passed });
+  const app = createApp({
+    core: runtime, logger, metrics, version: 'test', snapshots, feed: new ChangeFeed(runtime.log),
+    inspector: nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) })), ...passed,
+  });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;

@@ -1,0 +1,36 @@
+// GET /admin/replication's answers (http/routes/replication-routes.ts), for a single node and for a
+// replicated one alike: the node's status, what the replication node adds (phase, lease, lag), and on
+// request the state hash at the seq the node stands at, after waiting (bounded) for the seq asked for.
+// The hash of several nodes taken at one seq must be equal: that is what the kill test compares.
+
+import { InspectRefusal, type InspectOptions, type ReplicationInspection, type ReplicationInspector, type ReplicationStatus } from '../http/replication-port.js';
+import { stateHash } from '../snapshots/state-hash.js';
+import type { LedgerRuntime } from './ledger-runtime.js';
+
+export interface InspectedNode {
+  runtime: LedgerRuntime;
+  status(): ReplicationStatus;
+  details?(lagWindowMs?: number): Omit<ReplicationInspection, keyof ReplicationStatus>;
+}
+
+export function nodeInspector(node: () => InspectedNode | undefined): ReplicationInspector {
+  return {
+    async inspect(options: InspectOptions): Promise<ReplicationInspection> {
+      const current = node();
+      if (!current) throw new InspectRefusal('this node has no ledger open right now (it is rejoining its group)');
+      const { runtime } = current;
+      if (options.atSeq !== undefined) {
+        if (!(await runtime.appliedSeqReached(options.atSeq, options.waitMs))) {
+          throw new InspectRefusal(`this node did not reach seq ${options.atSeq} in ${options.waitMs} ms (it stands at ${runtime.visibleSeq()})`);
+        }
+        if (runtime.visibleSeq() !== options.atSeq) throw new InspectRefusal(`this node stands at seq ${runtime.visibleSeq()}, not ${options.atSeq}`);
+      }
+      const inspection: ReplicationInspection = { ...current.status(), ...current.details?.(options.lagWindowMs) };
+      if (options.stateHash) {
+        inspection.applied_seq = runtime.visibleSeq();
+        inspection.state_hash = stateHash(runtime.engine.state);
+      }
+      return inspection;
+    },
+  };
+}

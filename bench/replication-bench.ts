@@ -1,0 +1,185 @@
+// Bench `replication`: issue 30's table, in one run on this machine.
+//   - synchronous transfers over HTTP at `connections` connections against a single node (replication
+//     off) and against the leader of a two-node group on PostgreSQL (replication on), the two loads
+//     interleaved round by round (off, on, off, on, ...) so host drift cancels in the paired ratio; the
+//     p99 each time, and the p99 replication adds (paired);
+//   - the standby's apply lag (commit in PostgreSQL to applied on the standby) while the leader takes
+//     that load: the p99 of the records it applied during the round, the worst round reported;
+//   - failover: a steady load of synchronous transfers from clients that resend with their reference
+//     until answered, the leader SIGKILLed, the time from the kill to the first write acknowledged by the
+//     new leader; the killed node started again (it rejoins as a standby) before the next kill; the worst
+//     of the kills reported;
+//   - every write acknowledged during the kills looked up by reference on the final leader: the number
+//     missing (or recorded with another id) is the acknowledged writes lost.
+// Every load response must be 2xx (load.ts), so a throughput figure never counts refusals.
+
+import { GroupWriter, call, type Acknowledged } from './replication/group-client.js';
+import { ReplicatedGroup, type GroupNode } from './replication/replicated-group.js';
+import { runLoad, type LoadSummary } from './load.js';
+import type { BenchResult, Figure } from './report.js';
+import { expectJson, explainFailure, startFolio, type RunningServer } from './servers.js';
+import type { BenchSettings } from './settings.js';
+import { median } from './stats.js';
+
+export const RATIO_TARGET = 0.7;
+export const P99_ADDED_TARGET_MS = 3;
+export const FAILOVER_TARGET_MS = 5_000;
+export const LAG_P99_TARGET_MS = 250;
+
+const TRANSFER = {
+  source: '@bench-src', destination: '@bench-dst', precise_amount: 1, precision: 100, currency: 'USD',
+  description: 'replication bench', skip_queue: true,
+};
+const FUNDING = {
+  source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
+  currency: 'USD', allow_overdraft: true, skip_queue: true,
+};
+/** Clients writing during the kills (each waits for its answer, as a payment service would). */
+const FAILOVER_CLIENTS = 8;
+
+interface Round {
+  off: LoadSummary;
+  on: LoadSummary;
+  /** The standby's apply lag over the records it applied during the round. */
+  lag_p99_ms: number;
+  lag_samples: number;
+}
+
+export async function replicationBench(settings: BenchSettings, log: (line: string) => void): Promise<BenchResult> {
+  const rounds: Round[] = [];
+  let single: RunningServer | undefined;
+  let group: ReplicatedGroup | undefined;
+  let failing = false;
+  try {
+    single = await startFolio('replication-off');
+    group = await ReplicatedGroup.start({ nodes: 2, label: 'bench-replication', env: { FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn' } });
+    const leader = await group.waitForLeader(60_000);
+    const standby = group.nodes.find((node) => node !== leader) as GroupNode;
+    await group.waitForStandby(standby, 60_000);
+    for (const url of [single.url, leader.url as string]) {
+      await expectJson(url, 'POST', '/transactions', 201, FUNDING);
+      await expectJson(url, 'POST', '/transactions', 201, TRANSFER);
+    }
+    const body = JSON.stringify(TRANSFER);
+    const load = (title: string, url: string, seconds: number, pid?: number): Promise<LoadSummary> =>
+      runLoad({ title, url, path: '/transactions', body, connections: settings.connections, seconds, serverPid: pid });
+    const warmupSeconds = Math.min(5, settings.seconds);
+    log(`replication: warm-up ${warmupSeconds} s each`);
+    await load('off warm-up', single.url, warmupSeconds);
+    await load('on warm-up', leader.url as string, warmupSeconds);
+    for (let round = 1; round <= settings.rounds; round += 1) {
+      const off = await load(`off round ${round}`, single.url, settings.seconds, single.pid);
+      const started = performance.now();
+      const on = await load(`on round ${round}`, leader.url as string, settings.seconds, leader.child?.pid);
+      const lag = await lagOf(standby, performance.now() - started);
+      rounds.push({ off, on, lag_p99_ms: lag.p99, lag_samples: lag.samples });
+      log(`replication: round ${round} off ${off.requestsPerSecond.toFixed(0)} req/s p99 ${off.latencyP99Ms} ms; on ${on.requestsPerSecond.toFixed(0)} req/s p99 ${on.latencyP99Ms} ms; standby lag p99 ${lag.p99.toFixed(1)} ms`);
+    }
+    await single.stop();
+    single = undefined;
+    const kills = await failovers(group, settings.quick ? 1 : 3, log);
+    return result(settings, rounds, kills);
+  } catch (error) {
+    failing = true;
+    throw explainFailure(error, [single]);
+  } finally {
+    await single?.stop().catch((error: unknown) => {
+      if (!failing) throw error;
+    });
+    await group?.stop();
+  }
+}
+
+/** The standby's apply lag over the records it applied in the last `windowMs`, as it reports it. */
+async function lagOf(standby: GroupNode, windowMs: number): Promise<{ p99: number; samples: number }> {
+  const answer = await call(standby.url as string, 'GET', `/admin/replication?lag_window_ms=${Math.ceil(windowMs)}`);
+  const lag = answer.body?.lag_percentiles_ms as { p99: number; samples: number } | undefined;
+  if (!lag || lag.samples === 0) throw new Error(`the standby reported no apply lag for the round: ${JSON.stringify(answer.body)}`);
+  return { p99: Number(lag.p99), samples: Number(lag.samples) };
+}
+
+interface Kill {
+  killed: string;
+  successor: string;
+  first_acknowledged_ms: number;
+}
+
+/** Kills the leader `count` times under a steady load; returns each kill and the writes lost. */
+async function failovers(group: ReplicatedGroup, count: number, log: (line: string) => void): Promise<{ kills: Kill[]; acknowledged: number; lost: string[] }> {
+  const writer = new GroupWriter(group, 120_000);
+  let stopping = false;
+  let sent = 0;
+  const clients = Array.from({ length: FAILOVER_CLIENTS }, async (_, client) => {
+    while (!stopping) {
+      sent += 1;
+      await writer.transfer({
+        source: '@bench-world', destination: `@bench-fail${client}`, currency: 'USD', precise_amount: BigInt(1 + (sent % 1000)),
+        reference: `bench-kill-${process.pid}-${client}-${sent}`, allow_overdraft: true, skip_queue: true,
+      });
+    }
+  });
+  const acknowledgedAtLeast = (acks: number) => group.waitFor(`${acks} acknowledged`, 120_000, async () => (writer.acknowledged.length >= acks ? true : undefined));
+  const kills: Kill[] = [];
+  try {
+    for (let kill = 0; kill < count; kill += 1) {
+      await acknowledgedAtLeast(writer.acknowledged.length + 200);
+      const leader = await group.waitForLeader(60_000);
+      const killedAt = performance.now();
+      await group.kill(leader);
+      const first = await group.waitFor('a write acknowledged by the new leader', 120_000, async () =>
+        writer.acknowledged.find((ack: Acknowledged) => ack.at_ms > killedAt && ack.node_url !== leader.url));
+      const successor = group.nodes.find((node) => node.url === first.node_url)?.name ?? first.node_url;
+      kills.push({ killed: leader.name, successor, first_acknowledged_ms: first.at_ms - killedAt });
+      log(`replication: killed ${leader.name}; ${successor} acknowledged a write ${(first.at_ms - killedAt).toFixed(0)} ms later`);
+      await group.startNode(leader);
+      await group.waitForStandby(leader, 60_000);
+    }
+    await acknowledgedAtLeast(writer.acknowledged.length + 100);
+  } finally {
+    stopping = true;
+    await Promise.all(clients);
+  }
+  const leader = await group.waitForLeader(60_000);
+  const lost: string[] = [];
+  for (const ack of writer.acknowledged) {
+    const found = await call(leader.url as string, 'GET', `/transactions/reference/${encodeURIComponent(ack.transfer.reference)}`);
+    if (found.status !== 200 || found.body.transaction_id !== ack.transaction_id) lost.push(ack.transfer.reference);
+  }
+  log(`replication: ${writer.acknowledged.length} writes acknowledged over the kills, ${lost.length} lost`);
+  return { kills, acknowledged: writer.acknowledged.length, lost };
+}
+
+function result(settings: BenchSettings, rounds: Round[], failover: { kills: Kill[]; acknowledged: number; lost: string[] }): BenchResult {
+  const paired = (value: (round: Round) => number): number => median(rounds.map(value));
+  const figures: Figure[] = [
+    { label: 'replication off: transfers/s (median)', value: median(rounds.map((round) => round.off.requestsPerSecond)), unit: 'req/s' },
+    { label: 'replication on: transfers/s (median)', value: median(rounds.map((round) => round.on.requestsPerSecond)), unit: 'req/s' },
+    {
+      label: 'on / off, transfers/s (paired rounds)', value: paired((round) => round.on.requestsPerSecond / round.off.requestsPerSecond), unit: 'ratio', digits: 2,
+      target: { op: '>=', value: RATIO_TARGET },
+    },
+    { label: `replication off: p99 at ${settings.connections} connections`, value: median(rounds.map((round) => round.off.latencyP99Ms)), unit: 'ms' },
+    { label: `replication on: p99 at ${settings.connections} connections`, value: median(rounds.map((round) => round.on.latencyP99Ms)), unit: 'ms' },
+    {
+      label: 'p99 added by replication (paired rounds)', value: paired((round) => round.on.latencyP99Ms - round.off.latencyP99Ms), unit: 'ms', digits: 1,
+      target: { op: '<=', value: P99_ADDED_TARGET_MS },
+    },
+    {
+      label: 'leader SIGKILL to first acknowledged write on the new leader (worst)', value: Math.max(...failover.kills.map((kill) => kill.first_acknowledged_ms)), unit: 'ms',
+      target: { op: '<=', value: FAILOVER_TARGET_MS }, note: `${failover.kills.length} kills`,
+    },
+    {
+      label: 'standby apply lag p99 at the leader\'s maximum rate (worst round)', value: Math.max(...rounds.map((round) => round.lag_p99_ms)), unit: 'ms', digits: 1,
+      target: { op: '<=', value: LAG_P99_TARGET_MS },
+    },
+    {
+      label: 'acknowledged writes lost over the kills', value: failover.lost.length, unit: 'writes',
+      target: { op: '<=', value: 0 }, note: `of ${failover.acknowledged}; the kill test in npm test checks the same (test/replication-failover.int.test.ts)`,
+    },
+  ];
+  return {
+    name: 'replication',
+    figures,
+    details: { connections: settings.connections, seconds_per_round: settings.seconds, rounds, kills: failover.kills, lost: failover.lost.slice(0, 20) },
+  };
+}

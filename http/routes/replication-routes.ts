@@ -1,0 +1,52 @@
+// GET /admin/replication (master key): this node's account of itself in its group: role, term, applied
+// seq, the lease as it last read it, its apply lag, and on request the state hash. `at_seq=N` first waits
+// up to `wait_ms` (0 unless given, at most INSPECT_WAIT_MS_MAX) until the node has applied N, and then
+// answers only if it stands exactly at N, so the hashes of several nodes can be compared at one seq. A
+// single node answers too (role single).
+
+import type { Router } from '@koa/router';
+import { z } from 'zod';
+import { ApiError } from '../api-error.js';
+import { answers, describeRoute } from '../openapi/route-docs.js';
+import { validate } from '../validation.js';
+import { InspectRefusal, type ReplicationInspector } from '../replication-port.js';
+
+/** The longest an inspection waits for the seq it asks about. */
+export const INSPECT_WAIT_MS_MAX = 30_000;
+
+export const inspectQuerySchema = z.object({
+  at_seq: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  wait_ms: z.coerce.number().int().min(0).max(INSPECT_WAIT_MS_MAX).optional(),
+  state_hash: z.enum(['true', 'false']).optional(),
+  lag_window_ms: z.coerce.number().int().min(1).max(3_600_000).optional(),
+});
+
+const inspectionSchema = z.object({
+  role: z.enum(['leader', 'standby', 'single']),
+  term: z.number().int(),
+  applied_seq: z.number().int(),
+  leader: z.object({ name: z.string(), url: z.string() }).optional(),
+  lag_ms: z.number().optional(),
+  node: z.string().optional(),
+  phase: z.string().optional(),
+  lease: z.object({ term: z.number().int(), holder: z.string(), url: z.string(), expires_in_ms: z.number() }).optional(),
+  lag_percentiles_ms: z.object({ p50: z.number(), p99: z.number(), max: z.number(), samples: z.number().int() }).optional(),
+  state_hash: z.string().optional(),
+});
+
+export function replicationRoutes(router: Router, inspector: ReplicationInspector): void {
+  describeRoute(router, 'GET /admin/replication', {
+    tag: 'Operations', summary: "This node in its replication group (at_seq waits until applied; state_hash adds the state's hash)", query: inspectQuerySchema,
+    answers: answers(200, 'The node', inspectionSchema, { role: 'leader', term: 3, applied_seq: 120, node: 'node-a', phase: 'leader' }),
+    errors: ['GEN_CONFLICT'],
+  });
+  router.get('/admin/replication', async (ctx) => {
+    const query = validate(inspectQuerySchema, ctx.query);
+    try {
+      ctx.body = await inspector.inspect({ atSeq: query.at_seq, waitMs: query.wait_ms ?? 0, stateHash: query.state_hash === 'true', lagWindowMs: query.lag_window_ms });
+    } catch (error) {
+      if (error instanceof InspectRefusal) throw new ApiError('GEN_CONFLICT', error.message);
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,204 @@
+// The replication SQL against a real PostgreSQL, and a rejoining node's alignment against a real ledger:
+//   - appends land only under the current term and right after the log's end; a term taken while a
+//     leader pipelines appends either waits for them or refuses them, so every record of the old term
+//     precedes every record of the new, and the new leader, reading to the end after taking the term,
+//     sees them all; two nodes trying for the same term: one gets it; renewals only by the holder;
+//   - alignment drops the tail the group never committed, and the lookups, the query index and the
+//     snapshots follow: the dropped transfers are not found by id, by reference, by filter, a snapshot
+//     taken after them is gone, and their references are free again; a log that differs from the group's
+//     from its first record, or by more than the limit, is refused with nothing dropped.
+
+import pg from 'pg';
+import t from 'tap';
+import { startPostgres } from '../bench/postgres/postgres-server.js';
+import { alignWithGroup, DivergedLogError } from '../app/log-alignment.js';
+import { readLease, renewLease, takeLease } from '../replication/lease-store.js';
+import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres-client.js';
+import { AppendRefused, appendRecord, logEnd, termsInLog } from '../replication/postgres-log-store.js';
+import { ensureSchema } from '../replication/replication-schema.js';
+import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
+import { snapshotNow, startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
+
+const postgres = await startPostgres({ label: 'repl-store', settings: { max_connections: '30', shared_buffers: '16MB' } });
+t.teardown(() => postgres.stop());
+
+const open = (name: string, pipeline = false) => connectPostgres({ url: postgres.url, limits: DEFAULT_CONNECTION_LIMITS, application_name: name, pipeline });
+
+async function freshSchema(): Promise<void> {
+  const client = new pg.Client({ connectionString: postgres.url });
+  await client.connect();
+  await client.query('DROP TABLE IF EXISTS folio_log, folio_lease, folio_nodes, folio_group');
+  await client.end();
+  const schema = await open('schema');
+  await ensureSchema(schema);
+  await schema.end();
+}
+
+const holder = (name: string) => ({ holder: `${name}/test`, name, url: `http://${name}.invalid` });
+const bytes = (seq: number) => Buffer.alloc(48, seq % 251);
+
+t.test('the schema is made once by nodes starting together', async (t) => {
+  const clients = await Promise.all([open('one'), open('two'), open('three')]);
+  const plain = new pg.Client({ connectionString: postgres.url });
+  await plain.connect();
+  await plain.query('DROP TABLE IF EXISTS folio_log, folio_lease, folio_nodes, folio_group');
+  await plain.end();
+  await Promise.all(clients.map((client) => ensureSchema(client)));
+  const lease = await readLease(clients[0]!);
+  t.equal(lease.term, 0, 'the lease starts at term 0, held by nobody');
+  t.equal(lease.holder, '');
+  await Promise.all(clients.map((client) => client.end()));
+});
+
+t.test('appends land only under the current term and right after the end', async (t) => {
+  await freshSchema();
+  const client = await open('leader');
+  t.teardown(() => client.end());
+  t.equal(await takeLease(client, 0, holder('a'), 60_000), 1, 'the first term');
+  await appendRecord(client, { term: 1, first_seq: 1, last_seq: 3, previous_first_seq: 0, bytes: bytes(1) });
+  await appendRecord(client, { term: 1, first_seq: 4, last_seq: 4, previous_first_seq: 1, bytes: bytes(4) });
+  await t.rejects(appendRecord(client, { term: 2, first_seq: 5, last_seq: 5, previous_first_seq: 4, bytes: bytes(5) }), AppendRefused, 'a term that is not current');
+  await t.rejects(appendRecord(client, { term: 1, first_seq: 6, last_seq: 6, previous_first_seq: 4, bytes: bytes(6) }), AppendRefused, 'a gap');
+  await t.rejects(appendRecord(client, { term: 1, first_seq: 5, last_seq: 5, previous_first_seq: 1, bytes: bytes(5) }), AppendRefused, 'a record that does not follow the last one');
+  await t.rejects(appendRecord(client, { term: 1, first_seq: 4, last_seq: 4, previous_first_seq: 1, bytes: bytes(4) }), /duplicate key/, 'a second record at a position');
+  t.same((await logEnd(client))?.last_seq, 4, 'the log ends where the landed appends put it');
+  t.equal(await renewLease(client, 1, 'b/test', 60_000), false, 'only the holder renews');
+  t.equal(await renewLease(client, 1, 'a/test', 60_000), true);
+  t.equal(await takeLease(client, 1, holder('b'), 60_000), undefined, 'a live lease is not taken');
+});
+
+t.test('a term taken while a leader pipelines appends: the old term ends before the new one begins', async (t) => {
+  for (let round = 0; round < 5; round += 1) {
+    await freshSchema();
+    const control = await open('control');
+    const leader = await open('leader', true);
+    const taker = await open('taker');
+    const rival = await open('rival');
+    t.equal(await takeLease(control, 0, holder('a'), 60_000), 1);
+    let previous = 0;
+    const outcomes: Array<Promise<string>> = [];
+    let refused = false;
+    const pipelining = (async () => {
+      // Appends keep going out, pipelined (eight on the wire at a time), until one is refused.
+      for (let first = 1; !refused && first <= 5_000; first += 1) {
+        const outcome = appendRecord(leader, { term: 1, first_seq: first, last_seq: first, previous_first_seq: previous, bytes: bytes(first) })
+          .then(() => 'landed', (error: Error) => {
+            refused = true;
+            return error.name;
+          });
+        outcomes.push(outcome);
+        previous = first;
+        if (outcomes.length >= 8) await outcomes[outcomes.length - 8];
+      }
+    })();
+    // Once some appends have landed, the lease lapses and two nodes try for the next term at once.
+    const after = 10 + round * 7;
+    while (outcomes.length <= after) await new Promise((resolve) => setImmediate(resolve));
+    await outcomes[after];
+    await control.query('UPDATE folio_lease SET expires_at = clock_timestamp()');
+    const seen = (await readLease(taker)).term;
+    const [mine, theirs] = await Promise.all([
+      takeLease(taker, seen, holder('b'), 60_000),
+      takeLease(rival, seen, holder('c'), 60_000),
+    ]);
+    t.equal([mine, theirs].filter((term) => term !== undefined).length, 1, `round ${round}: of two nodes trying for the next term, one gets it`);
+    const taken = await readLease(taker);
+    const newLeader = taken.holder === 'b/test' ? taker : rival;
+    const endAfterTake = (await logEnd(newLeader))?.last_seq ?? 0;
+    await pipelining;
+    const results = await Promise.all(outcomes);
+    const landed = results.filter((result) => result === 'landed').length;
+    t.same(results.slice(0, landed), Array(landed).fill('landed'), `round ${round}: the old leader's appends land as a prefix (${landed}), then are refused`);
+    t.equal(endAfterTake, landed, `round ${round}: read after the take, the log ends at the last of them`);
+    await appendRecord(newLeader, { term: taken.term, first_seq: endAfterTake + 1, last_seq: endAfterTake + 1, previous_first_seq: endAfterTake, bytes: bytes(0) });
+    const terms = await termsInLog(newLeader);
+    t.same(terms.map((range) => range.term), landed > 0 ? [1, 2] : [2], `round ${round}: one term after the other`);
+    await Promise.all([control, leader, taker, rival].map((client) => client.end()));
+  }
+});
+
+async function transfer(server: TestServer, reference: string, amount: number): Promise<string> {
+  const response = await server.request('POST', '/transactions', {
+    precise_amount: amount, currency: 'USD', source: '@world', destination: '@rejoin', allow_overdraft: true, skip_queue: true, reference,
+  });
+  if (response.status !== 201) throw new Error(`transfer ${reference}: ${response.status} ${response.text}`);
+  return response.body.transaction_id as string;
+}
+
+async function filteredReferences(server: TestServer): Promise<string[]> {
+  const response = await server.request('POST', '/transactions/filter', { limit: 100, filters: [] });
+  if (response.status !== 200) throw new Error(`filter: ${response.status} ${response.text}`);
+  return response.body.data.map((record: { reference: string }) => record.reference).sort();
+}
+
+/** Waits until the lookups and the index hold everything appended (they write behind the log). */
+async function settled(server: TestServer): Promise<void> {
+  const end = server.runtime.log.appendedSeq;
+  await server.runtime.durable(end);
+  for (let tries = 0; server.runtime.store.checkpoint < end || (server.runtime.query?.checkpointSeq ?? end) < end; tries += 1) {
+    if (tries > 2_000) throw new Error('lookups or index did not catch up');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+t.test('a rejoining node drops the tail the group never committed, and its lookups, index and snapshots follow', async (t) => {
+  await freshSchema();
+  const dataDir = tempDataDir('repl-align');
+  let server = await startTestServer({ dataDir, snapshots: { every_events: 0, every_seconds: 0, keep: 5 } });
+  const kept = [await transfer(server, 'kept-1', 100), await transfer(server, 'kept-2', 200), await transfer(server, 'kept-3', 300)];
+  await settled(server);
+  const committedSeq = server.runtime.log.appendedSeq;
+  const balanceAtCommit = (await server.request('GET', '/balances/indicator/@rejoin/currency/USD')).body.balance;
+  // The group commits everything up to here, record by record, as the leader's replicator would.
+  const client = await open('align');
+  t.teardown(() => client.end());
+  t.equal(await takeLease(client, 0, holder('a'), 60_000), 1);
+  let previous = 0;
+  for (const logRecord of server.runtime.log.logRecords(1)) {
+    await appendRecord(client, { term: 1, first_seq: logRecord.first_seq, last_seq: logRecord.last_seq, previous_first_seq: previous, bytes: server.runtime.log.rawRecord(logRecord.first_seq)! });
+    previous = logRecord.first_seq;
+  }
+  // Then two more, written here but never committed by the group, seen by the lookups and the index, and
+  // a snapshot taken after them.
+  const dropped = [await transfer(server, 'lost-4', 400), await transfer(server, 'lost-5', 500)];
+  await settled(server);
+  t.same(await filteredReferences(server), ['kept-1', 'kept-2', 'kept-3', 'lost-4', 'lost-5'], 'before: the index holds all five');
+  await snapshotNow(server);
+  await server.stop();
+
+  const alignment = await alignWithGroup(dataDir, client, 64);
+  t.equal(alignment.records_dropped, 2, 'the two records the group never committed are dropped');
+  t.equal(alignment.dropped_after_seq, committedSeq, 'after the last committed seq');
+  t.equal(alignment.snapshots_removed, 1, 'with the snapshot taken after them');
+  t.same(listSnapshots(snapshotDirectoryIn(dataDir)).filter((entry) => entry.seq > committedSeq), [], 'no snapshot of the dropped history is left');
+
+  server = await startTestServer({ dataDir });
+  t.teardown(() => server.stop());
+  t.equal(server.runtime.log.appendedSeq, committedSeq, 'the log ends at the committed seq');
+  for (const id of dropped) t.equal((await server.request('GET', `/transactions/${id}`)).status, 404, `dropped ${id} is not found by id`);
+  t.equal((await server.request('GET', '/transactions/reference/lost-4')).status, 404, 'nor by reference');
+  for (const id of kept) t.equal((await server.request('GET', `/transactions/${id}`)).status, 200, `kept ${id} is found`);
+  t.equal((await server.request('GET', '/balances/indicator/@rejoin/currency/USD')).body.balance, balanceAtCommit, 'the balance is as the group committed it');
+  await settled(server);
+  t.same(await filteredReferences(server), ['kept-1', 'kept-2', 'kept-3'], 'the index holds only what was committed');
+  await transfer(server, 'lost-4', 401);
+  t.pass('a dropped transfer\'s reference is free again');
+});
+
+t.test('a log of another history is refused, and nothing is dropped', async (t) => {
+  await freshSchema();
+  const client = await open('other');
+  t.teardown(() => client.end());
+  const dataDir = tempDataDir('repl-other');
+  const server = await startTestServer({ dataDir });
+  for (let index = 0; index < 5; index += 1) await transfer(server, `other-${index}`, 10 + index);
+  const end = server.runtime.log.appendedSeq;
+  await server.stop();
+  t.equal(await takeLease(client, 0, holder('z'), 60_000), 1);
+  for (let seq = 1; seq <= 3; seq += 1) await appendRecord(client, { term: 1, first_seq: seq, last_seq: seq, previous_first_seq: seq - 1, bytes: bytes(seq) });
+  await t.rejects(alignWithGroup(dataDir, client, 64), DivergedLogError, 'differing from the first record: refused');
+  await t.rejects(alignWithGroup(dataDir, client, 2), DivergedLogError, 'more to drop than the limit: refused');
+  const reopened = await startTestServer({ dataDir });
+  t.equal(reopened.runtime.log.appendedSeq, end, 'the local log is untouched');
+  await reopened.stop();
+});
