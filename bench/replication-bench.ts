@@ -31,7 +31,7 @@ const TRANSFER = {
   description: 'replication bench', skip_queue: true,
 };
 const FUNDING = {
-  source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
+  description: 'test', source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
   currency: 'USD', allow_overdraft: true, skip_queue: true,
 };
 /** Clients writing during the kills (each waits for its answer, as a payment service would). */
@@ -113,7 +113,7 @@ async function failovers(group: ReplicatedGroup, count: number, log: (line: stri
     while (!stopping) {
       sent += 1;
       await writer.transfer({
-        source: '@bench-world', destination: `@bench-fail${client}`, currency: 'USD', precise_amount: BigInt(1 + (sent % 1000)),
+        description: 'test', source: '@bench-world', destination: `@bench-fail${client}`, currency: 'USD', precise_amount: BigInt(1 + (sent % 1000)),
         reference: `bench-kill-${process.pid}-${client}-${sent}`, allow_overdraft: true, skip_queue: true,
       });
     }

@@ -64,7 +64,7 @@ t.test('the change feed delivers every committed change exactly once across reco
   const load = (async () => {
     for (; written < total; written += 1) {
       const transfer: Transfer = {
-        source: '@world', destination: `@feed${written % 4}`, currency: 'USD', precise_amount: BigInt(1 + written),
+        description: 'test', source: '@world', destination: `@feed${written % 4}`, currency: 'USD', precise_amount: BigInt(1 + written),
         reference: `feed-${written}`, allow_overdraft: true, skip_queue: true,
       };
       await writer.transfer(transfer);

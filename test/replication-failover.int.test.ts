@@ -22,7 +22,7 @@ function transferFor(rng: SeededRandom, reference: string): Transfer {
   const source = rng.chance(0.3) ? '@world' : rng.pick(MEMBERS);
   const destination = rng.pick(MEMBERS.filter((name) => name !== source));
   return {
-    source, destination, currency: rng.pick(CURRENCIES), precise_amount: BigInt(rng.between(1, 50_000)), reference,
+    description: 'test', source, destination, currency: rng.pick(CURRENCIES), precise_amount: BigInt(rng.between(1, 50_000)), reference,
     allow_overdraft: true, skip_queue: true,
   };
 }

@@ -28,7 +28,7 @@ t.test('hook deliveries the old leader never made are made by the new one, signe
   const sent: string[] = [];
   for (let index = 0; index < 12; index += 1) {
     const ack = await writer.transfer({
-      source: '@world', destination: '@hooked', currency: 'USD', precise_amount: BigInt(100 + index), reference: `hook-${index}`, allow_overdraft: true, skip_queue: true,
+      description: 'test', source: '@world', destination: '@hooked', currency: 'USD', precise_amount: BigInt(100 + index), reference: `hook-${index}`, allow_overdraft: true, skip_queue: true,
     });
     sent.push(ack!.transaction_id);
   }

@@ -15,7 +15,7 @@ async function fillSingleNode(dataDir: string, references: string[], env: Record
   const acknowledged: Acknowledged[] = [];
   try {
     for (const reference of references) {
-      const transfer = { source: '@world', destination: '@old', currency: 'USD', precise_amount: 250n, reference, allow_overdraft: true as const, skip_queue: true as const };
+      const transfer = { description: 'test', source: '@world', destination: '@old', currency: 'USD', precise_amount: 250n, reference, allow_overdraft: true as const, skip_queue: true as const };
       const answer = await call(server.url, 'POST', '/transactions', transfer);
       if (answer.status !== 201) throw new Error(`single node: ${answer.status}`);
       acknowledged.push({ transfer, transaction_id: answer.body.transaction_id, seq: 0, status: 201, node_url: server.url, at_ms: 0 });

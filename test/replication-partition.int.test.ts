@@ -23,7 +23,7 @@ let references = 0;
 function transfer(source: string, destination: string, amount: number): Transfer {
   references += 1;
   return {
-    source, destination, currency: 'USD', precise_amount: BigInt(amount), reference: `partition-${process.pid}-${references}`,
+    description: 'test', source, destination, currency: 'USD', precise_amount: BigInt(amount), reference: `partition-${process.pid}-${references}`,
     allow_overdraft: true, skip_queue: true,
   };
 }

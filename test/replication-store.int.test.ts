@@ -119,7 +119,7 @@ t.test('a term taken while a leader pipelines appends: the old term ends before 
 
 async function transfer(server: TestServer, reference: string, amount: number): Promise<string> {
   const response = await server.request('POST', '/transactions', {
-    precise_amount: amount, currency: 'USD', source: '@world', destination: '@rejoin', allow_overdraft: true, skip_queue: true, reference,
+    description: 'test', precise_amount: amount, currency: 'USD', source: '@world', destination: '@rejoin', allow_overdraft: true, skip_queue: true, reference,
   });
   if (response.status !== 201) throw new Error(`transfer ${reference}: ${response.status} ${response.text}`);
   return response.body.transaction_id as string;

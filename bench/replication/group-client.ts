@@ -32,6 +32,7 @@ export async function call(url: string, method: string, route: string, body?: un
 }
 
 export interface Transfer {
+  description: string;
   source: string;
   destination: string;
   currency: string;
