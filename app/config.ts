@@ -1,7 +1,9 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
 // server.headers_timeout_ms (FOLIO_HEADERS_TIMEOUT_MS), server.request_timeout_ms (FOLIO_REQUEST_TIMEOUT_MS),
-// server.connections_max (FOLIO_CONNECTIONS_MAX) (http/server-limits.ts),
+// server.connections_max (FOLIO_CONNECTIONS_MAX) (http/server-limits.ts), server.workers (FOLIO_WORKERS: the
+// HTTP worker threads, default the machine's cores minus one and at least one; 0 serves HTTP on the
+// engine's thread; app/http-workers.ts),
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
 // hooks.allow_private_networks, hooks.seal_key (FOLIO_HOOK_SEAL_KEY), notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
 // (FOLIO_WEBHOOK_SECRET), notifications.webhook_headers (FOLIO_WEBHOOK_HEADERS, a JSON object, as Blnk's
@@ -31,9 +33,17 @@ import {
 } from '../hooks/notifications.js';
 import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from './snapshot-service.js';
 
+/** HTTP worker threads at most: beyond the cores of any machine Folio runs on, each only costs memory. */
+export const WORKERS_MAX = 64;
+
+/** One worker per core but the engine's, and at least one. */
+export function defaultWorkers(): number {
+  return Math.min(WORKERS_MAX, Math.max(1, os.availableParallelism() - 1));
+}
+
 export interface FolioConfig {
   /** The connection limits: request deadlines and open connections (http/server-limits.ts). */
-  server: { host: string; port: number; secret_key: string } & ConnectionLimits;
+  server: { host: string; port: number; secret_key: string; workers: number } & ConnectionLimits;
   data_dir: string;
   log_level: string;
   snapshots: SnapshotSchedule;
@@ -75,7 +85,7 @@ export const LEASE_MS_MAX = 60_000;
 const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 export const DEFAULT_CONFIG: FolioConfig = {
-  server: { host: '127.0.0.1', port: 5001, secret_key: '', ...DEFAULT_CONNECTION_LIMITS },
+  server: { host: '127.0.0.1', port: 5001, secret_key: '', workers: defaultWorkers(), ...DEFAULT_CONNECTION_LIMITS },
   data_dir: './data',
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
@@ -99,6 +109,7 @@ const fileSchema = z.object({
     headers_timeout_ms: z.number().int().min(1).optional(),
     request_timeout_ms: z.number().int().min(1).optional(),
     connections_max: z.number().int().min(1).optional(),
+    workers: z.number().int().min(0).max(WORKERS_MAX).optional(),
   }).optional(),
   data_dir: z.string().min(1).optional(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
@@ -140,6 +151,7 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_HEADERS_TIMEOUT_MS) config.server.headers_timeout_ms = parseWhole('FOLIO_HEADERS_TIMEOUT_MS', env.FOLIO_HEADERS_TIMEOUT_MS);
   if (env.FOLIO_REQUEST_TIMEOUT_MS) config.server.request_timeout_ms = parseWhole('FOLIO_REQUEST_TIMEOUT_MS', env.FOLIO_REQUEST_TIMEOUT_MS);
   if (env.FOLIO_CONNECTIONS_MAX) config.server.connections_max = parseWhole('FOLIO_CONNECTIONS_MAX', env.FOLIO_CONNECTIONS_MAX);
+  if (env.FOLIO_WORKERS !== undefined && env.FOLIO_WORKERS !== '') config.server.workers = parseWorkers(env.FOLIO_WORKERS);
   if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
   if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
   if (env.FOLIO_FOLLOW_DATA_DIR) config.follow_data_dir = env.FOLIO_FOLLOW_DATA_DIR;
@@ -286,6 +298,12 @@ function parsePort(text: string): number {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`FOLIO_PORT must be 0-65535, not ${text}`);
   return port;
+}
+
+function parseWorkers(text: string): number {
+  const workers = Number(text);
+  if (!/^[0-9]{1,3}$/.test(text) || workers > WORKERS_MAX) throw new ConfigError(`FOLIO_WORKERS must be 0-${WORKERS_MAX}, not ${text}`);
+  return workers;
 }
 
 function parseCount(name: string, text: string, min: number): number {

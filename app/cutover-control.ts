@@ -50,8 +50,19 @@ export class CutoverControl implements CutoverPort {
     return this._fenced;
   }
 
-  writeStarted(): void {
+  writeStarted(): boolean {
+    if (this._fenced) return false;
     this.writesInFlight += 1;
+    return true;
+  }
+
+  /**
+   * Whether a command may append now: unfenced, or fenced while writes that started before it are still
+   * finishing (the fence answers only once they have). For the engine's thread (engine-host.ts), where a
+   * worker's view of the fence may be a moment old.
+   */
+  get appendsAllowed(): boolean {
+    return !this._fenced || this.writesInFlight > 0;
   }
 
   writeEnded(): void {

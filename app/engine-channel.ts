@@ -15,9 +15,12 @@ export const CALLABLE = {
   query: ['filter', 'search', 'balanceAt', 'balanceChanges', 'reindexStatus', 'startReindex'],
   reconciliation: ['startBackground', 'runInstant', 'record', 'dryRun', 'matches', 'unmatched'],
   snapshots: ['snapshotNow', 'list'],
-  cutover: ['fence', 'unfence', 'status', 'promote'],
+  // writeStarted and writeEnded bracket a worker's write, so a fence waits for the writes in flight.
+  cutover: ['fence', 'unfence', 'status', 'promote', 'writeStarted', 'writeEnded'],
   backup: ['run'],
   hooks: ['newSigningSecret'],
+  feed: ['read'],
+  inspector: ['inspect'],
 } as const;
 
 export type CallTarget = keyof typeof CALLABLE;
@@ -29,8 +32,15 @@ export interface Call {
   args: unknown[];
 }
 
-/** A refusal or failure as it crosses: an envelope error keeps its code, status, details and headers. */
+/** Refusals the routes tell apart by their class (cutover-routes.ts, replication-routes.ts): they cross by name. */
+export const CROSSING_REFUSALS = ['CutoverRefusal', 'InspectRefusal'] as const;
+
+/**
+ * A refusal or failure as it crosses: an envelope error keeps its code, status, details and headers; a
+ * refusal of CROSSING_REFUSALS its name and message.
+ */
 export interface CrossingError {
+  refusal?: (typeof CROSSING_REFUSALS)[number];
   code: string;
   status: number;
   message: string;
@@ -65,9 +75,9 @@ export type ToWorker =
 
 /** What a worker tells the thread that started it. */
 export type WorkerReport =
-  | { kind: 'listening'; port: number }
+  | { kind: 'listening'; address: string; port: number }
   | { kind: 'failed'; message: string }
   | { kind: 'closed' };
 
 /** What the starting thread tells a worker. */
-export type WorkerOrder = { kind: 'shutdown'; graceMs: number };
+export type WorkerOrder = { kind: 'shutdown' };

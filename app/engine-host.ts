@@ -10,9 +10,12 @@
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
 import { EnvelopeError } from '../http/api-error.js';
-import type { CutoverPort } from '../http/routes/cutover-routes.js';
+import { CutoverRefusal } from '../http/routes/cutover-routes.js';
+import type { CutoverControl } from './cutover-control.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
+import type { ChangeFeedPort } from '../http/routes/event-routes.js';
+import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import { CALLABLE, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
@@ -24,8 +27,10 @@ export interface HostedParts {
   /** Where failures of calls are told (a worker answers those with a bare 500). */
   logger: { error(fields: object, message: string): void };
   snapshots?: SnapshotAdmin;
-  cutover?: CutoverPort;
+  cutover?: CutoverControl;
   backup?: BackupPort;
+  feed?: ChangeFeedPort;
+  inspector?: ReplicationInspector;
 }
 
 export class EngineHost {
@@ -45,6 +50,8 @@ export class EngineHost {
       cutover: parts.cutover,
       backup: parts.backup,
       hooks: runtime.hookAdmin,
+      feed: parts.feed,
+      inspector: parts.inspector,
     };
     runtime.onCommit((stats) => {
       this.commits.push([stats.events, stats.milliseconds]);
@@ -91,7 +98,7 @@ export class EngineHost {
   private carryOut(call: Call): unknown {
     const target = this.targets[call.target];
     if (!target || !callable(call.target, call.method)) throw new Error(`${call.target}.${call.method} cannot be called from a worker`);
-    if (call.target === 'core' && call.method === 'run' && this.parts.cutover?.fenced) {
+    if (call.target === 'core' && call.method === 'run' && this.parts.cutover && !this.parts.cutover.appendsAllowed) {
       throw new EnvelopeError('CUTOVER_FENCED', 503, 'this ledger is being moved to a new process; retry shortly', undefined, { 'Retry-After': '1' });
     }
     return (target as Record<string, (...args: unknown[]) => unknown>)[call.method]!(...call.args);
@@ -105,6 +112,7 @@ export class EngineHost {
       if (error.headers) crossed.headers = error.headers;
       return crossed;
     }
+    if (error instanceof CutoverRefusal || error instanceof InspectRefusal) return { refusal: error.name, code: '', status: 0, message: error.message };
     // The worker answers a bare 500; the engine's thread keeps what happened.
     this.parts.logger.error({ err: error, call: `${call.target}.${call.method}` }, 'a worker\'s call failed');
     return { code: 'GEN_INTERNAL_ERROR', status: 500, message: 'internal error' };

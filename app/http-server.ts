@@ -11,3 +11,13 @@ import { createLimitedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits }
 export function createHttpServer(app: FolioApp | http.RequestListener, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): http.Server {
   return createLimitedServer(typeof app === 'function' ? app : app.koa.callback(), limits);
 }
+
+/** How long shutdown waits for in-flight requests before closing their connections. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Stops accepting and waits for the requests under way (closing their connections after the grace). */
+export async function closeServer(server: http.Server): Promise<void> {
+  const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  clearTimeout(forced);
+}

@@ -18,7 +18,9 @@ import type { QueryPort } from '../http/query-port.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
-import type { CutoverPort } from '../http/routes/cutover-routes.js';
+import { CutoverRefusal, type CutoverPort } from '../http/routes/cutover-routes.js';
+import type { ChangeFeedPort } from '../http/routes/event-routes.js';
+import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { CallTarget, Call, CrossingError, EngineState, ToEngine, ToWorker } from './engine-channel.js';
 
 /** The channel's worker end: calls out, answers and state in. */
@@ -30,8 +32,11 @@ export class EngineClient {
   private appended = 0;
   private durableWaiters: Array<{ seq: number; resolve: () => void }> = [];
   private readonly stateListeners: Array<(state: EngineState) => void> = [];
+  /** Resolves with the engine's first state (sent as soon as the channel is attached). */
+  readonly ready: Promise<void>;
 
   constructor(private readonly port: MessagePort) {
+    this.ready = new Promise((resolve) => this.stateListeners.push(() => resolve()));
     port.on('message', (message: ToWorker) => {
       if (message.kind === 'answers') this.answered(message.appended, message.answers);
       else this.stateChanged(message.state);
@@ -92,8 +97,10 @@ export class EngineClient {
   }
 }
 
-/** The error as the worker's routes know it: a core code is an ApiError again. */
-function rebuilt(error: CrossingError): EnvelopeError {
+/** The error as the worker's routes know it: a core code is an ApiError again, a refusal its own class. */
+function rebuilt(error: CrossingError): Error {
+  if (error.refusal === 'CutoverRefusal') return new CutoverRefusal(error.message);
+  if (error.refusal === 'InspectRefusal') return new InspectRefusal(error.message);
   if (error.code in STATUS_BY_CODE) return new ApiError(error.code as ErrorCode, error.message, error.details, error.headers);
   return new EnvelopeError(error.code, error.status, error.message, error.details, error.headers);
 }
@@ -202,8 +209,9 @@ export function remoteBackup(client: EngineClient, dir: string | undefined): Bac
 
 /**
  * The cutover as a worker sees it: `fenced` from the engine's state (the engine's thread refuses writes
- * itself once fenced, so the count of writes in flight is kept there, not here), writers held while it
- * is, and the operator's calls sent on.
+ * itself once fenced), writers held while it is, the writes in flight counted on the engine's thread
+ * (calls of one channel arrive in order, so a write's start is counted before its command), and the
+ * operator's calls sent on.
  */
 export function remoteCutover(client: EngineClient): CutoverPort {
   const writers: Array<{ hold(): void; release(): void }> = [];
@@ -220,8 +228,8 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     get fenced() {
       return fenced;
     },
-    writeStarted: () => undefined,
-    writeEnded: () => undefined,
+    writeStarted: () => client.call('cutover', 'writeStarted', []),
+    writeEnded: () => void client.call('cutover', 'writeEnded', []),
     holdWhileFenced(writer) {
       writers.push(writer);
       if (fenced) writer.hold();
@@ -231,4 +239,27 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     status: (options) => client.call('cutover', 'status', [options]),
     promote: (expected) => client.call('cutover', 'promote', [expected]),
   };
+}
+
+/** The change feed from a worker: reads cross, and a stream wakes when the durable seq moves. */
+export function remoteFeed(client: EngineClient): ChangeFeedPort {
+  const listeners = new Set<() => void>();
+  let durable = client.state.durable;
+  client.onState((state) => {
+    if (state.durable === durable) return;
+    durable = state.durable;
+    for (const listener of listeners) listener();
+  });
+  return {
+    committedSeq: () => client.state.durable,
+    read: (afterSeq, limit) => client.call('feed', 'read', [afterSeq, limit]),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+export function remoteInspector(client: EngineClient): ReplicationInspector {
+  return { inspect: (options) => client.call('inspector', 'inspect', [options]) };
 }

@@ -9,13 +9,13 @@
 import os from 'node:os';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
 import type { FolioConfig } from './config.js';
-import { createHttpServer } from './http-server.js';
+import { closeServer, createHttpServer } from './http-server.js';
 import { LedgerRuntime } from './ledger-runtime.js';
 import { nodeInspector } from './node-inspector.js';
 import { ReplicationNode } from './replication-node.js';
 import { replicationSettings } from './replication-settings.js';
 import { RequestSwitch } from './request-switch.js';
-import { closeServer, listen, onShutdownSignals, warnAboutSettings, type ServeParts } from './serve.js';
+import { listen, onShutdownSignals, warnAboutSettings, type ServeParts } from './serve.js';
 
 /** How long a node that steps down waits for the requests under way before it closes its ledger. */
 const DRAIN_MS_MAX = 5_000;

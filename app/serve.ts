@@ -2,29 +2,30 @@
 // SIGTERM/SIGINT (stop accepting, let in-flight requests finish, make the log durable, exit 0). With
 // follow_data_dir it opens as a follower of that ledger's log, to be promoted by a control plane. With
 // replication.postgres_url it joins a replicated group instead (replicated-serve.ts, loaded only then,
-// with the PostgreSQL client it needs).
+// with the PostgreSQL client it needs). HTTP runs on server.workers threads around the engine on this
+// one (http-workers.ts); with 0, and on a replicated node, on this thread (docs/decisions-threads.md).
 
 import type http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp, type AppOptions, type FolioApp } from '../http/app.js';
-import { createHttpServer } from './http-server.js';
+import { closeServer, createHttpServer } from './http-server.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
 import { Metrics } from '../http/metrics.js';
 import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
+import type { ReplicationInspector } from '../http/replication-port.js';
 import { CutoverControl } from './cutover-control.js';
 import { LedgerRuntime, type RuntimeOptions } from './ledger-runtime.js';
 import { LogFollower } from './log-follower.js';
 import { nodeInspector } from './node-inspector.js';
 import { ChangeFeed } from './change-feed.js';
+import { EngineHost } from './engine-host.js';
+import { HttpWorkers } from './http-workers.js';
 import { snapshotAdmin } from './snapshot-admin.js';
 import { FOLIO_VERSION } from './version.js';
-
-/** How long shutdown waits for in-flight requests before closing their connections. */
-const SHUTDOWN_GRACE_MS = 10_000;
 
 /** The warning for a server anyone on the network can reach and that asks for no key, if it is one. */
 export function exposureWarning(host: string, secretKey: string): string | undefined {
@@ -96,13 +97,54 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
   const cutover = config.follow_data_dir === ''
     ? CutoverControl.forLeader(runtime)
     : CutoverControl.forFollower(runtime, LogFollower.start(runtime, config.follow_data_dir), config.follow_data_dir);
-  const app = parts.makeApp(runtime, { cutover, inspector: nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) })) });
+  const inspector = nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) }));
   warnAboutSettings(config, logger);
+  if (config.server.workers > 0) {
+    await serveOnWorkers(config, backupCopier, runtime, logger, cutover, inspector, fatal);
+    return;
+  }
+  const app = parts.makeApp(runtime, { cutover, inspector });
   const server = createHttpServer(app, config.server);
   await listen(server, config);
   onShutdownSignals(config, logger, async () => {
     app.beginShutdown();
     await closeServer(server);
+    await cutover.close();
+    await runtime.close();
+  });
+}
+
+/**
+ * HTTP on server.workers threads (http-workers.ts), the engine on this one: the same app and ports as
+ * makeApp's, reached through the engine host.
+ */
+async function serveOnWorkers(
+  config: FolioConfig, backupCopier: BackupCopier | undefined, runtime: LedgerRuntime, logger: pino.Logger,
+  cutover: CutoverControl, inspector: ReplicationInspector, fatal: (error: Error) => void,
+): Promise<void> {
+  const backup = backupPort(config, backupCopier);
+  const engine = new EngineHost({
+    runtime, logger, cutover, backup, inspector, snapshots: snapshotAdmin(runtime, config.data_dir), feed: new ChangeFeed(runtime.log),
+  });
+  const key = tokenizationKey(config);
+  const workers = await HttpWorkers.start({
+    count: config.server.workers,
+    host: config.server.host,
+    port: config.server.port,
+    engine,
+    onFailure: fatal,
+    settings: {
+      version: FOLIO_VERSION, logLevel: config.log_level, secretKey: config.server.secret_key,
+      tokenizationKey: key ? new Uint8Array(key) : undefined,
+      hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
+      index: runtime.query !== undefined, snapshots: true, cutover: true, backupDir: backup.dir, feed: true, inspector: true,
+      limits: { headers_timeout_ms: config.server.headers_timeout_ms, request_timeout_ms: config.server.request_timeout_ms, connections_max: config.server.connections_max },
+    },
+  });
+  process.stdout.write(`listening on http://${workers.address.address}:${workers.address.port}\n`);
+  onShutdownSignals(config, logger, async () => {
+    await workers.close();
+    engine.close();
     await cutover.close();
     await runtime.close();
   });
@@ -142,13 +184,6 @@ export async function listen(server: http.Server, config: FolioConfig): Promise<
   const address = server.address() as AddressInfo;
   process.stdout.write(`listening on http://${address.address}:${address.port}\n`);
   return address;
-}
-
-/** Stops accepting and waits for the requests under way (closing their connections after the grace). */
-export async function closeServer(server: http.Server): Promise<void> {
-  const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  clearTimeout(forced);
 }
 
 /** On SIGTERM, SIGINT (or standard input ending, when asked): `stop`, then exit 0. */

@@ -56,7 +56,8 @@ export class CutoverRefusal extends Error {
 /** What the routes need from the ledger's cutover control (wired in app/cutover-control.ts). */
 export interface CutoverPort {
   readonly fenced: boolean;
-  writeStarted(): void;
+  /** Counts a write in flight; false (and nothing counted) when fenced. A promise from another thread. */
+  writeStarted(): boolean | Promise<boolean>;
   writeEnded(): void;
   /** Something that appends on its own schedule (API key last-use stamps) and must wait while fenced. */
   holdWhileFenced(writer: { hold(): void; release(): void }): void;
@@ -97,12 +98,11 @@ export function fenceGuard(port: CutoverPort): Koa.Middleware {
   return async (ctx, next) => {
     const write = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path) && !ctx.path.startsWith(CUTOVER_PATH_PREFIX);
     if (!write) return next();
-    if (port.fenced) {
+    if (port.fenced || !(await port.writeStarted())) {
       throw new ApiError('CUTOVER_FENCED', 'this ledger is being moved to a new process; retry shortly', undefined, {
         'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
       });
     }
-    port.writeStarted();
     try {
       await next();
     } finally {

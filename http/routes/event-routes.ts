@@ -39,8 +39,8 @@ const CURSOR_TEXT = /^[0-9]{1,16}$/;
 export interface ChangeFeedPort {
   /** The seq of the last committed change. */
   committedSeq(): number;
-  /** Committed changes after `afterSeq`, at most `limit`, in order. */
-  read(afterSeq: number, limit: number): LoggedEvent[];
+  /** Committed changes after `afterSeq`, at most `limit`, in order (from another thread: a promise). */
+  read(afterSeq: number, limit: number): LoggedEvent[] | Promise<LoggedEvent[]>;
   /** Calls `listener` whenever more is committed; returns what stops it. */
   subscribe(listener: () => void): () => void;
 }
@@ -99,7 +99,7 @@ export function eventRoutes(router: Router, feed: ChangeFeedPort): FeedStreams {
       return;
     }
     const limit = query.limit ?? FEED_PAGE_EVENTS_DEFAULT;
-    const events = feed.read(after, limit);
+    const events = await feed.read(after, limit);
     const rendered: string[] = [];
     let bytes = 0;
     let next = after;
@@ -145,7 +145,7 @@ function openStream(ctx: Koa.Context, feed: ChangeFeedPort, after: number, strea
         again = false;
         for (;;) {
           if (ended) return;
-          const events = feed.read(cursor, STREAM_EVENTS_PER_READ);
+          const events = await feed.read(cursor, STREAM_EVENTS_PER_READ);
           if (events.length === 0) break;
           for (const { seq, event } of events) {
             const fits = stream.write(`id: ${seq}\nevent: ${event.type}\ndata: ${toJsonText(changeView(seq, event))}\n\n`);

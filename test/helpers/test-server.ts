@@ -13,6 +13,9 @@ import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js'
 import { ChangeFeed } from '../../app/change-feed.js';
 import { nodeInspector } from '../../app/node-inspector.js';
 import { snapshotAdmin } from '../../app/snapshot-admin.js';
+import { EngineHost } from '../../app/engine-host.js';
+import { HttpWorkers } from '../../app/http-workers.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../../http/server-limits.js';
 import type { SnapshotInfo } from '../../app/snapshot-service.js';
 import { createApp, type AppOptions } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
@@ -43,7 +46,17 @@ export function tempDataDir(label = 'folio'): string {
  * App options a test may set beside the runtime's: the tokenization key, a backup port, the master key
  * (authentication on), and the operator snapshot routes (/admin/snapshots) on the server's own data dir.
  */
-export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backup' | 'secretKey'>> & { snapshotRoutes?: boolean };
+export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backup' | 'secretKey'>> & {
+  snapshotRoutes?: boolean;
+  /**
+   * HTTP worker threads, as `folio serve` runs them (app/http-workers.ts); 0 serves on the test's own
+   * thread. Default: FOLIO_TEST_WORKERS, so the whole suite can be run in either mode.
+   */
+  workers?: number;
+};
+
+/** The HTTP workers a test server runs unless the test says: FOLIO_TEST_WORKERS, or none. */
+export const TEST_WORKERS_DEFAULT = Number(process.env.FOLIO_TEST_WORKERS ?? 0);
 
 export async function startTestServer(options: Partial<RuntimeOptions> = {}, appOptions: TestAppOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
@@ -55,12 +68,37 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const { snapshotRoutes, ...passed } = appOptions;
+  const { snapshotRoutes, workers = TEST_WORKERS_DEFAULT, ...passed } = appOptions;
   const snapshots = snapshotRoutes ? snapshotAdmin(runtime, dataDir) : undefined;
-  const app = createApp({
-    core: runtime, logger, metrics, version: 'test', snapshots, feed: new ChangeFeed(runtime.log),
-    inspector: nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) })), ...passed,
-  });
+  const feed = new ChangeFeed(runtime.log);
+  const inspector = nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) }));
+  if (workers > 0) {
+    const engine = new EngineHost({ runtime, logger, snapshots, feed, inspector, backup: passed.backup });
+    const pool = await HttpWorkers.start({
+      count: workers, host: '127.0.0.1', port: 0, engine,
+      onFailure: (error) => logger.error({ err: error }, 'an HTTP worker failed'),
+      settings: {
+        version: 'test', logLevel: process.env.FOLIO_LOG_LEVEL ?? 'warn', secretKey: passed.secretKey ?? '',
+        tokenizationKey: passed.tokenizationKey ? new Uint8Array(passed.tokenizationKey) : undefined,
+        hookTargets: options.hookTargets ?? { allowPrivateNetworks: false },
+        index: runtime.query !== undefined, snapshots: snapshots !== undefined, cutover: false, backupDir: passed.backup?.dir,
+        feed: true, inspector: true, limits: DEFAULT_CONNECTION_LIMITS,
+      },
+    });
+    const url = `http://127.0.0.1:${pool.address.port}`;
+    return {
+      url,
+      dataDir,
+      runtime,
+      request: (method, route, body, headers) => sendRequest(url, method, route, body, headers),
+      async stop() {
+        await pool.close();
+        engine.close();
+        await runtime.close();
+      },
+    };
+  }
+  const app = createApp({ core: runtime, logger, metrics, version: 'test', snapshots, feed, inspector, ...passed });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;

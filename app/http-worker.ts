@@ -1,0 +1,62 @@
+// One HTTP worker thread (http-workers.ts starts them): the Koa app of `folio serve` over a RemoteLedger
+// (remote-ledger.ts), listening on the server's port beside the other workers (SO_REUSEPORT: the kernel
+// spreads connections over them). Bodies are read, parsed, validated and answers rendered here; only
+// commands and reads cross to the engine's thread.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { createApp } from '../http/app.js';
+import { Metrics } from '../http/metrics.js';
+import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
+import type { WorkerOrder, WorkerReport } from './engine-channel.js';
+import { closeServer, createHttpServer } from './http-server.js';
+import type { WorkerData } from './http-workers.js';
+import { EngineClient, RemoteLedger, remoteBackup, remoteCutover, remoteFeed, remoteInspector, remoteSnapshots } from './remote-ledger.js';
+
+const data = workerData as WorkerData;
+const report = (message: WorkerReport): void => parentPort!.postMessage(message);
+
+async function main(): Promise<void> {
+  const { settings } = data;
+  const logger = pino({ level: settings.logLevel, base: { service: 'folio', worker: data.index }, redact: REDACTED_LOG_PATHS }, pino.destination({ dest: 2, sync: true }));
+  const client = new EngineClient(data.channel);
+  await client.ready;
+  const core = new RemoteLedger(client, { hookTargets: settings.hookTargets, index: settings.index });
+  const metrics = new Metrics({
+    queuedTransactions: () => client.state.queued,
+    lookupBacklog: () => client.state.lookupBacklog,
+    unflushedEvents: () => client.state.unflushedEvents,
+  });
+  client.onState((state) => {
+    for (const [events, milliseconds] of state.commits) metrics.observeWalCommit(events, milliseconds);
+  });
+  const app = createApp({
+    core, logger, metrics, version: settings.version,
+    secretKey: settings.secretKey, listenHost: data.listen.host,
+    tokenizationKey: settings.tokenizationKey ? Buffer.from(settings.tokenizationKey) : undefined,
+    bodyBytesMax: settings.bodyBytesMax,
+    snapshots: settings.snapshots ? remoteSnapshots(client) : undefined,
+    cutover: settings.cutover ? remoteCutover(client) : undefined,
+    backup: remoteBackup(client, settings.backupDir),
+    feed: settings.feed ? remoteFeed(client) : undefined,
+    inspector: settings.inspector ? remoteInspector(client) : undefined,
+  });
+  const server = createHttpServer(app, settings.limits);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: data.listen.host, port: data.listen.port, reusePort: true }, () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  report({ kind: 'listening', address, port });
+  parentPort!.on('message', (order: WorkerOrder) => {
+    if (order.kind !== 'shutdown') return;
+    app.beginShutdown();
+    void closeServer(server).then(() => {
+      data.channel.close();
+      report({ kind: 'closed' });
+    });
+  });
+}
+
+main().catch((error: unknown) => report({ kind: 'failed', message: (error as Error).message }));
