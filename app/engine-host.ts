@@ -86,6 +86,8 @@ export class EngineHost {
         continue;
       }
       if (value instanceof Promise) {
+        // A fence, an unfence or a promotion changes what every worker must do at once, not at the next state.
+        if (call.target === 'cutover') void value.finally(() => this.sendState()).catch(() => undefined);
         value.then(
           (settled) => this.send(port, [{ id: call.id, ok: true, value: settled }]),
           (error: unknown) => this.send(port, [{ id: call.id, ok: false, error: this.crossing(call, error) }]),

@@ -13,6 +13,8 @@ import type { WorkerOrder, WorkerReport } from './engine-channel.js';
 import type { EngineHost } from './engine-host.js';
 
 const ENTRY = workerEntry(import.meta.url, 'http-worker');
+/** The prefix of the workers' thread names; the engine's thread is the process's main thread. */
+export const HTTP_THREAD_NAME = 'folio-http-';
 /** How long a worker may take to start listening (it loads the app's modules first). */
 const WORKER_START_MS_MAX = 60_000;
 /** How long shutdown waits for a worker to finish its requests (it closes their connections after 10 s). */
@@ -109,7 +111,8 @@ function startWorker(
 ): { worker: Worker; listening: Promise<{ address: string; port: number }> } {
   const channel = new MessageChannel();
   const data: WorkerData = { index, settings, channel: channel.port2, listen: { host: options.host, port } };
-  const worker = new Worker(ENTRY.file, { workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv });
+  // The thread's name is what the OS shows (and the bench reads, bench/process-cpu.ts): 15 characters at most.
+  const worker = new Worker(ENTRY.file, { name: `${HTTP_THREAD_NAME}${index}`, workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv });
   options.engine.attach(channel.port1);
   const listening = new Promise<{ address: string; port: number }>((resolve, reject) => {
     let started = false;

@@ -1,7 +1,10 @@
-// Bench `http`: synchronous single transfers (skip_queue) over HTTP against Folio, and against a bare
-// Koa + koa-body server answering the same JSON, in the same run. The VM is noisy, so the two are
-// interleaved (bare, folio, bare, folio, ...) and medians reported; each server's CPU time per request is
-// reported too, as it barely moves with the host's load. Every response must be 2xx.
+// Bench `http`: synchronous single transfers (skip_queue) over HTTP against Folio as it starts by
+// default (HTTP on worker threads), Folio on one thread (server.workers 0), and a bare Koa + koa-body
+// server answering the same JSON, in the same run. The VM is noisy, so the three are interleaved (bare,
+// folio, single, bare, ...) and medians reported; each server's CPU time per request is reported too, as
+// it barely moves with the host's load, and for Folio on workers the engine thread's share of it apart
+// from the workers': transfers/s can never pass one second over the engine thread's time per transfer,
+// whatever the cores. Every response must be 2xx.
 
 import fs from 'node:fs';
 import { runLoad, type LoadSummary } from './load.js';
@@ -17,6 +20,11 @@ export const RATIO_TARGET = 0.6;
 export const P99_TARGET_MS = 10;
 export const CPU_PER_TRANSFER_TARGET_MICROS = 90;
 export const SEAL_TO_DURABLE_FDATASYNCS_MAX = 4;
+/** Issue 31's: the engine thread's CPU per transfer, workers against one thread here, and the projection for 16 cores. */
+export const ENGINE_THREAD_MICROS_TARGET = 15;
+export const WORKERS_RATIO_TARGET = 1.0;
+export const PROJECTED_16_CORES_TARGET = 60_000;
+const PROJECTED_CORES = 16;
 
 const TRANSFER = {
   source: '@bench-src', destination: '@bench-dst', precise_amount: 1, precision: 100, currency: 'USD',
@@ -43,9 +51,10 @@ function summarise(runs: LoadSummary[]): { rps: number; p50: number; p99: number
 
 export async function httpBench(settings: BenchSettings, log: (line: string) => void): Promise<BenchResult> {
   let folio: RunningServer | undefined;
+  let single: RunningServer | undefined;
   let bare: RunningServer | undefined;
   let failing = false;
-  const rounds: { bare: LoadSummary[]; folio: LoadSummary[] } = { bare: [], folio: [] };
+  const rounds: { bare: LoadSummary[]; folio: LoadSummary[]; single: LoadSummary[] } = { bare: [], folio: [], single: [] };
   const walRounds: Array<ReturnType<typeof walDelta>> = [];
   try {
     folio = await startFolio('http');
@@ -61,9 +70,14 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
       throw new Error(`bare server answers ${bareSample.text.length} bytes, Folio ${sample.text.length}`);
     }
 
+    single = await startFolio('http-single', { workers: 0 });
+    await expectJson(single.url, 'POST', '/transactions', 201, {
+      description: 'test', source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
+      currency: 'USD', allow_overdraft: true, skip_queue: true,
+    });
     const body = JSON.stringify(TRANSFER);
-    const servers = { bare, folio };
-    const load = (which: 'bare' | 'folio', seconds: number, round: string): Promise<LoadSummary> =>
+    const servers = { bare, folio, single };
+    const load = (which: 'bare' | 'folio' | 'single', seconds: number, round: string): Promise<LoadSummary> =>
       runLoad({
         title: `${which} ${round}`, url: servers[which].url, path: '/transactions', body,
         connections: settings.connections, seconds, serverPid: servers[which].pid,
@@ -73,8 +87,9 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
     log(`http: warm-up ${warmupSeconds} s each`);
     await load('bare', warmupSeconds, 'warm-up');
     await load('folio', warmupSeconds, 'warm-up');
+    await load('single', warmupSeconds, 'warm-up');
     for (let round = 1; round <= settings.rounds; round += 1) {
-      for (const which of ['bare', 'folio'] as const) {
+      for (const which of ['bare', 'folio', 'single'] as const) {
         const walBefore = which === 'folio' ? await walCounters(folio.url) : undefined;
         const summary = await load(which, settings.seconds, `round ${round}`);
         rounds[which].push(summary);
@@ -82,15 +97,16 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
         log(
           `http: round ${round} ${which.padEnd(5)} ${summary.requestsPerSecond.toFixed(0)} req/s, ` +
           `p50 ${summary.latencyP50Ms} ms, p99 ${summary.latencyP99Ms} ms, ` +
-          `${(summary.serverCpuMicrosPerRequest ?? Number.NaN).toFixed(1)} µs CPU/req`,
+          `${(summary.serverCpuMicrosPerRequest ?? Number.NaN).toFixed(1)} µs CPU/req` +
+          (which === 'folio' ? ` (engine thread ${summary.threadCpuMicrosPerRequest?.engine.toFixed(1)} µs, workers ${summary.threadCpuMicrosPerRequest?.http.toFixed(1)} µs)` : ''),
         );
       }
     }
   } catch (error) {
     failing = true;
-    throw explainFailure(error, [bare, folio]);
+    throw explainFailure(error, [bare, folio, single]);
   } finally {
-    await stopServers([bare, folio], failing, log);
+    await stopServers([bare, folio, single], failing, log);
   }
   const stages = await profiledStages(settings, log);
   const probeDir = makeTempDir('fdatasync');
@@ -104,6 +120,12 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
   const paired = (ratio: (bare: LoadSummary, folio: LoadSummary) => number): number =>
     median(rounds.folio.map((folioRound, index) => ratio(rounds.bare[index]!, folioRound)));
   const rpsRatio = paired((bareRound, folioRound) => folioRound.requestsPerSecond / bareRound.requestsPerSecond);
+  const workersRatio = median(rounds.folio.map((folioRound, index) => folioRound.requestsPerSecond / rounds.single[index]!.requestsPerSecond));
+  const s1 = summarise(rounds.single);
+  const engineMicros = median(rounds.folio.map((round) => round.threadCpuMicrosPerRequest?.engine ?? Number.NaN));
+  const workerMicros = median(rounds.folio.map((round) => round.threadCpuMicrosPerRequest?.http ?? Number.NaN));
+  // On a machine of PROJECTED_CORES cores: the engine thread on one, workers on the rest, whichever saturates first.
+  const projected = Math.min(1_000_000 / engineMicros, ((PROJECTED_CORES - 1) * 1_000_000) / workerMicros);
   const cpuRatio = paired((bareRound, folioRound) => (bareRound.serverCpuMicrosPerRequest ?? Number.NaN) / (folioRound.serverCpuMicrosPerRequest ?? Number.NaN));
   const figures: Figure[] = [
     { label: 'bare Koa req/s (median)', value: b.rps, unit: 'req/s' },
@@ -113,6 +135,16 @@ export async function httpBench(settings: BenchSettings, log: (line: string) => 
     { label: 'bare Koa p99', value: b.p99, unit: 'ms' },
     { label: 'Folio p50', value: f.p50, unit: 'ms' },
     { label: 'Folio p99', value: f.p99, unit: 'ms', target: { op: '<=', value: P99_TARGET_MS } },
+    { label: 'Folio on one thread req/s (median)', value: s1.rps, unit: 'req/s' },
+    { label: 'Folio workers / one thread, req/s (paired rounds)', value: workersRatio, unit: 'ratio', digits: 2, target: { op: '>=', value: WORKERS_RATIO_TARGET } },
+    { label: 'Folio on one thread p99', value: s1.p99, unit: 'ms' },
+    { label: 'engine thread CPU per transfer (workers)', value: engineMicros, unit: 'µs', digits: 1, target: { op: '<=', value: ENGINE_THREAD_MICROS_TARGET } },
+    { label: 'HTTP worker CPU per transfer', value: workerMicros, unit: 'µs', digits: 1 },
+    { label: 'Folio on one thread server CPU/request', value: s1.cpu, unit: 'µs', digits: 1 },
+    {
+      label: `projected transfers/s on ${PROJECTED_CORES} cores`, value: projected, unit: '/s', target: { op: '>=', value: PROJECTED_16_CORES_TARGET },
+      note: 'min(1 s / engine thread µs, 15 workers\' cores / worker µs)',
+    },
     { label: 'bare Koa server CPU/request', value: b.cpu, unit: 'µs', digits: 1 },
     { label: 'Folio server CPU/request', value: f.cpu, unit: 'µs', digits: 1, target: { op: '<=', value: CPU_PER_TRANSFER_TARGET_MICROS } },
     {

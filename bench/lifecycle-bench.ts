@@ -14,6 +14,9 @@ import type { BenchSettings } from './settings.js';
 import { stopServers } from './http-bench.js';
 
 export const BULK_TRANSFERS_PER_SECOND_TARGET = 150_000;
+/** Issue 31's: the engine thread's CPU per transfer of a bulk, and splits from ten sources per second. */
+export const BULK_ENGINE_THREAD_MICROS_TARGET = 6;
+export const SPLITS_PER_SECOND_TARGET = 10_000;
 const BULK_ITEMS = 1_000;
 /** Bulk requests in flight at once: each carries a thousand transfers, so a few keep the server busy. */
 const BULK_CONNECTIONS = 8;
@@ -130,10 +133,15 @@ export async function lifecycleBench(settings: BenchSettings, log: (line: string
     { label: `bulk transfers/s (${BULK_ITEMS} per request)`, value: perSecond(bulk, BULK_ITEMS), unit: '/s', target: { op: '>=', value: BULK_TRANSFERS_PER_SECOND_TARGET } },
     { label: 'bulk request p99', value: bulk.latencyP99Ms, unit: 'ms' },
     { label: 'bulk server CPU per transfer', value: (bulk.serverCpuMicrosPerRequest ?? Number.NaN) / BULK_ITEMS, unit: 'µs', digits: 1 },
+    {
+      label: 'bulk engine thread CPU per transfer', value: (bulk.threadCpuMicrosPerRequest?.engine ?? Number.NaN) / BULK_ITEMS, unit: 'µs', digits: 1,
+      target: { op: '<=', value: BULK_ENGINE_THREAD_MICROS_TARGET },
+    },
     { label: 'atomic bulk transfers/s', value: perSecond(atomic, BULK_ITEMS), unit: '/s' },
     { label: 'inflight create + commit pairs/s', value: perSecond(inflight, 0.5), unit: '/s' },
     { label: 'inflight request p99', value: inflight.latencyP99Ms, unit: 'ms' },
-    { label: `splits/s (${SPLIT_SOURCES} sources)`, value: perSecond(split, 1), unit: '/s' },
+    { label: `splits/s (${SPLIT_SOURCES} sources)`, value: perSecond(split, 1), unit: '/s', target: { op: '>=', value: SPLITS_PER_SECOND_TARGET } },
+    { label: 'split engine thread CPU per split', value: split.threadCpuMicrosPerRequest?.engine ?? Number.NaN, unit: 'µs', digits: 1 },
     { label: 'split legs/s', value: perSecond(split, SPLIT_SOURCES), unit: '/s' },
     { label: 'split request p99', value: split.latencyP99Ms, unit: 'ms' },
   ];

@@ -3,7 +3,8 @@
 // makes the load fail: a bench that measured error answers would report nonsense.
 
 import autocannon from 'autocannon';
-import { processCpuMicros } from './process-cpu.js';
+import { HTTP_THREAD_NAME } from '../app/http-workers.js';
+import { MAIN_THREAD_NAME, processCpuMicros, threadCpuMicros } from './process-cpu.js';
 
 export interface LoadOptions {
   title: string;
@@ -42,6 +43,11 @@ export interface LoadSummary {
   serverCpuMicrosPerRequest?: number;
   /** Server CPU time over wall time during the load, in cores. */
   serverCpuCores?: number;
+  /**
+   * The engine's thread (the server's main thread) and its HTTP worker threads (app/http-workers.ts),
+   * each's CPU per 2xx response; undefined without serverPid.
+   */
+  threadCpuMicrosPerRequest?: { engine: number; http: number };
 }
 
 export class LoadFailure extends Error {
@@ -50,6 +56,7 @@ export class LoadFailure extends Error {
 
 export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
   const cpuBefore = options.serverPid === undefined ? 0 : processCpuMicros(options.serverPid);
+  const threadsBefore = options.serverPid === undefined ? undefined : threadCpuMicros(options.serverPid);
   const started = performance.now();
   const running = autocannon({
     title: options.title,
@@ -67,6 +74,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
   const result = await running;
   const wallMicros = (performance.now() - started) * 1000;
   const cpuMicros = options.serverPid === undefined ? undefined : processCpuMicros(options.serverPid) - cpuBefore;
+  const threads = threadsBefore && options.serverPid !== undefined ? threadShares(threadsBefore, threadCpuMicros(options.serverPid)) : undefined;
 
   const problems: string[] = [];
   if (result.non2xx > 0) {
@@ -92,5 +100,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
     durationSeconds: result.duration,
     serverCpuMicrosPerRequest: cpuMicros === undefined ? undefined : cpuMicros / result['2xx'],
     serverCpuCores: cpuMicros === undefined ? undefined : cpuMicros / wallMicros,
+    threadCpuMicrosPerRequest: threads && { engine: threads.engine / result['2xx'], http: threads.http / result['2xx'] },
   };
+}
+
+/** CPU used between two readings by the main thread (the engine's) and by the HTTP worker threads together. */
+function threadShares(before: Map<string, number>, after: Map<string, number>): { engine: number; http: number } {
+  const used = (name: string): number => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+  let http = 0;
+  for (const name of after.keys()) if (name.startsWith(HTTP_THREAD_NAME)) http += used(name);
+  return { engine: used(MAIN_THREAD_NAME), http };
 }

@@ -27,3 +27,31 @@ export function processCpuMicros(pid: number): number {
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`cannot read CPU times of pid ${pid}`);
   return ((utime + stime) * 1_000_000) / clockTicksPerSecond();
 }
+
+/** What Node names a process's main thread (the engine's thread in `folio serve`). */
+export const MAIN_THREAD_NAME = 'MainThread';
+
+/** utime + stime of each thread of the process in microseconds, by thread name (summed over threads of one name). */
+export function threadCpuMicros(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    let name: string;
+    let text: string;
+    try {
+      name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      text = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const micros = ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / clockTicksPerSecond();
+    byName.set(name, (byName.get(name) ?? 0) + micros);
+  }
+  return byName;
+}

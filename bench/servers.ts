@@ -40,12 +40,14 @@ export function explainFailure(error: unknown, servers: Array<RunningServer | un
   return new Error(`${(error as Error).message}\n${gone.join('\n')}`);
 }
 
-export async function startFolio(label: string, options: { nodeArgs?: string[] } = {}): Promise<RunningServer> {
+/** `workers`: server.workers (FOLIO_WORKERS); unset, Folio's default. */
+export async function startFolio(label: string, options: { nodeArgs?: string[]; workers?: number } = {}): Promise<RunningServer> {
   const dataDir = makeTempDir(label);
   const child = spawnChild(process.execPath, [...NODE_FLAGS, ...(options.nodeArgs ?? []), FOLIO_CLI, 'serve'], {
     env: {
       ...process.env, FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir,
       FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn',
+      ...(options.workers === undefined ? {} : { FOLIO_WORKERS: String(options.workers) }),
     },
   });
   const watch = watchExit('folio', child);

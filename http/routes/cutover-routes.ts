@@ -98,7 +98,7 @@ export function fenceGuard(port: CutoverPort): Koa.Middleware {
   return async (ctx, next) => {
     const write = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path) && !ctx.path.startsWith(CUTOVER_PATH_PREFIX);
     if (!write) return next();
-    if (port.fenced || !(await port.writeStarted())) {
+    if (!(await port.writeStarted())) {
       throw new ApiError('CUTOVER_FENCED', 'this ledger is being moved to a new process; retry shortly', undefined, {
         'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
       });
