@@ -20,6 +20,8 @@ export const CALLABLE = {
   backup: ['run'],
   hooks: ['newSigningSecret'],
   feed: ['read'],
+  // The state now, for an answer that must not be a state old (/metrics).
+  host: ['state'],
   inspector: ['inspect'],
 } as const;
 

@@ -52,6 +52,8 @@ export class EngineHost {
       hooks: runtime.hookAdmin,
       feed: parts.feed,
       inspector: parts.inspector,
+      // Group commits are counted once, in the states sent to everyone: none in this one.
+      host: { state: () => ({ ...this.state(), commits: [] }) },
     };
     runtime.onCommit((stats) => {
       this.commits.push([stats.events, stats.milliseconds]);

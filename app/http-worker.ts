@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     queuedTransactions: () => client.state.queued,
     lookupBacklog: () => client.state.lookupBacklog,
     unflushedEvents: () => client.state.unflushedEvents,
-  });
+  }, () => client.refreshState());
   client.onState((state) => {
     for (const [events, milliseconds] of state.commits) metrics.observeWalCommit(events, milliseconds);
   });

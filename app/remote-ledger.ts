@@ -61,6 +61,11 @@ export class EngineClient {
     return Math.max(this.appended, this.state.appended);
   }
 
+  /** Asks for the engine's state now rather than waiting for the next one sent. */
+  async refreshState(): Promise<void> {
+    this.stateChanged(await this.call<EngineState>('host', 'state', []));
+  }
+
   onState(listener: (state: EngineState) => void): void {
     this.stateListeners.push(listener);
   }

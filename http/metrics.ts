@@ -25,7 +25,8 @@ export class Metrics {
   private readonly walBatchEvents: client.Histogram;
   private readonly walFlushSeconds: client.Histogram;
 
-  constructor(sources: GaugeSources) {
+  /** `refresh`: brings the gauge sources up to date before a scrape (a worker asks the engine's thread). */
+  constructor(sources: GaugeSources, private readonly refresh?: () => Promise<void>) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'folio_' });
     this.registry.registerMetric(this.requests.counterMetric(
       'folio_http_requests_total', 'HTTP requests by method, route and status',
@@ -88,7 +89,8 @@ export class Metrics {
     this.walFlushSeconds.observe(milliseconds / 1000);
   }
 
-  text(): Promise<string> {
+  async text(): Promise<string> {
+    await this.refresh?.();
     return this.registry.metrics();
   }
 

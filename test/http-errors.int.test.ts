@@ -176,13 +176,15 @@ function rawPost(url: URL, headers: Record<string, string>, chunks: string[], fi
       });
     });
     // Once a response has arrived the server may close the connection on the unsent rest; only an error
-    // before any response fails the request.
+    // with no response fails the request. The server answers on the headers and closes while the client
+    // is still writing, so the write's EPIPE can be reported before the answer, already received, is read:
+    // the answer gets a moment to be read first.
     let answered = false;
     request.on('response', () => {
       answered = true;
     });
     request.on('error', (error) => {
-      if (!answered) reject(error);
+      if (!answered) setTimeout(() => answered || reject(error), 500);
     });
     void (async () => {
       for (const chunk of chunks) {
