@@ -58,6 +58,7 @@ export interface HttpWorkersOptions {
 
 export class HttpWorkers {
   private stopping = false;
+  private closing: Promise<void> | undefined;
 
   private constructor(private readonly workers: Worker[], readonly address: { address: string; port: number }) {}
 
@@ -87,8 +88,13 @@ export class HttpWorkers {
     return pool;
   }
 
-  /** Every worker stops accepting, finishes its requests (bounded) and ends. */
-  async close(): Promise<void> {
+  /** Every worker stops accepting, finishes its requests (bounded) and ends; again, the same wait. */
+  close(): Promise<void> {
+    this.closing ??= this.closeAll();
+    return this.closing;
+  }
+
+  private async closeAll(): Promise<void> {
     this.stopping = true;
     await Promise.all(this.workers.map(async (worker) => {
       const closed = new Promise<void>((resolve) => {
