@@ -25,7 +25,7 @@ import type { RunReads } from '../reconciliation/reconciliation-runner.js';
 export function indexRunReads(index: SecondaryIndex): RunReads {
   const read = async <T>(seq: number, waitMs: number, work: (reader: SqliteConnection) => Promise<T>): Promise<T> => {
     const answer = await index.reconciliationRead(seq, waitMs, work);
-    if (!answer.ok) throw new Error(`the query index could not answer: ${answer.message}`);
+    if (!answer.ok) throw new Error(`the query index could not answer: ${answer.rejection.message}`);
     return answer.value;
   };
   return {

@@ -232,11 +232,11 @@ const SHAPES: Shape[] = (() => {
   const span = ({ seeded }: QueryTarget): number => Math.max(1, seeded.lastAt - seeded.firstAt);
   const filter = async (target: QueryTarget, request: Partial<FilterRequest>): Promise<void> => {
     const answer = await target.index.filter('transactions', { filters: [], limit: 20, offset: 0, ...request }, target.seq);
-    if (!answer.ok) throw new Error(answer.message);
+    if (!answer.ok) throw new Error(answer.rejection.message);
   };
   const search = async (target: QueryTarget, request: Partial<SearchRequest>): Promise<void> => {
     const answer = await target.index.search('transactions', { q: '*', filter_by: '', sort_by: '', page: 1, per_page: 10, ...request }, target.seq);
-    if (!answer.ok) throw new Error(answer.message);
+    if (!answer.ok) throw new Error(answer.rejection.message);
   };
   return [
     { label: 'filter source eq <balance>, limit 20', run: (target) => filter(target, { filters: [{ field: 'source', operator: 'eq', value: anyBalance(target) }] }) },
@@ -273,7 +273,7 @@ const SHAPES: Shape[] = (() => {
       run: async (target) => {
         const { seeded } = target;
         const answer = await target.index.balanceAt(seeded.busyId, seeded.firstAt - 1_000 + Math.floor(target.next() * (span(target) + 2_000)), target.seq);
-        if (!answer.ok) throw new Error(answer.message);
+        if (!answer.ok) throw new Error(answer.rejection.message);
       },
     },
     {

@@ -25,8 +25,9 @@ export function recordView(collection: SearchCollection, record: QueryRecord): u
 /** The value of a query, or its refusal as an API error. */
 export function answered<T>(result: QueryResult<T>): T {
   if (result.ok) return result.value;
-  const headers = result.code === 'SRCH_INDEX_BEHIND' || result.code === 'SRCH_QUERY_TIMEOUT'
+  const { code, message } = result.rejection;
+  const headers = code === 'SRCH_INDEX_BEHIND' || code === 'SRCH_QUERY_TIMEOUT'
     ? { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) }
     : undefined;
-  throw new ApiError(result.code, result.message, undefined, headers);
+  throw new ApiError(code, message, undefined, headers);
 }

@@ -3,6 +3,7 @@
 // fits. Requests arrive already shape-checked by zod; the query side judges fields, operators and
 // expressions and answers with a value or a coded refusal.
 
+import type { Result } from '../engine/result.js';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import type { FilterRequest, SearchRequest } from '../wire/query-requests.js';
@@ -45,7 +46,8 @@ export interface BalanceChangePage {
 }
 
 export type QueryRefusalCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT' | 'SRCH_REINDEX_IN_PROGRESS';
-export type QueryResult<T> = { ok: true; value: T } | { ok: false; code: QueryRefusalCode; message: string };
+/** A query's answer in the one result shape (engine/result.ts), refused with a code of its own set. */
+export type QueryResult<T> = Result<T, { code: QueryRefusalCode; message: string }>;
 
 /** A facet_by count: the commonest values of one field among the records found. */
 export interface FacetCount {

@@ -11,6 +11,7 @@
 // in a second thread while the live one keeps serving; once it has caught up, the live projector stops,
 // the new file replaces the old, and queries resume on it. Queries arriving during the swap wait for it.
 
+import { refuse, type Result } from '../engine/result.js';
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
 import { balanceAsOf, balanceChanges, type ChangePage, type ChangeWindow } from './balance-history.js';
@@ -34,7 +35,7 @@ import { timeText } from '../wire/views.js';
 export type IndexedRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
 
 export type QueryErrorCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT' | 'SRCH_REINDEX_IN_PROGRESS';
-export type QueryAnswer<T> = { ok: true; value: T } | { ok: false; code: QueryErrorCode; message: string };
+export type QueryAnswer<T> = Result<T, { code: QueryErrorCode; message: string }>;
 
 export interface FilterPage {
   records: IndexedRecord[];
@@ -286,7 +287,7 @@ export class SecondaryIndex {
 
   async filter(collection: Collection, request: FilterRequest, visibleSeq: number): Promise<QueryAnswer<FilterPage>> {
     const compiled = compileFilter(collection, request);
-    if (!compiled.ok) return { ok: false, code: 'GEN_BAD_REQUEST', message: compiled.message };
+    if (!compiled.ok) return refuse({ code: 'GEN_BAD_REQUEST', message: compiled.message });
     return this.query(visibleSeq, async (reader) => {
       const { select, count } = compiled.value;
       const rows = await reader.all<SelectedRow>(select.sql, select.params);
@@ -299,7 +300,7 @@ export class SecondaryIndex {
   async search(collection: Collection, request: SearchRequest, visibleSeq: number): Promise<QueryAnswer<SearchPage>> {
     const started = performance.now();
     const compiled = compileSearch(collection, request);
-    if (!compiled.ok) return { ok: false, code: 'SRCH_QUERY_INVALID', message: compiled.message };
+    if (!compiled.ok) return refuse({ code: 'SRCH_QUERY_INVALID', message: compiled.message });
     const plan = compiled.value;
     const answer = await this.query(visibleSeq, async (reader) => {
       try {
@@ -311,7 +312,7 @@ export class SecondaryIndex {
     });
     if (!answer.ok) return answer;
     const result = answer.value;
-    if (result instanceof SearchRefusal) return { ok: false, code: 'SRCH_QUERY_INVALID', message: result.message };
+    if (result instanceof SearchRefusal) return refuse({ code: 'SRCH_QUERY_INVALID', message: result.message });
     const page: SearchPage = {
       found: result.found,
       out_of: result.out_of,
@@ -348,17 +349,13 @@ export class SecondaryIndex {
   /** Waits for the index to reach `visibleSeq`, then runs `work` on one reader for its whole length. */
   private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>, waitMs = this.waitMsMax): Promise<QueryAnswer<T>> {
     if (!(await this.waitFor(visibleSeq, waitMs))) {
-      return {
-        ok: false,
-        code: 'SRCH_INDEX_BEHIND',
-        message: `the search index is ${this.lagEvents()} events behind the log; try again shortly`,
-      };
+      return refuse({ code: 'SRCH_INDEX_BEHIND', message: `the search index is ${this.lagEvents()} events behind the log; try again shortly` });
     }
     while (this.swapping) await this.swapping;
     try {
       return { ok: true, value: await this.store.read(work) };
     } catch (error) {
-      if (error instanceof QueryTimeoutError) return { ok: false, code: 'SRCH_QUERY_TIMEOUT', message: error.message };
+      if (error instanceof QueryTimeoutError) return refuse({ code: 'SRCH_QUERY_TIMEOUT', message: error.message });
       throw error;
     }
   }
@@ -393,8 +390,8 @@ export class SecondaryIndex {
 
   /** Starts a rebuild in the background; refused while one runs. */
   startReindex(): QueryAnswer<ReindexStatus> {
-    if (this.rebuild) return { ok: false, code: 'SRCH_REINDEX_IN_PROGRESS', message: 'a reindex is already running' };
-    if (this.closed) return { ok: false, code: 'GEN_CONFLICT', message: 'the index is closing' };
+    if (this.rebuild) return refuse({ code: 'SRCH_REINDEX_IN_PROGRESS', message: 'a reindex is already running' });
+    if (this.closed) return refuse({ code: 'GEN_CONFLICT', message: 'the index is closing' });
     this.reindexStartedMs = performance.now();
     this.reindex = {
       status: 'in_progress', started_at: timeText(Date.now()), processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
