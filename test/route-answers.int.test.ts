@@ -43,7 +43,8 @@ function envNumber(name: string): number | undefined {
 
 const ROUTES: readonly FuzzRoute[] = FUZZ_ROUTES.map((route) => ({ ...route, weight: Math.max(route.weight, ROUTE_WEIGHT_MIN) }));
 
-t.test('every answer of a seeded fuzz run over every route is one its API reference documents', async (t) => {
+// Both ways the server runs: HTTP on the engine's thread, and on a worker thread in front of it (the default).
+for (const workers of [0, 1]) t.test(`every answer of a seeded fuzz run over every route is one its API reference documents (${workers === 0 ? 'one thread' : 'an HTTP worker'})`, async (t) => {
   const seed = (envNumber('FOLIO_FUZZ_SEED') ?? Math.floor(Math.random() * 2 ** 32)) >>> 0;
   const cases = envNumber('FOLIO_FUZZ_CASES') ?? CASES_DEFAULT;
   const onlyCase = envNumber('FOLIO_FUZZ_CASE');
@@ -60,6 +61,7 @@ t.test('every answer of a seeded fuzz run over every route is one its API refere
     secretKey: MASTER_KEY,
     tokenizationKey: TOKENIZATION_KEY,
     snapshotRoutes: true,
+    workers,
     backup: {
       dir: backupRoot,
       run: async () => {

@@ -50,13 +50,16 @@ export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backu
   snapshotRoutes?: boolean;
   /**
    * HTTP worker threads, as `folio serve` runs them (app/http-workers.ts); 0 serves on the test's own
-   * thread. Default: FOLIO_TEST_WORKERS, so the whole suite can be run in either mode.
+   * thread. Default: TEST_WORKERS_DEFAULT, so the whole suite can be run in either mode.
    */
   workers?: number;
 };
 
-/** The HTTP workers a test server runs unless the test says: FOLIO_TEST_WORKERS, or none. */
-export const TEST_WORKERS_DEFAULT = Number(process.env.FOLIO_TEST_WORKERS ?? 0);
+/**
+ * The HTTP workers a test server runs unless the test says: one, as `folio serve` runs by default on
+ * this machine; FOLIO_TEST_WORKERS=0 runs the suite with HTTP on the test's own thread.
+ */
+export const TEST_WORKERS_DEFAULT = Number(process.env.FOLIO_TEST_WORKERS ?? 1);
 
 export async function startTestServer(options: Partial<RuntimeOptions> = {}, appOptions: TestAppOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
