@@ -34,9 +34,12 @@ export class EngineClient {
   private readonly stateListeners: Array<(state: EngineState) => void> = [];
   /** Resolves with the engine's first state (sent as soon as the channel is attached). */
   readonly ready: Promise<void>;
+  private markReady: (() => void) | undefined;
 
   constructor(private readonly port: MessagePort) {
-    this.ready = new Promise((resolve) => this.stateListeners.push(() => resolve()));
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
     port.on('message', (message: ToWorker) => {
       if (message.kind === 'answers') this.answered(message.appended, message.answers);
       else this.stateChanged(message.state);
@@ -90,6 +93,8 @@ export class EngineClient {
 
   private stateChanged(state: EngineState): void {
     this.state = state;
+    this.markReady?.();
+    this.markReady = undefined;
     if (this.durableWaiters.length > 0) {
       const still: Array<{ seq: number; resolve: () => void }> = [];
       for (const waiter of this.durableWaiters) {
