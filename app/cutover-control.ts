@@ -7,8 +7,8 @@
 // leader's hook delivery progress and starts working as a leader.
 
 import fs from 'node:fs';
-import type { CutoverAnswer, CutoverPort, CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
-import { CutoverRefusal } from '../http/routes/cutover-routes.js';
+import type { CutoverAnswer, CutoverPort, CutoverPosition, CutoverStatus } from '../http/cutover-port.js';
+import { CutoverRefusal } from '../http/cutover-port.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { stateHash } from '../snapshots/state-hash.js';
 import type { LedgerRuntime } from './ledger-runtime.js';

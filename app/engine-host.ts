@@ -10,7 +10,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
 import { EnvelopeError } from '../http/api-error.js';
-import { CutoverRefusal } from '../http/routes/cutover-routes.js';
+import { CutoverRefusal } from '../http/cutover-port.js';
 import type { CutoverControl } from './cutover-control.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';

@@ -18,7 +18,7 @@ import type { QueryPort } from '../http/query-port.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
-import { CutoverRefusal, type CutoverPort } from '../http/routes/cutover-routes.js';
+import { CutoverRefusal, type CutoverPort } from '../http/cutover-port.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { CallTarget, Call, CrossingError, EngineState, ToEngine, ToWorker } from './engine-channel.js';

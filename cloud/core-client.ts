@@ -3,7 +3,7 @@
 // (proxy-keys.ts). Each call is bounded by a timeout; a non-2xx answer becomes a CoreCallError carrying
 // the core's error code.
 
-import type { CutoverAnswer, CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
+import type { CutoverAnswer, CutoverPosition, CutoverStatus } from '../http/cutover-port.js';
 
 export class CoreCallError extends Error {
   override readonly name = 'CoreCallError';

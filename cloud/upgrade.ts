@@ -26,7 +26,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { NODE_FLAGS } from '../app/node-flags.js';
-import type { CutoverPosition, CutoverStatus } from '../http/routes/cutover-routes.js';
+import type { CutoverPosition, CutoverStatus } from '../http/cutover-port.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import type { CoreLogger } from './core-process.js';
 import { folioEntryFile } from './core-process.js';

@@ -17,55 +17,11 @@ import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import { isReadOnlyPost } from '../backpressure.js';
 import { validate } from '../validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
+import { CutoverRefusal, type CutoverPort } from '../cutover-port.js';
 
 export const CUTOVER_PATH_PREFIX = '/admin/cutover/';
 /** The longest a status request waits for a follower to reach the seq it asks about. */
 export const CATCH_UP_WAIT_MS_MAX = 30_000;
-
-/** Where a log stands: the seq of its last event and the checksum of the record that ends there. */
-export interface CutoverPosition {
-  seq: number;
-  log_checksum: string;
-}
-
-/** A position as an answer, with where the time of the request went (for the control plane's report). */
-export interface CutoverAnswer extends CutoverPosition {
-  timings_ms?: Record<string, number>;
-}
-
-export interface CutoverStatus extends CutoverPosition {
-  role: 'leader' | 'follower';
-  fenced: boolean;
-  appended_seq: number;
-  durable_seq: number;
-  /** Follower only: the last seq of the leader's log as last read. */
-  leader_seq?: number;
-  /** Follower only: why following stopped, if it did. */
-  follow_error?: string;
-  /** The query index's checkpoint (it may be rebuilt on a new process). */
-  index_seq?: number;
-  state_hash?: string;
-  timings_ms?: Record<string, number>;
-}
-
-/** Raised by the control for a request that cannot be carried out in the ledger's present role or state. */
-export class CutoverRefusal extends Error {
-  override readonly name = 'CutoverRefusal';
-}
-
-/** What the routes need from the ledger's cutover control (wired in app/cutover-control.ts). */
-export interface CutoverPort {
-  readonly fenced: boolean;
-  /** Counts a write in flight; false (and nothing counted) when fenced. A promise from another thread. */
-  writeStarted(): boolean | Promise<boolean>;
-  writeEnded(): void;
-  /** Something that appends on its own schedule (API key last-use stamps) and must wait while fenced. */
-  holdWhileFenced(writer: { hold(): void; release(): void }): void;
-  fence(): Promise<CutoverAnswer>;
-  unfence(): Promise<CutoverAnswer>;
-  status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverStatus>;
-  promote(expected: CutoverPosition): Promise<CutoverStatus>;
-}
 
 const positionSchema = z.object({
   seq: z.number().int().min(0),
