@@ -68,8 +68,8 @@ function exactAmount(value: unknown, currency: string): { value: bigint; precisi
   const precision = precisionOf(currency);
   const converted = amountToPrecise(magnitude, precision, { allowZero: true });
   if (!converted.ok) {
-    if (converted.message.includes('decimal places')) return `has more decimal places than ${currency} has (${minorUnitsOf(currency)})`;
-    return converted.message === 'must not be negative' ? 'must be a decimal number' : converted.message;
+    if (converted.rejection.message.includes('decimal places')) return `has more decimal places than ${currency} has (${minorUnitsOf(currency)})`;
+    return converted.rejection.message === 'must not be negative' ? 'must be a decimal number' : converted.rejection.message;
   }
   if (converted.value > PRECISE_AMOUNT_MAX) return 'is too large';
   return { value: negative ? -converted.value : converted.value, precision };

@@ -43,17 +43,17 @@ type ConditionInput = z.output<typeof conditionSchema>;
 /** The threshold in the smallest unit with its precision, or what is wrong with it. */
 function thresholdOf(condition: ConditionInput): { precise_value: bigint; precision: bigint } | string {
   const precision = condition.precision === undefined ? { ok: true as const, value: 1n } : parsePrecision(condition.precision);
-  if (!precision.ok) return `precision ${precision.message}`;
+  if (!precision.ok) return `precision ${precision.rejection.message}`;
   if (condition.precise_value !== undefined) {
     const [negative, magnitude] = signed(condition.precise_value);
     const parsed = parsePreciseAmount(magnitude, { allowZero: true });
-    if (!parsed.ok) return `precise_value ${parsed.message}`;
+    if (!parsed.ok) return `precise_value ${parsed.rejection.message}`;
     return { precise_value: negative ? -parsed.value : parsed.value, precision: precision.value };
   }
   if (condition.value === undefined) return 'value is required';
   const [negative, magnitude] = signed(condition.value);
   const converted = amountToPrecise(magnitude, precision.value, { allowZero: true });
-  if (!converted.ok) return `value ${converted.message}`;
+  if (!converted.ok) return `value ${converted.rejection.message}`;
   return { precise_value: negative ? -converted.value : converted.value, precision: precision.value };
 }
 

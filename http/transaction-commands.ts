@@ -58,15 +58,15 @@ export function resolveAmount(
   if (!precision.ok) {
     return fractional(input.precision)
       ? fail('precision', 'precision must be an integer value', 'TXN_PRECISION_NOT_INTEGER')
-      : fail('precision', precision.message);
+      : fail('precision', precision.rejection.message);
   }
   const allowZero = options.allowZero === true;
   const fromPrecise = input.precise_amount === undefined ? undefined : parsePreciseAmount(input.precise_amount, { allowZero });
   const fromAmount = input.amount === undefined ? undefined : amountToPrecise(input.amount, precision.value, { allowZero });
   if (fromPrecise && !fromPrecise.ok) {
-    return fail('precise_amount', fromPrecise.message, isZero(input.precise_amount) ? 'TXN_INVALID_AMOUNT' : undefined);
+    return fail('precise_amount', fromPrecise.rejection.message, isZero(input.precise_amount) ? 'TXN_INVALID_AMOUNT' : undefined);
   }
-  if (fromAmount && !fromAmount.ok) return fail('amount', fromAmount.message);
+  if (fromAmount && !fromAmount.ok) return fail('amount', fromAmount.rejection.message);
   if (!fromPrecise && !fromAmount) {
     if (options.required === false) return accept({ precise_amount: 0n, precision: precision.value });
     return fail('amount', 'amount or precise_amount is required');
@@ -97,7 +97,7 @@ function shareRequest(share: ShareShape, precision: bigint): Result<ShareCommand
   const invalid = (message: string): Result<ShareCommand, Failure> => refuse({ code: 'TXN_VALIDATION_ERROR', message });
   if (share.precise_distribution !== undefined) {
     const exact = parsePreciseAmount(share.precise_distribution);
-    if (!exact.ok) return invalid(`precise_distribution ${exact.message}`);
+    if (!exact.ok) return invalid(`precise_distribution ${exact.rejection.message}`);
     return accept({ identifier: share.identifier, distribution: exact.value.toString(), request: { kind: 'fixed', amount: exact.value } });
   }
   const text = (share.distribution ?? '').trim();
@@ -110,7 +110,7 @@ function shareRequest(share: ShareShape, precision: bigint): Result<ShareCommand
     request = { kind: 'percent', numerator: BigInt((percent[1] as string) + fraction), denominator: 10n ** BigInt(fraction.length) };
   } else {
     const fixed = amountToPrecise(text, precision);
-    if (!fixed.ok) return invalid(`distribution must be an amount, a percentage like 25% or "left" (${fixed.message})`);
+    if (!fixed.ok) return invalid(`distribution must be an amount, a percentage like 25% or "left" (${fixed.rejection.message})`);
     request = { kind: 'fixed', amount: fixed.value };
   }
   return accept({ identifier: share.identifier, distribution: text, request });
@@ -155,7 +155,7 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
     // rounding to a whole smallest unit is refused, as an amount is.
     const limit = amountToPrecise(shape.overdraft_limit, amount.value.precision, { allowZero: true });
     if (limit.ok) overdraftLimit = limit.value;
-    else fail(limit.message, 'overdraft_limit');
+    else fail(limit.rejection.message, 'overdraft_limit');
   }
   let metaData: Record<string, unknown> = {};
   if (shape.meta_data) {

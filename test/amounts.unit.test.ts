@@ -21,8 +21,8 @@ function accepted(t: Test, conversion: Conversion, expected: bigint, label: stri
 function refused(t: Test, conversion: Conversion, label: string, messagePattern?: RegExp): void {
   t.equal(conversion.ok, false, label);
   if (!conversion.ok) {
-    t.type(conversion.message, 'string', `${label}: has a message`);
-    if (messagePattern) t.match(conversion.message, messagePattern, `${label}: message says why`);
+    t.type(conversion.rejection.message, 'string', `${label}: has a message`);
+    if (messagePattern) t.match(conversion.rejection.message, messagePattern, `${label}: message says why`);
   }
 }
 

@@ -4,13 +4,15 @@
 // are the double nearest to the true value.
 
 import { RawJson } from '../engine/exact-json.js';
+import { refuse, type Result } from '../engine/result.js';
 import { PRECISE_AMOUNT_DIGITS_MAX, PRECISE_AMOUNT_MAX, PRECISION_MAX } from '../engine/money.js';
 /** Decimal exponents outside this range are refused before any bigint is built from them. */
 const DECIMAL_EXPONENT_LIMIT = 80;
 
-export type Conversion = { ok: true; value: bigint } | { ok: false; message: string };
+/** A wire value turned into an exact count, in the one result shape (engine/result.ts). */
+export type Conversion = Result<bigint, { code: 'AMOUNT_INVALID'; message: string }>;
 
-const fail = (message: string): Conversion => ({ ok: false, message });
+const fail = (message: string): Conversion => refuse({ code: 'AMOUNT_INVALID', message });
 const DIGITS = /^[0-9]+$/;
 const DECIMAL = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
 /** Decimal text longer than this cannot be a sensible amount; refusing it early bounds the work. */

@@ -76,7 +76,7 @@ function refuseNonPositive(input: AmountInput): void {
   if (input.precise_amount === undefined) return;
   const parsed = parsePreciseAmount(input.precise_amount, { allowZero: true });
   if (parsed.ok && parsed.value > 0n) return;
-  const message = parsed.ok ? 'precise_amount must be positive' : `precise_amount ${parsed.message}`;
+  const message = parsed.ok ? 'precise_amount must be positive' : `precise_amount ${parsed.rejection.message}`;
   throw new ApiError('TXN_INVALID_AMOUNT', message, { precise_amount: message });
 }
 

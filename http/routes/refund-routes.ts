@@ -20,7 +20,7 @@ import type { RefundCommand } from '../../engine/commands.js';
 function refundOverdraftLimit(limit: unknown, precision: bigint): bigint {
   if (limit === undefined || limit === null) return 0n;
   const precise = amountToPrecise(limit, precision, { allowZero: true });
-  if (!precise.ok) throw new ApiError('GEN_MALFORMED_REQUEST', `overdraft_limit ${precise.message}`, { overdraft_limit: precise.message });
+  if (!precise.ok) throw new ApiError('GEN_MALFORMED_REQUEST', `overdraft_limit ${precise.rejection.message}`, { overdraft_limit: precise.rejection.message });
   return precise.value;
 }
 
