@@ -199,7 +199,7 @@ function resolveShares(
   used: Set<string>,
 ): Decided<SplitShare[]> {
   const distribution = distribute(command.precise_amount, shares.map((share) => share.request));
-  if (!distribution.ok) return refuse(reject('TXN_INVALID_DISTRIBUTION', distribution.message));
+  if (!distribution.ok) return refuse(reject('TXN_INVALID_DISTRIBUTION', distribution.rejection.message));
   const resolved: SplitShare[] = [];
   for (const [index, share] of shares.entries()) {
     const balance = scope.resolve(share.identifier, command.currency);
@@ -213,7 +213,7 @@ function resolveShares(
       identifier: share.identifier,
       balance_id: balanceId,
       distribution: share.distribution,
-      precise_amount: distribution.amounts[index] as bigint,
+      precise_amount: distribution.value[index] as bigint,
     });
   }
   return accept(resolved);

@@ -35,9 +35,9 @@ function decided<T>(record: T, event: LedgerEvent): RegistryDecision<T> {
 
 export function decideCreateMatchingRule(command: RuleCommand, now: number, ids: IdSource): RegistryDecision<MatchingRuleRecord> {
   const checked = checkRule(command);
-  if (!checked.ok) return refuse(reject('RECON_RULE_INVALID', `invalid matching rule: ${checked.message}`));
+  if (!checked.ok) return refuse(reject('RECON_RULE_INVALID', `invalid matching rule: ${checked.rejection.message}`));
   const rule: MatchingRuleRecord = {
-    rule_id: ids.next('rule'), name: command.name, description: command.description, criteria: checked.criteria, created_at: now, updated_at: now,
+    rule_id: ids.next('rule'), name: command.name, description: command.description, criteria: checked.value, created_at: now, updated_at: now,
   };
   return decided(rule, { type: 'matching_rule.created', at: now, matching_rules: [rule] });
 }
@@ -46,8 +46,8 @@ export function decideUpdateMatchingRule(state: LedgerState, ruleId: string, com
   const current = state.matchingRules.get(ruleId);
   if (!current) return refuse(reject('RECON_RULE_NOT_FOUND', `matching rule ${ruleId} not found`));
   const checked = checkRule(command);
-  if (!checked.ok) return refuse(reject('RECON_RULE_INVALID', `invalid matching rule: ${checked.message}`));
-  const rule: MatchingRuleRecord = { ...current, name: command.name, description: command.description, criteria: checked.criteria, updated_at: now };
+  if (!checked.ok) return refuse(reject('RECON_RULE_INVALID', `invalid matching rule: ${checked.rejection.message}`));
+  const rule: MatchingRuleRecord = { ...current, name: command.name, description: command.description, criteria: checked.value, updated_at: now };
   return decided(rule, { type: 'matching_rule.updated', at: now, matching_rules: [rule] });
 }
 

@@ -12,6 +12,7 @@
 //   anything else                                      a scan of the applied transactions, bounded and
 //                                                      reported as it goes (matcher.ts)
 
+import { accept, refuse, type Result } from './result.js';
 import { parseDecimalFraction, type Fraction } from './exact-fraction.js';
 import {
   isDeadCriterion,
@@ -33,19 +34,20 @@ export interface RuleCommand {
   criteria: Array<{ field: string; operator: string; allowable_drift?: string }>;
 }
 
-export type RuleCheck = { ok: true; criteria: MatchingCriterion[] } | { ok: false; message: string };
+/** A rule's criteria checked, or the first thing wrong with them. */
+export type RuleCheck = Result<MatchingCriterion[], { code: 'RULE_INVALID'; message: string }>;
 
 export function checkRule(command: RuleCommand): RuleCheck {
-  if (command.name.trim() === '') return { ok: false, message: 'name: must not be empty' };
-  if (command.criteria.length === 0) return { ok: false, message: 'criteria: at least one criterion is required' };
-  if (command.criteria.length > RULE_CRITERIA_MAX) return { ok: false, message: `criteria: at most ${RULE_CRITERIA_MAX}` };
+  if (command.name.trim() === '') return refuse({ code: 'RULE_INVALID', message: 'name: must not be empty' });
+  if (command.criteria.length === 0) return refuse({ code: 'RULE_INVALID', message: 'criteria: at least one criterion is required' });
+  if (command.criteria.length > RULE_CRITERIA_MAX) return refuse({ code: 'RULE_INVALID', message: `criteria: at most ${RULE_CRITERIA_MAX}` });
   const criteria: MatchingCriterion[] = [];
   for (const [index, given] of command.criteria.entries()) {
     const checked = checkCriterion(given);
-    if (typeof checked === 'string') return { ok: false, message: `criteria.${index}: ${checked}` };
+    if (typeof checked === 'string') return refuse({ code: 'RULE_INVALID', message: `criteria.${index}: ${checked}` });
     criteria.push(checked);
   }
-  return { ok: true, criteria };
+  return accept(criteria);
 }
 
 /**

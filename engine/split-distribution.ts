@@ -10,15 +10,17 @@
 //      discarded fractions, the earlier share first on a tie (the largest-remainder method).
 // So 100 split 33.33% / 33.33% / 33.34% gives 33 / 33 / 34, and 10 split 50% / 50% gives 5 / 5.
 
+import { accept, refuse, type Result } from './result.js';
 export type ShareRequest =
   | { kind: 'fixed'; amount: bigint }
   | { kind: 'percent'; /** numerator / denominator of the percentage, e.g. 33.5% = 335/10 */ numerator: bigint; denominator: bigint }
   | { kind: 'left' };
 
-export type DistributionResult = { ok: true; amounts: bigint[] } | { ok: false; message: string };
+/** The amount of each share, or why the shares cannot divide the total. */
+export type DistributionResult = Result<bigint[], { code: 'DISTRIBUTION_INVALID'; message: string }>;
 
 export function distribute(total: bigint, shares: ShareRequest[]): DistributionResult {
-  const fail = (message: string): DistributionResult => ({ ok: false, message });
+  const fail = (message: string): DistributionResult => refuse({ code: 'DISTRIBUTION_INVALID', message });
   if (shares.length === 0) return fail('at least one share is needed');
   const leftIndexes = shares.flatMap((share, index) => (share.kind === 'left' ? [index] : []));
   if (leftIndexes.length > 1) return fail('only one share may be "left"');
@@ -51,7 +53,7 @@ export function distribute(total: bigint, shares: ShareRequest[]): DistributionR
   const leftIndex = leftIndexes[0];
   if (leftIndex !== undefined) {
     amounts[leftIndex] = total - allocated;
-    return { ok: true, amounts };
+    return accept(amounts);
   }
   // Without "left", fixed + exact percentages must be the whole total: fixed/total + percent/100 = 1.
   const coversTotal = (total - fixedTotal) * 100n * percentDenominator === percentNumerator * total;
@@ -67,7 +69,7 @@ export function distribute(total: bigint, shares: ShareRequest[]): DistributionR
     shortfall -= 1n;
   }
   if (shortfall !== 0n) return fail('shares do not add up to the total');
-  return { ok: true, amounts };
+  return accept(amounts);
 }
 
 export interface Flow {

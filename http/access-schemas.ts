@@ -22,10 +22,10 @@ const scopeSchema = z.string().refine((text) => parseScope(text) !== undefined, 
 const timeSchema = z.string().transform((text, context) => {
   const parsed = parseTimeInput(text);
   if (!parsed.ok) {
-    context.addIssue({ code: 'custom', message: parsed.message });
+    context.addIssue({ code: 'custom', message: parsed.rejection.message });
     return z.NEVER;
   }
-  return parsed.epochMs;
+  return parsed.value;
 });
 
 export const createApiKeySchema = z.object({

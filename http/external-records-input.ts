@@ -43,11 +43,11 @@ export function externalRecordFrom(fields: Record<string, unknown>): RecordConve
   const dateText = textOf(fields.date, false);
   if (dateText === undefined || dateText.trim() === '') return refuse('date', 'must be a date and time');
   const date = parseTimeInput(dateText.trim().length === 10 ? `${dateText.trim()}T00:00:00Z` : dateText);
-  if (!date.ok) return refuse('date', date.message);
-  if (date.epochMs === 0) return refuse('date', 'must be a date and time (the zero time is not one)');
+  if (!date.ok) return refuse('date', date.rejection.message);
+  if (date.value === 0) return refuse('date', 'must be a date and time (the zero time is not one)');
   return {
     ok: true,
-    record: { id: id.trim(), amount: amount.value, precision: amount.precision, currency, reference: reference.trim(), description, date: date.epochMs },
+    record: { id: id.trim(), amount: amount.value, precision: amount.precision, currency, reference: reference.trim(), description, date: date.value },
   };
 }
 

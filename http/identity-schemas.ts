@@ -11,8 +11,8 @@ const text = z.string().max(NAME_LENGTH_MAX).optional().transform((value) => val
 const dobInput = z.union([z.string().max(64), z.null()]).optional().transform((value, context) => {
   if (value === undefined || value === null) return 0;
   const parsed = parseTimeInput(value);
-  if (parsed.ok) return parsed.epochMs;
-  context.addIssue({ code: 'custom', message: parsed.message });
+  if (parsed.ok) return parsed.value;
+  context.addIssue({ code: 'custom', message: parsed.rejection.message });
   return z.NEVER;
 });
 

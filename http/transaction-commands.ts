@@ -146,8 +146,8 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
     const text = shape[field];
     if (text === undefined) continue;
     const time = parseTimeInput(text);
-    if (time.ok) times[field] = time.epochMs;
-    else fail(time.message, field);
+    if (time.ok) times[field] = time.value;
+    else fail(time.rejection.message, field);
   }
   let overdraftLimit = 0n;
   if (amount.ok && shape.overdraft_limit !== undefined && shape.overdraft_limit !== null) {

@@ -43,7 +43,7 @@ t.test('rules: closed sets, and every rule Blnk accepts', async (t) => {
   const refused = (criteria: Array<{ field: string; operator: string; allowable_drift?: string }>, pattern: RegExp) => {
     const checked = ok(criteria);
     t.notOk(checked.ok, JSON.stringify(criteria));
-    if (!checked.ok) t.match(checked.message, pattern);
+    if (!checked.ok) t.match(checked.rejection.message, pattern);
   };
   refused([{ field: 'colour', operator: 'equals' }], /field must be one of/);
   refused([{ field: 'amount', operator: 'like' }], /operator must be one of/);

@@ -18,7 +18,7 @@ function pct(text: string): ShareRequest {
 
 function amounts(total: bigint | number, shares: ShareRequest[]): bigint[] | string {
   const result = distribute(BigInt(total), shares);
-  return result.ok ? result.amounts : `invalid: ${result.message}`;
+  return result.ok ? result.value : `invalid: ${result.rejection.message}`;
 }
 
 t.test('the examples in the rule', async (t) => {
@@ -86,7 +86,7 @@ t.test('every invalid case is refused', async (t) => {
   for (const [name, total, shares] of invalid) {
     const result = distribute(total, shares);
     t.equal(result.ok, false, name);
-    if (!result.ok) t.ok(result.message.length > 0, `${name}: says why`);
+    if (!result.ok) t.ok(result.rejection.message.length > 0, `${name}: says why`);
     t.not(oracleInvalidReason(total, shares), undefined, `${name}: the reference agrees`);
   }
 });
@@ -172,15 +172,15 @@ t.test('random splits: exact, the documented rule, and the same validity as the 
         const describe = (): string => `total ${total}, shares ${JSON.stringify(shares, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`;
         if (!result.ok) {
           refused += 1;
-          if (expected !== undefined) throw new Error(`refused (${result.message}) but the reference accepts: ${describe()}`);
+          if (expected !== undefined) throw new Error(`refused (${result.rejection.message}) but the reference accepts: ${describe()}`);
           continue;
         }
         valid += 1;
         if (expected === undefined) throw new Error(`accepted but the reference refuses (${oracleInvalidReason(total, shares)}): ${describe()}`);
-        const sum = result.amounts.reduce((acc, amount) => acc + amount, 0n);
+        const sum = result.value.reduce((acc, amount) => acc + amount, 0n);
         if (sum !== total) throw new Error(`shares sum to ${sum}, not ${total}: ${describe()}`);
         for (const [index, share] of shares.entries()) {
-          const amount = result.amounts[index] as bigint;
+          const amount = result.value[index] as bigint;
           if (amount < 0n) throw new Error(`negative share: ${describe()}`);
           if (share.kind === 'fixed' && amount !== share.amount) throw new Error(`fixed share changed: ${describe()}`);
           if (share.kind === 'percent') {
@@ -190,8 +190,8 @@ t.test('random splits: exact, the documented rule, and the same validity as the 
             if (amount > floor) roundedUp += 1;
           }
         }
-        if (result.amounts.some((amount, index) => amount !== expected[index])) {
-          throw new Error(`amounts ${result.amounts.join(',')} differ from the reference ${expected.join(',')}: ${describe()}`);
+        if (result.value.some((amount, index) => amount !== expected[index])) {
+          throw new Error(`amounts ${result.value.join(',')} differ from the reference ${expected.join(',')}: ${describe()}`);
         }
       }
       t.ok(valid > 500, `${valid} valid splits checked`);

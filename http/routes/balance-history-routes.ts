@@ -136,8 +136,8 @@ function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void 
 function timeParam(name: string, text: string | undefined): number | undefined {
   if (text === undefined || text.trim() === '') return undefined;
   const parsed = parseTimeInput(text);
-  if (!parsed.ok) throw new ApiError('BAL_INVALID_TIMESTAMP', `${name} ${parsed.message}`, { [name]: parsed.message });
-  return parsed.epochMs === 0 ? undefined : parsed.epochMs;
+  if (!parsed.ok) throw new ApiError('BAL_INVALID_TIMESTAMP', `${name} ${parsed.rejection.message}`, { [name]: parsed.rejection.message });
+  return parsed.value === 0 ? undefined : parsed.value;
 }
 
 /** Cursors are opaque to clients: the position of the last change sent, as base64url text. */
