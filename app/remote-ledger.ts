@@ -48,7 +48,9 @@ export class EngineClient {
 
   call<T>(target: CallTarget, method: string, args: unknown[]): Promise<T> {
     const id = this.nextId++;
-    if (this.outbox.length === 0) queueMicrotask(() => this.flush());
+    // Sent once the event loop has handled everything that is ready (every request its poll phase read),
+    // so a busy worker sends one message for many requests, and the engine commits them together.
+    if (this.outbox.length === 0) setImmediate(() => this.flush());
     this.outbox.push({ id, target, method, args });
     return new Promise<T>((resolve, reject) => this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject }));
   }

@@ -77,15 +77,17 @@ function inflightLoad(settings: BenchSettings): Promise<LoadSummary> {
     description: 'lifecycle bench hold', inflight: true, skip_queue: true,
   });
   const commit = JSON.stringify({ status: 'commit', skip_queue: true });
+  // runLoad sets the content type for a body of its own only; a JSON body without one is refused 415.
+  const headers = { 'content-type': 'application/json' };
   const requests: autocannon.Request[] = [
     {
-      method: 'POST', path: '/transactions', body: hold,
+      method: 'POST', path: '/transactions', body: hold, headers,
       onResponse: (_status, responseBody, context) => {
         (context as { holdId?: string }).holdId = (JSON.parse(responseBody) as { transaction_id: string }).transaction_id;
       },
     },
     {
-      method: 'PUT', body: commit,
+      method: 'PUT', body: commit, headers,
       setupRequest: (request, context) => ({ ...request, path: `/transactions/inflight/${(context as { holdId: string }).holdId}` }),
     },
   ];
