@@ -52,10 +52,15 @@ async function main(): Promise<void> {
   parentPort!.on('message', (order: WorkerOrder) => {
     if (order.kind !== 'shutdown') return;
     app.beginShutdown();
-    void closeServer(server).then(() => {
+    void (async () => {
+      await closeServer(server);
+      // Key uses noted by the last requests, and every call still unanswered, reach the engine before
+      // the channel closes: the engine's thread makes them durable as it closes the ledger.
+      await app.apiKeyUsage.flush();
+      await client.idle();
       data.channel.close();
       report({ kind: 'closed' });
-    });
+    })();
   });
 }
 

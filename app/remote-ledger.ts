@@ -32,6 +32,7 @@ export class EngineClient {
   private appended = 0;
   private durableWaiters: Array<{ seq: number; resolve: () => void }> = [];
   private readonly stateListeners: Array<(state: EngineState) => void> = [];
+  private idleWaiters: Array<() => void> = [];
   /** Resolves with the engine's first state (sent as soon as the channel is attached). */
   readonly ready: Promise<void>;
   private markReady: (() => void) | undefined;
@@ -66,6 +67,12 @@ export class EngineClient {
     return Math.max(this.appended, this.state.appended);
   }
 
+  /** Resolves once every call made so far has been answered (a worker that stops waits for it). */
+  idle(): Promise<void> {
+    if (this.waiting.size === 0 && this.outbox.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   /** Asks for the engine's state now rather than waiting for the next one sent. */
   async refreshState(): Promise<void> {
     this.stateChanged(await this.call<EngineState>('host', 'state', []));
@@ -91,6 +98,7 @@ export class EngineClient {
       if (answer.ok) waiter.resolve(answer.value);
       else waiter.reject(rebuilt(answer.error as CrossingError));
     }
+    if (this.waiting.size === 0 && this.outbox.length === 0) for (const idle of this.idleWaiters.splice(0)) idle();
   }
 
   private stateChanged(state: EngineState): void {

@@ -17,7 +17,7 @@ export class ApiKeyUsage {
 
   note(apiKeyId: string, at: number): void {
     this.noted.set(apiKeyId, at);
-    this.timer ??= setTimeout(() => this.flush(), this.flushMs).unref();
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }
 
   /** The last use of a key, counting what has not been written yet. */
@@ -25,14 +25,21 @@ export class ApiKeyUsage {
     return Math.max(recorded, this.noted.get(apiKeyId) ?? 0);
   }
 
-  /** Writes what was noted as one event (nothing waits for it: a lost use only makes a time older). */
-  flush(): void {
+  /**
+   * Writes what was noted as one event. Requests do not wait for it (a lost use only makes a time
+   * older); a server that is stopping does, through the promise, so the uses it noted last are kept.
+   */
+  async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.noted.size === 0 || this.held) return;
     const noted = this.noted;
     this.noted = new Map();
-    void this.core.run({ op: 'api_key.record_use', used_at: [...noted] });
+    try {
+      await this.core.run({ op: 'api_key.record_use', used_at: [...noted] });
+    } catch {
+      // Refused across a thread (the ledger is fenced or closing): the uses are lost, as in a crash.
+    }
   }
 
   /** Stops writing until release(); uses are still noted and shown. */
@@ -42,6 +49,6 @@ export class ApiKeyUsage {
 
   release(): void {
     this.held = false;
-    if (this.noted.size > 0) this.timer ??= setTimeout(() => this.flush(), this.flushMs).unref();
+    if (this.noted.size > 0) this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }
 }

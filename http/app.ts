@@ -164,7 +164,7 @@ export function createApp(options: AppOptions): FolioApp {
     beginShutdown() {
       shuttingDown = true;
       streams?.endAll();
-      apiKeyUsage.flush();
+      void apiKeyUsage.flush();
     },
     endStreams() {
       streams?.endAll();
