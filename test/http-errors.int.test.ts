@@ -158,7 +158,10 @@ t.test('QUEUE_BACKPRESSURE: 503 with Retry-After', async (t) => {
  */
 function rawPost(url: URL, headers: Record<string, string>, chunks: string[], finish: boolean): Promise<TestResponse> {
   return new Promise((resolve, reject) => {
-    const request = http.request({ host: url.hostname, port: url.port, path: '/ledgers', method: 'POST', headers, agent: false }, (response) => {
+    // Keep-alive, as clients send: the server then reads and drops a refused body rather than closing on
+    // it (a client that asks for `Connection: close` is answered and cut off while it is still sending,
+    // and the reset can beat the answer to it).
+    const request = http.request({ host: url.hostname, port: url.port, path: '/ledgers', method: 'POST', headers: { connection: 'keep-alive', ...headers }, agent: false }, (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => {
