@@ -3,8 +3,9 @@
 
 import t, { type Test } from 'tap';
 import { given } from './helpers/engine-spec.js';
-import { checkReplay, share, transfer, type EngineRig } from './helpers/engine-rig.js';
+import { balanceAmounts, checkReplay, create, fund, hold, ok, share, transfer, type EngineRig } from './helpers/engine-rig.js';
 import type { LedgerEngine } from '../engine/ledger-engine.js';
+import { GENERAL_LEDGER_ID } from '../engine/records.js';
 
 /** A history in which @alice holds 1,000 USD units, funded from @world. */
 function fundedAlice(engine: LedgerEngine): void {
@@ -108,6 +109,34 @@ t.test('a dry run decides and logs nothing', async (t) => {
       return undefined;
     })
     .then([]);
+});
+
+t.test('dry runs of creates, hold actions and refunds decide for real but write nothing', async (t) => {
+  let holdId = '';
+  let appliedId = '';
+  const rig = given(t, (engine, rig) => {
+    fund(rig, '@alice', 100n);
+    holdId = hold(rig, '@alice', '@bob', 60n);
+    appliedId = ok(create({ source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true })(engine)).transaction.transaction_id;
+  });
+  const balancesBefore = balanceAmounts(rig.engine.state);
+  rig.when((engine) => {
+    const created = engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@new', precise_amount: 30n }) }]).projections[0]!;
+    t.equal(created.would_apply, true);
+    t.equal(created.status, 'APPLIED');
+    const short = engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 31n }) }]).projections[0]!;
+    t.equal(short.would_apply, false);
+    t.equal(short.rejection?.code, 'TXN_INSUFFICIENT_FUNDS');
+    t.equal(engine.dryRun([{ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false }]).projections[0]!.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
+    t.equal(engine.dryRun([{ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false }]).projections[0]!.would_apply, true);
+    t.equal(engine.dryRun([{ op: 'transaction.refund', transaction_id: appliedId, skip_queue: false, description: '', meta_data: {} }]).projections[0]!.would_apply, true);
+    t.equal(engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@x', precise_amount: 30n }) }]).projections[0]!.would_apply, true);
+    return undefined;
+  }).then([]);
+  t.same(balanceAmounts(rig.engine.state), balancesBefore, 'balances unchanged');
+  t.equal(rig.engine.state.balanceByIndicator('@new', 'USD'), undefined, 'no balance was created');
+  t.equal(rig.engine.state.balanceByIndicator('@x', 'USD'), undefined);
+  checkReplay(t, rig);
 });
 
 t.test('a metadata change logs the patch, not the merged object', async (t) => {
