@@ -37,6 +37,35 @@ const fireAfter = (ms: number) => (engine: LedgerEngine, rig: EngineRig) => {
   return engine.run({ op: 'timers.fire' });
 };
 
+t.test('queue: balances are visited round-robin, one transaction each per turn', async (t) => {
+  let hotIds: string[] = [];
+  let coldId = '';
+  const rig = given(t, (engine) => {
+    const funded = (): string => {
+      const id = ok(engine.run({ op: 'balance.create', ledger_id: GENERAL_LEDGER_ID, currency: 'USD', identity_id: '', indicator: '', meta_data: {} })).balance_id;
+      ok(create({ source: '@world', destination: id, precise_amount: 1000n, allow_overdraft: true, skip_queue: true })(engine));
+      return id;
+    };
+    const hot = funded();
+    const cold = funded();
+    const destination = ok(engine.run({ op: 'balance.create', ledger_id: GENERAL_LEDGER_ID, currency: 'USD', identity_id: '', indicator: '', meta_data: {} })).balance_id;
+    hotIds = Array.from({ length: 5 }, (_, index) => ok(create({ source: hot, destination, precise_amount: 1n, reference: `hot-${index}` })(engine)).transaction.transaction_id);
+    coldId = ok(create({ source: cold, destination, precise_amount: 1n })(engine)).transaction.transaction_id;
+  });
+  // A slice of two: the hot balance has one turn, and the cold one is not starved.
+  const slice = rig.when(processQueue(2)).then([
+    { type: 'transaction.applied', transactions: [{ transaction_id: hotIds[0] }] },
+    { type: 'transaction.applied', transactions: [{ transaction_id: coldId }] },
+  ]);
+  t.equal(slice.outcome.value, 2, 'a slice of two');
+  t.same(hotIds.slice(1).map((id) => txn(rig, id).status), ['QUEUED', 'QUEUED', 'QUEUED', 'QUEUED']);
+  // The hot balance continues in order.
+  t.equal(rig.when(processQueue(2)).then([{ transactions: [{ transaction_id: hotIds[1] }] }, { transactions: [{ transaction_id: hotIds[2] }] }]).outcome.value, 2);
+  t.same(hotIds.map((id) => txn(rig, id).status), ['APPLIED', 'APPLIED', 'APPLIED', 'QUEUED', 'QUEUED'], 'hot continues in order');
+  t.equal(rig.when(processQueue(100)).then([{ transactions: [{ transaction_id: hotIds[3] }] }, { transactions: [{ transaction_id: hotIds[4] }] }]).outcome.value, 2, 'the rest');
+  t.equal(rig.when(processQueue(100)).then([]).outcome.value, 0, 'nothing left');
+});
+
 t.test('timers: a hold expires at its inflight_expiry_date and is voided', async (t) => {
   let holdId = '';
   const rig = given(t, (_engine, rig) => { fund(rig, '@alice', 1000n); holdId = hold(rig, '@alice', '@bob', 300n, { inflight_expiry_date: rig.clock.ms + HOUR }); });
