@@ -3,8 +3,9 @@
 
 import t, { type Test } from 'tap';
 import { given } from './helpers/engine-spec.js';
-import { checkReplay, share, transfer, type EngineRig } from './helpers/engine-rig.js';
+import { balanceAmounts, checkReplay, create, fund, hold, ok, share, transfer, type EngineRig } from './helpers/engine-rig.js';
 import type { LedgerEngine } from '../engine/ledger-engine.js';
+import { GENERAL_LEDGER_ID } from '../engine/records.js';
 
 /** A history in which @alice holds 1,000 USD units, funded from @world. */
 function fundedAlice(engine: LedgerEngine): void {
@@ -18,6 +19,48 @@ function holdFromAlice(engine: LedgerEngine): string {
   if (!hold.ok) throw new Error(hold.rejection.message);
   return hold.value.transaction.transaction_id;
 }
+
+t.test('the general ledger exists from genesis, once', async (t) => {
+  const rig = given(t, []);
+  t.ok(rig.engine.state.ledgers.has(GENERAL_LEDGER_ID));
+  // A second genesis logs nothing.
+  rig.when((engine) => engine.run({ op: 'genesis.ensure' })).then([]);
+});
+
+t.test('ledgers: LGR_NOT_FOUND, and an update merges metadata and keeps what it does not name', async (t) => {
+  const rig = given(t, []);
+  rig.when((engine) => engine.run({ op: 'ledger.update', ledger_id: 'ldg_missing', name: 'x' })).thenRejected('LGR_NOT_FOUND');
+  rig.when((engine) => engine.run({ op: 'balance.create', ledger_id: 'ldg_missing', currency: 'USD', identity_id: '', indicator: '', meta_data: {} })).thenRejected('LGR_NOT_FOUND');
+  const ledger = ok(rig.when((engine) => engine.run({ op: 'ledger.create', name: 'Operations', meta_data: { team: 'a', region: 'eu' } }))
+    .then([{ type: 'ledger.created', ledgers: [{ name: 'Operations', meta_data: { team: 'a', region: 'eu' } }] }]).outcome);
+  const updated = ok(rig.when((engine) => engine.run({ op: 'ledger.update', ledger_id: ledger.ledger_id, meta_data: { team: 'b' } }))
+    .then([{ type: 'ledger.updated', ledgers: [{ ledger_id: ledger.ledger_id, name: 'Operations' }], metadata_patches: [{ entity_id: ledger.ledger_id, meta_data: { team: 'b' } }] }]).outcome);
+  t.same(updated, { ...ledger, meta_data: { team: 'b', region: 'eu' } }, 'metadata merged, name kept');
+  t.same(ledger.meta_data, { team: 'a', region: 'eu' }, 'the earlier record is not mutated');
+  const renamed = ok(rig.when((engine) => engine.run({ op: 'ledger.update', ledger_id: ledger.ledger_id, name: 'Ops' }))
+    .then([{ type: 'ledger.updated', ledgers: [{ ledger_id: ledger.ledger_id, name: 'Ops' }], metadata_patches: undefined }]).outcome);
+  t.equal(renamed.name, 'Ops');
+  t.same(rig.engine.state.ledgers.get(ledger.ledger_id), renamed, 'state holds the latest record');
+});
+
+t.test('balances: BAL_DUPLICATE_INDICATOR per (indicator, currency), across ledgers; no indicator is never a duplicate', async (t) => {
+  const command = { ledger_id: GENERAL_LEDGER_ID, currency: 'USD', identity_id: '', indicator: 'treasury', meta_data: {} };
+  const createBalance = (fields: Partial<typeof command> = {}) => (engine: LedgerEngine) => engine.run({ op: 'balance.create', ...command, ...fields });
+  const rig = given(t, []);
+  rig.when(createBalance()).then([{ type: 'balance.created', balances: [{ indicator: 'treasury', currency: 'USD' }] }]);
+  rig.when(createBalance()).thenRejected('BAL_DUPLICATE_INDICATOR');
+  const other = ok(rig.when((engine) => engine.run({ op: 'ledger.create', name: 'other', meta_data: {} })).then([{ type: 'ledger.created' }]).outcome);
+  // Treasury USD in another ledger.
+  rig.when(createBalance({ ledger_id: other.ledger_id })).thenRejected('BAL_DUPLICATE_INDICATOR');
+  // Treasury EUR is a different balance.
+  rig.when(createBalance({ currency: 'EUR' })).then([{ type: 'balance.created', balances: [{ indicator: 'treasury', currency: 'EUR' }] }]);
+  // No indicator, twice: only names must be unique.
+  rig.when(createBalance({ indicator: '' })).then([{ type: 'balance.created', balances: [{ indicator: '' }] }]);
+  rig.when(createBalance({ indicator: '' })).then([{ type: 'balance.created', balances: [{ indicator: '' }] }]);
+  // An explicit balance named like an @name a transfer created.
+  rig.when(create({ source: '@world', destination: '@ops', allow_overdraft: true, skip_queue: true })).then([{ type: 'transaction.applied' }]);
+  rig.when(createBalance({ indicator: '@ops' })).thenRejected('BAL_DUPLICATE_INDICATOR');
+});
 
 t.test('a synchronous transfer logs one applied event with balanced postings', async (t) => {
   given(t, fundedAlice)
@@ -108,6 +151,34 @@ t.test('a dry run decides and logs nothing', async (t) => {
       return undefined;
     })
     .then([]);
+});
+
+t.test('dry runs of creates, hold actions and refunds decide for real but write nothing', async (t) => {
+  let holdId = '';
+  let appliedId = '';
+  const rig = given(t, (engine, rig) => {
+    fund(rig, '@alice', 100n);
+    holdId = hold(rig, '@alice', '@bob', 60n);
+    appliedId = ok(create({ source: '@alice', destination: '@bob', precise_amount: 10n, skip_queue: true })(engine)).transaction.transaction_id;
+  });
+  const balancesBefore = balanceAmounts(rig.engine.state);
+  rig.when((engine) => {
+    const created = engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@new', precise_amount: 30n }) }]).projections[0]!;
+    t.equal(created.would_apply, true);
+    t.equal(created.status, 'APPLIED');
+    const short = engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@bob', precise_amount: 31n }) }]).projections[0]!;
+    t.equal(short.would_apply, false);
+    t.equal(short.rejection?.code, 'TXN_INSUFFICIENT_FUNDS');
+    t.equal(engine.dryRun([{ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: 61n, skip_queue: false }]).projections[0]!.rejection?.code, 'TXN_COMMIT_AMOUNT_EXCEEDED');
+    t.equal(engine.dryRun([{ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: false }]).projections[0]!.would_apply, true);
+    t.equal(engine.dryRun([{ op: 'transaction.refund', transaction_id: appliedId, skip_queue: false, description: '', meta_data: {} }]).projections[0]!.would_apply, true);
+    t.equal(engine.dryRun([{ op: 'transaction.create', ...transfer({ source: '@alice', destination: '@x', precise_amount: 30n }) }]).projections[0]!.would_apply, true);
+    return undefined;
+  }).then([]);
+  t.same(balanceAmounts(rig.engine.state), balancesBefore, 'balances unchanged');
+  t.equal(rig.engine.state.balanceByIndicator('@new', 'USD'), undefined, 'no balance was created');
+  t.equal(rig.engine.state.balanceByIndicator('@x', 'USD'), undefined);
+  checkReplay(t, rig);
 });
 
 t.test('a metadata change logs the patch, not the merged object', async (t) => {

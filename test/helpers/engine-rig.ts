@@ -1,10 +1,11 @@
 // The engine wired for tests (the one rig every engine-level test uses): the in-memory log and
 // transaction store, a clock that only moves when told to, and ids that count up, so every run of a test
 // decides exactly the same events. Also small builders for commands (over the engine's own
-// transferCommand) and the ledger-wide checks (zero sum, replay) that engine-level tests share.
+// transferCommand), senders of the common ones as specs send them (create, commit, voidHold, refund,
+// processQueue), and the ledger-wide checks (zero sum, replay) that engine-level tests share.
 
 import type { Test } from 'tap';
-import { transferCommand, type CreateTransactionCommand, type ShareCommand } from '../../engine/commands.js';
+import { transferCommand, type CreateTransactionCommand, type RefundCommand, type ShareCommand } from '../../engine/commands.js';
 import type { DecisionSettings } from '../../engine/decision-scope.js';
 import type { LedgerState } from '../../engine/ledger-state.js';
 import { LedgerEngine, type EngineLimits, type Outcome } from '../../engine/ledger-engine.js';
@@ -87,6 +88,33 @@ export function share(identifier: string, distribution: string): ShareCommand {
 export function transfer(fields: Partial<CreateTransactionCommand>): CreateTransactionCommand {
   return transferCommand({ source: '', destination: '', precise_amount: 100n, precision: 100n, currency: 'USD', ...fields });
 }
+
+/** A synchronous hold of `amount` from `from` to `to`; returns the hold's id. */
+export function hold(rig: EngineRig, from: string, to: string, amount: bigint, extra: Partial<CreateTransactionCommand> = {}): string {
+  const value = ok(rig.engine.run({ op: 'transaction.create', ...transfer({ source: from, destination: to, precise_amount: amount, inflight: true, skip_queue: true, ...extra }) }));
+  return value.transaction.transaction_id;
+}
+
+// Commands as specs send them (`.when(commit(holdId, 100n))`) and histories run them (`commit(holdId)(engine)`).
+
+/** A transaction.create of `transfer(fields)`. */
+export const create = (fields: Partial<CreateTransactionCommand>) => (engine: LedgerEngine) =>
+  engine.run({ op: 'transaction.create', ...transfer(fields) });
+
+/** A commit of `amount` of a hold (0: all that remains), synchronous unless told otherwise. */
+export const commit = (holdId: string, amount = 0n, skipQueue = true) => (engine: LedgerEngine) =>
+  engine.run({ op: 'hold.act', transaction_id: holdId, action: 'commit', precise_amount: amount, skip_queue: skipQueue });
+
+/** A void of what remains of a hold, synchronous unless told otherwise. */
+export const voidHold = (holdId: string, skipQueue = true) => (engine: LedgerEngine) =>
+  engine.run({ op: 'hold.act', transaction_id: holdId, action: 'void', precise_amount: 0n, skip_queue: skipQueue });
+
+/** A refund of a transaction, synchronous unless told otherwise. */
+export const refund = (transactionId: string, fields: Partial<Omit<RefundCommand, 'transaction_id'>> = {}) => (engine: LedgerEngine) =>
+  engine.run({ op: 'transaction.refund', transaction_id: transactionId, skip_queue: true, description: '', meta_data: {}, ...fields });
+
+/** A turn of the queue runner (never refused): up to `itemsMax` queued transactions carried out. */
+export const processQueue = (itemsMax = 100) => (engine: LedgerEngine) => engine.run({ op: 'queue.process', items_max: itemsMax });
 
 export function ok<T>(outcome: Outcome<T>): T {
   if (!outcome.ok) throw new Error(`expected success, got ${outcome.rejection.code}: ${outcome.rejection.message}`);
