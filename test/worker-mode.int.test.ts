@@ -5,7 +5,9 @@
 // mode with FOLIO_TEST_WORKERS=1 (docs/decisions-threads.md).
 
 import net from 'node:net';
+import os from 'node:os';
 import t from 'tap';
+import { ConfigError, loadConfig, WORKERS_MAX } from '../app/config.js';
 import { sendRequest, startTestServer } from './helpers/test-server.js';
 
 const MASTER_KEY = 'k'.repeat(40);
@@ -90,4 +92,13 @@ t.test('two workers in front of one engine', async (t) => {
     });
     t.ok(refused, 'nothing listens any more');
   });
+});
+
+t.test('server.workers: the cores but one by default, FOLIO_WORKERS within 0-64, anything else refused', async (t) => {
+  t.equal(loadConfig(undefined, {}).server.workers, Math.max(1, Math.min(WORKERS_MAX, os.availableParallelism() - 1)));
+  t.equal(loadConfig(undefined, { FOLIO_WORKERS: '0' }).server.workers, 0, '0: HTTP on the engine\'s thread');
+  t.equal(loadConfig(undefined, { FOLIO_WORKERS: '3' }).server.workers, 3);
+  for (const text of ['-1', '65', '1.5', 'two', '0x2', ' 2']) {
+    t.throws(() => loadConfig(undefined, { FOLIO_WORKERS: text }), ConfigError, `${JSON.stringify(text)} is refused`);
+  }
 });
