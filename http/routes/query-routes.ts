@@ -53,7 +53,8 @@ const reindexExample = {
   index_checkpoint_seq: 120, index_lag_events: 0, index_lag_seconds: 0, phase: 'completed', total_records: 120, processed_records: 120, paused: false,
 };
 const searchHitSchema = z.object({
-  document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema, reconciliationJsonSchema])
+  // Every field may be missing: include_fields and exclude_fields cut the record to what they name.
+  document: z.union([ledgerJsonSchema, balanceJsonSchema, transactionJsonSchema, identityJsonSchema, reconciliationJsonSchema].map((record) => record.partial()))
     .meta({ description: 'The record as its GET route shows it, cut to include_fields / exclude_fields' }),
   highlights: z.array(z.object({ field: z.string(), matched_tokens: z.array(z.string()), snippet: z.string(), value: z.string().optional() })).optional()
     .meta({ description: "Typesense's first highlight form (left out with enable_highlight_v1: false); metadata is in `highlight` only" }),
