@@ -9,14 +9,11 @@
 // `npm run fuzz` (fuzz/fuzz-run.ts).
 
 import fs from 'node:fs';
-import pino from 'pino';
 import t from 'tap';
 import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { snapshotAdmin } from '../app/snapshot-admin.js';
-import { createApp } from '../http/app.js';
 import { ChangeFeed } from '../app/change-feed.js';
 import { nodeInspector } from '../app/node-inspector.js';
-import { Metrics } from '../http/metrics.js';
 import { createSender } from '../fuzz/fuzz-request.js';
 import { FuzzSession } from '../fuzz/fuzz-session.js';
 import { setUpLedger } from '../fuzz/ledger-setup.js';
@@ -24,6 +21,7 @@ import { indexCatchUpProblem, isHealthy, lostWrites, zeroSumViolations } from '.
 import { FUZZ_ROUTES, routeKey } from '../fuzz/route-table.js';
 import { checkZeroSum } from './helpers/http-fixture.js';
 import { startTestServer, tempDataDir } from './helpers/test-server.js';
+import { routerApp } from './helpers/router-app.js';
 
 const CASES_DEFAULT = 4_000;
 const CONCURRENCY = 4;
@@ -53,18 +51,11 @@ function envNumber(name: string): number | undefined {
 }
 
 t.test('every route the router registers is in the fuzz table, and every table entry is a route', async (t) => {
-  const dataDir = tempDataDir('folio-fuzz-routes');
-  const runtime = await LedgerRuntime.open({ dataDir });
-  t.teardown(async () => {
-    await runtime.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-  const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
   // Every optional part on, so every route is registered.
-  const app = createApp({
-    core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32), snapshots: snapshotAdmin(runtime, dataDir),
+  const app = await routerApp(t, 'folio-fuzz-routes', (runtime, dataDir) => ({
+    snapshots: snapshotAdmin(runtime, dataDir),
     feed: new ChangeFeed(runtime.log), inspector: nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) })),
-  });
+  }));
   const registered = new Set<string>();
   for (const layer of app.router.stack) {
     for (const method of layer.methods) if (method !== 'HEAD') registered.add(`${method} ${String(layer.path)}`);

@@ -4,17 +4,13 @@
 // to tenant routes only (same matcher, same options; with trailing and doubled slashes too), and no
 // letter-case variant of a path is forwarded or routed.
 
-import fs from 'node:fs';
-import pino from 'pino';
 import t from 'tap';
 import { CutoverControl } from '../app/cutover-control.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { snapshotAdmin } from '../app/snapshot-admin.js';
 import { ProxyRoutes, TENANT_RESOURCES } from '../cloud/proxy-routes.js';
 import { createApp } from '../http/app.js';
-import { Metrics } from '../http/metrics.js';
 import { routeAccess } from '../http/route-scopes.js';
-import { tempDataDir } from './helpers/test-server.js';
+import { routerApp } from './helpers/router-app.js';
 
 /** A path the pattern matches: each parameter filled with `1` (or with what `fill` says for it). */
 function pathOf(pattern: string, fill: Record<string, string> = {}): string {
@@ -28,17 +24,9 @@ function otherCase(path: string): string | undefined {
 }
 
 t.test('the proxy forwards tenant routes only, matched exactly as the core matches them', async (t) => {
-  const dataDir = tempDataDir('folio-proxy-routes');
-  const runtime = await LedgerRuntime.open({ dataDir });
-  t.teardown(async () => {
-    await runtime.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-  const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
-  const app = createApp({
-    core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32),
+  const app = await routerApp(t, 'folio-proxy-routes', (runtime, dataDir) => ({
     snapshots: snapshotAdmin(runtime, dataDir), cutover: CutoverControl.forLeader(runtime),
-  });
+  }));
   const routes = new ProxyRoutes();
   let checked = 0;
   for (const layer of app.router.stack) {

@@ -2,27 +2,14 @@
 // Runs over the real app (createApp on a temp-dir runtime), enumerating the router's layers, so a route
 // added without a declared scope fails here.
 
-import fs from 'node:fs';
-import pino from 'pino';
 import t from 'tap';
 import { CutoverControl } from '../app/cutover-control.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { createApp } from '../http/app.js';
-import { Metrics } from '../http/metrics.js';
 import { parseRouteAccess, ROUTE_ACCESS_TABLE } from '../http/route-scopes.js';
-import { tempDataDir } from './helpers/test-server.js';
+import { routerApp } from './helpers/router-app.js';
 
 t.test('every registered route declares its access', async (t) => {
-  const dataDir = tempDataDir('folio-routes');
-  const runtime = await LedgerRuntime.open({ dataDir });
-  t.teardown(async () => {
-    await runtime.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-  const metrics = new Metrics({ queuedTransactions: () => 0, lookupBacklog: () => 0, unflushedEvents: () => 0 });
-  const app = createApp({
-    core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'test', secretKey: 'k'.repeat(32), cutover: CutoverControl.forLeader(runtime),
-  });
+  const app = await routerApp(t, 'folio-routes', (runtime) => ({ cutover: CutoverControl.forLeader(runtime) }));
   let routes = 0;
   for (const layer of app.router.stack) {
     if (layer.methods.length === 0) continue;
