@@ -7,7 +7,7 @@
 // leader's hook delivery progress and starts working as a leader.
 
 import fs from 'node:fs';
-import type { CutoverAnswer, CutoverPort, CutoverPosition, CutoverStatus } from '../http/cutover-port.js';
+import type { CutoverAnswer, CutoverPort, CutoverPosition, CutoverStatus, WriteTicket } from '../http/cutover-port.js';
 import { CutoverRefusal } from '../http/cutover-port.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
 import { stateHash } from '../snapshots/state-hash.js';
@@ -22,6 +22,8 @@ interface HeldWriter {
   hold(): void;
   release(): void;
 }
+
+const COUNTED: WriteTicket = Object.freeze({});
 
 export class CutoverControl implements CutoverPort {
   private _fenced: boolean;
@@ -50,10 +52,11 @@ export class CutoverControl implements CutoverPort {
     return this._fenced;
   }
 
-  writeStarted(): boolean {
-    if (this._fenced) return false;
+  /** Every write here is counted by the count alone: one ticket serves them all. */
+  writeStarted(): WriteTicket | undefined {
+    if (this._fenced) return undefined;
     this.writesInFlight += 1;
-    return true;
+    return COUNTED;
   }
 
   /**
@@ -65,7 +68,7 @@ export class CutoverControl implements CutoverPort {
     return !this._fenced || this.writesInFlight > 0;
   }
 
-  writeEnded(): void {
+  writeEnded(_ticket?: WriteTicket): void {
     this.writesInFlight -= 1;
   }
 

@@ -27,7 +27,11 @@ export const CALLABLE = {
 
 export type CallTarget = keyof typeof CALLABLE;
 
+/** The id of a call that wants no answer (EngineClient.notify). */
+export const NO_ANSWER = 0;
+
 export interface Call {
+  /** Numbered from 1 per worker; NO_ANSWER for a notification. */
   id: number;
   target: CallTarget;
   method: string;

@@ -16,7 +16,7 @@ import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
-import { CALLABLE, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
+import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
 /** How often the state is sent when nothing commits (fences, overload and index lag change without commits). */
@@ -84,7 +84,12 @@ export class EngineHost {
       try {
         value = this.carryOut(call);
       } catch (error) {
-        answers.push({ id: call.id, ok: false, error: this.crossing(call, error) });
+        const crossing = this.crossing(call, error);
+        if (call.id !== NO_ANSWER) answers.push({ id: call.id, ok: false, error: crossing });
+        continue;
+      }
+      if (call.id === NO_ANSWER) {
+        if (value instanceof Promise) value.catch((error: unknown) => this.crossing(call, error));
         continue;
       }
       if (value instanceof Promise) {

@@ -18,10 +18,10 @@ import type { QueryPort } from '../http/query-port.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
-import { CutoverRefusal, type CutoverPort } from '../http/cutover-port.js';
+import { CutoverRefusal, type CutoverPort, type WriteTicket } from '../http/cutover-port.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
-import type { CallTarget, Call, CrossingError, EngineState, ToEngine, ToWorker } from './engine-channel.js';
+import { NO_ANSWER, type CallTarget, type Call, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
 
 /** The channel's worker end: calls out, answers and state in. */
 export class EngineClient {
@@ -54,6 +54,15 @@ export class EngineClient {
     if (this.outbox.length === 0) setImmediate(() => this.flush());
     this.outbox.push({ id, target, method, args });
     return new Promise<T>((resolve, reject) => this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject }));
+  }
+
+  /**
+   * A call whose answer nobody waits for (it goes in the next batch like any call): the engine's thread
+   * sends nothing back, and logs an unexpected failure itself.
+   */
+  notify(target: CallTarget, method: string, args: unknown[]): void {
+    if (this.outbox.length === 0) setImmediate(() => this.flush());
+    this.outbox.push({ id: NO_ANSWER, target, method, args });
   }
 
   /** Resolves once the engine's thread reports everything up to `seq` on disk. */
@@ -248,8 +257,18 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     get fenced() {
       return fenced;
     },
-    writeStarted: () => client.call('cutover', 'writeStarted', []),
-    writeEnded: () => void client.call('cutover', 'writeEnded', []),
+    // Not waited for: the start goes out with the write's command (calls of one channel are carried out in
+    // order), and a start the engine's thread refused (fenced meanwhile) is not uncounted; the command
+    // itself is refused there unless the fence is still waiting for earlier writes.
+    writeStarted: () => {
+      if (fenced) return undefined;
+      return { counted: client.call<WriteTicket | undefined>('cutover', 'writeStarted', []).then((ticket) => ticket !== undefined) };
+    },
+    writeEnded: (ticket) => {
+      void ticket.counted?.then((counted) => {
+        if (counted) client.notify('cutover', 'writeEnded', []);
+      });
+    },
     holdWhileFenced(writer) {
       writers.push(writer);
       if (fenced) writer.hold();

@@ -25,7 +25,8 @@ const STAGES: Array<{ stage: string; scripts: RegExp; functions?: RegExp }> = [
   { stage: 'HTTP + Koa', scripts: /node:_http|node:net|node:internal\/(http|stream|streams)|node:stream|\/(koa|koa-compose|@koa\/router|statuses|on-finished|type-is|content-type|accepts|mime-types|path-to-regexp)\// },
 ];
 
-const SPECIAL: Record<string, string> = { '(garbage collector)': 'GC', '(idle)': 'idle', '(program)': 'runtime (program)' };
+// A Map, not an object literal: a frame named `constructor` or `toString` must not find Object's own.
+const SPECIAL = new Map([['(garbage collector)', 'GC'], ['(idle)', 'idle'], ['(program)', 'runtime (program)']]);
 
 interface ProfileNode {
   id: number;
@@ -90,7 +91,7 @@ function classifier(profile: CpuProfile): { stageOf: (id: number) => string; byI
     if (known !== undefined) return known;
     let stage = 'other';
     const leaf = byId.get(id) as ProfileNode;
-    const special = SPECIAL[leaf.callFrame.functionName];
+    const special = SPECIAL.get(leaf.callFrame.functionName);
     if (special) stage = special;
     else {
       for (let cursor: number | undefined = id; cursor !== undefined; cursor = parent.get(cursor)) {

@@ -34,12 +34,23 @@ export class CutoverRefusal extends Error {
   override readonly name = 'CutoverRefusal';
 }
 
+/**
+ * A write admitted past the fence. In a worker the admission is decided on the engine's thread a moment
+ * later, so the ticket says there whether this write was counted, and only a counted write is uncounted.
+ */
+export interface WriteTicket {
+  readonly counted?: Promise<boolean>;
+}
+
 /** What the routes need from the ledger's cutover control (wired in app/cutover-control.ts). */
 export interface CutoverPort {
   readonly fenced: boolean;
-  /** Counts a write in flight; false (and nothing counted) when fenced. A promise from another thread. */
-  writeStarted(): boolean | Promise<boolean>;
-  writeEnded(): void;
+  /**
+   * Counts a write in flight and answers its ticket, or undefined (nothing counted) when fenced. The
+   * ticket goes back to `writeEnded` once the write's answer is written.
+   */
+  writeStarted(): WriteTicket | undefined | Promise<WriteTicket | undefined>;
+  writeEnded(ticket: WriteTicket): void;
   /** Something that appends on its own schedule (API key last-use stamps) and must wait while fenced. */
   holdWhileFenced(writer: { hold(): void; release(): void }): void;
   fence(): Promise<CutoverAnswer>;

@@ -54,7 +54,8 @@ export function fenceGuard(port: CutoverPort): Koa.Middleware {
   return async (ctx, next) => {
     const write = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path) && !ctx.path.startsWith(CUTOVER_PATH_PREFIX);
     if (!write) return next();
-    if (!(await port.writeStarted())) {
+    const ticket = await port.writeStarted();
+    if (!ticket) {
       throw new ApiError('CUTOVER_FENCED', 'this ledger is being moved to a new process; retry shortly', undefined, {
         'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
       });
@@ -62,7 +63,7 @@ export function fenceGuard(port: CutoverPort): Koa.Middleware {
     try {
       await next();
     } finally {
-      port.writeEnded();
+      port.writeEnded(ticket);
     }
   };
 }
