@@ -20,8 +20,8 @@ export const CALLABLE = {
   backup: ['run'],
   hooks: ['newSigningSecret'],
   feed: ['read'],
-  // The state now, for an answer that must not be a state old (/metrics).
-  host: ['state'],
+  // The state now, for an answer that must not be a state old (/metrics); every worker's request counts.
+  host: ['state', 'reportRequests', 'requestTotals'],
   inspector: ['inspect'],
 } as const;
 
@@ -77,7 +77,9 @@ export type ToEngine = { kind: 'calls'; calls: Call[] };
 
 export type ToWorker =
   | { kind: 'answers'; appended: number; answers: Answer[] }
-  | { kind: 'state'; state: EngineState };
+  | { kind: 'state'; state: EngineState }
+  // Report your request counts now (a scrape of /metrics in another worker waits for them).
+  | { kind: 'report-requests'; generation: number };
 
 /** What a worker tells the thread that started it. */
 export type WorkerReport =

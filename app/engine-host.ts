@@ -15,10 +15,13 @@ import type { CutoverControl } from './cutover-control.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
+import type { RequestTotals } from '../http/request-metrics.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
+/** The longest a scrape of /metrics waits for the other workers' request counts. */
+const REQUESTS_REPORT_WAIT_MS_MAX = 250;
 /** How often the state is sent when nothing commits (fences, overload and index lag change without commits). */
 const STATE_INTERVAL_MS = 100;
 
@@ -38,6 +41,9 @@ export class EngineHost {
   private readonly targets: Record<CallTarget, object | undefined>;
   private readonly timer: NodeJS.Timeout;
   private commits: Array<[number, number]> = [];
+  private readonly requestTotals = new Map<number, RequestTotals>();
+  private reportGeneration = 0;
+  private readonly reportWaiters: Array<{ generation: number; reported: Set<number>; done: () => void }> = [];
 
   constructor(private readonly parts: HostedParts) {
     const { runtime } = parts;
@@ -53,7 +59,12 @@ export class EngineHost {
       feed: parts.feed,
       inspector: parts.inspector,
       // Group commits are counted once, in the states sent to everyone: none in this one.
-      host: { state: () => ({ ...this.state(), commits: [] }) },
+      host: {
+        state: () => ({ ...this.state(), commits: [] }),
+        // Each worker's request counts, so a scrape of any one sums them all (app/http-worker.ts).
+        reportRequests: (worker: number, totals: RequestTotals, generation?: number) => this.requestsReported(worker, totals, generation),
+        requestTotals: (except: number) => this.freshRequestTotals(except),
+      },
     };
     runtime.onCommit((stats) => {
       this.commits.push([stats.events, stats.milliseconds]);
@@ -129,6 +140,39 @@ export class EngineHost {
 
   private send(port: MessagePort, answers: Answer[]): void {
     port.postMessage({ kind: 'answers', appended: this.parts.runtime.visibleSeq(), answers } satisfies ToWorker);
+  }
+
+  /**
+   * The request counts of every worker but `except`, after asking each for its newest: a worker that has
+   * not answered within REQUESTS_REPORT_WAIT_MS_MAX counts as it last reported (every second).
+   */
+  private freshRequestTotals(except: number): Promise<RequestTotals[]> {
+    const generation = ++this.reportGeneration;
+    const message: ToWorker = { kind: 'report-requests', generation };
+    for (const port of this.ports) port.postMessage(message);
+    return new Promise((resolve) => {
+      const waiter = {
+        generation,
+        reported: new Set<number>(),
+        done: () => {
+          clearTimeout(timer);
+          this.reportWaiters.splice(this.reportWaiters.indexOf(waiter), 1);
+          resolve([...this.requestTotals].filter(([worker]) => worker !== except).map(([, totals]) => totals));
+        },
+      };
+      const timer = setTimeout(waiter.done, REQUESTS_REPORT_WAIT_MS_MAX);
+      this.reportWaiters.push(waiter);
+    });
+  }
+
+  private requestsReported(worker: number, totals: RequestTotals, generation: number | undefined): void {
+    this.requestTotals.set(worker, totals);
+    if (generation === undefined) return;
+    for (const waiter of [...this.reportWaiters]) {
+      if (waiter.generation > generation) continue;
+      waiter.reported.add(worker);
+      if (waiter.reported.size >= this.ports.size) waiter.done();
+    }
   }
 
   private sendState(): void {

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
+import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import type { WorkerOrder, WorkerReport } from './engine-channel.js';
 import { closeServer, createHttpServer } from './http-server.js';
@@ -15,6 +16,8 @@ import type { WorkerData } from './http-workers.js';
 import { EngineClient, RemoteLedger, remoteBackup, remoteCutover, remoteFeed, remoteInspector, remoteSnapshots } from './remote-ledger.js';
 
 const data = workerData as WorkerData;
+/** How often a worker tells the engine's thread its request counts (what other workers' scrapes show of it). */
+const REQUESTS_REPORT_INTERVAL_MS = 1_000;
 const report = (message: WorkerReport): void => parentPort!.postMessage(message);
 
 async function main(): Promise<void> {
@@ -23,11 +26,26 @@ async function main(): Promise<void> {
   const client = new EngineClient(data.channel);
   await client.ready;
   const core = new RemoteLedger(client, { hookTargets: settings.hookTargets, index: settings.index });
-  const metrics = new Metrics({
+  // A scrape reaches one worker: it shows its own request counts summed with the others', which the
+  // engine's thread asks them for (or, from one too busy to answer at once, as it last reported). It
+  // reports its own first and shows exactly what it reported, and so does every worker, so whichever
+  // answers the next scrape never shows a count lower than this one did.
+  const reportRequests = (generation?: number): RequestTotals => {
+    const totals = metrics.requestTotals();
+    client.notify('host', 'reportRequests', [data.index, totals, generation]);
+    return totals;
+  };
+  client.onReportWanted(reportRequests);
+  const metrics: Metrics = new Metrics({
     queuedTransactions: () => client.state.queued,
     lookupBacklog: () => client.state.lookupBacklog,
     unflushedEvents: () => client.state.unflushedEvents,
-  }, () => client.refreshState());
+  }, async () => {
+    const own = reportRequests();
+    const [, others] = await Promise.all([client.refreshState(), client.call<RequestTotals[]>('host', 'requestTotals', [data.index])]);
+    metrics.showRequestsSummed([own, ...others]);
+  });
+  setInterval(() => reportRequests(), REQUESTS_REPORT_INTERVAL_MS).unref();
   client.onState((state) => {
     for (const [events, milliseconds] of state.commits) metrics.observeWalCommit(events, milliseconds);
   });

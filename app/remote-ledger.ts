@@ -32,6 +32,7 @@ export class EngineClient {
   private appended = 0;
   private durableWaiters: Array<{ seq: number; resolve: () => void }> = [];
   private readonly stateListeners: Array<(state: EngineState) => void> = [];
+  private readonly reportListeners: Array<(generation: number) => void> = [];
   private idleWaiters: Array<() => void> = [];
   /** Resolves with the engine's first state (sent as soon as the channel is attached). */
   readonly ready: Promise<void>;
@@ -43,7 +44,8 @@ export class EngineClient {
     });
     port.on('message', (message: ToWorker) => {
       if (message.kind === 'answers') this.answered(message.appended, message.answers);
-      else this.stateChanged(message.state);
+      else if (message.kind === 'state') this.stateChanged(message.state);
+      else for (const listener of this.reportListeners) listener(message.generation);
     });
   }
 
@@ -89,6 +91,11 @@ export class EngineClient {
 
   onState(listener: (state: EngineState) => void): void {
     this.stateListeners.push(listener);
+  }
+
+  /** Called when the engine's thread asks for this worker's request counts (a scrape in another worker). */
+  onReportWanted(listener: (generation: number) => void): void {
+    this.reportListeners.push(listener);
   }
 
   private flush(): void {

@@ -2,7 +2,7 @@
 // sizes and flush times, and gauges read at scrape time (queued transactions, lookup backlog, log lag).
 
 import client from 'prom-client';
-import { RequestMetrics } from './request-metrics.js';
+import { RequestMetrics, type RequestTotals } from './request-metrics.js';
 
 export interface GaugeSources {
   queuedTransactions(): number;
@@ -82,6 +82,16 @@ export class Metrics {
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.requests.observe(method, route, status, seconds);
+  }
+
+  /** Everything this thread's requests were counted as so far. */
+  requestTotals(): RequestTotals {
+    return this.requests.totals();
+  }
+
+  /** The request series of the next scrapes are the sum of these (see RequestMetrics.showSummed). */
+  showRequestsSummed(totals: RequestTotals[]): void {
+    this.requests.showSummed(totals);
   }
 
   observeWalCommit(events: number, milliseconds: number): void {

@@ -2,6 +2,9 @@
 // /metrics is scraped. prom-client's own labelled metrics hash their label object on every update,
 // which shows up on a route answering tens of thousands of requests a second; here an update is one
 // Map lookup and one bucket scan.
+//
+// With HTTP on several worker threads each keeps its own; a scrape shows them summed (`showSummed`,
+// fed by app/http-worker.ts from the totals the workers report to the engine's thread).
 
 /** Latency histogram bucket bounds, in seconds. */
 export const LATENCY_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -32,6 +35,12 @@ interface LatencySeries {
   count: number;
 }
 
+/** A worker's counts and latencies as plain data, to cross threads and be summed. */
+export interface RequestTotals {
+  counts: Array<[method: string, route: string, status: number, count: number]>;
+  latencies: Array<[method: string, route: string, buckets: number[], sum: number, count: number]>;
+}
+
 export class RequestMetrics {
   private readonly counts = new Map<string, { method: string; route: string; status: number; count: number }>();
   private readonly latencies = new Map<string, LatencySeries>();
@@ -59,9 +68,25 @@ export class RequestMetrics {
     }
   }
 
+  /** Totals to render instead of this thread's own, until the next call (undefined: its own again). */
+  private summed: RequestTotals[] | undefined;
+
+  /** Everything observed here so far, as plain data. */
+  totals(): RequestTotals {
+    return {
+      counts: [...this.counts.values()].map((series) => [series.method, series.route, series.status, series.count]),
+      latencies: [...this.latencies.values()].map((series) => [series.method, series.route, [...series.buckets], series.sum, series.count]),
+    };
+  }
+
+  /** Makes the next renderings show the sum of `totals` (this thread's own among them, as the caller took them). */
+  showSummed(totals: RequestTotals[] | undefined): void {
+    this.summed = totals;
+  }
+
   /** The request counter, in the form prom-client's registry renders. */
   counterMetric(name: string, help: string): RegistryMetric {
-    return this.metric(name, help, 'counter', () => [...this.counts.values()].map((series) => ({
+    return this.metric(name, help, 'counter', () => [...this.countSeries().values()].map((series) => ({
       value: series.count,
       labels: { method: series.method, route: series.route, status: series.status },
     })));
@@ -71,7 +96,7 @@ export class RequestMetrics {
   histogramMetric(name: string, help: string): RegistryMetric {
     return this.metric(name, help, 'histogram', () => {
       const values: MetricValue[] = [];
-      for (const series of this.latencies.values()) {
+      for (const series of this.latencySeries().values()) {
         const labels = { method: series.method, route: series.route };
         let cumulative = 0;
         for (const [index, bound] of LATENCY_BUCKETS_SECONDS.entries()) {
@@ -84,6 +109,39 @@ export class RequestMetrics {
       }
       return values;
     });
+  }
+
+  private countSeries(): Map<string, { method: string; route: string; status: number; count: number }> {
+    if (!this.summed) return this.counts;
+    const summed = new Map<string, { method: string; route: string; status: number; count: number }>();
+    for (const totals of this.summed) {
+      for (const [method, route, status, count] of totals.counts) {
+        const key = `${method} ${status} ${route}`;
+        const series = summed.get(key);
+        if (series) series.count += count;
+        else summed.set(key, { method, route, status, count });
+      }
+    }
+    return summed;
+  }
+
+  private latencySeries(): Map<string, LatencySeries> {
+    if (!this.summed) return this.latencies;
+    const summed = new Map<string, LatencySeries>();
+    for (const totals of this.summed) {
+      for (const [method, route, buckets, sum, count] of totals.latencies) {
+        const key = `${method} ${route}`;
+        const series = summed.get(key);
+        if (!series) {
+          summed.set(key, { method, route, buckets: [...buckets], sum, count });
+          continue;
+        }
+        series.sum += sum;
+        series.count += count;
+        for (let index = 0; index < series.buckets.length; index += 1) series.buckets[index] = (series.buckets[index] as number) + (buckets[index] ?? 0);
+      }
+    }
+    return summed;
   }
 
   private metric(name: string, help: string, type: 'counter' | 'histogram', values: () => MetricValue[]): RegistryMetric {

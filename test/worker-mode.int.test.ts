@@ -70,6 +70,24 @@ t.test('two workers in front of one engine', async (t) => {
     for (const [currency, total] of totals) t.equal(total, 0n, `${currency} sums to zero`);
   });
 
+  t.test('a scrape of /metrics counts the requests of every worker, whichever answers it', async (t) => {
+    // The 300 writes above went over 300 connections, which SO_REUSEPORT spread over both workers.
+    const countOf = (text: string, status: number): number => {
+      const line = text.split('\n').find((candidate) => candidate.startsWith('folio_http_requests_total{')
+        && candidate.includes('method="POST"') && candidate.includes('route="/transactions"') && candidate.includes(`status="${status}"`));
+      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    for (let scrape = 0; scrape < 8; scrape += 1) {
+      const metrics = await sendRequest(server.url, 'GET', '/metrics', undefined, { ...auth, connection: 'close' });
+      t.equal(metrics.status, 200);
+      const created = countOf(metrics.text, 201);
+      const refused = countOf(metrics.text, 409);
+      // 250 of the writes above and two of the first tests; 50 of them and one.
+      t.equal(created, 252, `scrape ${scrape}: every 201 of both workers`);
+      t.equal(refused, 51, `scrape ${scrape}: every 409 of both workers`);
+    }
+  });
+
   t.test('the change feed reads the engine\'s log from a worker', async (t) => {
     const page = await server.request('GET', '/events?after=0&limit=5', undefined, auth);
     t.equal(page.status, 200, page.text);
