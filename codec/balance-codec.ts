@@ -81,13 +81,18 @@ function applyLineageSettings(record: BalanceRecord, settings: number): void {
 
 /** Metadata as u32 length + msgpack, 0 bytes when empty (balances and transactions alike). */
 export function writeMeta(out: ByteWriter, meta: MetaData): void {
-  if (isEmpty(meta)) {
-    out.u32(0);
-    return;
-  }
-  const packed = metaPackr.pack(meta);
-  out.u32(packed.length);
-  out.raw(packed);
+  writePackedMeta(out, packMeta(meta));
+}
+
+/** The msgpack of metadata as writeMeta writes it; undefined when empty. */
+export function packMeta(meta: MetaData): Buffer | undefined {
+  return isEmpty(meta) ? undefined : metaPackr.pack(meta);
+}
+
+/** Metadata packed by packMeta, written as writeMeta writes it. */
+export function writePackedMeta(out: ByteWriter, packed: Buffer | undefined): void {
+  out.u32(packed?.length ?? 0);
+  if (packed) out.raw(packed);
 }
 
 /** Amounts of any size: zero in one byte, anything within 64 bits in nine, beyond that as hex digits. */

@@ -21,8 +21,8 @@
 
 import { Packr, Unpackr } from 'msgpackr';
 import type { EventType, LedgerEvent, Posting, PostingField } from '../engine/events.js';
-import { OPTIONAL_TRANSACTION_FIELDS, type TransactionRecord, type TransactionStatus } from '../engine/records.js';
-import { readAmount, readBalanceAt, readMeta, writeAmount, writeBalance, writeMeta } from './balance-codec.js';
+import { OPTIONAL_TRANSACTION_FIELDS, type MetaData, type TransactionRecord, type TransactionStatus } from '../engine/records.js';
+import { packMeta, readAmount, readBalanceAt, readMeta, writeAmount, writeBalance, writePackedMeta } from './balance-codec.js';
 import { ByteReader, ByteWriter } from './byte-writer.js';
 import { readExternalRecordChunks, readResultChunks, writeExternalRecordChunks, writeResultChunks } from './reconciliation-codec.js';
 
@@ -109,7 +109,8 @@ export function writeEvent(out: ByteWriter, event: LedgerEvent): void {
   }
   if (event.transactions) {
     out.u32(event.transactions.length);
-    for (const record of event.transactions) writeTransaction(out, record);
+    const lastMeta: PackedMeta = { meta: undefined, packed: undefined };
+    for (const record of event.transactions) writeTransaction(out, record, lastMeta);
   }
   if (event.postings) {
     out.u32(event.postings.length);
@@ -149,7 +150,18 @@ function readBlob<T>(input: ByteReader): T {
   return blobUnpackr.unpack(input.bytes(length)) as T;
 }
 
-export function writeTransaction(out: ByteWriter, record: TransactionRecord): void {
+/**
+ * The metadata object last packed while one event's transactions were written, and its bytes. The legs
+ * of a split share one metadata object (engine/carry-out.ts), so it is packed once per split instead of
+ * once per leg; the bytes are the same either way. Kept for one synchronous write only, during which
+ * nothing can change the object.
+ */
+interface PackedMeta {
+  meta: MetaData | undefined;
+  packed: Buffer | undefined;
+}
+
+export function writeTransaction(out: ByteWriter, record: TransactionRecord, lastMeta?: PackedMeta): void {
   out.shortString(record.transaction_id);
   out.shortString(record.parent_transaction);
   out.shortString(record.source);
@@ -166,7 +178,14 @@ export function writeTransaction(out: ByteWriter, record: TransactionRecord): vo
   out.f64(record.inflight_expiry_date);
   out.f64(record.inflight_commit_date);
   out.f64(record.scheduled_for);
-  writeMeta(out, record.meta_data);
+  if (!lastMeta) writePackedMeta(out, packMeta(record.meta_data));
+  else {
+    if (lastMeta.meta !== record.meta_data) {
+      lastMeta.meta = record.meta_data;
+      lastMeta.packed = packMeta(record.meta_data);
+    }
+    writePackedMeta(out, lastMeta.packed);
+  }
   let blob: Record<string, unknown> | undefined;
   for (const field of BLOB_TRANSACTION_FIELDS) {
     if (record[field] !== undefined) (blob ??= {})[field] = record[field];

@@ -101,6 +101,8 @@ function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): Transac
   const sources = sharesOf(parent.sources, parent.source, parent.precise_amount);
   const destinations = sharesOf(parent.destinations, parent.destination, parent.precise_amount);
   const flows = pairShares(sources.map((share) => share.precise_amount), destinations.map((share) => share.precise_amount));
+  // One object for every leg (records are never changed in place): the log packs it once per split.
+  const legMeta = { ...parent.meta_data, [PARENT_META_KEY]: parent.transaction_id };
   const legs = flows.map((flow) => newTransaction({
     ...newTransactionIds(scope.ids),
     parent_transaction: parent.transaction_id,
@@ -116,7 +118,7 @@ function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): Transac
     inflight: parent.inflight,
     skip_queue: parent.skip_queue,
     // A split hold's expiry and auto-commit act on the parent, which closes all its legs at once.
-    meta_data: { ...parent.meta_data, [PARENT_META_KEY]: parent.transaction_id },
+    meta_data: legMeta,
     batch_id: parent.batch_id,
     effective_date: parent.effective_date,
   }, scope.now));

@@ -143,3 +143,18 @@ t.test('an opened record gives the same events one at a time, and refuses the sa
   t.throws(() => openLogRecord(11, Buffer.concat([record.subarray(0, 40), Buffer.from([1])])), /checksum mismatch/, 'damage is still caught before any event');
   t.throws(() => openLogRecord(12, record), /header does not match/, 'a record under another key');
 });
+
+t.test('transactions sharing one metadata object (a split\'s legs) write the bytes of their own copies', async (t) => {
+  const shared = { QUEUED_PARENT_TRANSACTION: 'txn_parent', note: 'séance', big: 10n ** 25n };
+  const leg = (id: string, meta: TransactionRecord['meta_data']): TransactionRecord => ({ ...FULL, transaction_id: id, meta_data: meta });
+  const other = { kind: 'other' };
+  // Shared, then another object, then the shared one again, then empty: each record gets its own metadata.
+  const withShared = [leg('txn_a', shared), leg('txn_b', shared), leg('txn_c', other), leg('txn_d', shared), leg('txn_e', {})];
+  const withCopies = withShared.map((record) => ({ ...record, meta_data: { ...record.meta_data } }));
+  const event = (transactions: TransactionRecord[]): LedgerEvent => ({ type: 'transaction.applied', at: 1, transactions });
+  const sharedBytes = encodeLogRecord({ first_seq: 1, prev_checksum: GENESIS_CHECKSUM, events: [event(withShared)] });
+  const copiedBytes = encodeLogRecord({ first_seq: 1, prev_checksum: GENESIS_CHECKSUM, events: [event(withCopies)] });
+  t.ok(sharedBytes.equals(copiedBytes), 'the same bytes');
+  const decoded = roundTrip([event(withShared)])[0]?.transactions ?? [];
+  t.same(decoded.map((record) => record.meta_data), [shared, shared, other, shared, {}], 'each record reads back its own metadata');
+});
