@@ -42,6 +42,9 @@ export interface SweepPoint {
   folio_http: number;
   bare_koa: number;
   postgres: number;
+  /** Median latency of a transfer at this many connections, milliseconds. */
+  folio_p50_ms: number;
+  postgres_p50_ms: number;
 }
 
 async function inProcess(workload: Workload, balances: number, warmupSeconds: number, seconds: number): Promise<InProcessResult> {
@@ -125,7 +128,10 @@ async function measureSweep(postgres: PostgresPeerRig, folio: RunningServer, bar
     const bareRun = await runHttpPeerLoad({ ...options, title: `bare koa ${connections} connections`, url: bare.url, serverPid: bare.pid, settles: false });
     const folioRun = await runHttpPeerLoad({ ...options, title: `folio ${connections} connections`, url: folio.url, serverPid: folio.pid, settles: true });
     const peerRun = await postgres.load(single, balances, connections, 1, seconds);
-    sweep.push({ connections, folio_http: folioRun.transfersPerSecond, bare_koa: bareRun.transfersPerSecond, postgres: peerRun.transfersPerSecond });
+    sweep.push({
+      connections, folio_http: folioRun.transfersPerSecond, bare_koa: bareRun.transfersPerSecond, postgres: peerRun.transfersPerSecond,
+      folio_p50_ms: folioRun.latencyP50Ms, postgres_p50_ms: peerRun.latencyMs.p50,
+    });
     log(`peers: ${connections} connections: bare Koa ${Math.round(bareRun.transfersPerSecond)}/s, Folio ${Math.round(folioRun.transfersPerSecond)}/s, Postgres ${Math.round(peerRun.transfersPerSecond)}/s`);
   }
   return sweep;
@@ -173,6 +179,17 @@ export async function peersBench(settings: BenchSettings, log: Log): Promise<Ben
   const figures = rows.flatMap(rowFigures);
   const headline = rows.find((row) => row.workload === 'single' && row.balances === BALANCE_COUNTS[0]);
   if (headline) figures.push(...latencyFigures(headline));
+  // Issue 31's: a commit here is the log's fdatasyncs plus two crossings between threads; the peer's is
+  // PostgreSQL's WAL flush. docs/performance.md says where the single client's time goes.
+  for (const point of sweep.filter((candidate) => candidate.connections <= 4)) {
+    const clients = point.connections === 1 ? '1 client' : `${point.connections} clients`;
+    figures.push(
+      { label: `single transfers, ${clients}: Folio over HTTP`, value: point.folio_http, unit: 'per s' },
+      { label: `single transfers, ${clients}: Postgres peer`, value: point.postgres, unit: 'per s' },
+      { label: `single transfers, ${clients}: Folio p50`, value: point.folio_p50_ms, unit: 'ms', digits: 2 },
+      { label: `single transfers, ${clients}: Postgres peer p50`, value: point.postgres_p50_ms, unit: 'ms', digits: 2 },
+    );
+  }
   return {
     name: 'peers',
     figures,
