@@ -14,7 +14,7 @@
 import { refuse, type Result } from '../engine/result.js';
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
-import { balanceAsOf, balanceChanges, type ChangePage, type ChangeWindow } from './balance-history.js';
+import { balanceAsOf, balanceAsOfIfCurrent, balanceChanges, type ChangePage, type ChangeWindow, type CurrentAnswer } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
@@ -108,7 +108,22 @@ export interface SecondaryIndexOptions {
   onError?: (error: Error) => void;
   /** Called once each time the live index gets stuck on a new poison event (the runtime records a system error). */
   onStuck?: (poison: PoisonReport) => void;
+  /** How far behind the log the index may fall before new writes wait for it (see WriteHoldLimits). */
+  writeHold?: Partial<WriteHoldLimits>;
 }
+
+/**
+ * Back-pressure from the index on the write path: while the oldest durable event the index has not
+ * applied has waited longer than `lag_ms_max`, a new write waits (at most `wait_ms_max`) until the
+ * index is back within it, and is refused for load if it is not by then. So the index's lag cannot grow
+ * without bound however fast writes come: the writers are slowed to the projector's pace instead.
+ */
+export interface WriteHoldLimits {
+  lag_ms_max: number;
+  wait_ms_max: number;
+}
+
+export const DEFAULT_WRITE_HOLD_LIMITS: WriteHoldLimits = { lag_ms_max: 1_000, wait_ms_max: 5_000 };
 
 export const WAIT_MS_MAX_DEFAULT = 2_000;
 /** Commit times remembered for the lag in seconds; older ones are merged away. */
@@ -139,6 +154,12 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+/** A write waiting for the index to come back within the lag bound (WriteHoldLimits). */
+interface HeldWrite {
+  resolve: (refusal: string | undefined) => void;
+  timer: NodeJS.Timeout;
+}
+
 export class SecondaryIndex {
   private readonly file: string;
   private readonly waitMsMax: number;
@@ -158,6 +179,16 @@ export class SecondaryIndex {
   /** Durable records not yet handed to the projectors (see pushed-records.ts). */
   private heldRecords: Array<Required<DurableRecord>> = [];
   private heldBytes = 0;
+  private readonly writeHold: WriteHoldLimits;
+  private readonly heldWrites: HeldWrite[] = [];
+  /** Waiters for the next batch of the live projector (balanceAt's wait for a balance to be current). */
+  private batchWaiters: Array<() => void> = [];
+  /**
+   * Whether the live index has caught up with the log since it was opened. Until then (a deleted or
+   * outdated index being rebuilt at start-up) writes are not held: the index is behind because it is
+   * new, not because writes outran it, and holding them would stop the ledger for the whole rebuild.
+   */
+  private caughtUp = false;
 
   private constructor(
     private readonly options: SecondaryIndexOptions,
@@ -166,7 +197,9 @@ export class SecondaryIndex {
   ) {
     this.file = indexFileIn(options.dataDir);
     this.waitMsMax = options.wait_ms_max ?? WAIT_MS_MAX_DEFAULT;
+    this.writeHold = { ...DEFAULT_WRITE_HOLD_LIMITS, ...options.writeHold };
     this.watch(projector);
+    this.advanced();
   }
 
   static async open(options: SecondaryIndexOptions): Promise<SecondaryIndex> {
@@ -204,7 +237,7 @@ export class SecondaryIndex {
       if (this.commitMarks.length >= COMMIT_MARKS_MAX) this.commitMarks.splice(1, 1);
       this.commitMarks.push({ seq, at: performance.now() });
     }
-    if (this.waiters.length > 0) {
+    if (this.waiters.length > 0 || this.heldWrites.length > 0 || this.batchWaiters.length > 0) {
       this.wakeProjectors();
       return;
     }
@@ -281,6 +314,63 @@ export class SecondaryIndex {
       this.waiters.splice(index, 1);
       waiter.resolve(true);
     }
+    for (const waiter of this.batchWaiters.splice(0)) waiter();
+    if (checkpoint >= this.options.source.durableSeq) this.caughtUp = true;
+    if (this.heldWrites.length > 0 && !this.holdsWrites()) {
+      for (const held of this.heldWrites.splice(0)) {
+        clearTimeout(held.timer);
+        held.resolve(undefined);
+      }
+    }
+  }
+
+  // ---- holding writes while the index is too far behind ----
+
+  /**
+   * Whether new writes should wait for the index now: it is further behind than the bound, and it is
+   * not being rebuilt from nothing at start-up nor stuck on a poison event (an index that cannot move
+   * must not stop the ledger, which is the source of truth: it is reported, and queries are refused).
+   */
+  holdsWrites(): boolean {
+    return this.caughtUp && !this.closed && this._poison === undefined && this.lagSeconds() * 1000 > this.writeHold.lag_ms_max;
+  }
+
+  /**
+   * Undefined when a new write may go ahead at once; otherwise a promise that settles when it may
+   * (undefined) or, after `wait_ms_max`, with why it is refused (the index did not come back within
+   * the bound: the caller answers 503 with Retry-After).
+   */
+  writeAdmission(): Promise<string | undefined> | undefined {
+    if (!this.holdsWrites()) return undefined;
+    this.wakeProjectors();
+    return new Promise((resolve) => {
+      const held: HeldWrite = {
+        resolve,
+        timer: setTimeout(() => {
+          const at = this.heldWrites.indexOf(held);
+          if (at >= 0) this.heldWrites.splice(at, 1);
+          resolve(`the query index is ${this.lagSeconds().toFixed(1)} s behind the log; try again shortly`);
+        }, this.writeHold.wait_ms_max),
+      };
+      this.heldWrites.push(held);
+    });
+  }
+
+  /** Resolves at the live projector's next batch, or after `ms`. */
+  private nextBatch(ms: number): Promise<void> {
+    this.wakeProjectors();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const at = this.batchWaiters.indexOf(done);
+        if (at >= 0) this.batchWaiters.splice(at, 1);
+        resolve();
+      }, ms);
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.batchWaiters.push(done);
+    });
   }
 
   // ---- queries ----
@@ -329,8 +419,26 @@ export class SecondaryIndex {
    * The balance as it stood at `untilMs` (undefined: it did not exist then), from the balance history;
    * answered once the index holds `visibleSeq`, like every query.
    */
-  async balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<QueryAnswer<BalanceRecord | undefined>> {
-    return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs));
+  async balanceAt(balanceId: string, untilMs: number, visibleSeq: number, version?: number): Promise<QueryAnswer<BalanceRecord | undefined>> {
+    if (version === undefined || this.projector.checkpoint >= visibleSeq) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs));
+    // The index is behind the log: it can still answer, without waiting for the log's end, for a moment
+    // that nothing it lacks can change (balanceAsOfIfCurrent); otherwise it waits a batch at a time,
+    // at most as long as any query waits, for that or for the log's end.
+    const deadline = performance.now() + this.waitMsMax;
+    for (;;) {
+      while (this.swapping) await this.swapping;
+      let answer: CurrentAnswer;
+      try {
+        answer = await this.store.read((reader) => balanceAsOfIfCurrent(reader, balanceId, untilMs, version));
+      } catch (error) {
+        if (error instanceof QueryTimeoutError) return refuse({ code: 'SRCH_QUERY_TIMEOUT', message: error.message });
+        throw error;
+      }
+      if (answer.current) return { ok: true, value: answer.balance };
+      const left = deadline - performance.now();
+      if (this.projector.checkpoint >= visibleSeq || left <= 0) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs), Math.max(0, left));
+      await this.nextBatch(left);
+    }
   }
 
   /** A balance's changes inside a window, oldest first (undefined: the index does not hold the balance). */
@@ -477,6 +585,11 @@ export class SecondaryIndex {
       clearTimeout(waiter.timer);
       waiter.resolve(false);
     }
+    for (const held of this.heldWrites.splice(0)) {
+      clearTimeout(held.timer);
+      held.resolve('the query index is closing');
+    }
+    for (const waiter of this.batchWaiters.splice(0)) waiter();
     await this.store.close();
   }
 }
