@@ -109,7 +109,7 @@ export interface ProjectorLimits {
 export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
   slice_events_max: 500,
   slice_rows_max: 1_000,
-  batch_rows_max: 50_000,
+  batch_rows_max: 5_000,
   balance_cache_max: 50_000,
   retry_first_ms: 1_000,
   retry_max_ms: 60_000,

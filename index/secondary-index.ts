@@ -113,17 +113,22 @@ export interface SecondaryIndexOptions {
 }
 
 /**
- * Back-pressure from the index on the write path: while the oldest durable event the index has not
- * applied has waited longer than `lag_ms_max`, a new write waits (at most `wait_ms_max`) until the
- * index is back within it, and is refused for load if it is not by then. So the index's lag cannot grow
- * without bound however fast writes come: the writers are slowed to the projector's pace instead.
+ * Back-pressure from the index on the write path. The lag a write would add to is the time the oldest
+ * durable event the index has not applied has waited, plus the time the projector needs for everything
+ * not applied yet (the log bytes behind, at the rate its recent batches went: bytes, not events, since
+ * one event may be a transfer or a bulk of a thousand). While that exceeds
+ * `lag_ms_max`, a new write waits (at most `wait_ms_max`) until it is back within the bound, and is
+ * refused for load if it is not by then. So the index's lag cannot grow without bound however fast
+ * writes come: the writers are slowed to the projector's pace instead. Counting the work behind, not
+ * only the age of the oldest event, matters when writes outrun the projector several times over: by
+ * the time the oldest event is a second old, several seconds of projection may be waiting behind it.
  */
 export interface WriteHoldLimits {
   lag_ms_max: number;
   wait_ms_max: number;
 }
 
-export const DEFAULT_WRITE_HOLD_LIMITS: WriteHoldLimits = { lag_ms_max: 1_000, wait_ms_max: 5_000 };
+export const DEFAULT_WRITE_HOLD_LIMITS: WriteHoldLimits = { lag_ms_max: 500, wait_ms_max: 5_000 };
 
 export const WAIT_MS_MAX_DEFAULT = 2_000;
 /** Commit times remembered for the lag in seconds; older ones are merged away. */
@@ -137,6 +142,8 @@ const COMMIT_MARKS_MAX = 10_000;
  * that needs fresh rows wakes the projector at once, so this never delays a reader.
  */
 export const INDEX_PACE_MS = 300;
+/** Weight of the newest batch in the projector's moving average rate. */
+const RATE_WEIGHT = 0.3;
 /** Bytes of durable records held for the projectors between wake-ups; past it they read the log. */
 const HELD_RECORD_BYTES_MAX = 32 * 1024 * 1024;
 
@@ -164,8 +171,14 @@ export class SecondaryIndex {
   private readonly file: string;
   private readonly waitMsMax: number;
   private readonly waiters: Waiter[] = [];
-  /** (durable seq, when it became durable), oldest first: how long the oldest unindexed event has waited. */
-  private readonly commitMarks: Array<{ seq: number; at: number }> = [];
+  /**
+   * (durable seq, when it became durable, log bytes durable by then), oldest first: how long the oldest
+   * unindexed event has waited, and how much the projector has still to read.
+   */
+  private readonly commitMarks: Array<{ seq: number; at: number; bytes: number }> = [];
+  /** Log bytes made durable since the index opened, and of those, the ones the live index has applied. */
+  private durableBytes = 0;
+  private appliedBytes = 0;
   /** Settles when a swap in progress is over; queries wait on it. */
   private swapping: Promise<void> | undefined;
   private rebuild: { projector?: ProjectorThread; promise: Promise<void> } | undefined;
@@ -189,6 +202,8 @@ export class SecondaryIndex {
    * new, not because writes outran it, and holding them would stop the ledger for the whole rebuild.
    */
   private caughtUp = false;
+  /** Log bytes the live projector applies per millisecond of its batches (a moving average), 0 before any. */
+  private bytesPerMs = 0;
 
   private constructor(
     private readonly options: SecondaryIndexOptions,
@@ -231,12 +246,13 @@ export class SecondaryIndex {
   /** The log made more events durable (`record`: the record that did, to hand to the projector). */
   logDurable(record?: DurableRecord): void {
     if (record) this.holdRecord(record);
+    this.durableBytes += record?.bytes?.length ?? 0;
     const seq = this.options.source.durableSeq;
     const last = this.commitMarks[this.commitMarks.length - 1];
     if (!last || last.seq < seq) {
       if (this.commitMarks.length >= COMMIT_MARKS_MAX) this.commitMarks.splice(1, 1);
-      this.commitMarks.push({ seq, at: performance.now() });
-    }
+      this.commitMarks.push({ seq, at: performance.now(), bytes: this.durableBytes });
+    } else last.bytes = this.durableBytes;
     if (this.waiters.length > 0 || this.heldWrites.length > 0 || this.batchWaiters.length > 0) {
       this.wakeProjectors();
       return;
@@ -301,12 +317,23 @@ export class SecondaryIndex {
   }
 
   private watch(projector: ProjectorThread): void {
-    projector.onBatch(() => this.advanced());
+    projector.onBatch((report) => {
+      const before = this.appliedBytes;
+      this.advanced();
+      const applied = this.appliedBytes - before;
+      if (projector === this.projector && applied > 0 && report.milliseconds > 0) {
+        const rate = applied / report.milliseconds;
+        this.bytesPerMs = this.bytesPerMs === 0 ? rate : this.bytesPerMs * (1 - RATE_WEIGHT) + rate * RATE_WEIGHT;
+      }
+    });
   }
 
   private advanced(): void {
     const checkpoint = this.projector.checkpoint;
-    while (this.commitMarks.length > 0 && (this.commitMarks[0] as { seq: number }).seq <= checkpoint) this.commitMarks.shift();
+    while (this.commitMarks.length > 0 && (this.commitMarks[0] as { seq: number }).seq <= checkpoint) {
+      this.appliedBytes = Math.max(this.appliedBytes, (this.commitMarks.shift() as { bytes: number }).bytes);
+    }
+    if (checkpoint >= this.options.source.durableSeq) this.appliedBytes = this.durableBytes;
     for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.waiters[index] as Waiter;
       if (waiter.seq > checkpoint) continue;
@@ -332,7 +359,14 @@ export class SecondaryIndex {
    * must not stop the ledger, which is the source of truth: it is reported, and queries are refused).
    */
   holdsWrites(): boolean {
-    return this.caughtUp && !this.closed && this._poison === undefined && this.lagSeconds() * 1000 > this.writeHold.lag_ms_max;
+    return this.caughtUp && !this.closed && this._poison === undefined && this.expectedLagMs() > this.writeHold.lag_ms_max;
+  }
+
+  /** How long the oldest unapplied event will have waited once the projector has applied everything durable now. */
+  expectedLagMs(): number {
+    if (this.lagEvents() === 0) return 0;
+    const behind = Math.max(0, this.durableBytes - this.appliedBytes);
+    return this.lagSeconds() * 1000 + (this.bytesPerMs > 0 ? behind / this.bytesPerMs : 0);
   }
 
   /**
