@@ -142,6 +142,8 @@ const COMMIT_MARKS_MAX = 10_000;
  * that needs fresh rows wakes the projector at once, so this never delays a reader.
  */
 export const INDEX_PACE_MS = 300;
+/** Longest pause between two held writes let go while the index is within its bound (releaseHeldWrite). */
+const RELEASE_STEP_MS = 5;
 /** Weight of the newest batch in the projector's moving average rate. */
 const RATE_WEIGHT = 0.3;
 /** Bytes of durable records held for the projectors between wake-ups; past it they read the log. */
@@ -194,6 +196,7 @@ export class SecondaryIndex {
   private heldBytes = 0;
   private readonly writeHold: WriteHoldLimits;
   private readonly heldWrites: HeldWrite[] = [];
+  private releaseTimer: NodeJS.Timeout | undefined;
   /** Waiters for the next batch of the live projector (balanceAt's wait for a balance to be current). */
   private batchWaiters: Array<() => void> = [];
   /**
@@ -253,6 +256,7 @@ export class SecondaryIndex {
       if (this.commitMarks.length >= COMMIT_MARKS_MAX) this.commitMarks.splice(1, 1);
       this.commitMarks.push({ seq, at: performance.now(), bytes: this.durableBytes });
     } else last.bytes = this.durableBytes;
+    this.releaseHeldWrite();
     if (this.waiters.length > 0 || this.heldWrites.length > 0 || this.batchWaiters.length > 0) {
       this.wakeProjectors();
       return;
@@ -343,12 +347,26 @@ export class SecondaryIndex {
     }
     for (const waiter of this.batchWaiters.splice(0)) waiter();
     if (checkpoint >= this.options.source.durableSeq) this.caughtUp = true;
-    if (this.heldWrites.length > 0 && !this.holdsWrites()) {
-      for (const held of this.heldWrites.splice(0)) {
-        clearTimeout(held.timer);
-        held.resolve(undefined);
-      }
-    }
+    this.releaseHeldWrite();
+  }
+
+  /**
+   * Lets the longest-waiting held write go ahead if the index is within its bound. One at a time: a
+   * write joins the lag only once it is durable, so letting every waiting connection in at once (each
+   * may carry a bulk of a thousand transfers) would overshoot the bound by all of them. The next one
+   * goes at the next commit or batch, or after RELEASE_STEP_MS if neither comes (the released write
+   * may have been refused and written nothing).
+   */
+  private releaseHeldWrite(): void {
+    clearTimeout(this.releaseTimer);
+    this.releaseTimer = undefined;
+    if (this.heldWrites.length === 0 || this.holdsWrites()) return;
+    const held = this.heldWrites.shift() as HeldWrite;
+    clearTimeout(held.timer);
+    held.resolve(undefined);
+    if (this.heldWrites.length === 0) return;
+    this.releaseTimer = setTimeout(() => this.releaseHeldWrite(), RELEASE_STEP_MS);
+    this.releaseTimer.unref();
   }
 
   // ---- holding writes while the index is too far behind ----
@@ -619,6 +637,7 @@ export class SecondaryIndex {
       clearTimeout(waiter.timer);
       waiter.resolve(false);
     }
+    clearTimeout(this.releaseTimer);
     for (const held of this.heldWrites.splice(0)) {
       clearTimeout(held.timer);
       held.resolve('the query index is closing');
