@@ -205,6 +205,8 @@ export class SecondaryIndex {
    * new, not because writes outran it, and holding them would stop the ledger for the whole rebuild.
    */
   private caughtUp = false;
+  /** The live checkpoint at the last batch: one lower now means the index started over from the log. */
+  private lastCheckpoint = 0;
   /** Log bytes the live projector applies per millisecond of its batches (a moving average), 0 before any. */
   private bytesPerMs = 0;
 
@@ -346,6 +348,9 @@ export class SecondaryIndex {
       waiter.resolve(true);
     }
     for (const waiter of this.batchWaiters.splice(0)) waiter();
+    // An index that threw its rows away (rows contradicting the log) is rebuilding from nothing again.
+    if (checkpoint < this.lastCheckpoint) this.caughtUp = false;
+    this.lastCheckpoint = checkpoint;
     if (checkpoint >= this.options.source.durableSeq) this.caughtUp = true;
     this.releaseHeldWrite();
   }
