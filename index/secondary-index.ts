@@ -142,7 +142,8 @@ const COMMIT_MARKS_MAX = 10_000;
  * that needs fresh rows wakes the projector at once, so this never delays a reader.
  */
 export const INDEX_PACE_MS = 300;
-/** Longest pause between two held writes let go while the index is within its bound (releaseHeldWrite). */
+/** Held writes let go at once, and the longest pause between two such steps (releaseHeldWrite). */
+const RELEASED_WRITES_PER_STEP = 4;
 const RELEASE_STEP_MS = 5;
 /** Weight of the newest batch in the projector's moving average rate. */
 const RATE_WEIGHT = 0.3;
@@ -356,19 +357,21 @@ export class SecondaryIndex {
   }
 
   /**
-   * Lets the longest-waiting held write go ahead if the index is within its bound. One at a time: a
+   * Lets the longest-waiting held writes go ahead, a few at a time, if the index is within its bound. A
    * write joins the lag only once it is durable, so letting every waiting connection in at once (each
-   * may carry a bulk of a thousand transfers) would overshoot the bound by all of them. The next one
-   * goes at the next commit or batch, or after RELEASE_STEP_MS if neither comes (the released write
-   * may have been refused and written nothing).
+   * may carry a bulk of a thousand transfers) would overshoot the bound by all of them; one at a time
+   * would drain many waiting connections at one write per commit. The next few go at the next commit
+   * or batch, or after RELEASE_STEP_MS if neither comes (the released writes may have been refused and
+   * written nothing).
    */
   private releaseHeldWrite(): void {
     clearTimeout(this.releaseTimer);
     this.releaseTimer = undefined;
     if (this.heldWrites.length === 0 || this.holdsWrites()) return;
-    const held = this.heldWrites.shift() as HeldWrite;
-    clearTimeout(held.timer);
-    held.resolve(undefined);
+    for (const held of this.heldWrites.splice(0, RELEASED_WRITES_PER_STEP)) {
+      clearTimeout(held.timer);
+      held.resolve(undefined);
+    }
     if (this.heldWrites.length === 0) return;
     this.releaseTimer = setTimeout(() => this.releaseHeldWrite(), RELEASE_STEP_MS);
     this.releaseTimer.unref();
