@@ -142,8 +142,8 @@ const COMMIT_MARKS_MAX = 10_000;
  * that needs fresh rows wakes the projector at once, so this never delays a reader.
  */
 export const INDEX_PACE_MS = 300;
-/** Held writes let go at once, and the longest pause between two such steps (releaseHeldWrite). */
-const RELEASED_WRITES_PER_STEP = 4;
+/** Steps in which held writes are let go (at least one a step), and the longest pause between two (releaseHeldWrite). */
+const RELEASE_STEPS = 16;
 const RELEASE_STEP_MS = 5;
 /** Weight of the newest batch in the projector's moving average rate. */
 const RATE_WEIGHT = 0.3;
@@ -357,18 +357,19 @@ export class SecondaryIndex {
   }
 
   /**
-   * Lets the longest-waiting held writes go ahead, a few at a time, if the index is within its bound. A
-   * write joins the lag only once it is durable, so letting every waiting connection in at once (each
+   * Lets the longest-waiting held writes go ahead, a share at a time, if the index is within its bound.
+   * A write joins the lag only once it is durable, so letting every waiting connection in at once (each
    * may carry a bulk of a thousand transfers) would overshoot the bound by all of them; one at a time
-   * would drain many waiting connections at one write per commit. The next few go at the next commit
-   * or batch, or after RELEASE_STEP_MS if neither comes (the released writes may have been refused and
-   * written nothing).
+   * would drain a thousand waiting connections at one write per commit. So each step lets a sixteenth
+   * of them go (at least one: a few bulk connections go one by one), and the next step comes at the
+   * next commit or batch, or after RELEASE_STEP_MS if neither comes (the released writes may have been
+   * refused and written nothing).
    */
   private releaseHeldWrite(): void {
     clearTimeout(this.releaseTimer);
     this.releaseTimer = undefined;
     if (this.heldWrites.length === 0 || this.holdsWrites()) return;
-    for (const held of this.heldWrites.splice(0, RELEASED_WRITES_PER_STEP)) {
+    for (const held of this.heldWrites.splice(0, Math.max(1, Math.floor(this.heldWrites.length / RELEASE_STEPS)))) {
       clearTimeout(held.timer);
       held.resolve(undefined);
     }
