@@ -23,6 +23,9 @@ import { stopServers } from './http-bench.js';
 /** Issue 31's targets for this load. */
 export const INDEX_LAG_P99_SECONDS_MAX = 2;
 export const BALANCE_AT_UNDER_LOAD_P99_MS_MAX = 10;
+/** The issue's load: 60 s of bulk beside a balance with 100,000 changes. */
+const FULL_SECONDS = 60;
+const FULL_CHANGES = 100_000;
 const BULK_ITEMS = 1_000;
 const BULK_CONNECTIONS = 8;
 /** Connections seeding the busy balance, one transfer a request. */
@@ -106,8 +109,8 @@ async function seedBusyBalance(url: string, changes: number, log: (line: string)
 }
 
 export async function indexLoadBench(settings: BenchSettings, log: (line: string) => void): Promise<BenchResult> {
-  const seconds = envInteger('FOLIO_BENCH_INDEX_LOAD_SECONDS', 60);
-  const changes = envInteger('FOLIO_BENCH_INDEX_LOAD_CHANGES', 100_000);
+  const seconds = envInteger('FOLIO_BENCH_INDEX_LOAD_SECONDS', FULL_SECONDS);
+  const changes = envInteger('FOLIO_BENCH_INDEX_LOAD_CHANGES', FULL_CHANGES);
   let server: RunningServer | undefined;
   let failing = false;
   try {
@@ -176,13 +179,16 @@ export async function indexLoadBench(settings: BenchSettings, log: (line: string
       + `lag after the load ${afterLoad.index_lag_events} events`);
     if (at.count === 0) throw new Error('no /at request was answered during the load');
 
+    // A shortened run (the settings below the issue's 60 s and 100,000 changes) says so beside its figures.
+    const shortened = seconds < FULL_SECONDS || changes < FULL_CHANGES;
+    const shortNote = shortened ? `shortened run: ${seconds} s, ${changes} changes` : undefined;
     const figures: Figure[] = [
-      { label: 'index lag p99 during maximum-rate bulk', value: lag.p99, unit: 's', digits: 2, target: { op: '<=', value: INDEX_LAG_P99_SECONDS_MAX } },
+      { label: 'index lag p99 during maximum-rate bulk', value: lag.p99, unit: 's', digits: 2, target: { op: '<=', value: INDEX_LAG_P99_SECONDS_MAX }, note: shortNote },
       { label: 'index lag p50 during maximum-rate bulk', value: lag.p50, unit: 's', digits: 2 },
       { label: 'index lag max during maximum-rate bulk', value: lag.max, unit: 's', digits: 2 },
       {
         label: `/at p99 on a ${changes.toLocaleString('en-US')}-change balance under that load`, value: at.p99, unit: 'ms', digits: 1,
-        target: { op: '<=', value: BALANCE_AT_UNDER_LOAD_P99_MS_MAX }, note: 'timed at the client, HTTP included',
+        target: { op: '<=', value: BALANCE_AT_UNDER_LOAD_P99_MS_MAX }, note: shortNote ?? 'timed at the client, HTTP included',
       },
       { label: '/at p50 under that load', value: at.p50, unit: 'ms', digits: 1 },
       { label: 'bulk transfers/s kept during that load', value: transfersPerSecond, unit: '/s', note: 'writes wait while the index is over its lag bound (0.5 s)' },
@@ -193,7 +199,7 @@ export async function indexLoadBench(settings: BenchSettings, log: (line: string
       name: 'indexload',
       figures,
       details: {
-        seconds, changes, bulk_items: BULK_ITEMS, connections: BULK_CONNECTIONS, quick: settings.quick,
+        seconds, changes, bulk_items: BULK_ITEMS, connections: BULK_CONNECTIONS, quick: settings.quick || shortened,
         transfers_per_second: transfersPerSecond, bulk_requests: result['2xx'], non_2xx: nonOk, errors: result.errors, timeouts: result.timeouts,
         lag_seconds: lag, at_ms: at, at_refusals: atRefusals, at_folded: atFolded, lag_events_after_load: afterLoad.index_lag_events, lag_series: series,
       },
