@@ -18,7 +18,10 @@
 // (FOLIO_REPLICATION_URL) turns it on, replication.node_name (FOLIO_NODE_NAME, default the host name)
 // names this node in its group, replication.advertise_url (FOLIO_ADVERTISE_URL, default the address it
 // listens on) is where the others send writes when it leads, replication.lease_ms
-// (FOLIO_REPLICATION_LEASE_MS) how long a leader's lease lasts.
+// (FOLIO_REPLICATION_LEASE_MS) how long a leader's lease lasts. The query index's hold on writes
+// (index/secondary-index.ts WriteHoldLimits, docs/decisions-query.md): index.lag_ms_max
+// (FOLIO_INDEX_LAG_MS_MAX) is how far behind the log the index may fall before new writes wait for it,
+// index.write_wait_ms_max (FOLIO_INDEX_WRITE_WAIT_MS_MAX) how long a write waits before it is refused 503.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,6 +35,7 @@ import {
   type NotificationTarget,
 } from '../hooks/notifications.js';
 import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from './snapshot-service.js';
+import { DEFAULT_WRITE_HOLD_LIMITS } from '../index/secondary-index.js';
 
 /** HTTP worker threads at most: beyond the cores of any machine Folio runs on, each only costs memory. */
 export const WORKERS_MAX = 64;
@@ -69,7 +73,14 @@ export interface FolioConfig {
   stop_on_stdin_end: boolean;
   /** A replicated group through PostgreSQL; empty postgres_url: a single node (the default). */
   replication: ReplicationConfig;
+  /** When new writes wait for the query index, and how long (index/secondary-index.ts WriteHoldLimits). */
+  index: { lag_ms_max: number; write_wait_ms_max: number };
 }
+
+/** The bounds of the index's hold on writes a configuration may set. */
+export const INDEX_LAG_MS_MIN = 100;
+export const INDEX_LAG_MS_MAX = 600_000;
+export const INDEX_WRITE_WAIT_MS_MAX = 60_000;
 
 export interface ReplicationConfig {
   postgres_url: string;
@@ -99,6 +110,7 @@ export const DEFAULT_CONFIG: FolioConfig = {
   follow_data_dir: '',
   stop_on_stdin_end: false,
   replication: { postgres_url: '', node_name: '', advertise_url: '', lease_ms: 2_500 },
+  index: { lag_ms_max: DEFAULT_WRITE_HOLD_LIMITS.lag_ms_max, write_wait_ms_max: DEFAULT_WRITE_HOLD_LIMITS.wait_ms_max },
 };
 
 const fileSchema = z.object({
@@ -135,6 +147,10 @@ const fileSchema = z.object({
     advertise_url: z.string().max(2048).optional(),
     lease_ms: z.number().int().min(LEASE_MS_MIN).max(LEASE_MS_MAX).optional(),
   }).optional(),
+  index: z.object({
+    lag_ms_max: z.number().int().min(INDEX_LAG_MS_MIN).max(INDEX_LAG_MS_MAX).optional(),
+    write_wait_ms_max: z.number().int().min(0).max(INDEX_WRITE_WAIT_MS_MAX).optional(),
+  }).optional(),
 });
 
 export class ConfigError extends Error {
@@ -170,6 +186,10 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   config.notifications.webhook_headers = checkedHeaders(config.notifications.webhook_headers);
   if (env.FOLIO_TOKENIZATION_SECRET !== undefined) config.tokenization.secret = env.FOLIO_TOKENIZATION_SECRET;
   if (env.FOLIO_BACKUP_DIR !== undefined) config.backup.dir = env.FOLIO_BACKUP_DIR;
+  if (env.FOLIO_INDEX_LAG_MS_MAX) config.index.lag_ms_max = parseBounded('FOLIO_INDEX_LAG_MS_MAX', env.FOLIO_INDEX_LAG_MS_MAX, INDEX_LAG_MS_MIN, INDEX_LAG_MS_MAX);
+  if (env.FOLIO_INDEX_WRITE_WAIT_MS_MAX) {
+    config.index.write_wait_ms_max = parseBounded('FOLIO_INDEX_WRITE_WAIT_MS_MAX', env.FOLIO_INDEX_WRITE_WAIT_MS_MAX, 0, INDEX_WRITE_WAIT_MS_MAX);
+  }
   if (env.FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS) {
     config.transaction.enable_queued_checks = parseFlag('FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS', env.FOLIO_TRANSACTION_ENABLE_QUEUED_CHECKS);
   }
@@ -211,6 +231,7 @@ function mergeFile(config: FolioConfig, file: string): void {
   Object.assign(config.backup, values.backup ?? {});
   Object.assign(config.transaction, values.transaction ?? {});
   Object.assign(config.replication, values.replication ?? {});
+  Object.assign(config.index, values.index ?? {});
 }
 
 /** Checks the replication settings when replication is on, and names the node by its host by default. */
@@ -309,6 +330,12 @@ function parseWorkers(text: string): number {
 function parseCount(name: string, text: string, min: number): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, not ${text}`);
+  return value;
+}
+
+function parseBounded(name: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^[0-9]{1,9}$/.test(text) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not ${text}`);
   return value;
 }
 

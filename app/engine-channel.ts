@@ -9,7 +9,7 @@
 
 /** The objects a worker may call on the engine's thread, each with the methods it may call. */
 export const CALLABLE = {
-  core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots'],
+  core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots', 'writeAdmission'],
   // Every query of the read-only view (engine/ledger-view.ts): checked against its prototype.
   view: 'LedgerView',
   query: ['filter', 'search', 'balanceAt', 'balanceChanges', 'reindexStatus', 'startReindex'],
@@ -68,7 +68,8 @@ export interface EngineState {
   queued: number;
   lookupBacklog: number;
   unflushedEvents: number;
-  index?: { checkpointSeq: number; poisonSeq: number; lagEvents: number; lagSeconds: number };
+  /** The query index's progress; `holdsWrites`: new writes wait for it (SecondaryIndex.writeAdmission). */
+  index?: { checkpointSeq: number; poisonSeq: number; lagEvents: number; lagSeconds: number; holdsWrites: boolean };
   /** Group commits since the last state: events and milliseconds, for /metrics. */
   commits: Array<[events: number, milliseconds: number]>;
 }

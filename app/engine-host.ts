@@ -196,7 +196,9 @@ export class EngineHost {
     const overloaded = runtime.overloaded();
     if (overloaded) state.overloaded = overloaded;
     const index = runtime.query;
-    if (index) state.index = { checkpointSeq: index.checkpointSeq, poisonSeq: index.poisonSeq, lagEvents: index.lagEvents(), lagSeconds: index.lagSeconds() };
+    if (index) {
+      state.index = { checkpointSeq: index.checkpointSeq, poisonSeq: index.poisonSeq, lagEvents: index.lagEvents(), lagSeconds: index.lagSeconds(), holdsWrites: index.holdsWrites() };
+    }
     return state;
   }
 }

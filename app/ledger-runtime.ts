@@ -511,6 +511,10 @@ export class LedgerRuntime implements LedgerCore {
     return accept(undefined);
   }
 
+  writeAdmission(): Promise<string | undefined> | undefined {
+    return this.index?.writeAdmission();
+  }
+
   overloaded(): string | undefined {
     if (this.log.unflushedEvents > this.unflushedEventsMax) return 'the write-ahead log is behind; try again shortly';
     if (this.store.backlog > this.lookupBacklogMax) return 'the lookup store is behind; try again shortly';

@@ -198,6 +198,12 @@ export class RemoteLedger implements LedgerCore {
   overloaded(): string | undefined {
     return this.client.state.overloaded;
   }
+
+  /** Asked of the engine's thread only while its state says writes wait for the index (it decides). */
+  writeAdmission(): Promise<string | undefined> | undefined {
+    if (!this.client.state.index?.holdsWrites) return undefined;
+    return this.client.call('core', 'writeAdmission', []);
+  }
 }
 
 function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
@@ -205,7 +211,7 @@ function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
   return {
     filter: (collection, query, visibleSeq) => call('filter', [collection, query, visibleSeq]),
     search: (collection, query, visibleSeq) => call('search', [collection, query, visibleSeq]),
-    balanceAt: (balanceId, untilMs, visibleSeq) => call('balanceAt', [balanceId, untilMs, visibleSeq]),
+    balanceAt: (balanceId, untilMs, visibleSeq, version) => call('balanceAt', [balanceId, untilMs, visibleSeq, version]),
     balanceChanges: (balanceId, window, visibleSeq) => call('balanceChanges', [balanceId, window, visibleSeq]),
     reindexStatus: () => call('reindexStatus', []),
     startReindex: () => call('startReindex', []),

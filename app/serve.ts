@@ -76,6 +76,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
       notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
       settings: { queued_checks: config.transaction.enable_queued_checks },
+      indexOptions: { writeHold: { lag_ms_max: config.index.lag_ms_max, wait_ms_max: config.index.write_wait_ms_max } },
       hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
     makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, extra),

@@ -8,6 +8,7 @@ import os from 'node:os';
 import { cloudBench } from './cloud-bench.js';
 import { engineBench } from './engine-bench.js';
 import { httpBench } from './http-bench.js';
+import { indexLoadBench } from './index-load-bench.js';
 import { lifecycleBench } from './lifecycle-bench.js';
 import { memoryBench } from './memory-bench.js';
 import { peersBench } from './peers-bench.js';
@@ -29,6 +30,7 @@ const BENCHES: Record<string, Bench> = {
   memory: memoryBench,
   access: accessBench,
   index: indexBench,
+  indexload: indexLoadBench,
   snapshots: snapshotsBench,
   cloud: cloudBench,
   peers: peersBench,

@@ -52,6 +52,12 @@ export interface LedgerCore {
   takeBalanceSnapshots(): Awaitable<Result<void, { code: 'SNAPSHOT_UNAVAILABLE'; message: string }>>;
   /** Why new writes should be refused right now (the log or lookups are too far behind), if they should. */
   overloaded(): string | undefined;
+  /**
+   * Undefined when a new write may go ahead now; else a wait (bounded) for the query index to come back
+   * within its lag bound, settling undefined when the write may go ahead, or with why it is refused for
+   * load when the wait ran out (index/secondary-index.ts WriteHoldLimits).
+   */
+  writeAdmission(): Promise<string | undefined> | undefined;
   /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
   readonly hookAdmin: HookAdmin;
   /** The query side (filter, search, balance history), when the index runs. */

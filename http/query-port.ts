@@ -73,8 +73,13 @@ export interface QueryPort {
   /** `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it. */
   filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
   search(collection: SearchCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<SearchResult>>;
-  /** The balance as it stood at `untilMs` from the index's balance history (undefined: it did not exist then). */
-  balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<QueryResult<BalanceRecord | undefined>>;
+  /**
+   * The balance as it stood at `untilMs` from the index's balance history (undefined: it did not exist
+   * then). `version`: the balance's version when the request arrived; with it, the index answers before
+   * it reaches `visibleSeq` when nothing it lacks can change the answer (a moment before its checkpoint's
+   * time, and no later posting to the balance), instead of waiting for the log's end.
+   */
+  balanceAt(balanceId: string, untilMs: number, visibleSeq: number, version?: number): Promise<QueryResult<BalanceRecord | undefined>>;
   /** A balance's changes in a window, oldest first (undefined: the index does not hold the balance). */
   balanceChanges(balanceId: string, window: BalanceChangeWindow, visibleSeq: number): Promise<QueryResult<BalanceChangePage | undefined>>;
   reindexStatus(): object | Promise<object>;

@@ -65,42 +65,67 @@ type AsOfRow = SelectedRow & { h_key: number; h_totals: string | null; h_identit
  * posting reached it by then: it starts from its creation (zero amounts, version 0, its first metadata).
  */
 export async function balanceAsOf(reader: SqliteConnection, balanceId: string, untilMs: number): Promise<BalanceRecord | undefined> {
+  return reader.inReadTransaction(() => readBalanceAsOf(reader, balanceId, untilMs));
+}
+
+/** What the index can say of a balance at a moment before it has reached the log's end. */
+export type CurrentAnswer = { current: true; balance: BalanceRecord | undefined } | { current: false };
+
+/**
+ * The balance at `untilMs` as balanceAsOf gives it, if nothing the index has not reached yet can change
+ * that answer; `{current: false}` otherwise. Events past the index's checkpoint are decided at or after
+ * the checkpoint's time (event times never decrease along the log), so for a moment before that time
+ * they count only through back-dated postings, and a posting to the balance raises its version: if the
+ * index's row of the balance has at least `version` (the version the ledger showed when the request
+ * arrived), no event the index lacks moved it by then. Checked and read in one read transaction.
+ */
+export async function balanceAsOfIfCurrent(reader: SqliteConnection, balanceId: string, untilMs: number, version: number): Promise<CurrentAnswer> {
   return reader.inReadTransaction(async () => {
-    const row = await reader.get<AsOfRow>(
-      `SELECT ${selectColumns(LAYOUTS.balances, 'b')}, b.${ROW_ID} AS h_key,
-              c.totals AS h_totals,
-              m.identity_id AS h_identity_id, m.meta_data AS h_meta_data, m.extra AS h_extra
-         FROM balances b
-         LEFT JOIN ${HISTORY_TABLES.amounts} c ON c.rowid = ${lastAtOrBefore(HISTORY_TABLES.amounts)}
-         LEFT JOIN ${HISTORY_TABLES.metadata} m ON m.rowid = coalesce(${lastAtOrBefore(HISTORY_TABLES.metadata)}, ${first(HISTORY_TABLES.metadata)})
-        WHERE b.balance_id = ?2`,
-      [untilMs, balanceId],
+    const state = await reader.get<{ checkpoint_at: number; version: number | null }>(
+      `SELECT (SELECT value FROM index_state WHERE key = 'checkpoint_at') AS checkpoint_at,
+              (SELECT version FROM balances WHERE balance_id = ?) AS version`,
+      [balanceId],
     );
-    if (!row) return undefined;
-    const later = await reader.all<SelectedRow>(
-      `SELECT seq, credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance
-         FROM ${HISTORY_TABLES.backdated} WHERE balance_key = ? AND at > ? AND effective_at <= ?`,
-      [row.h_key, untilMs, untilMs],
-    );
-    if (row.h_totals === null && later.length === 0) return undefined;
-    const current = balanceFromRow(row);
-    const amounts: BalanceAmounts = row.h_totals === null
-      ? { version: 0, credit_balance: 0n, debit_balance: 0n, inflight_credit_balance: 0n, inflight_debit_balance: 0n }
-      : balanceAmountsFromTotals(row.h_totals);
-    const events = new Set<number>();
-    for (const change of later) {
-      events.add(change.seq as number);
-      amounts.credit_balance += BigInt(change.credit_balance as string);
-      amounts.debit_balance += BigInt(change.debit_balance as string);
-      amounts.inflight_credit_balance += BigInt(change.inflight_credit_balance as string);
-      amounts.inflight_debit_balance += BigInt(change.inflight_debit_balance as string);
-    }
-    amounts.version += events.size;
-    // Every balance has a metadata row from its creation on.
-    if (row.h_meta_data === null) return { ...current, ...amounts };
-    const identityId = row.h_identity_id ?? current.identity_id;
-    return { ...current, ...amounts, identity_id: identityId, meta_data: balanceMetaFromRow(prefixed(row, 'h_')) };
+    if (!state || state.version === null || state.version < version || untilMs >= state.checkpoint_at) return { current: false };
+    return { current: true, balance: await readBalanceAsOf(reader, balanceId, untilMs) };
   });
+}
+
+async function readBalanceAsOf(reader: SqliteConnection, balanceId: string, untilMs: number): Promise<BalanceRecord | undefined> {
+  const row = await reader.get<AsOfRow>(
+    `SELECT ${selectColumns(LAYOUTS.balances, 'b')}, b.${ROW_ID} AS h_key,
+            c.totals AS h_totals,
+            m.identity_id AS h_identity_id, m.meta_data AS h_meta_data, m.extra AS h_extra
+       FROM balances b
+       LEFT JOIN ${HISTORY_TABLES.amounts} c ON c.rowid = ${lastAtOrBefore(HISTORY_TABLES.amounts)}
+       LEFT JOIN ${HISTORY_TABLES.metadata} m ON m.rowid = coalesce(${lastAtOrBefore(HISTORY_TABLES.metadata)}, ${first(HISTORY_TABLES.metadata)})
+      WHERE b.balance_id = ?2`,
+    [untilMs, balanceId],
+  );
+  if (!row) return undefined;
+  const later = await reader.all<SelectedRow>(
+    `SELECT seq, credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance
+       FROM ${HISTORY_TABLES.backdated} WHERE balance_key = ? AND at > ? AND effective_at <= ?`,
+    [row.h_key, untilMs, untilMs],
+  );
+  if (row.h_totals === null && later.length === 0) return undefined;
+  const current = balanceFromRow(row);
+  const amounts: BalanceAmounts = row.h_totals === null
+    ? { version: 0, credit_balance: 0n, debit_balance: 0n, inflight_credit_balance: 0n, inflight_debit_balance: 0n }
+    : balanceAmountsFromTotals(row.h_totals);
+  const events = new Set<number>();
+  for (const change of later) {
+    events.add(change.seq as number);
+    amounts.credit_balance += BigInt(change.credit_balance as string);
+    amounts.debit_balance += BigInt(change.debit_balance as string);
+    amounts.inflight_credit_balance += BigInt(change.inflight_credit_balance as string);
+    amounts.inflight_debit_balance += BigInt(change.inflight_debit_balance as string);
+  }
+  amounts.version += events.size;
+  // Every balance has a metadata row from its creation on.
+  if (row.h_meta_data === null) return { ...current, ...amounts };
+  const identityId = row.h_identity_id ?? current.identity_id;
+  return { ...current, ...amounts, identity_id: identityId, meta_data: balanceMetaFromRow(prefixed(row, 'h_')) };
 }
 
 /** The changes of a balance inside a window, oldest first; undefined when the index does not hold it. */

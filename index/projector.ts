@@ -99,16 +99,22 @@ export interface ProjectorLimits {
   retry_max_ms: number;
   /** One event per batch: set after a failure the projector cannot place, to find the event at fault. */
   isolate: boolean;
+  /**
+   * Test only (0 everywhere else): a pause before each batch, so tests can hold the index behind the
+   * log on purpose and check what waits for it (test/index-keeps-pace.int.test.ts).
+   */
+  batch_pause_ms: number;
 }
 
 export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
   slice_events_max: 500,
   slice_rows_max: 1_000,
-  batch_rows_max: 50_000,
+  batch_rows_max: 5_000,
   balance_cache_max: 50_000,
   retry_first_ms: 1_000,
   retry_max_ms: 60_000,
   isolate: false,
+  batch_pause_ms: 0,
 };
 
 /** Failures in a row at one log seq after which its event is reported as a poison event. */
@@ -272,6 +278,8 @@ export class Projector {
 
   private async run(): Promise<void> {
     while (!this.stopped && this.checkpointSeq < this.source.durableSeq) {
+      if (this.limits.batch_pause_ms > 0) await new Promise((resolve) => setTimeout(resolve, this.limits.batch_pause_ms));
+      if (this.stopped) return;
       const target = this.source.durableSeq;
       const batchTarget = this.nextBatchTarget(target);
       // A batch of one event names that event when it fails.

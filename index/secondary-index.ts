@@ -14,7 +14,7 @@
 import { refuse, type Result } from '../engine/result.js';
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
-import { balanceAsOf, balanceChanges, type ChangePage, type ChangeWindow } from './balance-history.js';
+import { balanceAsOf, balanceAsOfIfCurrent, balanceChanges, type ChangePage, type ChangeWindow, type CurrentAnswer } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
@@ -108,7 +108,27 @@ export interface SecondaryIndexOptions {
   onError?: (error: Error) => void;
   /** Called once each time the live index gets stuck on a new poison event (the runtime records a system error). */
   onStuck?: (poison: PoisonReport) => void;
+  /** How far behind the log the index may fall before new writes wait for it (see WriteHoldLimits). */
+  writeHold?: Partial<WriteHoldLimits>;
 }
+
+/**
+ * Back-pressure from the index on the write path. The lag a write would add to is the time the oldest
+ * durable event the index has not applied has waited, plus the time the projector needs for everything
+ * not applied yet (the log bytes behind, at the rate its recent batches went: bytes, not events, since
+ * one event may be a transfer or a bulk of a thousand). While that exceeds
+ * `lag_ms_max`, a new write waits (at most `wait_ms_max`) until it is back within the bound, and is
+ * refused for load if it is not by then. So the index's lag cannot grow without bound however fast
+ * writes come: the writers are slowed to the projector's pace instead. Counting the work behind, not
+ * only the age of the oldest event, matters when writes outrun the projector several times over: by
+ * the time the oldest event is a second old, several seconds of projection may be waiting behind it.
+ */
+export interface WriteHoldLimits {
+  lag_ms_max: number;
+  wait_ms_max: number;
+}
+
+export const DEFAULT_WRITE_HOLD_LIMITS: WriteHoldLimits = { lag_ms_max: 500, wait_ms_max: 5_000 };
 
 export const WAIT_MS_MAX_DEFAULT = 2_000;
 /** Commit times remembered for the lag in seconds; older ones are merged away. */
@@ -122,6 +142,11 @@ const COMMIT_MARKS_MAX = 10_000;
  * that needs fresh rows wakes the projector at once, so this never delays a reader.
  */
 export const INDEX_PACE_MS = 300;
+/** Steps in which held writes are let go (at least one a step), and the longest pause between two (releaseHeldWrite). */
+const RELEASE_STEPS = 16;
+const RELEASE_STEP_MS = 5;
+/** Weight of the newest batch in the projector's moving average rate. */
+const RATE_WEIGHT = 0.3;
 /** Bytes of durable records held for the projectors between wake-ups; past it they read the log. */
 const HELD_RECORD_BYTES_MAX = 32 * 1024 * 1024;
 
@@ -139,12 +164,24 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+/** A write waiting for the index to come back within the lag bound (WriteHoldLimits). */
+interface HeldWrite {
+  resolve: (refusal: string | undefined) => void;
+  timer: NodeJS.Timeout;
+}
+
 export class SecondaryIndex {
   private readonly file: string;
   private readonly waitMsMax: number;
   private readonly waiters: Waiter[] = [];
-  /** (durable seq, when it became durable), oldest first: how long the oldest unindexed event has waited. */
-  private readonly commitMarks: Array<{ seq: number; at: number }> = [];
+  /**
+   * (durable seq, when it became durable, log bytes durable by then), oldest first: how long the oldest
+   * unindexed event has waited, and how much the projector has still to read.
+   */
+  private readonly commitMarks: Array<{ seq: number; at: number; bytes: number }> = [];
+  /** Log bytes made durable since the index opened, and of those, the ones the live index has applied. */
+  private durableBytes = 0;
+  private appliedBytes = 0;
   /** Settles when a swap in progress is over; queries wait on it. */
   private swapping: Promise<void> | undefined;
   private rebuild: { projector?: ProjectorThread; promise: Promise<void> } | undefined;
@@ -158,6 +195,21 @@ export class SecondaryIndex {
   /** Durable records not yet handed to the projectors (see pushed-records.ts). */
   private heldRecords: Array<Required<DurableRecord>> = [];
   private heldBytes = 0;
+  private readonly writeHold: WriteHoldLimits;
+  private readonly heldWrites: HeldWrite[] = [];
+  private releaseTimer: NodeJS.Timeout | undefined;
+  /** Waiters for the next batch of the live projector (balanceAt's wait for a balance to be current). */
+  private batchWaiters: Array<() => void> = [];
+  /**
+   * Whether the live index has caught up with the log since it was opened. Until then (a deleted or
+   * outdated index being rebuilt at start-up) writes are not held: the index is behind because it is
+   * new, not because writes outran it, and holding them would stop the ledger for the whole rebuild.
+   */
+  private caughtUp = false;
+  /** The live checkpoint at the last batch: one lower now means the index started over from the log. */
+  private lastCheckpoint = 0;
+  /** Log bytes the live projector applies per millisecond of its batches (a moving average), 0 before any. */
+  private bytesPerMs = 0;
 
   private constructor(
     private readonly options: SecondaryIndexOptions,
@@ -166,7 +218,9 @@ export class SecondaryIndex {
   ) {
     this.file = indexFileIn(options.dataDir);
     this.waitMsMax = options.wait_ms_max ?? WAIT_MS_MAX_DEFAULT;
+    this.writeHold = { ...DEFAULT_WRITE_HOLD_LIMITS, ...options.writeHold };
     this.watch(projector);
+    this.advanced();
   }
 
   static async open(options: SecondaryIndexOptions): Promise<SecondaryIndex> {
@@ -198,13 +252,15 @@ export class SecondaryIndex {
   /** The log made more events durable (`record`: the record that did, to hand to the projector). */
   logDurable(record?: DurableRecord): void {
     if (record) this.holdRecord(record);
+    this.durableBytes += record?.bytes?.length ?? 0;
     const seq = this.options.source.durableSeq;
     const last = this.commitMarks[this.commitMarks.length - 1];
     if (!last || last.seq < seq) {
       if (this.commitMarks.length >= COMMIT_MARKS_MAX) this.commitMarks.splice(1, 1);
-      this.commitMarks.push({ seq, at: performance.now() });
-    }
-    if (this.waiters.length > 0) {
+      this.commitMarks.push({ seq, at: performance.now(), bytes: this.durableBytes });
+    } else last.bytes = this.durableBytes;
+    this.releaseHeldWrite();
+    if (this.waiters.length > 0 || this.heldWrites.length > 0 || this.batchWaiters.length > 0) {
       this.wakeProjectors();
       return;
     }
@@ -268,12 +324,23 @@ export class SecondaryIndex {
   }
 
   private watch(projector: ProjectorThread): void {
-    projector.onBatch(() => this.advanced());
+    projector.onBatch((report) => {
+      const before = this.appliedBytes;
+      this.advanced();
+      const applied = this.appliedBytes - before;
+      if (projector === this.projector && applied > 0 && report.milliseconds > 0) {
+        const rate = applied / report.milliseconds;
+        this.bytesPerMs = this.bytesPerMs === 0 ? rate : this.bytesPerMs * (1 - RATE_WEIGHT) + rate * RATE_WEIGHT;
+      }
+    });
   }
 
   private advanced(): void {
     const checkpoint = this.projector.checkpoint;
-    while (this.commitMarks.length > 0 && (this.commitMarks[0] as { seq: number }).seq <= checkpoint) this.commitMarks.shift();
+    while (this.commitMarks.length > 0 && (this.commitMarks[0] as { seq: number }).seq <= checkpoint) {
+      this.appliedBytes = Math.max(this.appliedBytes, (this.commitMarks.shift() as { bytes: number }).bytes);
+    }
+    if (checkpoint >= this.options.source.durableSeq) this.appliedBytes = this.durableBytes;
     for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.waiters[index] as Waiter;
       if (waiter.seq > checkpoint) continue;
@@ -281,6 +348,90 @@ export class SecondaryIndex {
       this.waiters.splice(index, 1);
       waiter.resolve(true);
     }
+    for (const waiter of this.batchWaiters.splice(0)) waiter();
+    // An index that threw its rows away (rows contradicting the log) is rebuilding from nothing again.
+    if (checkpoint < this.lastCheckpoint) this.caughtUp = false;
+    this.lastCheckpoint = checkpoint;
+    if (checkpoint >= this.options.source.durableSeq) this.caughtUp = true;
+    this.releaseHeldWrite();
+  }
+
+  /**
+   * Lets the longest-waiting held writes go ahead, a share at a time, if the index is within its bound.
+   * A write joins the lag only once it is durable, so letting every waiting connection in at once (each
+   * may carry a bulk of a thousand transfers) would overshoot the bound by all of them; one at a time
+   * would drain a thousand waiting connections at one write per commit. So each step lets a sixteenth
+   * of them go (at least one: a few bulk connections go one by one), and the next step comes at the
+   * next commit or batch, or after RELEASE_STEP_MS if neither comes (the released writes may have been
+   * refused and written nothing).
+   */
+  private releaseHeldWrite(): void {
+    clearTimeout(this.releaseTimer);
+    this.releaseTimer = undefined;
+    if (this.heldWrites.length === 0 || this.holdsWrites()) return;
+    for (const held of this.heldWrites.splice(0, Math.max(1, Math.floor(this.heldWrites.length / RELEASE_STEPS)))) {
+      clearTimeout(held.timer);
+      held.resolve(undefined);
+    }
+    if (this.heldWrites.length === 0) return;
+    this.releaseTimer = setTimeout(() => this.releaseHeldWrite(), RELEASE_STEP_MS);
+    this.releaseTimer.unref();
+  }
+
+  // ---- holding writes while the index is too far behind ----
+
+  /**
+   * Whether new writes should wait for the index now: it is further behind than the bound, and it is
+   * not being rebuilt from nothing at start-up nor stuck on a poison event (an index that cannot move
+   * must not stop the ledger, which is the source of truth: it is reported, and queries are refused).
+   */
+  holdsWrites(): boolean {
+    return this.caughtUp && !this.closed && this._poison === undefined && this.expectedLagMs() > this.writeHold.lag_ms_max;
+  }
+
+  /** How long the oldest unapplied event will have waited once the projector has applied everything durable now. */
+  expectedLagMs(): number {
+    if (this.lagEvents() === 0) return 0;
+    const behind = Math.max(0, this.durableBytes - this.appliedBytes);
+    return this.lagSeconds() * 1000 + (this.bytesPerMs > 0 ? behind / this.bytesPerMs : 0);
+  }
+
+  /**
+   * Undefined when a new write may go ahead at once; otherwise a promise that settles when it may
+   * (undefined) or, after `wait_ms_max`, with why it is refused (the index did not come back within
+   * the bound: the caller answers 503 with Retry-After).
+   */
+  writeAdmission(): Promise<string | undefined> | undefined {
+    if (!this.holdsWrites()) return undefined;
+    this.wakeProjectors();
+    return new Promise((resolve) => {
+      const held: HeldWrite = {
+        resolve,
+        timer: setTimeout(() => {
+          const at = this.heldWrites.indexOf(held);
+          if (at >= 0) this.heldWrites.splice(at, 1);
+          resolve(`the query index is ${this.lagSeconds().toFixed(1)} s behind the log; try again shortly`);
+        }, this.writeHold.wait_ms_max),
+      };
+      this.heldWrites.push(held);
+    });
+  }
+
+  /** Resolves at the live projector's next batch, or after `ms`. */
+  private nextBatch(ms: number): Promise<void> {
+    this.wakeProjectors();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const at = this.batchWaiters.indexOf(done);
+        if (at >= 0) this.batchWaiters.splice(at, 1);
+        resolve();
+      }, ms);
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.batchWaiters.push(done);
+    });
   }
 
   // ---- queries ----
@@ -329,8 +480,26 @@ export class SecondaryIndex {
    * The balance as it stood at `untilMs` (undefined: it did not exist then), from the balance history;
    * answered once the index holds `visibleSeq`, like every query.
    */
-  async balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<QueryAnswer<BalanceRecord | undefined>> {
-    return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs));
+  async balanceAt(balanceId: string, untilMs: number, visibleSeq: number, version?: number): Promise<QueryAnswer<BalanceRecord | undefined>> {
+    if (version === undefined || this.projector.checkpoint >= visibleSeq) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs));
+    // The index is behind the log: it can still answer, without waiting for the log's end, for a moment
+    // that nothing it lacks can change (balanceAsOfIfCurrent); otherwise it waits a batch at a time,
+    // at most as long as any query waits, for that or for the log's end.
+    const deadline = performance.now() + this.waitMsMax;
+    for (;;) {
+      while (this.swapping) await this.swapping;
+      let answer: CurrentAnswer;
+      try {
+        answer = await this.store.read((reader) => balanceAsOfIfCurrent(reader, balanceId, untilMs, version));
+      } catch (error) {
+        if (error instanceof QueryTimeoutError) return refuse({ code: 'SRCH_QUERY_TIMEOUT', message: error.message });
+        throw error;
+      }
+      if (answer.current) return { ok: true, value: answer.balance };
+      const left = deadline - performance.now();
+      if (this.projector.checkpoint >= visibleSeq || left <= 0) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs), Math.max(0, left));
+      await this.nextBatch(left);
+    }
   }
 
   /** A balance's changes inside a window, oldest first (undefined: the index does not hold the balance). */
@@ -477,6 +646,12 @@ export class SecondaryIndex {
       clearTimeout(waiter.timer);
       waiter.resolve(false);
     }
+    clearTimeout(this.releaseTimer);
+    for (const held of this.heldWrites.splice(0)) {
+      clearTimeout(held.timer);
+      held.resolve('the query index is closing');
+    }
+    for (const waiter of this.batchWaiters.splice(0)) waiter();
     await this.store.close();
   }
 }

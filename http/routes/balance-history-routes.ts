@@ -1,12 +1,14 @@
 // A balance's past:
 // - GET /balances/:id/at?timestamp=: the balance as it stood at a moment, transactions counting at their
 //   effective date. Answered from the index's balance history (`from_source: false`): a few indexed
-//   lookups, whatever the length of the history. When the index cannot answer (it does not run, or has
-//   not reached the caller's writes in time) it is folded from the log, starting from the newest balance
-//   snapshot taken by then when there is one (`from_source: false`, as Blnk answers), else from the
-//   beginning (`from_source: true`); `from_source=true` asks for that full fold. All give the same
-//   balance. Without a timestamp: the balance now. A balance created after the moment did not exist then
-//   (404), unless a back-dated transaction reached it by then.
+//   lookups, whatever the length of the history. The index answers as soon as nothing it has not reached
+//   can change the answer (SecondaryIndex.balanceAt), else it waits a bounded time for that; if it is
+//   still behind then, 503 SRCH_INDEX_BEHIND with Retry-After, never a fold (a fold of a long history
+//   under load is what made this route take seconds). Only a server without the index folds the log, from
+//   the newest balance snapshot taken by then when there is one (`from_source: false`, as Blnk answers),
+//   else from the beginning (`from_source: true`); `from_source=true` asks for that full fold. All give
+//   the same balance. Without a timestamp: the balance now. A balance created after the moment did not
+//   exist then (404), unless a back-dated transaction reached it by then.
 // - GET /balances/:id/history?from=&to=&limit=&cursor=: the balance after each change inside a window,
 //   oldest first, as recorded, paged by an opaque cursor (from the index only).
 // - POST /balances-snapshots: takes balance snapshots in the background (the folds start from them).
@@ -60,20 +62,22 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /balances/:id/at', {
     tag: 'Balances', summary: 'A balance as it stood at a moment: from the index\'s balance history, or folded from the log (from_source=true)', query: atQuerySchema,
     answers: answers(200, 'The balance at `timestamp`', atSchema, { balance: EXAMPLES.balance, timestamp: '2026-05-04T12:00:00.000Z', from_source: false }),
-    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'QUEUE_BACKPRESSURE'],
+    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'QUEUE_BACKPRESSURE', 'SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT'],
   });
   router.get('/balances/:id/at', async (ctx) => {
     const balanceId = ctx.params.id as string;
     const params = validate(atQuerySchema, ctx.query);
     const untilMs = timeParam('timestamp', params.timestamp) ?? Number.MAX_SAFE_INTEGER;
-    if (!(await core.view.balanceExists(balanceId))) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    // Its version now: the index may answer before reaching the log's end if no later event moved it.
+    const current = await core.view.balance(balanceId);
+    if (!current) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     await core.durable(seq);
     const fullFold = params.from_source === 'true' || params.from_source === '1';
-    const indexed = fullFold ? undefined : await core.query?.balanceAt(balanceId, untilMs, seq);
+    const query = fullFold ? undefined : core.query;
     let balance: BalanceRecord | undefined;
     let fromSource = false;
-    if (indexed?.ok) balance = indexed.value;
+    if (query) balance = answered(await query.balanceAt(balanceId, untilMs, seq, current.version));
     else {
       const folded = await core.balanceHistory(balanceId, untilMs, seq, !fullFold);
       balance = foldedBalance(folded);

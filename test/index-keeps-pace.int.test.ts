@@ -1,0 +1,124 @@
+// The query side keeps pace with the write path (issue 31), on the real server with a projector held
+// behind on purpose (ProjectorLimits.batch_pause_ms, a test-only pause before each batch):
+// - while the index is further behind than its bound, a new write waits for it, and goes ahead (201)
+//   once the index is back within it; a write whose wait runs out is refused 503 with Retry-After, and
+//   nothing of it is written;
+// - GET /balances/:id/at answers from the index while it is behind when nothing it lacks can change the
+//   answer; otherwise it waits for the index, a bounded time, and is then refused 503
+//   SRCH_INDEX_BEHIND: it never folds the log because the index is busy.
+// Checked by where the index stands when an answer comes, not by how long anything took.
+
+import t from 'tap';
+import { openServer } from './helpers/http-fixture.js';
+import type { TestServer } from './helpers/test-server.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function transferBody(source: string, destination: string, amount: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { description: 'test', currency: 'USD', source, destination, precise_amount: amount, allow_overdraft: true, skip_queue: true, ...extra };
+}
+
+async function transfer(server: TestServer, source: string, destination: string, amount: number): Promise<void> {
+  const response = await server.request('POST', '/transactions', transferBody(source, destination, amount));
+  if (response.status !== 201) throw new Error(`transfer refused: ${response.text}`);
+}
+
+async function balanceId(server: TestServer, indicator: string): Promise<string> {
+  return (await server.request('GET', `/balances/indicator/${indicator}/currency/USD`)).body.balance_id as string;
+}
+
+function index(server: TestServer): NonNullable<TestServer['runtime']['query']> {
+  const query = server.runtime.query;
+  if (!query) throw new Error('the test server runs without the index');
+  return query;
+}
+
+/** Waits until the index has applied everything durable now. */
+async function caughtUp(server: TestServer): Promise<void> {
+  if (!(await index(server).waitFor(server.runtime.log.durableSeq, 30_000))) throw new Error('the index did not catch up');
+}
+
+t.test('a write waits while the index is further behind than its bound, and goes ahead once it is back', async (t) => {
+  const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 1_500 }, writeHold: { lag_ms_max: 200, wait_ms_max: 20_000 } } });
+  await transfer(server, '@world', '@held-a', 10);
+  await caughtUp(server);
+  await transfer(server, '@world', '@held-a', 20);
+  const behindSeq = server.runtime.log.durableSeq;
+  await sleep(500); // the index is now over 200 ms behind: its projector pauses 1.5 s before each batch
+  t.ok(index(server).checkpointSeq < behindSeq, 'the index is behind the last write');
+  t.ok(index(server).holdsWrites(), 'the index holds new writes');
+  const held = await server.request('POST', '/transactions', transferBody('@world', '@held-a', 30));
+  t.equal(held.status, 201, 'the held write succeeds');
+  t.ok(index(server).checkpointSeq >= behindSeq, 'it went ahead only once the index had applied the writes before it');
+  t.equal(String((await server.request('GET', `/balances/${await balanceId(server, '@held-a')}`)).body.balance), '60');
+});
+
+t.test('a write whose wait runs out is refused 503 with Retry-After, and nothing of it is written', async (t) => {
+  const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 3_000 }, writeHold: { lag_ms_max: 100, wait_ms_max: 300 } } });
+  await transfer(server, '@world', '@bounded-a', 10);
+  await caughtUp(server);
+  await transfer(server, '@world', '@bounded-a', 20);
+  await sleep(400);
+  const before = server.runtime.log.appendedSeq;
+  const refused = await server.request('POST', '/transactions', transferBody('@world', '@bounded-a', 30, { reference: 'refused-while-held' }));
+  t.equal(refused.status, 503, 'refused once the wait ran out');
+  t.equal(refused.body.error_detail.code, 'QUEUE_BACKPRESSURE');
+  t.equal(refused.headers['retry-after'], '1', 'with Retry-After');
+  t.match(refused.body.error_detail.message, /query index is .* behind/, 'saying why');
+  t.equal(server.runtime.log.appendedSeq, before, 'nothing was appended to the log');
+  t.equal((await server.request('GET', '/transactions/reference/refused-while-held')).status, 404, 'the refused transaction does not exist');
+  await caughtUp(server);
+  const retried = await server.request('POST', '/transactions', transferBody('@world', '@bounded-a', 30, { reference: 'refused-while-held' }));
+  t.equal(retried.status, 201, 'the same write succeeds once the index is back within its bound');
+});
+
+t.test('/at answers from the index while it is behind, when nothing it lacks changes the answer', async (t) => {
+  const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 1_500 }, writeHold: { lag_ms_max: 600_000 } } });
+  await transfer(server, '@world', '@history', 100);
+  await transfer(server, '@world', '@history', 250);
+  await sleep(5);
+  const moment = new Date().toISOString();
+  await sleep(5);
+  await transfer(server, '@world', '@history', 7);
+  await caughtUp(server);
+  const id = await balanceId(server, '@history');
+  // Writes to other balances only: the index falls behind the log, but none of it concerns @history.
+  await transfer(server, '@world', '@elsewhere', 1);
+  const visible = server.runtime.log.durableSeq;
+  const answer = await server.request('GET', `/balances/${id}/at?timestamp=${encodeURIComponent(moment)}`);
+  t.ok(index(server).checkpointSeq < visible, 'answered while the index was still behind the log');
+  t.equal(answer.status, 200);
+  t.equal(answer.body.from_source, false, 'from the index');
+  t.equal(String(answer.body.balance.balance), '350', 'the balance at the moment');
+  t.equal(answer.body.balance.version, 2);
+});
+
+t.test('/at on a balance the index has not caught up with waits for it, then answers from the index', async (t) => {
+  const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 1_000 }, writeHold: { lag_ms_max: 600_000 } } });
+  await transfer(server, '@world', '@moving', 100);
+  await caughtUp(server);
+  await transfer(server, '@world', '@moving', 5);
+  const visible = server.runtime.log.durableSeq;
+  const id = await balanceId(server, '@moving');
+  const answer = await server.request('GET', `/balances/${id}/at`);
+  t.equal(answer.status, 200);
+  t.ok(index(server).checkpointSeq >= visible, 'the index had reached the balance\'s last change');
+  t.equal(answer.body.from_source, false, 'from the index, not a fold');
+  t.equal(String(answer.body.balance.balance), '105', 'with the caller\'s last write');
+});
+
+t.test('/at waits a bounded time for an index that stays behind, and is refused 503 rather than folding', async (t) => {
+  const server = await openServer(t, { indexOptions: { wait_ms_max: 300, limits: { batch_pause_ms: 4_000 }, writeHold: { lag_ms_max: 600_000 } } });
+  await transfer(server, '@world', '@stuck', 100);
+  await caughtUp(server);
+  await transfer(server, '@world', '@stuck', 5);
+  const id = await balanceId(server, '@stuck');
+  const answer = await server.request('GET', `/balances/${id}/at`);
+  t.equal(answer.status, 503, 'refused once the wait ran out');
+  t.equal(answer.body.error_detail.code, 'SRCH_INDEX_BEHIND');
+  t.equal(answer.headers['retry-after'], '1', 'with Retry-After');
+  const folded = await server.request('GET', `/balances/${id}/at?from_source=true`);
+  t.equal(folded.status, 200, 'a fold is still there when asked for');
+  t.equal(folded.body.from_source, true);
+  t.equal(String(folded.body.balance.balance), '105');
+});
