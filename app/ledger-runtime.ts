@@ -93,8 +93,10 @@ export interface RuntimeOptions {
    * the records its group never committed here (app/replication-node.ts).
    */
   beforeOpen?: () => Promise<void>;
-  /** Records the log commits at once (wal/lmdb-log.ts). */
+  /** Records the log writes to disk at once (wal/lmdb-log.ts). */
   logRecordsInFlightMax?: number;
+  /** Records sealed and not yet durable while the log replicates (wal/lmdb-log.ts). */
+  logRecordsReplicatingMax?: number;
   /** Called with hook delivery's cursor each time it is saved (a replicated leader publishes it). */
   onHookProgress?: (cursor: OutboxCursor) => void;
   /** The hook sealing key from the configuration (32 bytes), written to the data directory if missing. */
@@ -207,7 +209,7 @@ export class LedgerRuntime implements LedgerCore {
 
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
-    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, records_in_flight_max: options.logRecordsInFlightMax });
+    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, records_in_flight_max: options.logRecordsInFlightMax, records_replicating_max: options.logRecordsReplicatingMax });
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = {

@@ -19,6 +19,15 @@ import { listen, onShutdownSignals, warnAboutSettings, type ServeParts } from '.
 
 /** How long a node that steps down waits for the requests under way before it closes its ledger. */
 const DRAIN_MS_MAX = 5_000;
+/** Records written to the local disk at once: as a single node (wal/lmdb-log.ts), so the disk's pipeline is the same. */
+const LOG_RECORDS_IN_FLIGHT_MAX = 2;
+/**
+ * Records sealed and not yet committed by both the disk and PostgreSQL. PostgreSQL's commits gather
+ * whatever is waiting (app/record-replicator.ts), so this only bounds how far the disk may run ahead of
+ * the group: the records a leader that dies may have to drop on rejoining (at most records_dropped_max,
+ * 64, are dropped without an operator).
+ */
+const LOG_RECORDS_REPLICATING_MAX = 32;
 
 export async function serveReplicated(config: FolioConfig, parts: ServeParts): Promise<void> {
   const { logger } = parts;
@@ -40,7 +49,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
   });
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,
-    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logRecordsInFlightMax: 4 }),
+    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logRecordsInFlightMax: LOG_RECORDS_IN_FLIGHT_MAX, logRecordsReplicatingMax: LOG_RECORDS_REPLICATING_MAX }),
     serve: (runtime, servedBy) => {
       const app = parts.makeApp(runtime, { replication: servedBy, inspector });
       current = { runtime, node: servedBy };

@@ -1,14 +1,16 @@
 // The group's log in PostgreSQL (folio_log, replication-schema.ts): appends by the leader and reads by
-// everyone. An append is one INSERT ... SELECT that lands only if the lease row still carries the
-// leader's term (read under FOR SHARE, so a term taken meanwhile waits for it or refuses it) and the
-// record follows the log's last one exactly; the primary key on first_seq refuses a second record at a
-// position whatever else happens. The rules are lease-rules.ts `appendLands`; this is them in SQL.
+// everyone. An append is one INSERT ... SELECT of one or more consecutive records that lands only if
+// the lease row still carries the leader's term (read under FOR SHARE, so a term taken meanwhile waits
+// for it or refuses it), the first record follows the log's last one exactly and each further record
+// follows the one before it in the statement; the primary key on first_seq refuses a second record at a
+// position whatever else happens. One statement is one transaction: its records land together or not
+// at all. The rules are lease-rules.ts `appendLands`; this is them in SQL.
 //
-// The leader's appends go over one connection of their own in pipeline mode: the INSERTs of successive
-// records are on the wire together, each its own transaction, committed in order by the one server
-// process behind the connection. So group commit goes on across the network: while one record commits,
-// the next is already sent. A record that does not land makes every later one fail its chain check, so
-// the log never has a hole.
+// The leader's replicator (app/record-replicator.ts) sends these over one connection of its own in
+// pipeline mode and gathers the records sealed while a statement is in flight into the next one, so
+// PostgreSQL commits (and flushes its WAL) once per batch rather than once per record. A batch that
+// does not land makes every later one fail its chain check, so the log never has a hole. Each batch
+// size is its own named prepared statement, parsed once per connection.
 
 import type { PostgresClient } from './postgres-client.js';
 
@@ -38,14 +40,50 @@ export interface AppendRequest {
   bytes: Buffer;
 }
 
-const APPEND = `
+/** A record of a batch: its place and its exact bytes. */
+export interface BatchRecord {
+  first_seq: number;
+  last_seq: number;
+  bytes: Buffer;
+}
+
+export interface BatchAppendRequest {
+  term: number;
+  /** The first seq of the record the batch's first record follows (0 for the very first record). */
+  previous_first_seq: number;
+  /** Consecutive records, in log order; at least one and at most RECORDS_PER_APPEND_MAX. */
+  records: readonly BatchRecord[];
+}
+
+/** Records in one INSERT (each batch size is a statement of its own, prepared once per connection). */
+export const RECORDS_PER_APPEND_MAX = 64;
+
+const appendStatements = new Map<number, string>();
+
+/**
+ * The INSERT for `count` records: $1 the term, $2 the first seq of the record the batch follows, then
+ * (first_seq, last_seq, bytes) per record. Contiguity inside the batch is checked in the statement too,
+ * so the database never takes a hole whatever the caller sends.
+ */
+function appendStatement(count: number): string {
+  let text = appendStatements.get(count);
+  if (text !== undefined) return text;
+  const first = (index: number) => `$${3 + index * 3}::bigint`;
+  const last = (index: number) => `$${4 + index * 3}::bigint`;
+  const rows = Array.from({ length: count }, (_, index) => `(${first(index)}, ${last(index)}, $${5 + index * 3}::bytea)`);
+  const contiguous = Array.from({ length: count - 1 }, (_, index) => `AND ${first(index + 1)} = ${last(index)} + 1`);
+  text = `
   INSERT INTO folio_log (first_seq, last_seq, term, record)
-  SELECT $1::bigint, $2::bigint, $3::bigint, $4::bytea
-  FROM folio_lease lease
-  WHERE lease.id = 1 AND lease.term = $3::bigint
-    AND (($1::bigint = 1 AND $5::bigint = 0)
-         OR EXISTS (SELECT 1 FROM folio_log previous WHERE previous.first_seq = $5::bigint AND previous.last_seq = $1::bigint - 1))
+  SELECT batch.first_seq, batch.last_seq, $1::bigint, batch.record
+  FROM folio_lease lease, (VALUES ${rows.join(', ')}) AS batch(first_seq, last_seq, record)
+  WHERE lease.id = 1 AND lease.term = $1::bigint
+    AND ((${first(0)} = 1 AND $2::bigint = 0)
+         OR EXISTS (SELECT 1 FROM folio_log previous WHERE previous.first_seq = $2::bigint AND previous.last_seq = ${first(0)} - 1))
+    ${contiguous.join(' ')}
   FOR SHARE OF lease`;
+  appendStatements.set(count, text);
+  return text;
+}
 
 const RECORDS_AFTER = `
   SELECT first_seq, last_seq, term, record,
@@ -66,10 +104,20 @@ export class AppendRefused extends Error {
 }
 
 /** Appends a record; resolves once committed, rejects with AppendRefused when it did not land. */
-export async function appendRecord(client: PostgresClient, append: AppendRequest): Promise<void> {
-  const result = await client.query(APPEND, [append.first_seq, append.last_seq, append.term, append.bytes, append.previous_first_seq]);
-  if (result.rowCount !== 1) {
-    throw new AppendRefused(`the record at seq ${append.first_seq} was refused: term ${append.term} is no longer current or the record does not follow the log's end`);
+export function appendRecord(client: PostgresClient, append: AppendRequest): Promise<void> {
+  return appendRecords(client, { term: append.term, previous_first_seq: append.previous_first_seq, records: [append] });
+}
+
+/** Appends consecutive records in one transaction; resolves once committed, rejects with AppendRefused when they did not land. */
+export async function appendRecords(client: PostgresClient, append: BatchAppendRequest): Promise<void> {
+  const count = append.records.length;
+  if (count < 1 || count > RECORDS_PER_APPEND_MAX) throw new RangeError(`an append takes 1 to ${RECORDS_PER_APPEND_MAX} records, not ${count}`);
+  const values: unknown[] = [append.term, append.previous_first_seq];
+  for (const record of append.records) values.push(record.first_seq, record.last_seq, record.bytes);
+  const result = await client.query({ name: `folio_append_${count}`, text: appendStatement(count), values });
+  if (result.rowCount !== count) {
+    const from = append.records[0]!.first_seq;
+    throw new AppendRefused(`the record${count > 1 ? 's' : ''} from seq ${from} ${count > 1 ? 'were' : 'was'} refused: term ${append.term} is no longer current or the records do not follow the log's end`);
   }
 }
 

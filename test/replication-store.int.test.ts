@@ -3,6 +3,10 @@
 //     leader pipelines appends either waits for them or refuses them, so every record of the old term
 //     precedes every record of the new, and the new leader, reading to the end after taking the term,
 //     sees them all; two nodes trying for the same term: one gets it; renewals only by the holder;
+//   - a batch of records lands in one transaction or not at all: under the current term, right after
+//     the end, contiguous inside; the leader's replicator gathers the records handed to it while a
+//     statement is in flight into the next one (fewer transactions than records), and a refusal refuses
+//     every record after it, sent or gathered;
 //   - alignment drops the tail the group never committed, and the lookups, the query index and the
 //     snapshots follow: the dropped transfers are not found by id, by reference, by filter, a snapshot
 //     taken after them is gone, and their references are free again; a log that differs from the group's
@@ -14,7 +18,8 @@ import { startPostgres } from '../bench/postgres/postgres-server.js';
 import { alignWithGroup, DivergedLogError } from '../app/log-alignment.js';
 import { readLease, renewLease, takeLease } from '../replication/lease-store.js';
 import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres-client.js';
-import { AppendRefused, appendRecord, logEnd, termsInLog } from '../replication/postgres-log-store.js';
+import { AppendRefused, appendRecord, appendRecords, logEnd, termsInLog } from '../replication/postgres-log-store.js';
+import { PostgresRecordReplicator } from '../app/record-replicator.js';
 import { ensureSchema } from '../replication/replication-schema.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { snapshotNow, startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
@@ -115,6 +120,47 @@ t.test('a term taken while a leader pipelines appends: the old term ends before 
     t.same(terms.map((range) => range.term), landed > 0 ? [1, 2] : [2], `round ${round}: one term after the other`);
     await Promise.all([control, leader, taker, rival].map((client) => client.end()));
   }
+});
+
+t.test('a batch lands in one transaction, whole or not at all', async (t) => {
+  await freshSchema();
+  const client = await open('batch', true);
+  t.teardown(() => client.end());
+  t.equal(await takeLease(client, 0, holder('a'), 60_000), 1);
+  const record = (first: number, last = first) => ({ first_seq: first, last_seq: last, bytes: bytes(first) });
+  await appendRecords(client, { term: 1, previous_first_seq: 0, records: [record(1, 2), record(3), record(4, 6)] });
+  const transactions = await client.query<{ first_seq: string; tx: string }>('SELECT first_seq, xmin::text AS tx FROM folio_log ORDER BY first_seq');
+  t.same(transactions.rows.map((row) => Number(row.first_seq)), [1, 3, 4], 'three records');
+  t.equal(new Set(transactions.rows.map((row) => row.tx)).size, 1, 'written by one transaction');
+  await t.rejects(appendRecords(client, { term: 1, previous_first_seq: 4, records: [record(7), record(9)] }), AppendRefused, 'a gap inside the batch');
+  await t.rejects(appendRecords(client, { term: 2, previous_first_seq: 4, records: [record(7), record(8)] }), AppendRefused, 'a term that is not current');
+  await t.rejects(appendRecords(client, { term: 1, previous_first_seq: 3, records: [record(7), record(8)] }), AppendRefused, 'not following the last record');
+  await t.rejects(appendRecords(client, { term: 1, previous_first_seq: 4, records: [record(7), record(8), record(8)] }), AppendRefused, 'a record twice');
+  t.equal((await logEnd(client))?.last_seq, 6, 'nothing of a refused batch landed');
+  await appendRecords(client, { term: 1, previous_first_seq: 4, records: [record(7), record(8)] });
+  t.equal((await logEnd(client))?.last_seq, 8);
+});
+
+t.test("the leader's replicator gathers records handed over during a commit into one statement; a refusal refuses all after it", async (t) => {
+  await freshSchema();
+  const client = await open('replicator', true);
+  t.teardown(() => client.end());
+  t.equal(await takeLease(client, 0, holder('a'), 60_000), 1);
+  const replicator = new PostgresRecordReplicator(client, 1, 0, { statements_in_flight_max: 1, batch_bytes_max: 1024 * 1024 });
+  // Twenty records handed over at once: the first goes alone, the other nineteen wait for its commit and go together.
+  const committed = Array.from({ length: 20 }, (_, index) => replicator.replicate({ first_seq: index + 1, last_seq: index + 1, bytes: bytes(index + 1) }));
+  await Promise.all(committed);
+  const transactions = await client.query<{ tx: string }>('SELECT xmin::text AS tx FROM folio_log ORDER BY first_seq');
+  t.equal(transactions.rows.length, 20, 'every record committed');
+  t.equal(new Set(transactions.rows.map((row) => row.tx)).size, 2, 'in two transactions: one statement in flight, the rest gathered behind it');
+
+  // The term moves on: the next records are refused, those sent and those still gathering alike.
+  await client.query("UPDATE folio_lease SET term = 2, holder = 'b/test'");
+  const refused = Array.from({ length: 5 }, (_, index) => replicator.replicate({ first_seq: 21 + index, last_seq: 21 + index, bytes: bytes(21 + index) }).then(() => 'landed', (error: Error & { code?: string }) => error.code));
+  t.same(await Promise.all(refused), Array(5).fill('REPL_NOT_LEADER'), 'all five refused to their waiters');
+  t.equal(replicator.cause?.name, 'AppendRefused', 'because the group refused the append');
+  await t.rejects(replicator.replicate({ first_seq: 26, last_seq: 26, bytes: bytes(26) }), { code: 'REPL_NOT_LEADER' }, 'and it takes nothing more');
+  t.equal((await logEnd(client))?.last_seq, 20, 'nothing landed under the old term');
 });
 
 async function transfer(server: TestServer, reference: string, amount: number): Promise<string> {

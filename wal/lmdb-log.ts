@@ -10,8 +10,11 @@
 // With a replicator (replication on, this node leading) a sealed record is also handed to it, and it
 // counts as durable only once both its flush and its replication have reported: one gate, so every
 // reader of durable records (acknowledgements, lookups, index, hooks, snapshots) sees only what the
-// group has committed. A replication that fails is not fatal like a disk: the log stops taking events,
-// every waiter is refused with the replicator's error, and the owner (app/replication-node.ts) rejoins.
+// group has committed. The disk's bound (records_in_flight_max) counts records still being flushed;
+// records flushed and waiting for the replicator have a bound of their own (records_replicating_max), so
+// the disk goes on writing the next records while earlier ones commit elsewhere. A replication that
+// fails is not fatal like a disk: the log stops taking events, every waiter is refused with the
+// replicator's error, and the owner (app/replication-node.ts) rejoins.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
@@ -36,8 +39,13 @@ export interface LmdbLogOptions {
   record_events_max?: number;
   /** Called once if a write fails; the process cannot continue safely. */
   onFatal?: (error: Error) => void;
-  /** Records being committed at once (RECORDS_IN_FLIGHT_MAX unless set). */
+  /** Records being written to disk at once (RECORDS_IN_FLIGHT_MAX unless set). */
   records_in_flight_max?: number;
+  /**
+   * With a replicator: records sealed and not yet durable (on disk and replicated), a bound of its own
+   * so that records wait for the replicator without holding up the disk (records_in_flight_max unless set).
+   */
+  records_replicating_max?: number;
 }
 
 /** A record as it was sealed, handed to a replicator: its seq range and its exact bytes. */
@@ -131,6 +139,9 @@ export class LmdbLog implements EventLog {
   private readonly sealListeners: Array<(lastSeq: number) => void> = [];
   private readonly durableRecordListeners: Array<(record: DurableRecord) => void> = [];
   private readonly recordsInFlightMax: number;
+  private readonly recordsReplicatingMax: number;
+  /** Records handed to LMDB whose flush has not reported yet. */
+  private recordsFlushing = 0;
   private replicator: RecordReplicator | undefined;
   private readonly replicationLostListeners: Array<(error: Error) => void> = [];
 
@@ -141,6 +152,8 @@ export class LmdbLog implements EventLog {
     this.onFatal = options.onFatal ?? ((error) => { throw error; });
     this.recordsInFlightMax = options.records_in_flight_max ?? RECORDS_IN_FLIGHT_MAX;
     assert(this.recordsInFlightMax >= 1, 'records_in_flight_max must be at least 1');
+    this.recordsReplicatingMax = options.records_replicating_max ?? this.recordsInFlightMax;
+    assert(this.recordsReplicatingMax >= this.recordsInFlightMax, 'records_replicating_max must be at least records_in_flight_max');
     const last = this.lastLogRecord();
     if (last) {
       this._appendedSeq = this._durableSeq = this.sealedSeq = last.last_seq;
@@ -226,8 +239,11 @@ export class LmdbLog implements EventLog {
 
   private seal(): void {
     if (this.pending.length === 0 || this.failure) return;
-    // Sealed again as soon as a record in flight is durable (advanceDurable), unless the record is full.
-    if (this.inFlight.length >= this.recordsInFlightMax && this.pending.length < this.recordEventsMax) return;
+    // Sealed again as soon as a record in flight is flushed or durable (advanceDurable), unless the
+    // record is full. Without a replicator a record is durable when flushed: the first bound is the one.
+    const busy = this.recordsFlushing >= this.recordsInFlightMax
+      || this.inFlight.length >= (this.replicator ? this.recordsReplicatingMax : this.recordsInFlightMax);
+    if (busy && this.pending.length < this.recordEventsMax) return;
     const events = this.pending;
     const firstSeq = this.sealedSeq + 1;
     this.pending = [];
@@ -293,10 +309,12 @@ export class LmdbLog implements EventLog {
     if (this.durableRecordListeners.length > 0) waiter.record = record;
     this.inFlight.push(waiter);
     const started = performance.now();
+    this.recordsFlushing += 1;
     const written = this.records.put(firstSeq, record) as Promise<boolean> & { flushed?: Promise<unknown> };
     const flushed = written.then(() => written.flushed ?? this.records.flushed);
     flushed.then(
       () => {
+        this.recordsFlushing -= 1;
         waiter.flushed = true;
         waiter.stats = { events: lastSeq - firstSeq + 1, bytes: record.length, milliseconds: performance.now() - started };
         this.advanceDurable();
