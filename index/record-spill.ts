@@ -6,19 +6,23 @@
 // file are the kernel's page cache only, never mapped, so they are not resident memory of the process
 // and the kernel reclaims them when it needs to.
 //
-// The file is unlinked as soon as it is opened, so nothing is left behind by a crash; it is emptied
-// whenever everything spilled has been read. Anything that goes wrong with it (a full disk, say) turns it
-// off: the records it would have held are read from the log, as before it existed.
+// One file per index file (the live index and a rebuild each have theirs, spillFileFor), created or
+// emptied when first written, emptied whenever everything spilled has been read, and removed when the
+// projector stops. A projector thread that died left its file behind: the next one empties it when it
+// first spills (a crashed process's too), and removeIndexFiles removes it with the index. Anything that
+// goes wrong with it (a full disk, say) turns it off: the records it would have held are read from the
+// log, as before it existed.
 
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 
 /** Bytes the spill may hold at once; past this, records are left to be read from the log. */
 export const SPILLED_BYTES_MAX = 2 * 1024 ** 3;
 
-/** A spill file name beside `file` that no other projector (a rebuild runs beside the live one) uses. */
+export const SPILL_SUFFIX = '-spill';
+
+/** The spill file of the projector writing the index file `file`. */
 export function spillFileFor(file: string): string {
-  return `${file}.spill-${randomUUID()}`;
+  return `${file}${SPILL_SUFFIX}`;
 }
 
 export class RecordSpill {
@@ -28,15 +32,11 @@ export class RecordSpill {
 
   constructor(private readonly file: string, private readonly bytesMax = SPILLED_BYTES_MAX) {}
 
-  /** Writes `bytes` at the end; where they start, or undefined when the spill is full or out of order. */
+  /** Writes `bytes` at the end; where they start, or undefined when the spill is full or has failed. */
   append(bytes: Buffer): number | undefined {
     if (this.failed || this.end + bytes.length > this.bytesMax) return undefined;
     try {
-      if (this.fd === undefined) {
-        // 'wx+': a file of that name already there (it should never be) is not shared, the spill turns off.
-        this.fd = fs.openSync(this.file, 'wx+', 0o600);
-        fs.unlinkSync(this.file);
-      }
+      if (this.fd === undefined) this.fd = fs.openSync(this.file, 'w+', 0o600);
       let written = 0;
       while (written < bytes.length) written += fs.writeSync(this.fd, bytes, written, bytes.length - written, this.end + written);
     } catch {
@@ -82,10 +82,12 @@ export class RecordSpill {
     return this.end;
   }
 
+  /** Closes and removes the file. */
   close(): void {
     if (this.fd !== undefined) fs.closeSync(this.fd);
     this.fd = undefined;
     this.end = 0;
+    fs.rmSync(this.file, { force: true });
   }
 
   private fail(): void {

@@ -127,13 +127,15 @@ t.test('past the cap the oldest records go to the spill file and are read back f
   queue.push(packRecords(records.slice(10)));
   t.ok(queue.spilledRecords >= 10, `${queue.spilledRecords} records spilled`);
   t.ok(queue.bytes <= recordBytes * 5 + 2 * recordBytes, 'memory stays near the cap');
-  t.same(fs.readdirSync(dir), [], 'the spill file has no name on disk');
   const calls: Array<[number, number]> = [];
   t.same(ats(queue.read(1, 9, fallbackFrom(events, calls))), expected(events, 1, 9));
   t.same(ats(queue.read(10, events.length, fallbackFrom(events, calls))), expected(events, 10, events.length));
   t.same(calls, [], 'nothing read from the log');
   t.equal(queue.spilledRecords, 0, 'read records are let go');
   t.equal(spill.bytes, 0, 'and the file emptied');
+  t.equal(fs.statSync(path.join(dir, 'index.sqlite-spill')).size, 0, 'on disk too');
+  spill.close();
+  t.same(fs.readdirSync(dir), [], 'closing removes it');
 });
 
 t.test('a full spill leaves the records past it to the log', async (t) => {
@@ -156,7 +158,7 @@ t.test('a spill that cannot be read back is given up, and the log answers', asyn
   const queue = new PushedRecords(CODEC, recordBytes * 5, spill);
   queue.push(packRecords(records));
   t.ok(queue.spilledRecords > 0);
-  spill.close(); // its file is gone: reads fail
+  spill.close(); // closed and removed: reads fail
   const calls: Array<[number, number]> = [];
   t.same(ats(queue.read(1, events.length, fallbackFrom(events, calls))), expected(events, 1, events.length));
   t.equal(calls[0]![0], 1, 'from the start, from the log');
