@@ -64,7 +64,7 @@ interface Spilled {
   length: number;
 }
 
-/** Bytes of records held before the oldest are dropped (they are then read from the log instead). */
+/** Bytes of records held in memory; past it the oldest go to the spill file, or without one are dropped (read from the log instead). */
 export const PUSHED_BYTES_MAX = 64 * 1024 * 1024;
 
 export class PushedRecords {
