@@ -9,6 +9,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { TargetPolicy } from '../hooks/hook-targets.js';
 import type { ConnectionLimits } from '../http/server-limits.js';
 import { workerEntry } from '../threads/worker-entry.js';
+import { WORKER_YOUNG_GENERATION_MB } from './node-flags.js';
 import type { WorkerOrder, WorkerReport } from './engine-channel.js';
 import type { EngineHost } from './engine-host.js';
 
@@ -118,7 +119,7 @@ function startWorker(
   const channel = new MessageChannel();
   const data: WorkerData = { index, settings, channel: channel.port2, listen: { host: options.host, port } };
   // The thread's name is what the OS shows (and the bench reads, bench/process-cpu.ts): 15 characters at most.
-  const worker = new Worker(ENTRY.file, { name: `${HTTP_THREAD_NAME}${index}`, workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv });
+  const worker = new Worker(ENTRY.file, { name: `${HTTP_THREAD_NAME}${index}`, workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
   options.engine.attach(channel.port1);
   const listening = new Promise<{ address: string; port: number }>((resolve, reject) => {
     let started = false;

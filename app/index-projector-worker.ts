@@ -15,7 +15,8 @@ import { LmdbLog } from '../wal/lmdb-log.js';
 import { IndexStore } from '../index/index-store.js';
 import { Projector, REBUILD_PROJECTOR_LIMITS, type LogSource } from '../index/projector.js';
 import type { FromWorker, ProjectorWorkerSettings, ToWorker } from '../index/projector-messages.js';
-import { PushedRecords } from '../index/pushed-records.js';
+import { PUSHED_BYTES_MAX, PushedRecords } from '../index/pushed-records.js';
+import { RecordSpill, spillFileFor } from '../index/record-spill.js';
 import { CorruptRecordError, decodeLogRecord } from '../wal/log-record-codec.js';
 
 async function main(): Promise<void> {
@@ -25,7 +26,10 @@ async function main(): Promise<void> {
   const send = (message: FromWorker): void => port.postMessage(message);
   const log = LmdbLog.open({ dir: settings.walDir });
   let durableSeq = settings.durableSeq;
-  const pushed = new PushedRecords({ decode: decodeLogRecord, corrupt: (key, detail) => new CorruptRecordError(key, detail) });
+  // Records past what the thread holds in memory wait in a file, not in the log's map (record-spill.ts).
+  const spill = new RecordSpill(spillFileFor(settings.indexFile));
+  const codec = { decode: decodeLogRecord, corrupt: (key: number, detail: string) => new CorruptRecordError(key, detail) };
+  const pushed = new PushedRecords(codec, PUSHED_BYTES_MAX, spill);
   const source: LogSource = {
     get durableSeq() {
       return durableSeq;
@@ -51,6 +55,7 @@ async function main(): Promise<void> {
         return;
       case 'stop':
         void projector.stop().then(() => store.close()).then(() => {
+          spill.close();
           send({ type: 'stopped' });
           port.close();
         });
@@ -63,6 +68,7 @@ async function main(): Promise<void> {
       while (projector.checkpoint < minSeq) await projector.catchUp();
       await projector.stop();
       await store.closeForMove();
+      spill.close();
       send({ type: 'finished', checkpoint: projector.checkpoint });
     } catch (error) {
       send({ type: 'failed', message: (error as Error).message });

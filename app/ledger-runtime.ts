@@ -50,6 +50,7 @@ import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import { indexRunReads } from './reconciliation-reads.js';
 import { reconciliationService } from './reconciliation-service.js';
 import { SystemErrorReporter } from './system-errors.js';
+import { workerHeapsOwnLimits } from './node-flags.js';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -193,6 +194,8 @@ export class LedgerRuntime implements LedgerCore {
   }
 
   static async open(options: RuntimeOptions): Promise<LedgerRuntime> {
+    // Before any worker thread starts: the index projector's heap limits must be its own (node-flags.ts).
+    workerHeapsOwnLimits();
     fs.mkdirSync(options.dataDir, { recursive: true });
     const unlock = await lockDataDir(options.dataDir);
     try {

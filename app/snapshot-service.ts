@@ -6,6 +6,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../threads/worker-entry.js';
+import { WORKER_YOUNG_GENERATION_MB } from './node-flags.js';
 import { newCrashCounter } from '../snapshots/crash-points.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import type { SnapshotInfo, SnapshotSchedule, ToMain, WorkerConfig } from './snapshot-messages.js';
@@ -135,7 +136,7 @@ export class SnapshotService {
     const config: WorkerConfig = {
       dataDir: this.options.dataDir, targetSeq, keep: this.options.schedule.keep, reason, crashCounter: this.crashCounter,
     };
-    const worker = new Worker(WORKER.file, { workerData: config, execArgv: WORKER.execArgv });
+    const worker = new Worker(WORKER.file, { workerData: config, execArgv: WORKER.execArgv, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
     // A job must never keep a stopping server alive.
     worker.unref();
     const done = new Promise<SnapshotInfo | undefined>((resolve, reject) => {

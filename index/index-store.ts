@@ -9,6 +9,7 @@ import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
 import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, HISTORY_TABLES, LAYOUTS, schemaSql, SCHEMA_VERSION, secondCountsTable, vocabularySql } from './index-schema.js';
 import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 import { RECONCILIATION_TABLES } from './reconciliation-tables.js';
+import { SPILL_SUFFIX } from './record-spill.js';
 
 export const INDEX_FILE_NAME = 'index.sqlite';
 /** Reader connections: queries beyond this many wait for a free one. */
@@ -16,10 +17,18 @@ export const READERS_DEFAULT = 2;
 /** A query running longer than this is interrupted and answered with an error. */
 export const QUERY_TIMEOUT_MS_DEFAULT = 10_000;
 
+/**
+ * The writer's page cache is SQLite's own memory (malloc'd pages, resident for as long as the connection
+ * lives); pages past it come from the kernel's page cache, which is not the process's. 128 MiB of it
+ * was 108 MiB more resident memory than 32 MiB with 300,000 balances indexed (the memory bench), for
+ * catching up 10-15 % faster in the same runs; 64 MiB sits between them.
+ */
+const WRITER_CACHE_KIB = 65_536;
+
 const WRITER_PRAGMAS = `
   PRAGMA journal_mode = WAL;
   PRAGMA synchronous = NORMAL;
-  PRAGMA cache_size = -131072;
+  PRAGMA cache_size = -${WRITER_CACHE_KIB};
   PRAGMA temp_store = MEMORY;
   PRAGMA wal_autocheckpoint = 4000;
 `;
@@ -79,7 +88,7 @@ export function indexFileIn(dataDir: string): string {
 }
 
 export function removeIndexFiles(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+  for (const suffix of ['', '-wal', '-shm', '-journal', SPILL_SUFFIX]) fs.rmSync(file + suffix, { force: true });
   fs.rmSync(fullTextFileFor(file), { force: true });
 }
 

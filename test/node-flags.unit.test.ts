@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
 import { NODE_FLAGS } from '../app/node-flags.js';
 
@@ -23,4 +23,18 @@ t.test('npm start and the folio command carry the same flags', async (t) => {
 t.test('this Node accepts them', async (t) => {
   const out = execFileSync(process.execPath, [...NODE_FLAGS, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' });
   t.equal(out, 'ok');
+});
+
+t.test('worker threads get the young generation their own limits ask for, not the main thread\'s flag', async (t) => {
+  const nodeFlags = pathToFileURL(path.join(ROOT, 'dist/app/node-flags.js')).href;
+  // A worker asking for 32 MB of young generation and 192 MB of old: its heap limit tells which applied.
+  const script = (own: boolean) => `
+    const { Worker } = await import('node:worker_threads');
+    const flags = await import(${JSON.stringify(nodeFlags)});
+    if (${own}) flags.workerHeapsOwnLimits();
+    const worker = new Worker("require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)", { eval: true, execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 32, maxOldGenerationSizeMb: 192 } });
+    worker.once('message', (limit) => { process.stdout.write(String(limit / 2 ** 20)); void worker.terminate(); });`;
+  const limitMb = (own: boolean): number => Number(execFileSync(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script(own)], { encoding: 'utf8' }));
+  t.equal(limitMb(false), 192 + 3 * 64, 'without it the flag wins: 192 MB of young generation');
+  t.ok(limitMb(true) <= 192 + 64, 'with it, the worker\'s own 32 MB (V8 rounds to its semi-space steps)');
 });
