@@ -197,7 +197,7 @@ export class EngineHost {
     if (overloaded) state.overloaded = overloaded;
     const index = runtime.query;
     if (index) {
-      state.index = { checkpointSeq: index.checkpointSeq, poisonSeq: index.poisonSeq, lagEvents: index.lagEvents(), lagSeconds: index.lagSeconds(), holdsWrites: index.holdsWrites() };
+      state.index = { checkpointSeq: index.checkpointSeq, poisonSeq: index.poisonSeq, lagEvents: index.lagEvents(), lagSeconds: index.lagSeconds(), holdsWrites: index.writesWait() };
     }
     return state;
   }
