@@ -17,7 +17,8 @@ import autocannon from 'autocannon';
 import { mulberry32 } from './mulberry32.js';
 import type { BenchResult, Figure } from './report.js';
 import { expectJson, explainFailure, requestJson, startFolio, type RunningServer } from './servers.js';
-import type { BenchSettings } from './settings.js';
+import { envInteger, type BenchSettings } from './settings.js';
+import { percentileOfSorted } from './stats.js';
 import { stopServers } from './http-bench.js';
 
 /** Issue 31's targets for this load. */
@@ -37,22 +38,9 @@ const AT_PAUSE_MS = 20;
 /** How long the seeded history may take to be indexed before the bench gives up. */
 const SEED_INDEX_WAIT_MS = 300_000;
 
-function envInteger(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number >= 1, not ${text}`);
-  return value;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] as number;
-}
-
 function summary(samples: number[]): { p50: number; p99: number; max: number; count: number } {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? Number.NaN, count: sorted.length };
+  return { p50: percentileOfSorted(sorted, 50), p99: percentileOfSorted(sorted, 99), max: sorted[sorted.length - 1] ?? Number.NaN, count: sorted.length };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -109,8 +97,8 @@ async function seedBusyBalance(url: string, changes: number, log: (line: string)
 }
 
 export async function indexLoadBench(settings: BenchSettings, log: (line: string) => void): Promise<BenchResult> {
-  const seconds = envInteger('FOLIO_BENCH_INDEX_LOAD_SECONDS', FULL_SECONDS);
-  const changes = envInteger('FOLIO_BENCH_INDEX_LOAD_CHANGES', FULL_CHANGES);
+  const seconds = envInteger(process.env, 'FOLIO_BENCH_INDEX_LOAD_SECONDS', 1) ?? FULL_SECONDS;
+  const changes = envInteger(process.env, 'FOLIO_BENCH_INDEX_LOAD_CHANGES', 1) ?? FULL_CHANGES;
   let server: RunningServer | undefined;
   let failing = false;
   try {

@@ -32,12 +32,18 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     ['engineClients', 'FOLIO_BENCH_CLIENTS', 1],
   ];
   for (const [key, name, minimum] of overrides) {
-    const text = env[name];
-    if (text === undefined || text === '') continue;
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < minimum) throw new Error(`${name} must be an integer >= ${minimum}, not ${text}`);
-    (settings as Record<string, unknown>)[key] = value;
+    const value = envInteger(env, name, minimum);
+    if (value !== undefined) (settings as Record<string, unknown>)[key] = value;
   }
   settings.quick = settings.seconds < FULL.seconds || settings.rounds < FULL.rounds || settings.balances < FULL.balances;
   return settings;
+}
+
+/** The whole number `name` holds in `env`, at least `minimum`; undefined when it is unset or empty. */
+export function envInteger(env: NodeJS.ProcessEnv, name: string, minimum: number): number | undefined {
+  const text = env[name];
+  if (text === undefined || text === '') return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < minimum) throw new Error(`${name} must be an integer >= ${minimum}, not ${text}`);
+  return value;
 }
