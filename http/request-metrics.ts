@@ -41,17 +41,21 @@ export interface RequestTotals {
   latencies: Array<[method: string, route: string, buckets: number[], sum: number, count: number]>;
 }
 
+/** The keys of a count series and a latency series: the same for a thread's own and for summed totals. */
+const countKeyOf = (method: string, route: string, status: number): string => `${method} ${status} ${route}`;
+const latencyKeyOf = (method: string, route: string): string => `${method} ${route}`;
+
 export class RequestMetrics {
   private readonly counts = new Map<string, { method: string; route: string; status: number; count: number }>();
   private readonly latencies = new Map<string, LatencySeries>();
 
   observe(method: string, route: string, status: number, seconds: number): void {
-    const countKey = `${method} ${status} ${route}`;
+    const countKey = countKeyOf(method, route, status);
     const counted = this.counts.get(countKey);
     if (counted) counted.count += 1;
     else if (this.counts.size < SERIES_MAX) this.counts.set(countKey, { method, route, status, count: 1 });
 
-    const latencyKey = `${method} ${route}`;
+    const latencyKey = latencyKeyOf(method, route);
     let series = this.latencies.get(latencyKey);
     if (!series) {
       if (this.latencies.size >= SERIES_MAX) return;
@@ -116,7 +120,7 @@ export class RequestMetrics {
     const summed = new Map<string, { method: string; route: string; status: number; count: number }>();
     for (const totals of this.summed) {
       for (const [method, route, status, count] of totals.counts) {
-        const key = `${method} ${status} ${route}`;
+        const key = countKeyOf(method, route, status);
         const series = summed.get(key);
         if (series) series.count += count;
         else summed.set(key, { method, route, status, count });
@@ -130,7 +134,7 @@ export class RequestMetrics {
     const summed = new Map<string, LatencySeries>();
     for (const totals of this.summed) {
       for (const [method, route, buckets, sum, count] of totals.latencies) {
-        const key = `${method} ${route}`;
+        const key = latencyKeyOf(method, route);
         const series = summed.get(key);
         if (!series) {
           summed.set(key, { method, route, buckets: [...buckets], sum, count });
