@@ -40,6 +40,7 @@ import type { SearchRequest } from '../index/search-compiler.js';
 import { ProjectorThread } from '../index/projector-thread.js';
 import { SecondaryIndex } from '../index/secondary-index.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
+import { percentileOfSorted } from './stats.js';
 
 const TRANSACTIONS = Number(process.env.INDEX_BENCH_TRANSACTIONS ?? 1_000_000);
 const BALANCES = Number(process.env.INDEX_BENCH_BALANCES ?? 5_000);
@@ -49,15 +50,10 @@ const CONNECTIONS = Number(process.env.INDEX_BENCH_CONNECTIONS ?? 32);
 const WORDS = ['rent', 'salary', 'coffee', 'invoice', 'refund', 'payout', 'fee', 'transfer', 'grocery', 'travel', 'utility', 'bonus'];
 const CHANNELS = ['web', 'mobile', 'api', 'branch', 'partner'];
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] as number;
-}
-
 function summary(samples: number[]): { p50: number; p99: number; max: number } {
   const sorted = [...samples].sort((a, b) => a - b);
   const round = (value: number): number => Number(value.toFixed(2));
-  return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted[sorted.length - 1] ?? Number.NaN) };
+  return { p50: round(percentileOfSorted(sorted, 50)), p99: round(percentileOfSorted(sorted, 99)), max: round(sorted[sorted.length - 1] ?? Number.NaN) };
 }
 
 /** A seeded generator, so runs compare like with like. */

@@ -19,6 +19,7 @@ import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { verifyDataDir } from '../ops/verify.js';
 import { NODE_FLAGS } from '../app/node-flags.js';
+import { percentileOfSorted } from './stats.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const SCHEDULE_OFF = { every_events: 0, every_seconds: 0, keep: 3 };
@@ -72,11 +73,6 @@ async function openTimed(dataDir: string): Promise<LedgerRuntime> {
   return runtime;
 }
 
-function percentile(sorted: number[], fraction: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] as number;
-}
-
 interface Window {
   requests: number;
   p50: number;
@@ -86,7 +82,7 @@ interface Window {
 
 function windowOf(samples: Array<[number, number]>, from: number, to: number): Window {
   const latencies = samples.filter(([at]) => at >= from && at < to).map(([, ms]) => ms).sort((a, b) => a - b);
-  return { requests: latencies.length, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), max: latencies[latencies.length - 1] ?? NaN };
+  return { requests: latencies.length, p50: percentileOfSorted(latencies, 50), p99: percentileOfSorted(latencies, 99), max: latencies[latencies.length - 1] ?? NaN };
 }
 
 async function startServer(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
