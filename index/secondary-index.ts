@@ -404,6 +404,11 @@ export class SecondaryIndex {
     return this.heldWrites.length > 0 || this.holdsWrites();
   }
 
+  /** Writes waiting for the index now. */
+  get heldWriteCount(): number {
+    return this.heldWrites.length;
+  }
+
   /** How long the oldest unapplied event will have waited once the projector has applied everything durable now. */
   expectedLagMs(): number {
     if (this.lagEvents() === 0) return 0;

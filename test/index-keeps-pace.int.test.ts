@@ -1,7 +1,8 @@
 // The query side keeps pace with the write path (issue 31), on the real server with a projector held
 // behind on purpose (ProjectorLimits.batch_pause_ms, a test-only pause before each batch):
 // - while the index is further behind than its bound, a new write waits for it, and goes ahead (201)
-//   once the index is back within it; a write whose wait runs out is refused 503 with Retry-After, and
+//   once the index is back within it, held writes in the order they came and a newcomer behind them; a
+//   write whose wait runs out is refused 503 with Retry-After, and
 //   nothing of it is written;
 // - GET /balances/:id/at answers from the index while it is behind when nothing it lacks can change the
 //   answer; otherwise it waits for the index, a bounded time, and is then refused 503
@@ -51,6 +52,33 @@ t.test('a write waits while the index is further behind than its bound, and goes
   t.equal(held.status, 201, 'the held write succeeds');
   t.ok(index(server).checkpointSeq >= behindSeq, 'it went ahead only once the index had applied the writes before it');
   t.equal(String((await server.request('GET', `/balances/${await balanceId(server, '@held-a')}`)).body.balance), '60');
+});
+
+t.test('held writes go ahead in the order they came, and a write that comes while some are still held queues behind them', async (t) => {
+  const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 1_000 }, writeHold: { lag_ms_max: 200, wait_ms_max: 20_000 } } });
+  await transfer(server, '@world', '@fifo', 1);
+  await caughtUp(server);
+  await transfer(server, '@world', '@fifo', 1);
+  await sleep(400);
+  t.ok(index(server).holdsWrites(), 'the index holds new writes');
+  const held: Array<Promise<{ status: number; headers: Record<string, unknown> }>> = [];
+  for (let count = 1; count <= 40; count += 1) {
+    held.push(server.request('POST', '/transactions', transferBody('@world', '@fifo', 1)));
+    while (index(server).heldWriteCount < count) await sleep(1); // each is held before the next is sent
+  }
+  // The index is back within its bound, and the writes held are being let go a share at a time.
+  while (index(server).holdsWrites() || index(server).heldWriteCount === 0) await new Promise((resolve) => setImmediate(resolve));
+  const stillHeld = index(server).heldWriteCount;
+  const newcomer = await server.request('POST', '/transactions', transferBody('@world', '@fifo', 1));
+  const answers = await Promise.all(held);
+  const seqOf = (answer: { status: number; headers: Record<string, unknown> }): number => {
+    if (answer.status !== 201) throw new Error(`a write was refused: ${answer.status}`);
+    return Number(answer.headers['x-folio-seq']);
+  };
+  const heldSeqs = answers.map(seqOf);
+  t.ok(stillHeld > 0, `${stillHeld} writes were still held when the newcomer came`);
+  t.same(heldSeqs, [...heldSeqs].sort((a, b) => a - b), 'the held writes were applied in the order they came');
+  t.ok(seqOf(newcomer) > Math.max(...heldSeqs), 'the newcomer was applied after every write held before it');
 });
 
 t.test('a write whose wait runs out is refused 503 with Retry-After, and nothing of it is written', async (t) => {
