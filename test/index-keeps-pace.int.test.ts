@@ -2,8 +2,7 @@
 // behind on purpose (ProjectorLimits.batch_pause_ms, a test-only pause before each batch):
 // - while the index is further behind than its bound, a new write waits for it, and goes ahead (201)
 //   once the index is back within it, held writes in the order they came and a newcomer behind them; a
-//   write whose wait runs out is refused 503 with Retry-After, and
-//   nothing of it is written;
+//   write whose wait runs out is refused 503 with Retry-After, and nothing of it is written;
 // - GET /balances/:id/at answers from the index while it is behind when nothing it lacks can change the
 //   answer; otherwise it waits for the index, a bounded time, and is then refused 503
 //   SRCH_INDEX_BEHIND: it never folds the log because the index is busy.
