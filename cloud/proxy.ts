@@ -25,8 +25,8 @@
 // where a request ends and no byte of a body can be read as a request of its own. An exchange that went
 // wrong (the caller gone, the timeout, an upstream error, an answer not fully read, an answer that came
 // before the body was fully sent) ends with the core's connection destroyed, never handed to the next
-// request; and a caller whose body was not read to its end (refused, or answered part way) gets its
-// answer with `Connection: close`, so what is left of the body can never hold up its next request.
+// request; and what is left of a body the core answered part way is read and dropped, never forwarded,
+// so it cannot hold up the caller's next request on its connection.
 // `Expect: 100-continue` is answered by the control plane's server and not forwarded.
 //
 // It runs on the raw Node request, ahead of Koa (cloud-service.ts routes /proxy there), because it is
@@ -293,13 +293,13 @@ export class Proxy {
           if (!DROPPED_RESPONSE_HEADERS.has((raw[index] as string).toLowerCase())) out.push(raw[index] as string, raw[index + 1] as string);
         }
         // One that came before the caller's body was read to its end (the core refused it part way): the
-        // rest is not forwarded, it is read and dropped while the answer is written, and the caller's
-        // connection goes with the answer, as when the proxy refuses a body itself. Left paused, the rest
-        // would hold that connection still: the next request the caller sent on it would never be read.
+        // rest is not forwarded but read and dropped, as Node does with a body nobody reads (bounded by
+        // the server's request timeout). Left paused, it would hold the caller's connection still, and
+        // the next request the caller sent on it would never be read; closing the connection instead
+        // would cut off a caller still writing its body before it reads the answer (EPIPE).
         if (!req.complete) {
           req.unpipe(upstream);
           req.resume();
-          out.push('Connection', 'close');
         }
         const length = response.headers['content-length'];
         res.on('close', () => {

@@ -124,8 +124,8 @@ t.test('what a body leaves on a kept-alive connection never becomes the next cal
 t.test('a body the core answers part way through never holds up the caller\'s next request on the connection', async (t) => {
   // The cloud fuzz run once waited 30 s for a request sent on the kept-alive connection of an earlier one
   // whose 20 MiB body the core had refused at its 10 MiB limit: the rest of that body stayed unread on
-  // the connection, so the next request on it was never read. One connection: the next request goes on
-  // the same one, or on a new one once it is closed.
+  // the connection, so the next request on it was never read. One connection at most: the next request
+  // goes on the same one once the body is written, and waits for it until then.
   const sender = createSender(rig.url, { timeoutMs: 10_000, connections: 1 });
   const on = `instance_id=${deployment.instance_id}`;
   const bearer = `Bearer ${writer}`;
