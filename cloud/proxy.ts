@@ -25,7 +25,9 @@
 // where a request ends and no byte of a body can be read as a request of its own. An exchange that went
 // wrong (the caller gone, the timeout, an upstream error, an answer not fully read, an answer that came
 // before the body was fully sent) ends with the core's connection destroyed, never handed to the next
-// request. `Expect: 100-continue` is answered by the control plane's server and not forwarded.
+// request; and what is left of a body the core answered part way is read and dropped, never forwarded,
+// so it cannot hold up the caller's next request on its connection.
+// `Expect: 100-continue` is answered by the control plane's server and not forwarded.
 //
 // It runs on the raw Node request, ahead of Koa (cloud-service.ts routes /proxy there), because it is
 // the busiest path and a second HTTP hop already costs as much CPU as the core's own handling. Bodies
@@ -289,6 +291,15 @@ export class Proxy {
         const raw = response.rawHeaders;
         for (let index = 0; index < raw.length; index += 2) {
           if (!DROPPED_RESPONSE_HEADERS.has((raw[index] as string).toLowerCase())) out.push(raw[index] as string, raw[index + 1] as string);
+        }
+        // One that came before the caller's body was read to its end (the core refused it part way): the
+        // rest is not forwarded but read and dropped, as Node does with a body nobody reads (bounded by
+        // the server's request timeout). Left paused, it would hold the caller's connection still, and
+        // the next request the caller sent on it would never be read; closing the connection instead
+        // would cut off a caller still writing its body before it reads the answer (EPIPE).
+        if (!req.complete) {
+          req.unpipe(upstream);
+          req.resume();
         }
         const length = response.headers['content-length'];
         res.on('close', () => {

@@ -13,6 +13,7 @@
 // FOLIO_FUZZ_CASE=<i> sends only case i (after the set-up).
 
 import t from 'tap';
+import { CLOUD_LIMITS } from '../cloud/cloud-config.js';
 import { cloudFuzzRoutes, cloudOwnRouteKeys, type CloudFuzzCredentials } from '../fuzz/cloud-route-table.js';
 import { createSender, viaSender, type FuzzAnswer, type FuzzRequest, type Sender } from '../fuzz/fuzz-request.js';
 import { FuzzSession } from '../fuzz/fuzz-session.js';
@@ -25,7 +26,12 @@ import {
 
 const CASES_DEFAULT = 4_000;
 const CONCURRENCY = 4;
-const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Longer than the proxy's own wait for a core (proxy_timeout_ms, checked every second): a core that does
+ * not answer in time is then reported as the proxy's 504 PROXY_TIMEOUT, and no answer at all means the
+ * control plane itself held the request.
+ */
+const REQUEST_TIMEOUT_MS = CLOUD_LIMITS.proxy_timeout_ms + 15_000;
 const INDEX_CATCH_UP_MS = 60_000;
 const REDIRECT = 'http://127.0.0.1:9/callback';
 

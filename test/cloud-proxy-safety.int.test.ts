@@ -6,6 +6,8 @@
 //     left bytes on a kept-alive connection that ate the next caller's request);
 //   - framing Node's parser refuses (two Content-Lengths, Content-Length with chunked, obs-fold) never
 //     reaches a core, and `Expect` is answered by the control plane;
+//   - a body the core answers before it has read all of it (refused unread, or at its size limit) never
+//     holds up the next request the caller sends on the same kept-alive connection;
 //   - paths are matched case-sensitively everywhere (the proxy, the core, the control plane), and the
 //     proxy forwards a closed list of the core's routes: operator routes are out of reach in any case;
 //   - the core is called with an API key whose scopes follow the caller's (read-only for reads), never
@@ -21,6 +23,7 @@ import {
   accessToken, CLOUD_API_KEY, coreOf, coreRequest, createDeployment, createUser, removeDir, startCloudRig, waitUntil, type CloudRig,
 } from './helpers/cloud-rig.js';
 import { envelopeCodeOf, exchange, splitResponses, type RawAnswer } from './helpers/raw-http.js';
+import { createSender, type FuzzAnswer } from '../fuzz/fuzz-request.js';
 
 /** Settings of the operator's environment that are the control plane's, not any tenant's. */
 const OPERATOR_ENVIRONMENT: Record<string, string> = {
@@ -116,6 +119,31 @@ t.test('what a body leaves on a kept-alive connection never becomes the next cal
     return { id, answer };
   }));
   t.ok(answers.every(({ id, answer }) => answer.status === 200 && answer.headers['x-request-id'] === id), 'every answer belongs to its own request');
+});
+
+t.test('a body the core answers part way through never holds up the caller\'s next request on the connection', async (t) => {
+  // The cloud fuzz run once waited 30 s for a request sent on the kept-alive connection of an earlier one
+  // whose 20 MiB body the core had refused at its 10 MiB limit: the rest of that body stayed unread on
+  // the connection, so the next request on it was never read. One connection at most: the next request
+  // goes on the same one once the body is written, and waits for it until then.
+  const sender = createSender(rig.url, { timeoutMs: 10_000, connections: 1 });
+  const on = `instance_id=${deployment.instance_id}`;
+  const bearer = `Bearer ${writer}`;
+  const statusOf = (answer: FuzzAnswer): number | string => (answer.kind === 'answer' ? answer.status : answer.error);
+  const bodies: Array<[string, string, Buffer, number]> = [
+    ['a body refused unread (not JSON)', 'text/plain', Buffer.alloc(4 * 1024 * 1024, 'a'), 415],
+    ['a body refused at the core\'s size limit', 'application/json', Buffer.from(`{"name":"${'n'.repeat(20 * 1024 * 1024)}"}`), 413],
+  ];
+  try {
+    for (const [label, type, body, status] of bodies) {
+      const refused = await sender.send({ method: 'POST', path: `/proxy/ledgers?${on}`, headers: { authorization: bearer, 'content-type': type }, body });
+      t.equal(statusOf(refused), status, `${label}: the core's refusal reaches the caller`);
+      const next = await sender.send({ method: 'GET', path: `/proxy/ledgers/${knownLedger.ledger_id}?${on}`, headers: { authorization: bearer } });
+      t.equal(statusOf(next), 200, `${label}: the caller's next request is answered`);
+    }
+  } finally {
+    sender.close();
+  }
 });
 
 t.test('a body on a method that takes none is refused, whatever frames it', async (t) => {
