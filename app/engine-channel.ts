@@ -64,13 +64,12 @@ export type Answer = { id: number; ok: true; value: unknown } | { id: number; ok
 /**
  * What a replicated node's worker answers from (http/replication-port.ts): its status and where writes
  * go as of the state, `here` only until `leadingUntilMs` (performance.timeOrigin + now, comparable
- * between threads), and whether the node's own appenders (API key use stamps) must hold.
+ * between threads).
  */
 export interface ReplicationState {
   status: ReplicationStatus;
   writeTarget: WriteTarget;
   leadingUntilMs?: number;
-  writesHeld: boolean;
 }
 
 /** The engine thread's state as the workers need it between calls. */
@@ -83,6 +82,8 @@ export interface EngineState {
   stopped?: CrossingError;
   /** A replicated node's replication, as the worker's ReplicationPort answers it. */
   replication?: ReplicationState;
+  /** The node's own appenders (API key use stamps) hold: a replicated node that does not lead. */
+  writesHeld?: boolean;
   /** The newest seq appended, and the newest on disk. */
   appended: number;
   durable: number;

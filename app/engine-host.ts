@@ -188,6 +188,7 @@ export class EngineHost {
 
   private answer(port: MessagePort, calls: Call[]): void {
     const answers: Answer[] = [];
+    const { generation } = this;
     for (const call of calls) {
       let value: unknown;
       try {
@@ -209,12 +210,12 @@ export class EngineHost {
         // A fence, an unfence or a promotion changes what every worker must do at once, not at the next state.
         if (call.target === 'cutover') void value.finally(() => this.sendState()).catch(() => undefined);
         value.then(
-          (settled) => this.send(port, [{ id: call.id, ok: true, value: settled }]),
-          (error: unknown) => this.send(port, [{ id: call.id, ok: false, error: this.crossing(call, error) }]),
+          (settled) => this.send(port, [{ id: call.id, ok: true, value: settled }], generation),
+          (error: unknown) => this.send(port, [{ id: call.id, ok: false, error: this.crossing(call, error) }], generation),
         );
       } else answers.push({ id: call.id, ok: true, value });
     }
-    if (answers.length > 0) this.send(port, answers);
+    if (answers.length > 0) this.send(port, answers, generation);
   }
 
   /** Counts a call under way until it settles, so `drain` can wait for it. */
@@ -257,9 +258,13 @@ export class EngineHost {
     return { code: 'GEN_INTERNAL_ERROR', status: 500, message: 'internal error' };
   }
 
-  private send(port: MessagePort, answers: Answer[]): void {
-    const appended = this.parts ? this.parts.runtime.visibleSeq() : this.lastSeqs.appended;
-    port.postMessage({ kind: 'answers', generation: this.generation, appended, answers } satisfies ToWorker);
+  /**
+   * Answers of calls carried out under `generation` (the ledger served when they were): what was appended
+   * by now is told only of that ledger still served (the worker ignores it otherwise).
+   */
+  private send(port: MessagePort, answers: Answer[], generation: number): void {
+    const appended = this.parts && generation === this.generation ? this.parts.runtime.visibleSeq() : 0;
+    port.postMessage({ kind: 'answers', generation, appended, answers } satisfies ToWorker);
   }
 
   /**
@@ -317,6 +322,7 @@ export class EngineHost {
     };
     if (this.refusal) state.refusal = this.crossingOf(this.refusal);
     if (this.stopped) state.stopped = this.stopped;
+    if (this.writesHeld) state.writesHeld = true;
     if (parts?.replication) state.replication = this.replicationState(parts.replication);
     const overloaded = runtime?.overloaded();
     if (overloaded) state.overloaded = overloaded;
@@ -328,7 +334,7 @@ export class EngineHost {
   }
 
   private replicationState(replication: NonNullable<ServedParts['replication']>): ReplicationState {
-    const state: ReplicationState = { status: replication.status(), writeTarget: replication.writeTarget(), writesHeld: this.writesHeld };
+    const state: ReplicationState = { status: replication.status(), writeTarget: replication.writeTarget() };
     const until = replication.leadingUntilMs();
     if (until !== undefined) state.leadingUntilMs = performance.timeOrigin + until;
     return state;

@@ -29,7 +29,10 @@ import { InspectRefusal, type ReplicationInspector } from '../http/replication-p
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
 import { NO_ANSWER, type CallTarget, type Call, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
 
-/** Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far fewer). */
+/**
+ * Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far
+ * fewer; a write no route waits for, an API key stamp, is forgotten oldest first past this).
+ */
 const SEQ_GENERATIONS_MAX = 65_536;
 /** Generations whose end a worker remembers, for a wait that comes after its ledger was replaced. */
 const ENDED_GENERATIONS_MAX = 16;
@@ -114,6 +117,9 @@ export class EngineClient {
   /**
    * Resolves once the engine's thread reports everything up to `seq` on disk, in the generation that
    * appended it (a write's seq; any other, the current one); refused if that generation stopped short.
+   * A write's generation is kept until its wait: a seq a replaced ledger made durable is committed, and
+   * the next ledger holds it too, so a later wait at that seq is answered at once; one it did not is
+   * refused (a read that happens to wait at exactly such a seq too: a 503 to retry, never a wrong answer).
    */
   durable(seq: number): Promise<void> {
     const generation = this.seqGenerations.get(seq) ?? this.state.generation;
@@ -196,10 +202,6 @@ export class EngineClient {
         else still.push(waiter);
       }
       this.durableWaiters = still;
-    }
-    // A write's seq now on disk in its own generation needs no generation to find any more.
-    for (const [seq, generation] of this.seqGenerations) {
-      if (generation === state.generation && seq <= state.durable) this.seqGenerations.delete(seq);
     }
     for (const listener of this.stateListeners) listener(state);
   }
@@ -416,7 +418,7 @@ export function remoteReplication(client: EngineClient): ReplicationPort {
 export function holdWhileWritesHeld(client: EngineClient, writer: { hold(): void; release(): void }): void {
   let held = false;
   const follow = (state: EngineState): void => {
-    const now = state.replication?.writesHeld ?? false;
+    const now = state.writesHeld ?? false;
     if (now === held) return;
     held = now;
     if (held) writer.hold();
