@@ -13,13 +13,12 @@ import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
-import type { WorkerOrder, WorkerReport } from './engine-channel.js';
+import type { EngineState, WorkerOrder, WorkerReport } from './engine-channel.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import type { WorkerData } from './http-workers.js';
 import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteFeed, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
 import { RequestSwitch } from './request-switch.js';
 import { EnvelopeError } from '../http/api-error.js';
-import type { EngineState } from './engine-channel.js';
 
 const data = workerData as WorkerData;
 /** How often a worker tells the engine's thread its request counts (what other workers' scrapes show of it). */
@@ -78,8 +77,8 @@ async function main(): Promise<void> {
         // Streams of the ledger replaced end; their clients reconnect, here or to another node.
         app.endStreams();
       }
-      if (state.refusal) requests.refuse(refusalOf(state));
-      else if (requests.current !== app) requests.serve(app);
+      if (state.refusal && requests.current) requests.refuse(refusalOf(state));
+      else if (!state.refusal && !requests.current) requests.serve(app);
     };
     follow(client.state);
     client.onState(follow);
