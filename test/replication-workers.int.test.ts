@@ -4,8 +4,8 @@
 // write load runs while the leader is deposed in the database (a term taken by a holder that lets it run
 // out): the leader steps down and rejoins in the same process, the other node takes over, the load goes
 // on. No acknowledged write is lost or applied twice, every answer other than a success or a redirect is
-// one of the documented 503s (never a 500 or a hang), a change-feed stream open on the deposed leader
-// ends, and the same process comes back serving on its workers.
+// one of the documented 503s (never a 500 or a hang), to reads of the deposed leader too, a change-feed
+// stream open on it ends, and the same process comes back serving on its workers.
 
 import pg from 'pg';
 import t from 'tap';
@@ -13,7 +13,7 @@ import { MAIN_THREAD_NAME, threadCpuMicros } from '../bench/process-cpu.js';
 import { ReplicatedGroup, type GroupNode } from '../bench/replication/replicated-group.js';
 import { auditLedger, call, GroupWriter, quietSeq, stateHashes, type Transfer } from './helpers/replication-client.js';
 
-/** What a node answers a write with while it cannot take it (docs/decisions-replication.md). */
+/** What a node answers while it cannot serve a request: no leader, not leading any more, rejoining (docs/decisions-replication.md). */
 const DOCUMENTED_503 = new Set(['REPL_NOT_LEADER', 'REPL_REJOINING', 'REPL_NO_LEADER']);
 const WORKERS = 2;
 
@@ -71,6 +71,20 @@ t.test('a replicated node serves on worker threads, and rejoins under load throu
   const load = Array.from({ length: 4 }, async (_, client) => {
     for (let index = 0; !stopping; index += 1) await writer.transfer(transfer(`@c${client}`, 1 + index));
   });
+  // Readers on the node that is deposed, throughout: a 200, or a documented 503 while it rejoins.
+  const readAnswers = new Map<string, number>();
+  const readers = Array.from({ length: 2 }, async (_, reader) => {
+    while (!stopping) {
+      let key: string;
+      try {
+        const answer = await call(a.url as string, 'GET', reader === 0 ? '/balances?limit=20' : '/transactions?limit=5');
+        key = answer.status === 200 ? '200' : `${answer.status} ${answer.body?.error_detail?.code}`;
+      } catch (error) {
+        key = `no answer: ${(error as Error).message}`;
+      }
+      readAnswers.set(key, (readAnswers.get(key) ?? 0) + 1);
+    }
+  });
   const acknowledgedAtLeast = (count: number) => group.waitFor(`${count} acknowledged`, 90_000, async () => (writer.acknowledged.length >= count ? true : undefined));
   await acknowledgedAtLeast(writer.acknowledged.length + 60);
 
@@ -89,7 +103,7 @@ t.test('a replicated node serves on worker threads, and rejoins under load throu
   const successor = await group.waitForLeader(60_000);
   await acknowledgedAtLeast(writer.acknowledged.length + 60);
   stopping = true;
-  await Promise.all(load);
+  await Promise.all([...load, ...readers]);
 
   t.equal(a.child?.process.pid, pid, `${a.name} rejoined in the same process`);
   t.ok(group.isRunning(a) && group.isRunning(b), 'both nodes run');
@@ -98,6 +112,7 @@ t.test('a replicated node serves on worker threads, and rejoins under load throu
   t.same([...writer.statuses.keys()].filter((status) => status >= 500 && status !== 503), [], `no 5xx but 503 (answers ${JSON.stringify([...writer.statuses])})`);
   t.same([...writer.unavailable.keys()].filter((code) => !DOCUMENTED_503.has(code)), [], `every 503 is a documented one: ${JSON.stringify([...writer.unavailable])}`);
   t.ok(writer.unavailable.size > 0 || writer.statuses.has(307), 'the load met the rejoin (503s or redirects)');
+  t.same([...readAnswers.keys()].filter((key) => key !== '200' && !(key.startsWith('503 ') && DOCUMENTED_503.has(key.slice(4)))), [], `every read of ${a.name} answered 200 or a documented 503: ${JSON.stringify([...readAnswers])}`);
   t.same(await auditLedger(successor.url as string, writer.acknowledged), [], `all ${writer.acknowledged.length} acknowledged writes are there once each; balances add up`);
   const seq = await quietSeq(group, successor);
   const hashes = await stateHashes(group, seq);
