@@ -11,8 +11,8 @@
 // makes every call answer the refusal (503 REPL_REJOINING) and tells the workers so at once, `drain`
 // waits (bounded) for the calls under way on the old ledger, and `serve` points the host at the new one
 // under a new generation, which the workers' waits for durable seqs are tied to (remote-ledger.ts). Its
-// replication state (role, where writes go, whether the node's own appenders hold) goes out with every
-// state, and writes are refused here while held, whatever a worker's view of it.
+// replication (role, where writes go) goes out with every state, and so does whether writes are held
+// (the node does not lead): commands are refused here meanwhile, whatever a worker's view of it.
 
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
@@ -148,11 +148,6 @@ export class EngineHost {
     this.writesHeld = held;
     // After the caller's turn: a node that releases writes as it takes the lead says so in the same state.
     queueMicrotask(() => this.sendState());
-  }
-
-  /** Tells the workers the state now (a replicated node's role changed). */
-  stateChanged(): void {
-    this.sendState();
   }
 
   private targetsOf(parts: ServedParts | undefined): Record<CallTarget, object | undefined> {

@@ -183,8 +183,10 @@ export class EngineClient {
   private stateChanged(state: EngineState): void {
     const previous = this.state;
     if (state.generation !== previous.generation) {
-      // The ledger was replaced: what it reached is all it will ever reach.
-      this.ended.set(previous.generation, { durable: previous.durable, error: previous.stopped ?? state.refusal ?? NOT_SERVED });
+      // The ledger was replaced: what it reached is all it will ever reach (a refusal's state still
+      // tells where the ledger it replaced stood when it was put aside).
+      const durable = state.refusal ? Math.max(previous.durable, state.durable) : previous.durable;
+      this.ended.set(previous.generation, { durable, error: previous.stopped ?? state.refusal ?? NOT_SERVED });
       if (this.ended.size > ENDED_GENERATIONS_MAX) this.ended.delete(this.ended.keys().next().value as number);
       this.appended = state.appended;
     }
