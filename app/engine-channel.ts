@@ -5,7 +5,12 @@
 // each group commit and a few times a second: the durable seq that answers wait for, what backpressure
 // and the fence decide on, and the gauges of /metrics. Messages are structured clones (bigints, arrays
 // and plain objects survive them); records go as they are and are rendered in the worker.
+// On a replicated node the ledger served changes on every rejoin: the state names the one served (its
+// generation), or the refusal every request gets while there is none, and what replication says of
+// this node (role, where writes go), so a worker answers /health and sends writes on without a call.
 // docs/decisions-threads.md says why this shape and what it costs.
+
+import type { ReplicationStatus, WriteTarget } from '../http/replication-port.js';
 
 /** The objects a worker may call on the engine's thread, each with the methods it may call. */
 export const CALLABLE = {
@@ -56,8 +61,29 @@ export interface CrossingError {
 
 export type Answer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: CrossingError };
 
+/**
+ * What a replicated node's worker answers from (http/replication-port.ts): its status and where writes
+ * go as of the state, `here` only until `leadingUntilMs` (performance.timeOrigin + now, comparable
+ * between threads).
+ */
+export interface ReplicationState {
+  status: ReplicationStatus;
+  writeTarget: WriteTarget;
+  leadingUntilMs?: number;
+}
+
 /** The engine thread's state as the workers need it between calls. */
 export interface EngineState {
+  /** Which ledger is served: it changes when a replicated node serves a new one (a rejoin). */
+  generation: number;
+  /** While no ledger is served (a replicated node joining or rejoining): every request's refusal. */
+  refusal?: CrossingError;
+  /** The log stopped appending (a leader stepping down): a write waiting for its seq is refused with this. */
+  stopped?: CrossingError;
+  /** A replicated node's replication, as the worker's ReplicationPort answers it. */
+  replication?: ReplicationState;
+  /** The node's own appenders (API key use stamps) hold: a replicated node that does not lead. */
+  writesHeld?: boolean;
   /** The newest seq appended, and the newest on disk. */
   appended: number;
   durable: number;
@@ -77,7 +103,7 @@ export interface EngineState {
 export type ToEngine = { kind: 'calls'; calls: Call[] };
 
 export type ToWorker =
-  | { kind: 'answers'; appended: number; answers: Answer[] }
+  | { kind: 'answers'; generation: number; appended: number; answers: Answer[] }
   | { kind: 'state'; state: EngineState }
   // Report your request counts now (a scrape of /metrics in another worker waits for them).
   | { kind: 'report-requests'; generation: number };

@@ -6,18 +6,25 @@
 //
 // The fence of a cutover is enforced here, where the commands are carried out: a worker's own check can
 // be a moment late, the engine's thread cannot.
+//
+// A replicated node changes the ledger it serves on every rejoin (app/replicated-serve.ts): `refuse`
+// makes every call answer the refusal (503 REPL_REJOINING) and tells the workers so at once, `drain`
+// waits (bounded) for the calls under way on the old ledger, and `serve` points the host at the new one
+// under a new generation, which the workers' waits for durable seqs are tied to (remote-ledger.ts). Its
+// replication (role, where writes go) goes out with every state, and so does whether writes are held
+// (the node does not lead): commands are refused here meanwhile, whatever a worker's view of it.
 
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
-import { EnvelopeError } from '../http/api-error.js';
+import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError } from '../http/api-error.js';
 import { CutoverRefusal } from '../http/cutover-port.js';
 import type { CutoverControl } from './cutover-control.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import type { RequestTotals } from '../http/request-metrics.js';
-import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
-import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
+import { InspectRefusal, type ReplicationInspector, type ReplicationPort } from '../http/replication-port.js';
+import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
 /** The longest a scrape of /metrics waits for the other workers' request counts. */
@@ -25,53 +32,139 @@ const REQUESTS_REPORT_WAIT_MS_MAX = 250;
 /** How often the state is sent when nothing commits (fences, overload and index lag change without commits). */
 const STATE_INTERVAL_MS = 100;
 
-export interface HostedParts {
+/** The ledger served and the ports beside it. */
+export interface ServedParts {
   runtime: LedgerRuntime;
-  /** Where failures of calls are told (a worker answers those with a bare 500). */
-  logger: { error(fields: object, message: string): void };
   snapshots?: SnapshotAdmin;
   cutover?: CutoverControl;
   backup?: BackupPort;
   feed?: ChangeFeedPort;
   inspector?: ReplicationInspector;
+  /** A replicated node's replication (app/replication-node.ts); `leadingUntilMs`: performance.now() it leads until. */
+  replication?: ReplicationPort & { leadingUntilMs(): number | undefined };
 }
+
+interface HostLogger {
+  /** Where failures of calls are told (a worker answers those with a bare 500). */
+  error(fields: object, message: string): void;
+}
+
+export interface HostedParts extends ServedParts {
+  logger: HostLogger;
+}
+
+/** While writes are held (a replicated node that does not lead), a command that reaches the engine anyway. */
+const WRITES_HELD = new ApiError('REPL_NO_LEADER', 'this node does not take writes right now; retry shortly', undefined, {
+  'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
+});
 
 export class EngineHost {
   private readonly ports = new Set<MessagePort>();
-  private readonly targets: Record<CallTarget, object | undefined>;
+  private targets: Record<CallTarget, object | undefined>;
   private readonly timer: NodeJS.Timeout;
   private commits: Array<[number, number]> = [];
   private readonly requestTotals = new Map<number, RequestTotals>();
   private reportGeneration = 0;
   private readonly reportWaiters: Array<{ generation: number; reported: Set<number>; done: () => void }> = [];
+  private readonly logger: HostLogger;
+  private parts: ServedParts | undefined;
+  private refusal: EnvelopeError | undefined;
+  private generation = 0;
+  /** Why the served log stopped appending, if it did. */
+  private stopped: CrossingError | undefined;
+  private writesHeld = false;
+  /** Where the last ledger served stood, for the state while none is. */
+  private lastSeqs = { appended: 0, durable: 0 };
+  /** Calls carried out that have not answered yet, and who waits for there to be none. */
+  private underWay = 0;
+  private readonly drainWaiters: Array<() => void> = [];
+  private readonly host: object;
 
-  constructor(private readonly parts: HostedParts) {
-    const { runtime } = parts;
-    this.targets = {
-      core: runtime,
-      view: runtime.view,
-      query: runtime.query,
-      reconciliation: runtime.reconciliation,
-      snapshots: parts.snapshots,
-      cutover: parts.cutover,
-      backup: parts.backup,
-      hooks: runtime.hookAdmin,
-      feed: parts.feed,
-      inspector: parts.inspector,
-      // Group commits are counted once, in the states sent to everyone: none in this one.
-      host: {
-        state: () => ({ ...this.state(), commits: [] }),
-        // Each worker's request counts, so a scrape of any one sums them all (app/http-worker.ts).
-        reportRequests: (worker: number, totals: RequestTotals, generation?: number) => this.requestsReported(worker, totals, generation),
-        requestTotals: (except: number) => this.freshRequestTotals(except),
-      },
+  /** Serves `parts`, or refuses every call with `refusal` until `serve` (a replicated node joining). */
+  constructor(parts: HostedParts | { logger: HostLogger; refusal: EnvelopeError }) {
+    this.logger = parts.logger;
+    this.host = {
+      state: () => ({ ...this.state(), commits: [] }),
+      // Each worker's request counts, so a scrape of any one sums them all (app/http-worker.ts).
+      reportRequests: (worker: number, totals: RequestTotals, generation?: number) => this.requestsReported(worker, totals, generation),
+      requestTotals: (except: number) => this.freshRequestTotals(except),
     };
+    this.targets = this.targetsOf(undefined);
+    if ('runtime' in parts) this.serve(parts);
+    else this.refusal = parts.refusal;
+    this.timer = setInterval(() => this.sendState(), STATE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** Serves `parts` from now on, as a new generation: the workers' waits tied to the last one are refused. */
+  serve(parts: ServedParts): void {
+    this.parts = parts;
+    this.refusal = undefined;
+    this.stopped = undefined;
+    this.generation += 1;
+    this.targets = this.targetsOf(parts);
+    const { runtime } = parts;
     runtime.onCommit((stats) => {
+      if (this.parts?.runtime !== runtime) return;
       this.commits.push([stats.events, stats.milliseconds]);
       this.sendState();
     });
-    this.timer = setInterval(() => this.sendState(), STATE_INTERVAL_MS);
-    this.timer.unref();
+    runtime.log.onReplicationLost((error) => {
+      if (this.parts?.runtime !== runtime) return;
+      this.stopped = this.crossingOf(error);
+      this.sendState();
+    });
+    this.sendState();
+  }
+
+  /** Refuses every call with `refusal` from now on (calls under way finish), and tells the workers at once. */
+  refuse(refusal: EnvelopeError): void {
+    if (this.parts) this.lastSeqs = { appended: this.parts.runtime.log.appendedSeq, durable: this.parts.runtime.log.durableSeq };
+    this.parts = undefined;
+    this.refusal = refusal;
+    this.generation += 1;
+    this.targets = this.targetsOf(undefined);
+    this.sendState();
+  }
+
+  /** Resolves once no call is under way, or after `timeoutMs`; whether they all finished. */
+  drain(timeoutMs: number): Promise<boolean> {
+    if (this.underWay === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.drainWaiters.splice(this.drainWaiters.indexOf(finish), 1);
+        resolve(false);
+      }, timeoutMs);
+      this.drainWaiters.push(finish);
+    });
+  }
+
+  /** Holds (or releases) writes: the workers' own appenders hold, and commands are refused here meanwhile. */
+  holdWrites(held: boolean): void {
+    this.writesHeld = held;
+    // After the caller's turn: a node that releases writes as it takes the lead says so in the same state.
+    queueMicrotask(() => this.sendState());
+  }
+
+  private targetsOf(parts: ServedParts | undefined): Record<CallTarget, object | undefined> {
+    return {
+      core: parts?.runtime,
+      view: parts?.runtime.view,
+      query: parts?.runtime.query,
+      reconciliation: parts?.runtime.reconciliation,
+      snapshots: parts?.snapshots,
+      cutover: parts?.cutover,
+      backup: parts?.backup,
+      hooks: parts?.runtime.hookAdmin,
+      feed: parts?.feed,
+      inspector: parts?.inspector,
+      // Group commits are counted once, in the states sent to everyone: none in this one.
+      host: this.host,
+    };
   }
 
   /** Serves a worker's end of its channel. */
@@ -90,6 +183,7 @@ export class EngineHost {
 
   private answer(port: MessagePort, calls: Call[]): void {
     const answers: Answer[] = [];
+    const { generation } = this;
     for (const call of calls) {
       let value: unknown;
       try {
@@ -100,25 +194,41 @@ export class EngineHost {
         continue;
       }
       if (call.id === NO_ANSWER) {
-        if (value instanceof Promise) value.catch((error: unknown) => this.crossing(call, error));
+        if (value instanceof Promise) {
+          this.callStarted(value);
+          value.catch((error: unknown) => this.crossing(call, error));
+        }
         continue;
       }
       if (value instanceof Promise) {
+        this.callStarted(value);
         // A fence, an unfence or a promotion changes what every worker must do at once, not at the next state.
         if (call.target === 'cutover') void value.finally(() => this.sendState()).catch(() => undefined);
         value.then(
-          (settled) => this.send(port, [{ id: call.id, ok: true, value: settled }]),
-          (error: unknown) => this.send(port, [{ id: call.id, ok: false, error: this.crossing(call, error) }]),
+          (settled) => this.send(port, [{ id: call.id, ok: true, value: settled }], generation),
+          (error: unknown) => this.send(port, [{ id: call.id, ok: false, error: this.crossing(call, error) }], generation),
         );
       } else answers.push({ id: call.id, ok: true, value });
     }
-    if (answers.length > 0) this.send(port, answers);
+    if (answers.length > 0) this.send(port, answers, generation);
+  }
+
+  /** Counts a call under way until it settles, so `drain` can wait for it. */
+  private callStarted(value: Promise<unknown>): void {
+    this.underWay += 1;
+    const settled = (): void => {
+      this.underWay -= 1;
+      if (this.underWay === 0) for (const done of this.drainWaiters.splice(0)) done();
+    };
+    value.then(settled, settled);
   }
 
   private carryOut(call: Call): unknown {
+    if (this.refusal && call.target !== 'host') throw this.refusal;
     const target = this.targets[call.target];
     if (!target || !callable(call.target, call.method)) throw new Error(`${call.target}.${call.method} cannot be called from a worker`);
-    if (call.target === 'core' && call.method === 'run' && this.parts.cutover && !this.parts.cutover.appendsAllowed) {
+    if (call.target === 'core' && call.method === 'run' && this.writesHeld) throw WRITES_HELD;
+    if (call.target === 'core' && call.method === 'run' && this.parts?.cutover && !this.parts.cutover.appendsAllowed) {
       throw new EnvelopeError('CUTOVER_FENCED', 503, 'this ledger is being moved to a new process; retry shortly', undefined, { 'Retry-After': '1' });
     }
     return (target as Record<string, (...args: unknown[]) => unknown>)[call.method]!(...call.args);
@@ -126,6 +236,13 @@ export class EngineHost {
 
   /** An error as it crosses to the worker: refusals keep their envelope; anything else is an internal error. */
   private crossing(call: Call, error: unknown): CrossingError {
+    const crossed = this.crossingOf(error);
+    // The worker answers a bare 500; the engine's thread keeps what happened.
+    if (crossed.status === 500 && !(error instanceof EnvelopeError)) this.logger.error({ err: error, call: `${call.target}.${call.method}` }, 'a worker\'s call failed');
+    return crossed;
+  }
+
+  private crossingOf(error: unknown): CrossingError {
     if (error instanceof EnvelopeError) {
       const crossed: CrossingError = { code: error.code, status: error.status, message: error.message };
       if (error.details) crossed.details = error.details;
@@ -133,13 +250,16 @@ export class EngineHost {
       return crossed;
     }
     if (error instanceof CutoverRefusal || error instanceof InspectRefusal) return { refusal: error.name, code: '', status: 0, message: error.message };
-    // The worker answers a bare 500; the engine's thread keeps what happened.
-    this.parts.logger.error({ err: error, call: `${call.target}.${call.method}` }, 'a worker\'s call failed');
     return { code: 'GEN_INTERNAL_ERROR', status: 500, message: 'internal error' };
   }
 
-  private send(port: MessagePort, answers: Answer[]): void {
-    port.postMessage({ kind: 'answers', appended: this.parts.runtime.visibleSeq(), answers } satisfies ToWorker);
+  /**
+   * Answers of calls carried out under `generation` (the ledger served when they were): what was appended
+   * by now is told only of that ledger still served (the worker ignores it otherwise).
+   */
+  private send(port: MessagePort, answers: Answer[], generation: number): void {
+    const appended = this.parts && generation === this.generation ? this.parts.runtime.visibleSeq() : 0;
+    port.postMessage({ kind: 'answers', generation, appended, answers } satisfies ToWorker);
   }
 
   /**
@@ -183,22 +303,35 @@ export class EngineHost {
   }
 
   private state(): EngineState {
-    const { runtime } = this.parts;
+    const parts = this.parts;
+    const runtime = parts?.runtime;
     const state: EngineState = {
-      appended: runtime.log.appendedSeq,
-      durable: runtime.log.durableSeq,
-      fenced: this.parts.cutover?.fenced ?? false,
-      queued: runtime.view.queuedCount(),
-      lookupBacklog: runtime.store.backlog,
-      unflushedEvents: runtime.log.unflushedEvents,
+      generation: this.generation,
+      appended: runtime?.log.appendedSeq ?? this.lastSeqs.appended,
+      durable: runtime?.log.durableSeq ?? this.lastSeqs.durable,
+      fenced: parts?.cutover?.fenced ?? false,
+      queued: runtime?.view.queuedCount() ?? 0,
+      lookupBacklog: runtime?.store.backlog ?? 0,
+      unflushedEvents: runtime?.log.unflushedEvents ?? 0,
       commits: this.commits,
     };
-    const overloaded = runtime.overloaded();
+    if (this.refusal) state.refusal = this.crossingOf(this.refusal);
+    if (this.stopped) state.stopped = this.stopped;
+    if (this.writesHeld) state.writesHeld = true;
+    if (parts?.replication) state.replication = this.replicationState(parts.replication);
+    const overloaded = runtime?.overloaded();
     if (overloaded) state.overloaded = overloaded;
-    const index = runtime.query;
+    const index = runtime?.query;
     if (index) {
       state.index = { checkpointSeq: index.checkpointSeq, poisonSeq: index.poisonSeq, lagEvents: index.lagEvents(), lagSeconds: index.lagSeconds(), holdsWrites: index.writesWait() };
     }
+    return state;
+  }
+
+  private replicationState(replication: NonNullable<ServedParts['replication']>): ReplicationState {
+    const state: ReplicationState = { status: replication.status(), writeTarget: replication.writeTarget() };
+    const until = replication.leadingUntilMs();
+    if (until !== undefined) state.leadingUntilMs = performance.timeOrigin + until;
     return state;
   }
 }

@@ -1,7 +1,10 @@
 // One HTTP worker thread (http-workers.ts starts them): the Koa app of `folio serve` over a RemoteLedger
 // (remote-ledger.ts), listening on the server's port beside the other workers (SO_REUSEPORT: the kernel
 // spreads connections over them). Bodies are read, parsed, validated and answers rendered here; only
-// commands and reads cross to the engine's thread.
+// commands and reads cross to the engine's thread. A replicated node's worker serves through a request
+// switch (request-switch.ts): every request is refused (503 REPL_REJOINING) while the engine's state says
+// no ledger is served, the change feed's streams end when the ledger is replaced, and the node's
+// replication (role, where writes go) is answered from the state (remote-ledger.ts).
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AddressInfo } from 'node:net';
@@ -10,10 +13,12 @@ import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
-import type { WorkerOrder, WorkerReport } from './engine-channel.js';
+import type { EngineState, WorkerOrder, WorkerReport } from './engine-channel.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import type { WorkerData } from './http-workers.js';
-import { EngineClient, RemoteLedger, remoteBackup, remoteCutover, remoteFeed, remoteInspector, remoteSnapshots } from './remote-ledger.js';
+import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteFeed, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
+import { RequestSwitch } from './request-switch.js';
+import { EnvelopeError } from '../http/api-error.js';
 
 const data = workerData as WorkerData;
 /** How often a worker tells the engine's thread its request counts (what other workers' scrapes show of it). */
@@ -59,8 +64,27 @@ async function main(): Promise<void> {
     backup: remoteBackup(client, settings.backupDir),
     feed: settings.feed ? remoteFeed(client) : undefined,
     inspector: settings.inspector ? remoteInspector(client) : undefined,
+    replication: settings.replication ? remoteReplication(client) : undefined,
   });
-  const server = createHttpServer(app, settings.limits);
+  let listener: Parameters<typeof createHttpServer>[0] = app;
+  if (settings.replication) {
+    holdWhileWritesHeld(client, app.apiKeyUsage);
+    const requests = new RequestSwitch(refusalOf(client.state));
+    let generation = client.state.generation;
+    const follow = (state: EngineState): void => {
+      if (state.generation !== generation) {
+        generation = state.generation;
+        // Streams of the ledger replaced end; their clients reconnect, here or to another node.
+        app.endStreams();
+      }
+      if (state.refusal && requests.current) requests.refuse(refusalOf(state));
+      else if (!state.refusal && !requests.current) requests.serve(app);
+    };
+    follow(client.state);
+    client.onState(follow);
+    listener = requests.listener;
+  }
+  const server = createHttpServer(listener, settings.limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: data.listen.host, port: data.listen.port, reusePort: true }, () => resolve());
@@ -80,6 +104,12 @@ async function main(): Promise<void> {
       report({ kind: 'closed' });
     })();
   });
+}
+
+/** The refusal of every request while no ledger is served. */
+function refusalOf(state: EngineState): EnvelopeError {
+  const refusal = rebuilt(state.refusal ?? { code: 'REPL_REJOINING', status: 503, message: 'this node is joining its replication group; retry shortly' });
+  return refusal instanceof EnvelopeError ? refusal : new EnvelopeError('REPL_REJOINING', 503, refusal.message);
 }
 
 main().catch((error: unknown) => report({ kind: 'failed', message: (error as Error).message }));

@@ -36,6 +36,8 @@ export interface WorkerSettings {
   backupDir?: string;
   feed: boolean;
   inspector: boolean;
+  /** A replicated node: requests are switched on the engine's state, and replication answered from it. */
+  replication: boolean;
   /** The limits of each worker's server; connections_max is the process's, shared out. */
   limits: ConnectionLimits;
 }

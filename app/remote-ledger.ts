@@ -4,6 +4,11 @@
 // message; answers come back in batches. What the routes need at once (is the log behind, is the
 // ledger fenced, has seq N reached the disk) comes from the state the engine's thread sends at every
 // group commit, so `durable(seq)` costs no message at all.
+//
+// On a replicated node the ledger served changes on a rejoin (a new generation in the state) and the
+// log's seq can go back (records the group never committed are dropped): a wait for a seq is tied to the
+// generation that appended it, and refused, never left waiting, once that generation has stopped short
+// of it; what the worker last saw appended starts again from the new generation's.
 
 import type { MessagePort } from 'node:worker_threads';
 import type { CommandOf, CommandOp } from '../engine/commands.js';
@@ -11,7 +16,7 @@ import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../engine/l
 import type { TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
-import { ApiError, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from '../http/api-error.js';
+import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from '../http/api-error.js';
 import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads } from '../http/ledger-core.js';
 import type { IndexGaugeSources } from '../http/metrics.js';
 import type { QueryPort } from '../http/query-port.js';
@@ -21,16 +26,36 @@ import type { BackupPort } from '../http/routes/backup-routes.js';
 import { CutoverRefusal, type CutoverPort, type WriteTicket } from '../http/cutover-port.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
+import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
 import { NO_ANSWER, type CallTarget, type Call, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
+
+/**
+ * Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far
+ * fewer; a write no route waits for, an API key stamp, is forgotten oldest first past this).
+ */
+const SEQ_GENERATIONS_MAX = 65_536;
+/** Generations whose end a worker remembers, for a wait that comes after its ledger was replaced. */
+const ENDED_GENERATIONS_MAX = 16;
+
+interface DurableWaiter {
+  seq: number;
+  generation: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
 
 /** The channel's worker end: calls out, answers and state in. */
 export class EngineClient {
-  state: EngineState = { appended: 0, durable: 0, fenced: false, queued: 0, lookupBacklog: 0, unflushedEvents: 0, commits: [] };
+  state: EngineState = { generation: 0, appended: 0, durable: 0, fenced: false, queued: 0, lookupBacklog: 0, unflushedEvents: 0, commits: [] };
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; generation?: (generation: number) => void }>();
   private outbox: Call[] = [];
   private appended = 0;
-  private durableWaiters: Array<{ seq: number; resolve: () => void }> = [];
+  private durableWaiters: DurableWaiter[] = [];
+  /** The generation that appended each seq a write was answered with, until its wait. */
+  private readonly seqGenerations = new Map<number, number>();
+  /** How far each ended generation got on disk, and why it stopped. */
+  private readonly ended = new Map<number, { durable: number; error: CrossingError }>();
   private readonly stateListeners: Array<(state: EngineState) => void> = [];
   private readonly reportListeners: Array<(generation: number) => void> = [];
   private idleWaiters: Array<() => void> = [];
@@ -43,19 +68,41 @@ export class EngineClient {
       this.markReady = resolve;
     });
     port.on('message', (message: ToWorker) => {
-      if (message.kind === 'answers') this.answered(message.appended, message.answers);
+      if (message.kind === 'answers') this.answered(message.generation, message.appended, message.answers);
       else if (message.kind === 'state') this.stateChanged(message.state);
       else for (const listener of this.reportListeners) listener(message.generation);
     });
   }
 
+  /** A command: its outcome, with the seq it appended tied to the generation that appended it. */
+  async run<T>(args: unknown[]): Promise<T> {
+    let appendedIn = this.state.generation;
+    const outcome = await new Promise<T>((resolve, reject) => {
+      this.send({ id: this.nextId++, target: 'core', method: 'run', args }, {
+        resolve: resolve as (value: unknown) => void, reject, generation: (generation) => {
+          appendedIn = generation;
+        },
+      });
+    });
+    const seq = (outcome as { ok?: boolean; seq?: number }).ok ? (outcome as { seq: number }).seq : undefined;
+    if (seq !== undefined) {
+      if (this.seqGenerations.size >= SEQ_GENERATIONS_MAX) this.seqGenerations.delete(this.seqGenerations.keys().next().value as number);
+      this.seqGenerations.set(seq, appendedIn);
+    }
+    return outcome;
+  }
+
   call<T>(target: CallTarget, method: string, args: unknown[]): Promise<T> {
     const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => this.send({ id, target, method, args }, { resolve: resolve as (value: unknown) => void, reject }));
+  }
+
+  private send(call: Call, waiter: { resolve: (value: unknown) => void; reject: (error: Error) => void; generation?: (generation: number) => void }): void {
     // Sent once the event loop has handled everything that is ready (every request its poll phase read),
     // so a busy worker sends one message for many requests, and the engine commits them together.
     if (this.outbox.length === 0) setImmediate(() => this.flush());
-    this.outbox.push({ id, target, method, args });
-    return new Promise<T>((resolve, reject) => this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject }));
+    this.outbox.push(call);
+    this.waiting.set(call.id, waiter);
   }
 
   /**
@@ -67,10 +114,24 @@ export class EngineClient {
     this.outbox.push({ id: NO_ANSWER, target, method, args });
   }
 
-  /** Resolves once the engine's thread reports everything up to `seq` on disk. */
+  /**
+   * Resolves once the engine's thread reports everything up to `seq` on disk, in the generation that
+   * appended it (a write's seq; any other, the current one); refused if that generation stopped short.
+   * A write's generation is kept until its wait: a seq a replaced ledger made durable is committed, and
+   * the next ledger holds it too, so a later wait at that seq is answered at once; one it did not is
+   * refused (a read that happens to wait at exactly such a seq too: a 503 to retry, never a wrong answer).
+   */
   durable(seq: number): Promise<void> {
+    const generation = this.seqGenerations.get(seq) ?? this.state.generation;
+    this.seqGenerations.delete(seq);
+    if (generation !== this.state.generation) {
+      const ended = this.ended.get(generation);
+      if (ended && seq <= ended.durable) return Promise.resolve();
+      return Promise.reject(rebuilt(ended?.error ?? this.state.refusal ?? this.state.stopped ?? NOT_SERVED));
+    }
     if (seq <= this.state.durable) return Promise.resolve();
-    return new Promise((resolve) => this.durableWaiters.push({ seq, resolve }));
+    if (this.state.stopped) return Promise.reject(rebuilt(this.state.stopped));
+    return new Promise((resolve, reject) => this.durableWaiters.push({ seq, generation, resolve, reject }));
   }
 
   /** The newest seq the engine's thread had appended when it last answered or reported. */
@@ -104,13 +165,15 @@ export class EngineClient {
     this.port.postMessage({ kind: 'calls', calls } satisfies ToEngine);
   }
 
-  private answered(appended: number, answers: Array<{ id: number; ok: boolean; value?: unknown; error?: CrossingError }>): void {
-    // First: whatever the answers show was appended by then, so a read rendered from them waits for it.
-    if (appended > this.appended) this.appended = appended;
+  private answered(generation: number, appended: number, answers: Array<{ id: number; ok: boolean; value?: unknown; error?: CrossingError }>): void {
+    // First: whatever the answers show was appended by then, so a read rendered from them waits for it
+    // (an answer of a ledger since replaced says nothing of the one served now).
+    if (generation === this.state.generation && appended > this.appended) this.appended = appended;
     for (const answer of answers) {
       const waiter = this.waiting.get(answer.id);
       if (!waiter) continue;
       this.waiting.delete(answer.id);
+      waiter.generation?.(generation);
       if (answer.ok) waiter.resolve(answer.value);
       else waiter.reject(rebuilt(answer.error as CrossingError));
     }
@@ -118,13 +181,26 @@ export class EngineClient {
   }
 
   private stateChanged(state: EngineState): void {
+    const previous = this.state;
+    if (state.generation !== previous.generation) {
+      // The ledger was replaced: what it reached is all it will ever reach (a refusal's state still
+      // tells where the ledger it replaced stood when it was put aside).
+      const durable = state.refusal ? Math.max(previous.durable, state.durable) : previous.durable;
+      this.ended.set(previous.generation, { durable, error: previous.stopped ?? state.refusal ?? NOT_SERVED });
+      if (this.ended.size > ENDED_GENERATIONS_MAX) this.ended.delete(this.ended.keys().next().value as number);
+      this.appended = state.appended;
+    }
     this.state = state;
     this.markReady?.();
     this.markReady = undefined;
     if (this.durableWaiters.length > 0) {
-      const still: Array<{ seq: number; resolve: () => void }> = [];
+      const still: DurableWaiter[] = [];
       for (const waiter of this.durableWaiters) {
-        if (waiter.seq <= state.durable) waiter.resolve();
+        const ended = waiter.generation === state.generation ? undefined : this.ended.get(waiter.generation);
+        if (waiter.generation === state.generation && waiter.seq <= state.durable) waiter.resolve();
+        else if (ended && waiter.seq <= ended.durable) waiter.resolve();
+        else if (waiter.generation !== state.generation) waiter.reject(rebuilt(ended?.error ?? NOT_SERVED));
+        else if (state.stopped) waiter.reject(rebuilt(state.stopped));
         else still.push(waiter);
       }
       this.durableWaiters = still;
@@ -133,8 +209,14 @@ export class EngineClient {
   }
 }
 
+/** Why a wait ends when its ledger is gone and nothing better is known: the outcome of its write is unknown. */
+const NOT_SERVED: CrossingError = {
+  code: 'REPL_NOT_LEADER', status: 503, message: 'this node stopped serving its ledger before the write was committed: its outcome is unknown; retry it with the same reference',
+  headers: { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) },
+};
+
 /** The error as the worker's routes know it: a core code is an ApiError again, a refusal its own class. */
-function rebuilt(error: CrossingError): Error {
+export function rebuilt(error: CrossingError): Error {
   if (error.refusal === 'CutoverRefusal') return new CutoverRefusal(error.message);
   if (error.refusal === 'InspectRefusal') return new InspectRefusal(error.message);
   if (error.code in STATUS_BY_CODE) return new ApiError(error.code as ErrorCode, error.message, error.details, error.headers);
@@ -163,7 +245,7 @@ export class RemoteLedger implements LedgerCore {
   }
 
   run<K extends CommandOp>(command: CommandOf<K>): Promise<Outcome<ResultOf<K>>> {
-    return this.client.call('core', 'run', [command]);
+    return this.client.run([command]);
   }
 
   dryRun(commands: DryRunCommand[]): Promise<DryRunAnswer> {
@@ -314,4 +396,36 @@ export function remoteFeed(client: EngineClient): ChangeFeedPort {
 
 export function remoteInspector(client: EngineClient): ReplicationInspector {
   return { inspect: (options) => client.call('inspector', 'inspect', [options]) };
+}
+
+/**
+ * A replicated node's replication as a worker answers it, from the engine's state: where writes go is
+ * `here` only while the state says this node leads and its lead has not run out by the clock (the
+ * engine's thread steps down at that moment too, and refuses the write's command once it has).
+ */
+export function remoteReplication(client: EngineClient): ReplicationPort {
+  return {
+    status: (): ReplicationStatus => client.state.replication?.status ?? { role: 'standby', term: 0, applied_seq: client.state.appended },
+    writeTarget: (): WriteTarget => {
+      const replication = client.state.replication;
+      if (!replication) return { kind: 'none' };
+      const { writeTarget, leadingUntilMs } = replication;
+      if (writeTarget.kind === 'here' && !(leadingUntilMs !== undefined && performance.timeOrigin + performance.now() < leadingUntilMs)) return { kind: 'none' };
+      return writeTarget;
+    },
+  };
+}
+
+/** The node's own appenders (API key use stamps) hold while the engine's state says writes are held. */
+export function holdWhileWritesHeld(client: EngineClient, writer: { hold(): void; release(): void }): void {
+  let held = false;
+  const follow = (state: EngineState): void => {
+    const now = state.writesHeld ?? false;
+    if (now === held) return;
+    held = now;
+    if (held) writer.hold();
+    else writer.release();
+  };
+  follow(client.state);
+  client.onState(follow);
 }

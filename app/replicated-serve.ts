@@ -1,23 +1,30 @@
-// `folio serve` as a node of a replicated group (replication.postgres_url set). The HTTP server listens
-// first, answering 503 REPL_REJOINING until the node has joined (so the address it advertises is known
-// even for port 0), then the replication node (replication-node.ts) opens the ledger and serves it
-// through a request switch (request-switch.ts), which it points at a new app each time it rejoins.
+// `folio serve` as a node of a replicated group (replication.postgres_url set). HTTP listens first,
+// answering 503 REPL_REJOINING until the node has joined (so the address it advertises is known even for
+// port 0), then the replication node (replication-node.ts) opens the ledger and serves it, pointing the
+// HTTP side at a new ledger each time it rejoins. With server.workers > 0, as a single node, HTTP runs
+// on worker threads and the engine host (engine-host.ts) is what switches: it refuses every call while
+// no ledger is served, and tells the workers, which refuse every request (docs/decisions-threads.md);
+// with 0, on this thread through a request switch (request-switch.ts) in front of a new app each time.
 // SIGTERM: stop accepting, let requests under way finish, give the lease up if leading (after what was
 // appended is committed), close the ledger, exit 0. Loaded only when replication is on, so a single node
 // never loads the PostgreSQL client.
 
 import os from 'node:os';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import type { ReplicationInspector } from '../http/replication-port.js';
+import { ChangeFeed } from './change-feed.js';
 import type { FolioConfig } from './config.js';
+import { EngineHost } from './engine-host.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import { LedgerRuntime } from './ledger-runtime.js';
 import { nodeInspector } from './node-inspector.js';
 import { ReplicationNode } from './replication-node.js';
 import { replicationSettings } from './replication-settings.js';
 import { RequestSwitch } from './request-switch.js';
-import { listen, onShutdownSignals, warnAboutSettings, type ServeParts } from './serve.js';
+import { listen, onShutdownSignals, startHttpWorkers, warnAboutSettings, type ServeParts } from './serve.js';
+import { snapshotAdmin } from './snapshot-admin.js';
 
-/** How long a node that steps down waits for the requests under way before it closes its ledger. */
+/** How long a node that steps down waits for the requests (on workers: the calls) under way before it closes its ledger. */
 const DRAIN_MS_MAX = 5_000;
 /** Records written to the local disk at once: as a single node (wal/lmdb-log.ts), so the disk's pipeline is the same. */
 const LOG_RECORDS_IN_FLIGHT_MAX = 2;
@@ -29,38 +36,45 @@ const LOG_RECORDS_IN_FLIGHT_MAX = 2;
  */
 const LOG_RECORDS_REPLICATING_MAX = 32;
 
+/** The HTTP side of a replicated node: what serves each ledger the node opens, and refuses between them. */
+interface ReplicatedHttp {
+  address: { address: string; port: number };
+  serve(runtime: LedgerRuntime, node: ReplicationNode): { holdWrites(): void; releaseWrites(): void };
+  /** Refuses every request with `refusal`, ends the change feed's streams, waits (bounded) for what is under way. */
+  unavailable(refusal: ApiError): Promise<void>;
+  /** Stops accepting and finishes the requests under way. */
+  close(): Promise<void>;
+}
+
 export async function serveReplicated(config: FolioConfig, parts: ServeParts): Promise<void> {
   const { logger } = parts;
   const starting = new ApiError('REPL_REJOINING', 'this node is joining its replication group; retry shortly', undefined, {
     'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
   });
-  const requests = new RequestSwitch(starting);
-  const server = createHttpServer(requests.listener, config.server);
-  warnAboutSettings(config, logger);
-  const address = await listen(server, config);
-  const advertised = config.replication.advertise_url !== '' ? config.replication.advertise_url : `http://${advertisedHost(address.address)}:${address.port}`;
-  const settings = replicationSettings({ ...config.replication, advertise_url: advertised });
-  logger.info({ node: settings.node_name, advertise_url: advertised, lease_ms: settings.timings.lease_ms }, 'joining the replication group');
   let current: { runtime: LedgerRuntime; node: ReplicationNode } | undefined;
   const inspector = nodeInspector(() => current && {
     runtime: current.runtime,
     status: () => current!.node.status(),
     details: (lagWindowMs) => current!.node.details(lagWindowMs),
   });
+  warnAboutSettings(config, logger);
+  const http = config.server.workers > 0
+    ? await onWorkers(config, parts, starting, inspector)
+    : await onThisThread(config, parts, starting, inspector);
+  const { address } = http;
+  const advertised = config.replication.advertise_url !== '' ? config.replication.advertise_url : `http://${advertisedHost(address.address)}:${address.port}`;
+  const settings = replicationSettings({ ...config.replication, advertise_url: advertised });
+  logger.info({ node: settings.node_name, advertise_url: advertised, lease_ms: settings.timings.lease_ms }, 'joining the replication group');
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,
     openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logRecordsInFlightMax: LOG_RECORDS_IN_FLIGHT_MAX, logRecordsReplicatingMax: LOG_RECORDS_REPLICATING_MAX }),
     serve: (runtime, servedBy) => {
-      const app = parts.makeApp(runtime, { replication: servedBy, inspector });
       current = { runtime, node: servedBy };
-      requests.serve(app);
-      return { holdWrites: () => app.apiKeyUsage.hold(), releaseWrites: () => app.apiKeyUsage.release() };
+      return http.serve(runtime, servedBy);
     },
     unavailable: async (refusal) => {
       current = undefined;
-      requests.current?.endStreams();
-      requests.refuse(refusal);
-      await requests.drain(DRAIN_MS_MAX);
+      await http.unavailable(refusal);
     },
     logger,
     fatal: (error) => {
@@ -70,11 +84,59 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
     },
   });
   onShutdownSignals(config, logger, async () => {
-    requests.current?.beginShutdown();
-    await closeServer(server);
+    await http.close();
     const runtime = await node.stop();
     await runtime?.close();
   });
+}
+
+/** server.workers 0: one server on this thread, a new app per ledger behind a request switch. */
+async function onThisThread(config: FolioConfig, parts: ServeParts, starting: ApiError, inspector: ReplicationInspector): Promise<ReplicatedHttp> {
+  const requests = new RequestSwitch(starting);
+  const server = createHttpServer(requests.listener, config.server);
+  const address = await listen(server, config);
+  return {
+    address,
+    serve: (runtime, node) => {
+      const app = parts.makeApp(runtime, { replication: node, inspector });
+      requests.serve(app);
+      return { holdWrites: () => app.apiKeyUsage.hold(), releaseWrites: () => app.apiKeyUsage.release() };
+    },
+    unavailable: async (refusal) => {
+      requests.current?.endStreams();
+      requests.refuse(refusal);
+      await requests.drain(DRAIN_MS_MAX);
+    },
+    close: async () => {
+      requests.current?.beginShutdown();
+      await closeServer(server);
+    },
+  };
+}
+
+/**
+ * server.workers threads, as a single node: one app per worker for the node's whole life, the engine
+ * host switching the ledger under them. A worker's API key uses hold while the host says writes are held.
+ */
+async function onWorkers(config: FolioConfig, parts: ServeParts, starting: ApiError, inspector: ReplicationInspector): Promise<ReplicatedHttp> {
+  const engine = new EngineHost({ logger: parts.logger, refusal: starting });
+  const workers = await startHttpWorkers(config, parts, engine, { index: parts.runtimeOptions.index !== false, cutover: false, replication: true });
+  return {
+    address: workers.address,
+    serve: (runtime, node) => {
+      engine.serve({ runtime, snapshots: snapshotAdmin(runtime, config.data_dir), backup: parts.backup, feed: new ChangeFeed(runtime.log), inspector, replication: node });
+      return { holdWrites: () => engine.holdWrites(true), releaseWrites: () => engine.holdWrites(false) };
+    },
+    unavailable: async (refusal) => {
+      // The workers end their streams and refuse every request once they hear of it (at once).
+      engine.refuse(refusal);
+      await engine.drain(DRAIN_MS_MAX);
+    },
+    close: async () => {
+      await workers.close();
+      engine.close();
+    },
+  };
 }
 
 /** The host others reach this node at when no advertise_url is set: the listening address, or the host's name for a wildcard. */

@@ -143,6 +143,11 @@ export class ReplicationNode implements ReplicationPort {
     return details;
   }
 
+  /** performance.now() this node leads until, while it leads (an HTTP worker takes writes only until then). */
+  leadingUntilMs(): number | undefined {
+    return this.leading() ? this.held?.deadline : undefined;
+  }
+
   private leading(): boolean {
     return this.phase === 'leader' && this.held !== undefined && performance.now() < this.held.deadline;
   }

@@ -2,11 +2,12 @@
 // port (a replicated node that rejoins its group closes its ledger and opens it again): requests go to
 // the current app, or, while there is none, are refused in the error envelope with the error given
 // (503 REPL_REJOINING, with Retry-After). It counts the requests under way, so the owner can wait for
-// them to finish before it closes the ledger they are using.
+// them to finish before it closes the ledger they are using. An HTTP worker of a replicated node
+// (http-worker.ts) switches the same way on what the engine's thread tells it.
 
 import type http from 'node:http';
 import type { FolioApp } from '../http/app.js';
-import type { ApiError } from '../http/api-error.js';
+import type { EnvelopeError } from '../http/api-error.js';
 import { envelopeText } from '../http/error-envelope.js';
 
 export class RequestSwitch {
@@ -15,7 +16,7 @@ export class RequestSwitch {
   private inFlight = 0;
   private drained: Array<() => void> = [];
 
-  constructor(refusal: ApiError) {
+  constructor(refusal: EnvelopeError) {
     this.handler = refusingWith(refusal);
   }
 
@@ -39,7 +40,7 @@ export class RequestSwitch {
   }
 
   /** Refuses every new request with `refusal` from now on. */
-  refuse(refusal: ApiError): void {
+  refuse(refusal: EnvelopeError): void {
     this.app = undefined;
     this.handler = refusingWith(refusal);
   }
@@ -61,7 +62,7 @@ export class RequestSwitch {
   }
 }
 
-function refusingWith(refusal: ApiError): http.RequestListener {
+function refusingWith(refusal: EnvelopeError): http.RequestListener {
   const body = envelopeText(refusal);
   return (request, response) => {
     request.resume(); // whatever body it has is read and dropped

@@ -3,7 +3,7 @@
 // follow_data_dir it opens as a follower of that ledger's log, to be promoted by a control plane. With
 // replication.postgres_url it joins a replicated group instead (replicated-serve.ts, loaded only then,
 // with the PostgreSQL client it needs). HTTP runs on server.workers threads around the engine on this
-// one (http-workers.ts); with 0, and on a replicated node, on this thread (docs/decisions-threads.md).
+// one (http-workers.ts); with 0, on this thread (docs/decisions-threads.md).
 
 import type http from 'node:http';
 import path from 'node:path';
@@ -57,6 +57,10 @@ export interface ServeParts {
   runtimeOptions: RuntimeOptions;
   /** A new app over `runtime`, with its own metrics. */
   makeApp(runtime: LedgerRuntime, extra: Pick<AppOptions, 'replication' | 'inspector' | 'cutover'>): FolioApp;
+  /** POST /backup's port. */
+  backup: BackupPort;
+  /** Ends the process: the log failed, or an HTTP worker did. */
+  fatal(error: Error): void;
 }
 
 export async function serve(config: FolioConfig, backupCopier?: BackupCopier): Promise<void> {
@@ -80,6 +84,8 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
       hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
     makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, extra),
+    backup: backupPort(config, backupCopier),
+    fatal,
   };
   if (config.replication.postgres_url !== '') {
     const { serveReplicated } = await import('./replicated-serve.js');
@@ -101,7 +107,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
   const inspector = nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) }));
   warnAboutSettings(config, logger);
   if (config.server.workers > 0) {
-    await serveOnWorkers(config, backupCopier, runtime, logger, cutover, inspector, fatal);
+    await serveOnWorkers(config, parts, runtime, cutover, inspector);
     return;
   }
   const app = parts.makeApp(runtime, { cutover, inspector });
@@ -120,35 +126,41 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
  * makeApp's, reached through the engine host.
  */
 async function serveOnWorkers(
-  config: FolioConfig, backupCopier: BackupCopier | undefined, runtime: LedgerRuntime, logger: pino.Logger,
-  cutover: CutoverControl, inspector: ReplicationInspector, fatal: (error: Error) => void,
+  config: FolioConfig, parts: ServeParts, runtime: LedgerRuntime, cutover: CutoverControl, inspector: ReplicationInspector,
 ): Promise<void> {
-  const backup = backupPort(config, backupCopier);
   const engine = new EngineHost({
-    runtime, logger, cutover, backup, inspector, snapshots: snapshotAdmin(runtime, config.data_dir), feed: new ChangeFeed(runtime.log),
+    runtime, logger: parts.logger, cutover, backup: parts.backup, inspector, snapshots: snapshotAdmin(runtime, config.data_dir), feed: new ChangeFeed(runtime.log),
   });
+  const workers = await startHttpWorkers(config, parts, engine, { index: runtime.query !== undefined, cutover: true, replication: false });
+  onShutdownSignals(config, parts.logger, async () => {
+    await workers.close();
+    engine.close();
+    await cutover.close();
+    await runtime.close();
+  });
+}
+
+/** Starts server.workers HTTP workers around `engine` and prints the address they listen on. */
+export async function startHttpWorkers(
+  config: FolioConfig, parts: ServeParts, engine: EngineHost, options: { index: boolean; cutover: boolean; replication: boolean },
+): Promise<HttpWorkers> {
   const key = tokenizationKey(config);
   const workers = await HttpWorkers.start({
     count: config.server.workers,
     host: config.server.host,
     port: config.server.port,
     engine,
-    onFailure: fatal,
+    onFailure: parts.fatal,
     settings: {
       version: FOLIO_VERSION, logLevel: config.log_level, secretKey: config.server.secret_key,
       tokenizationKey: key ? new Uint8Array(key) : undefined,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
-      index: runtime.query !== undefined, snapshots: true, cutover: true, backupDir: backup.dir, feed: true, inspector: true,
+      snapshots: true, backupDir: parts.backup.dir, feed: true, inspector: true, ...options,
       limits: { headers_timeout_ms: config.server.headers_timeout_ms, request_timeout_ms: config.server.request_timeout_ms, connections_max: config.server.connections_max },
     },
   });
   process.stdout.write(`listening on http://${workers.address.address}:${workers.address.port}\n`);
-  onShutdownSignals(config, logger, async () => {
-    await workers.close();
-    engine.close();
-    await cutover.close();
-    await runtime.close();
-  });
+  return workers;
 }
 
 function makeApp(

@@ -61,9 +61,9 @@ export async function replicationBench(settings: BenchSettings, log: (line: stri
   let group: ReplicatedGroup | undefined;
   let failing = false;
   try {
-    // A replicated node serves HTTP on its main thread (docs/decisions-threads.md): so does the node it is
-    // compared with, so the ratio is replication's cost alone.
-    single = await startFolio('replication-off', { workers: 0 });
+    // A replicated node serves HTTP on server.workers threads as a single node does (docs/decisions-threads.md):
+    // both run the default, so the ratio is replication's cost alone.
+    single = await startFolio('replication-off');
     group = await ReplicatedGroup.start({ nodes: 2, label: 'bench-replication', env: { FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn' } });
     const leader = await group.waitForLeader(60_000);
     const standby = group.nodes.find((node) => node !== leader) as GroupNode;

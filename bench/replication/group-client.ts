@@ -61,6 +61,8 @@ export class GroupWriter {
   resends = 0;
   /** Every 2xx answer to a write, by status (a 200 is a resend answered with the transaction it made). */
   readonly statuses = new Map<number, number>();
+  /** Every 503 answer to a write, by its error code (what a node says while it cannot take the write). */
+  readonly unavailable = new Map<string, number>();
 
   constructor(private readonly group: ReplicatedGroup, private readonly patienceMs = 60_000) {}
 
@@ -84,6 +86,8 @@ export class GroupWriter {
         continue;
       }
       if (answer.status === 503) {
+        const code = String(answer.body?.error_detail?.code);
+        this.unavailable.set(code, (this.unavailable.get(code) ?? 0) + 1);
         this.target = undefined;
         await pause();
         continue;

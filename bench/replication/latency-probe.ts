@@ -1,5 +1,5 @@
 // A short probe of what replication adds to a synchronous write's latency, for working on the commit
-// path (not part of `npm run bench`): a single node (one HTTP thread) and the leader of a two-node group,
+// path (not part of `npm run bench`): a single node and the leader of a two-node group (both on the default HTTP workers),
 // loaded in turn for a few seconds each at `connections`, `rounds` times, printing each load's rate and
 // percentiles. Run it built: `node dist/bench/replication/latency-probe.js [seconds] [rounds] [connections]`.
 
@@ -19,7 +19,7 @@ const seconds = Number(process.argv[2] ?? 4);
 const rounds = Number(process.argv[3] ?? 2);
 const connections = Number(process.argv[4] ?? 64);
 
-const single = await startFolio('probe-off', { workers: 0 });
+const single = await startFolio('probe-off');
 const group = await ReplicatedGroup.start({ nodes: 2, label: 'probe-on' });
 try {
   const leader = await group.waitForLeader(60_000);

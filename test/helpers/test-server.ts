@@ -85,7 +85,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
         tokenizationKey: passed.tokenizationKey ? new Uint8Array(passed.tokenizationKey) : undefined,
         hookTargets: options.hookTargets ?? { allowPrivateNetworks: false },
         index: runtime.query !== undefined, snapshots: snapshots !== undefined, cutover: false, backupDir: passed.backup?.dir,
-        feed: true, inspector: true, limits: DEFAULT_CONNECTION_LIMITS,
+        feed: true, inspector: true, replication: false, limits: DEFAULT_CONNECTION_LIMITS,
       },
     });
     const url = `http://127.0.0.1:${pool.address.port}`;

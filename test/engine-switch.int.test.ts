@@ -1,0 +1,135 @@
+// The engine host switching the ledger it serves, as a replicated node's does on a rejoin
+// (app/engine-host.ts, app/remote-ledger.ts), over a real channel and real ledgers in temp dirs: while it
+// refuses, every call is answered 503 REPL_REJOINING with Retry-After; a call under way is waited for
+// (bounded); a write's wait for its seq is tied to the ledger that appended it (answered from what that
+// ledger made durable, refused once it has stopped short, never left waiting), and what the worker has
+// seen appended goes back with a new ledger whose log is shorter. While writes are held, commands are
+// refused on the engine's side and a worker's API key stamps hold.
+
+import fs from 'node:fs';
+import { MessageChannel } from 'node:worker_threads';
+import t, { type Test } from 'tap';
+import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import { EngineHost } from '../app/engine-host.js';
+import { EngineClient, holdWhileWritesHeld } from '../app/remote-ledger.js';
+import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { notLeader } from '../app/record-replicator.js';
+import type { Outcome } from '../engine/ledger-engine.js';
+import { tempDataDir } from './helpers/test-server.js';
+
+const REJOINING = new ApiError('REPL_REJOINING', 'this node is rejoining its replication group; retry shortly', undefined, {
+  'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
+});
+const silent = { error: () => undefined };
+
+async function openLedger(t: Test): Promise<LedgerRuntime> {
+  const dataDir = tempDataDir('engine-switch');
+  const runtime = await LedgerRuntime.open({ dataDir, index: false });
+  t.teardown(async () => {
+    await runtime.close().catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return runtime;
+}
+
+/** The next state the client hears of. */
+function nextState(client: EngineClient): Promise<void> {
+  return new Promise((resolve) => {
+    let first = true;
+    client.onState(() => {
+      if (first) resolve();
+      first = false;
+    });
+  });
+}
+
+async function createLedger(client: EngineClient, name: string): Promise<number> {
+  const outcome = await client.run<Outcome<unknown>>([{ op: 'ledger.create', name, meta_data: {} }]);
+  if (!outcome.ok) throw new Error(`refused: ${JSON.stringify(outcome.rejection)}`);
+  return outcome.seq;
+}
+
+t.test('an engine host that changes its ledger', async (t) => {
+  const first = await openLedger(t);
+  const second = await openLedger(t);
+  const third = await openLedger(t);
+  const engine = new EngineHost({ logger: silent, refusal: REJOINING });
+  t.teardown(() => engine.close());
+  const channel = new MessageChannel();
+  engine.attach(channel.port1);
+  const client = new EngineClient(channel.port2);
+  await client.ready;
+
+  const refused = await client.call('view', 'queuedCount', []).catch((error: unknown) => error);
+  t.ok(refused instanceof ApiError, 'before any ledger is served, a call is refused');
+  t.match(refused, { code: 'REPL_REJOINING', status: 503, headers: { 'Retry-After': '1' } }, 'with 503 REPL_REJOINING and Retry-After');
+  t.ok(client.state.refusal, 'and the state says every request is refused');
+
+  engine.serve({ runtime: first });
+  await nextState(client);
+  let seq = 0;
+  for (let index = 0; index < 20; index += 1) seq = await createLedger(client, `first ${index}`);
+  await client.durable(seq);
+  t.equal(client.visibleSeq(), first.log.appendedSeq, 'the worker sees what the first ledger appended');
+  const wrote = first.log.appendedSeq;
+
+  // A write answered by the first ledger, its wait made after the ledger was replaced: answered from
+  // what the first ledger made durable, whatever the second reaches.
+  const late = await createLedger(client, 'the last on the first');
+  await first.log.flush();
+  // A call under way when the ledger is refused: the host waits for it.
+  const underWay = client.call<boolean>('core', 'appliedSeqReached', [first.log.appendedSeq + 1_000, 300]);
+  // Calls of one channel are carried out in order: once this one is answered, the one before is under way.
+  await client.call('view', 'queuedCount', []);
+  engine.refuse(REJOINING);
+  await nextState(client);
+  const drained = await engine.drain(5_000);
+  t.equal(drained, true, 'drain waits for the call under way');
+  t.equal(await underWay, false, 'which finished on the ledger it started on');
+  t.match(await client.call('view', 'queuedCount', []).catch((error: unknown) => error), { code: 'REPL_REJOINING' }, 'while refusing, every call is refused');
+
+  engine.serve({ runtime: second });
+  await nextState(client);
+  t.ok(second.log.appendedSeq < wrote, `the second ledger's log is shorter (${second.log.appendedSeq} < ${wrote})`);
+  t.equal(client.visibleSeq(), second.log.appendedSeq, 'what the worker has seen appended goes back with it');
+  await client.durable(late);
+  t.pass('the first ledger\'s write is answered from what it made durable');
+
+  // A write on the second ledger whose wait begins, then the ledger stops appending (a leader stepping
+  // down): the wait is refused, as on the engine's thread, not left waiting for a seq that will not come.
+  const pending = client.durable(second.log.appendedSeq + 1_000);
+  const stopped = nextState(client);
+  second.log.stopAppending(notLeader());
+  await stopped;
+  t.match(await pending.catch((error: unknown) => error), { code: 'REPL_NOT_LEADER', status: 503 }, 'a wait past where the stopped log got is refused REPL_NOT_LEADER');
+  t.match(await client.durable(second.log.appendedSeq + 500).catch((error: unknown) => error), { code: 'REPL_NOT_LEADER' }, 'and so is a new one');
+
+  // A wait of a ledger replaced before it got there is refused when it is replaced.
+  engine.serve({ runtime: third });
+  await nextState(client);
+  const orphan = client.durable(third.log.appendedSeq + 1_000);
+  engine.refuse(REJOINING);
+  t.match(await orphan.catch((error: unknown) => error), { status: 503 }, 'a wait on a ledger that is replaced is refused, 503');
+});
+
+t.test('while writes are held, commands are refused on the engine side and a worker\'s own stamps hold', async (t) => {
+  const runtime = await openLedger(t);
+  const engine = new EngineHost({ logger: silent, refusal: REJOINING });
+  t.teardown(() => engine.close());
+  const channel = new MessageChannel();
+  engine.attach(channel.port1);
+  const client = new EngineClient(channel.port2);
+  await client.ready;
+  const writer = { held: false, hold() { this.held = true; }, release() { this.held = false; } };
+  holdWhileWritesHeld(client, writer);
+  // Held before the ledger is served, as on a rejoin: the node held writes as it stepped down (replication-node.ts).
+  engine.holdWrites(true);
+  engine.serve({ runtime });
+  await nextState(client);
+  t.equal(writer.held, true, 'the worker\'s stamps hold');
+  t.match(await createLedger(client, 'held').catch((error: unknown) => error), { code: 'REPL_NO_LEADER', status: 503 }, 'a command reaching the engine is refused 503 REPL_NO_LEADER');
+  engine.holdWrites(false);
+  await nextState(client);
+  t.equal(writer.held, false, 'released');
+  t.ok(await createLedger(client, 'released') > 0, 'and commands are carried out again');
+});
