@@ -16,17 +16,6 @@
 
 import v8 from 'node:v8';
 
-/**
- * Threads in libuv's pool (UV_THREADPOOL_SIZE), which bin/folio.ts sets before anything uses the pool
- * unless the operator set it. Every LMDB write transaction (the log's, the lookup store's, the hook
- * outbox's) and every SQLite statement (the index's writer and each reader, all in serialized mode, so
- * one thread each at most) runs on that pool, shared by every thread of the process. With Node's
- * default of 4, the log's next commit queued behind a batch of index statements whenever the projector
- * and the readers held the pool: commits stalled for as long as the longest of those statements, and
- * that wait was the tail of every write's latency. Sixteen leaves room for every such user at once.
- */
-export const THREAD_POOL_SIZE = 16;
-
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64'];
 
 /**

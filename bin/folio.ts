@@ -9,14 +9,12 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS, THREAD_POOL_SIZE } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../app/node-flags.js';
 
 /** The oldest major version of Node that Folio runs on (package.json engines says the same). */
 export const NODE_MAJOR_MIN = 24;
 
 const major = Number(process.versions.node.split('.')[0]);
-// libuv sizes its pool from this the first time something uses it, which nothing loaded so far has.
-process.env.UV_THREADPOOL_SIZE ??= String(THREAD_POOL_SIZE);
 if (major >= NODE_MAJOR_MIN) await import('./folio-commands.js');
 else relaunch();
 
