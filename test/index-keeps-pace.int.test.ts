@@ -1,8 +1,10 @@
 // The query side keeps pace with the write path (issue 31), on the real server with a projector held
 // behind on purpose (ProjectorLimits.batch_pause_ms, a test-only pause before each batch):
 // - while the index is further behind than its bound, a new write waits for it, and goes ahead (201)
-//   once the index is back within it, held writes in the order they came and a newcomer behind them; a
-//   write whose wait runs out is refused 503 with Retry-After, and nothing of it is written;
+//   once the index is back within it, held writes in the order they came and a newcomer behind them,
+//   all at once when the index has applied everything (under a steady load a queue let out a share at a
+//   time never drained); a write whose wait runs out is refused 503 with Retry-After, and nothing of it
+//   is written;
 // - GET /balances/:id/at answers from the index while it is behind when nothing it lacks can change the
 //   answer; otherwise it waits for the index, a bounded time, and is then refused 503
 //   SRCH_INDEX_BEHIND: it never folds the log because the index is busy.
@@ -53,31 +55,56 @@ t.test('a write waits while the index is further behind than its bound, and goes
   t.equal(String((await server.request('GET', `/balances/${await balanceId(server, '@held-a')}`)).body.balance), '60');
 });
 
-t.test('held writes go ahead in the order they came, and a write that comes while some are still held queues behind them', async (t) => {
+t.test('held writes go ahead in the order they came, and a write that comes while they are held goes after them', async (t) => {
   const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 1_000 }, writeHold: { lag_ms_max: 200, wait_ms_max: 20_000 } } });
   await transfer(server, '@world', '@fifo', 1);
   await caughtUp(server);
   await transfer(server, '@world', '@fifo', 1);
   await sleep(400);
   t.ok(index(server).holdsWrites(), 'the index holds new writes');
-  const held: Array<Promise<{ status: number; headers: Record<string, unknown> }>> = [];
+  type Answer = { status: number; headers: Record<string, unknown> };
+  const held: Array<Promise<Answer>> = [];
   for (let count = 1; count <= 40; count += 1) {
     held.push(server.request('POST', '/transactions', transferBody('@world', '@fifo', 1)));
     while (index(server).heldWriteCount < count) await sleep(1); // each is held before the next is sent
   }
-  // The index is back within its bound, and the writes held are being let go a share at a time.
-  while (index(server).holdsWrites() || index(server).heldWriteCount === 0) await new Promise((resolve) => setImmediate(resolve));
-  const stillHeld = index(server).heldWriteCount;
-  const newcomer = await server.request('POST', '/transactions', transferBody('@world', '@fifo', 1));
-  const answers = await Promise.all(held);
-  const seqOf = (answer: { status: number; headers: Record<string, unknown> }): number => {
+  const newcomer = server.request('POST', '/transactions', transferBody('@world', '@fifo', 1));
+  const seqOf = (answer: Answer): number => {
     if (answer.status !== 201) throw new Error(`a write was refused: ${answer.status}`);
     return Number(answer.headers['x-folio-seq']);
   };
-  const heldSeqs = answers.map(seqOf);
-  t.ok(stillHeld > 0, `${stillHeld} writes were still held when the newcomer came`);
+  const heldSeqs = (await Promise.all(held)).map(seqOf);
   t.same(heldSeqs, [...heldSeqs].sort((a, b) => a - b), 'the held writes were applied in the order they came');
-  t.ok(seqOf(newcomer) > Math.max(...heldSeqs), 'the newcomer was applied after every write held before it');
+  t.ok(seqOf(await newcomer) > Math.max(...heldSeqs), 'the newcomer was applied after every write held before it');
+});
+
+t.test('once the index has applied everything, held writes all go, and writes under a steady load stop waiting', async (t) => {
+  // A hold from one large bulk, then 16 writers that never stop: let out a share at a time, newcomers
+  // queuing behind, the queue refilled as fast as it drained and every write waited in it, the index idle.
+  const server = await openServer(t, { indexOptions: { writeHold: { lag_ms_max: 300, wait_ms_max: 20_000 } } });
+  let writing = true;
+  const writers = Array.from({ length: 16 }, async () => {
+    while (writing) await transfer(server, '@world', '@steady', 1);
+  });
+  const bulk = await server.request('POST', '/transactions/bulk', {
+    atomic: false, run_async: false, transactions: Array.from({ length: 10_000 }, (_, count) => transferBody('@world', `@bulk-${count % 100}`, 1)),
+  });
+  t.equal(bulk.status, 201, 'the bulk went through');
+  const within = async (condition: () => boolean): Promise<boolean> => {
+    for (const until = performance.now() + 20_000; performance.now() < until; await sleep(1)) if (condition()) return true;
+    return false;
+  };
+  t.ok(await within(() => index(server).heldWriteCount > 0), 'the bulk put the index behind its bound: writes were held');
+  t.ok(await within(() => index(server).heldWriteCount === 0 && !index(server).holdsWrites()), 'then none was held for a moment');
+  let samples = 0;
+  let waiting = 0;
+  for (const until = performance.now() + 1_000; performance.now() < until; samples += 1) {
+    if (index(server).heldWriteCount > 0) waiting += 1;
+    await sleep(5);
+  }
+  writing = false;
+  await Promise.all(writers);
+  t.ok(waiting <= samples / 10, `writes held in ${waiting} of ${samples} samples taken after the index had caught up`);
 });
 
 t.test('a write whose wait runs out is refused 503 with Retry-After, and nothing of it is written', async (t) => {
