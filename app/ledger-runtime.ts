@@ -516,8 +516,8 @@ export class LedgerRuntime implements LedgerCore {
     return accept(undefined);
   }
 
-  writeAdmission(): Promise<string | undefined> | undefined {
-    return this.index?.writeAdmission();
+  writeAdmission(bodyBytes: number): Promise<string | undefined> | undefined {
+    return this.index?.writeAdmission(bodyBytes);
   }
 
   overloaded(): string | undefined {

@@ -282,9 +282,9 @@ export class RemoteLedger implements LedgerCore {
   }
 
   /** Asked of the engine's thread only while its state says writes wait for the index (it decides). */
-  writeAdmission(): Promise<string | undefined> | undefined {
+  writeAdmission(bodyBytes: number): Promise<string | undefined> | undefined {
     if (!this.client.state.index?.holdsWrites) return undefined;
-    return this.client.call('core', 'writeAdmission', []);
+    return this.client.call('core', 'writeAdmission', [bodyBytes]);
   }
 }
 

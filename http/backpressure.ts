@@ -19,7 +19,9 @@ export function refuseWhenOverloaded(core: LedgerCore): Koa.Middleware {
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path)) {
       const overloaded = core.overloaded();
-      const admission = overloaded === undefined ? core.writeAdmission() : undefined;
+      // A body's size decides how many held writes go at once when the index is idle; one that does not
+      // say (chunked) counts as large.
+      const admission = overloaded === undefined ? core.writeAdmission(ctx.request.length ?? Number.MAX_SAFE_INTEGER) : undefined;
       const reason = overloaded ?? (admission && (await admission));
       if (reason) {
         throw new ApiError('QUEUE_BACKPRESSURE', reason, undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });

@@ -55,9 +55,10 @@ export interface LedgerCore {
   /**
    * Undefined when a new write may go ahead now; else a wait (bounded) for the query index to come back
    * within its lag bound, settling undefined when the write may go ahead, or with why it is refused for
-   * load when the wait ran out (index/secondary-index.ts WriteHoldLimits).
+   * load when the wait ran out (index/secondary-index.ts WriteHoldLimits). `bodyBytes`: the size of the
+   * write's request body (Number.MAX_SAFE_INTEGER when its request did not say).
    */
-  writeAdmission(): Promise<string | undefined> | undefined;
+  writeAdmission(bodyBytes: number): Promise<string | undefined> | undefined;
   /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
   readonly hookAdmin: HookAdmin;
   /** The query side (filter, search, balance history), when the index runs. */
