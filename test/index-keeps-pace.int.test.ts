@@ -2,7 +2,7 @@
 // behind on purpose (ProjectorLimits.batch_pause_ms, a test-only pause before each batch):
 // - while the index is further behind than its bound, a new write waits for it, and goes ahead (201)
 //   once the index is back within it, held writes in the order they came and a newcomer behind them,
-//   all at once when the index has applied everything (under a steady load a queue let out a share at a
+//   more at once when the index has applied everything (under a steady load a queue let out a share at a
 //   time never drained); a write whose wait runs out is refused 503 with Retry-After, and nothing of it
 //   is written;
 // - GET /balances/:id/at answers from the index while it is behind when nothing it lacks can change the
@@ -78,7 +78,7 @@ t.test('held writes go ahead in the order they came, and a write that comes whil
   t.ok(seqOf(await newcomer) > Math.max(...heldSeqs), 'the newcomer was applied after every write held before it');
 });
 
-t.test('once the index has applied everything, held writes all go, and writes under a steady load stop waiting', async (t) => {
+t.test('once the index has applied everything, held small writes go together, and writes under a steady load stop waiting', async (t) => {
   // A hold from one large bulk, then 16 writers that never stop: let out a share at a time, newcomers
   // queuing behind, the queue refilled as fast as it drained and every write waited in it, the index idle.
   const server = await openServer(t, { indexOptions: { writeHold: { lag_ms_max: 300, wait_ms_max: 20_000 } } });
