@@ -14,6 +14,7 @@
 // replication (role, where writes go) goes out with every state, and so does whether writes are held
 // (the node does not lead): commands are refused here meanwhile, whatever a worker's view of it.
 
+import assert from 'node:assert/strict';
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError } from '../http/api-error.js';
@@ -75,7 +76,12 @@ export class EngineHost {
   private writesHeld = false;
   /** Where the last ledger served stood, for the state while none is. */
   private lastSeqs = { appended: 0, durable: 0 };
-  /** Calls carried out that have not answered yet, and who waits for there to be none. */
+  /**
+   * A host made refusing (a replicated node) switches ledgers and is drained; one made serving (a single
+   * node) never is, and does not count its calls: the count costs a promise reaction on every call.
+   */
+  private readonly switches: boolean;
+  /** Calls carried out that have not answered yet (a host that switches), and who waits for there to be none. */
   private underWay = 0;
   private readonly drainWaiters: Array<() => void> = [];
   private readonly host: object;
@@ -90,6 +96,7 @@ export class EngineHost {
       requestTotals: (except: number) => this.freshRequestTotals(except),
     };
     this.targets = this.targetsOf(undefined);
+    this.switches = !('runtime' in parts);
     if ('runtime' in parts) this.serve(parts);
     else this.refusal = parts.refusal;
     this.timer = setInterval(() => this.sendState(), STATE_INTERVAL_MS);
@@ -129,6 +136,7 @@ export class EngineHost {
 
   /** Resolves once no call is under way, or after `timeoutMs`; whether they all finished. */
   drain(timeoutMs: number): Promise<boolean> {
+    assert(this.switches, 'only a host made refusing switches ledgers and counts the calls under way');
     if (this.underWay === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const finish = (): void => {
@@ -215,6 +223,7 @@ export class EngineHost {
 
   /** Counts a call under way until it settles, so `drain` can wait for it. */
   private callStarted(value: Promise<unknown>): void {
+    if (!this.switches) return;
     this.underWay += 1;
     const settled = (): void => {
       this.underWay -= 1;
