@@ -49,16 +49,22 @@ async function createLedger(client: EngineClient, name: string): Promise<number>
   return outcome.seq;
 }
 
-t.test('an engine host that changes its ledger', async (t) => {
-  const first = await openLedger(t);
-  const second = await openLedger(t);
-  const third = await openLedger(t);
+/** An engine host that starts refusing (a replicated node joining) and a worker's client on a channel to it. */
+async function hostAndClient(t: Test): Promise<{ engine: EngineHost; client: EngineClient }> {
   const engine = new EngineHost({ logger: silent, refusal: REJOINING });
   t.teardown(() => engine.close());
   const channel = new MessageChannel();
   engine.attach(channel.port1);
   const client = new EngineClient(channel.port2);
   await client.ready;
+  return { engine, client };
+}
+
+t.test('an engine host that changes its ledger', async (t) => {
+  const first = await openLedger(t);
+  const second = await openLedger(t);
+  const third = await openLedger(t);
+  const { engine, client } = await hostAndClient(t);
 
   const refused = await client.call('view', 'queuedCount', []).catch((error: unknown) => error);
   t.ok(refused instanceof ApiError, 'before any ledger is served, a call is refused');
@@ -114,12 +120,7 @@ t.test('an engine host that changes its ledger', async (t) => {
 
 t.test('while writes are held, commands are refused on the engine side and a worker\'s own stamps hold', async (t) => {
   const runtime = await openLedger(t);
-  const engine = new EngineHost({ logger: silent, refusal: REJOINING });
-  t.teardown(() => engine.close());
-  const channel = new MessageChannel();
-  engine.attach(channel.port1);
-  const client = new EngineClient(channel.port2);
-  await client.ready;
+  const { engine, client } = await hostAndClient(t);
   const writer = { held: false, hold() { this.held = true; }, release() { this.held = false; } };
   holdWhileWritesHeld(client, writer);
   // Held before the ledger is served, as on a rejoin: the node held writes as it stepped down (replication-node.ts).
