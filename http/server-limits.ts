@@ -4,8 +4,9 @@
 // headersTimeout and requestTimeout, checked every second at most), and at most connections_max
 // connections are open at once (Node's maxConnections: further ones are closed as they are accepted).
 // A request cut off this way is answered 408 in the error envelope and its connection closed
-// (http/client-error.ts). Keep-alive lasts longer than common load balancers' idle timeout, so the
-// server never closes first.
+// (http/client-error.ts); one the route answered before its body was in gets no second answer, its
+// connection is closed at the same deadline. Keep-alive lasts longer than common load balancers' idle
+// timeout, so the server never closes first.
 
 import http from 'node:http';
 import { answerClientErrors } from './client-error.js';
@@ -49,9 +50,12 @@ export function createLimitedServer(handler: http.RequestListener, limits: Conne
     requestTimeout: limits.request_timeout_ms,
     connectionsCheckingInterval: Math.max(10, Math.min(TIMEOUT_CHECK_INTERVAL_MS_MAX, Math.floor(limits.headers_timeout_ms / 4))),
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-  }, handler);
-  server.maxConnections = limits.connections_max;
+  });
   // Answers owed on a connection whose later bytes were refused are waited for as long as a request may take.
-  answerClientErrors(server, limits.request_timeout_ms);
+  const answers = answerClientErrors(server, limits.request_timeout_ms);
+  server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    if (answers.takesRequests(request, response)) handler(request, response);
+  });
+  server.maxConnections = limits.connections_max;
   return server;
 }

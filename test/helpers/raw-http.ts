@@ -12,10 +12,14 @@ export interface RawAnswer {
   body: string;
 }
 
-/** Sends `bytes` on a new connection and resolves with all the server sent, once it closes or after `timeoutMs`. */
-export function exchange(port: number, bytes: string | Buffer, timeoutMs = 10_000): Promise<{ text: string; closed: boolean }> {
+/**
+ * Sends `bytes` on a new connection (from `localAddress` when given: all of 127.0.0.0/8 reaches a server on
+ * 127.0.0.1) and resolves with all the server sent, once it closes or after `timeoutMs`, and how long that took.
+ */
+export function exchange(port: number, bytes: string | Buffer, timeoutMs = 10_000, localAddress?: string): Promise<{ text: string; closed: boolean; elapsedMs: number }> {
   return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    const started = Date.now();
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => socket.write(bytes));
     let text = '';
     let settled = false;
     const finish = (closed: boolean): void => {
@@ -23,7 +27,7 @@ export function exchange(port: number, bytes: string | Buffer, timeoutMs = 10_00
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve({ text, closed });
+      resolve({ text, closed, elapsedMs: Date.now() - started });
     };
     const timer = setTimeout(() => finish(false), timeoutMs);
     socket.setEncoding('latin1');
@@ -89,3 +93,4 @@ export function envelopeCodeOf(answer: RawAnswer | undefined): string | undefine
     return undefined;
   }
 }
+
