@@ -94,3 +94,26 @@ export function envelopeCodeOf(answer: RawAnswer | undefined): string | undefine
   }
 }
 
+/**
+ * A connection from `localAddress` that made one request (answered 200) and then sent part of the next
+ * request's headers: a slow client the server has certainly taken on, which holds its place until it is
+ * destroyed or the header deadline cuts it off. Undefined when the first request was not answered 200.
+ */
+export function slowConnection(port: number, localAddress = '127.0.0.1'): Promise<net.Socket | undefined> {
+  return new Promise((resolve) => {
+    const host = `Host: 127.0.0.1:${port}`;
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => socket.write(`GET /health HTTP/1.1\r\n${host}\r\n\r\n`));
+    socket.setEncoding('latin1');
+    socket.once('data', (chunk: string) => {
+      if (!chunk.startsWith('HTTP/1.1 200')) {
+        socket.destroy();
+        resolve(undefined);
+        return;
+      }
+      socket.write(`GET /health HTTP/1.1\r\n${host}\r\nX-Slow: `);
+      resolve(socket);
+    });
+    socket.on('error', () => resolve(undefined));
+    socket.on('close', () => resolve(undefined));
+  });
+}
