@@ -1,7 +1,8 @@
 // Configuration: embedded defaults, then an optional folio.json (given with --config, or ./folio.json
 // when present), then FOLIO_* environment variables. Keys: server.host, server.port, server.secret_key,
 // server.headers_timeout_ms (FOLIO_HEADERS_TIMEOUT_MS), server.request_timeout_ms (FOLIO_REQUEST_TIMEOUT_MS),
-// server.connections_max (FOLIO_CONNECTIONS_MAX) (http/server-limits.ts), server.workers (FOLIO_WORKERS: the
+// server.connections_max (FOLIO_CONNECTIONS_MAX), server.connections_per_address_max
+// (FOLIO_CONNECTIONS_PER_ADDRESS_MAX) (http/server-limits.ts), server.workers (FOLIO_WORKERS: the
 // HTTP worker threads, default the machine's cores minus one and at least one; 0 serves HTTP on the
 // engine's thread; app/http-workers.ts),
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
@@ -121,6 +122,7 @@ const fileSchema = z.object({
     headers_timeout_ms: z.number().int().min(1).optional(),
     request_timeout_ms: z.number().int().min(1).optional(),
     connections_max: z.number().int().min(1).optional(),
+    connections_per_address_max: z.number().int().min(1).optional(),
     workers: z.number().int().min(0).max(WORKERS_MAX).optional(),
   }).optional(),
   data_dir: z.string().min(1).optional(),
@@ -167,6 +169,9 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_HEADERS_TIMEOUT_MS) config.server.headers_timeout_ms = parseWhole('FOLIO_HEADERS_TIMEOUT_MS', env.FOLIO_HEADERS_TIMEOUT_MS);
   if (env.FOLIO_REQUEST_TIMEOUT_MS) config.server.request_timeout_ms = parseWhole('FOLIO_REQUEST_TIMEOUT_MS', env.FOLIO_REQUEST_TIMEOUT_MS);
   if (env.FOLIO_CONNECTIONS_MAX) config.server.connections_max = parseWhole('FOLIO_CONNECTIONS_MAX', env.FOLIO_CONNECTIONS_MAX);
+  if (env.FOLIO_CONNECTIONS_PER_ADDRESS_MAX) {
+    config.server.connections_per_address_max = parseWhole('FOLIO_CONNECTIONS_PER_ADDRESS_MAX', env.FOLIO_CONNECTIONS_PER_ADDRESS_MAX);
+  }
   if (env.FOLIO_WORKERS !== undefined && env.FOLIO_WORKERS !== '') config.server.workers = parseWorkers(env.FOLIO_WORKERS);
   if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
   if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
@@ -203,8 +208,8 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   }
   const refusal = masterKeyRefusal(config.server.secret_key);
   if (refusal) throw new ConfigError(refusal);
-  const { headers_timeout_ms, request_timeout_ms, connections_max } = config.server;
-  const limitsRefusal = connectionLimitsRefusal({ headers_timeout_ms, request_timeout_ms, connections_max });
+  const { headers_timeout_ms, request_timeout_ms, connections_max, connections_per_address_max } = config.server;
+  const limitsRefusal = connectionLimitsRefusal({ headers_timeout_ms, request_timeout_ms, connections_max, connections_per_address_max });
   if (limitsRefusal) throw new ConfigError(`server.${limitsRefusal}`);
   return config;
 }

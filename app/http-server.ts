@@ -1,15 +1,21 @@
 // The Node HTTP server around the Koa app, set up the same way for `folio serve`, the test servers and
-// the benches: the connection limits of http/server-limits.ts (request deadlines, a cap on open
-// connections, keep-alive longer than load balancers'), and requests Node's parser refuses answered in
-// the error envelope (http/client-error.ts).
+// the benches: the connection limits of http/server-limits.ts (request deadlines, caps on open
+// connections in all and per client address, keep-alive longer than load balancers'), and requests
+// Node's parser refuses answered in the error envelope (http/client-error.ts).
 
 import type http from 'node:http';
 import type { FolioApp } from '../http/app.js';
+import type { AddressConnections } from '../http/address-connections.js';
 import { createLimitedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
 
-/** The server for one app, or for a listener that passes requests on (app/request-switch.ts). */
-export function createHttpServer(app: FolioApp | http.RequestListener, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): http.Server {
-  return createLimitedServer(typeof app === 'function' ? app : app.koa.callback(), limits);
+/**
+ * The server for one app, or for a listener that passes requests on (app/request-switch.ts). `addresses`:
+ * the process's count of connections per client address, when its threads share one (app/http-workers.ts).
+ */
+export function createHttpServer(
+  app: FolioApp | http.RequestListener, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS, addresses?: AddressConnections,
+): http.Server {
+  return createLimitedServer(typeof app === 'function' ? app : app.koa.callback(), limits, { addresses });
 }
 
 /** How long shutdown waits for in-flight requests before closing their connections. */

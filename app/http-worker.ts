@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
+import { AddressConnections } from '../http/address-connections.js';
 import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
@@ -84,7 +85,9 @@ async function main(): Promise<void> {
     client.onState(follow);
     listener = requests.listener;
   }
-  const server = createHttpServer(listener, settings.limits);
+  const addresses = AddressConnections.over(data.addresses);
+  metrics.watchConnections(addresses);
+  const server = createHttpServer(listener, settings.limits, addresses);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: data.listen.host, port: data.listen.port, reusePort: true }, () => resolve());

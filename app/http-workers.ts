@@ -4,9 +4,12 @@
 // worker binds the configured port (0: one the OS picks) and the others the port it got. A worker that
 // fails ends the process, as an uncaught error on the engine's thread would: the ledger is replayed on
 // restart and nothing acknowledged depends on a worker. docs/decisions-threads.md says why.
+// server.connections_max is shared out: each worker's server admits its share. The cap per client address
+// is the process's: every worker counts into one table in shared memory (http/address-connections.ts).
 
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { TargetPolicy } from '../hooks/hook-targets.js';
+import { AddressConnections } from '../http/address-connections.js';
 import type { ConnectionLimits } from '../http/server-limits.js';
 import { workerEntry } from '../threads/worker-entry.js';
 import { WORKER_YOUNG_GENERATION_MB } from './node-flags.js';
@@ -47,6 +50,8 @@ export interface WorkerData {
   settings: WorkerSettings;
   channel: MessagePort;
   listen: { host: string; port: number };
+  /** The process's count of open connections per client address, shared by every worker (AddressConnections). */
+  addresses: SharedArrayBuffer;
 }
 
 export interface HttpWorkersOptions {
@@ -55,6 +60,8 @@ export interface HttpWorkersOptions {
   port: number;
   settings: WorkerSettings;
   engine: EngineHost;
+  /** The process's count of connections per client address; a new one when not given. */
+  addresses?: AddressConnections;
   /** A worker failed after it started: the process must stop. */
   onFailure(error: Error): void;
 }
@@ -70,6 +77,8 @@ export class HttpWorkers {
     // Each worker's server admits its share, so the process as a whole admits connections_max.
     const limits = { ...options.settings.limits, connections_max: Math.max(1, Math.floor(options.settings.limits.connections_max / count)) };
     const settings = { ...options.settings, limits };
+    // Sized for the process's connections, not a worker's share: every worker's connections are in it.
+    const addresses = (options.addresses ?? AddressConnections.create(options.settings.limits.connections_max)).buffer;
     const workers: Worker[] = [];
     let address = { address: options.host, port: options.port };
     let pool: HttpWorkers | undefined;
@@ -79,7 +88,7 @@ export class HttpWorkers {
     };
     try {
       for (let index = 0; index < count; index += 1) {
-        const { worker, listening } = startWorker(index, settings, options, address.port, failed);
+        const { worker, listening } = startWorker(index, settings, addresses, options, address.port, failed);
         workers.push(worker);
         address = await listening;
       }
@@ -116,10 +125,10 @@ export class HttpWorkers {
 }
 
 function startWorker(
-  index: number, settings: WorkerSettings, options: HttpWorkersOptions, port: number, failed: (error: Error) => void,
+  index: number, settings: WorkerSettings, addresses: SharedArrayBuffer, options: HttpWorkersOptions, port: number, failed: (error: Error) => void,
 ): { worker: Worker; listening: Promise<{ address: string; port: number }> } {
   const channel = new MessageChannel();
-  const data: WorkerData = { index, settings, channel: channel.port2, listen: { host: options.host, port } };
+  const data: WorkerData = { index, settings, channel: channel.port2, listen: { host: options.host, port }, addresses };
   // The thread's name is what the OS shows (and the bench reads, bench/process-cpu.ts): 15 characters at most.
   const worker = new Worker(ENTRY.file, { name: `${HTTP_THREAD_NAME}${index}`, workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
   options.engine.attach(channel.port1);

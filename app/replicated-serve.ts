@@ -93,7 +93,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
 /** server.workers 0: one server on this thread, a new app per ledger behind a request switch. */
 async function onThisThread(config: FolioConfig, parts: ServeParts, starting: ApiError, inspector: ReplicationInspector): Promise<ReplicatedHttp> {
   const requests = new RequestSwitch(starting);
-  const server = createHttpServer(requests.listener, config.server);
+  const server = createHttpServer(requests.listener, config.server, parts.addresses);
   const address = await listen(server, config);
   return {
     address,

@@ -9,6 +9,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import { AddressConnections } from '../http/address-connections.js';
 import { createApp, type AppOptions, type FolioApp } from '../http/app.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
@@ -59,6 +60,8 @@ export interface ServeParts {
   makeApp(runtime: LedgerRuntime, extra: Pick<AppOptions, 'replication' | 'inspector' | 'cutover'>): FolioApp;
   /** POST /backup's port. */
   backup: BackupPort;
+  /** The process's count of open connections per client address, whichever thread serves HTTP. */
+  addresses: AddressConnections;
   /** Ends the process: the log failed, or an HTTP worker did. */
   fatal(error: Error): void;
 }
@@ -71,6 +74,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
     logger.flush();
     process.exit(70);
   };
+  const addresses = AddressConnections.create(config.server.connections_max);
   const parts: ServeParts = {
     logger,
     destination,
@@ -83,8 +87,9 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
       indexOptions: { writeHold: { lag_ms_max: config.index.lag_ms_max, wait_ms_max: config.index.write_wait_ms_max } },
       hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
-    makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, extra),
+    makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, addresses, extra),
     backup: backupPort(config, backupCopier),
+    addresses,
     fatal,
   };
   if (config.replication.postgres_url !== '') {
@@ -111,7 +116,7 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
     return;
   }
   const app = parts.makeApp(runtime, { cutover, inspector });
-  const server = createHttpServer(app, config.server);
+  const server = createHttpServer(app, config.server, parts.addresses);
   await listen(server, config);
   onShutdownSignals(config, logger, async () => {
     app.beginShutdown();
@@ -150,13 +155,17 @@ export async function startHttpWorkers(
     host: config.server.host,
     port: config.server.port,
     engine,
+    addresses: parts.addresses,
     onFailure: parts.fatal,
     settings: {
       version: FOLIO_VERSION, logLevel: config.log_level, secretKey: config.server.secret_key,
       tokenizationKey: key ? new Uint8Array(key) : undefined,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       snapshots: true, backupDir: parts.backup.dir, feed: true, inspector: true, ...options,
-      limits: { headers_timeout_ms: config.server.headers_timeout_ms, request_timeout_ms: config.server.request_timeout_ms, connections_max: config.server.connections_max },
+      limits: {
+        headers_timeout_ms: config.server.headers_timeout_ms, request_timeout_ms: config.server.request_timeout_ms,
+        connections_max: config.server.connections_max, connections_per_address_max: config.server.connections_per_address_max,
+      },
     },
   });
   process.stdout.write(`listening on http://${workers.address.address}:${workers.address.port}\n`);
@@ -164,7 +173,7 @@ export async function startHttpWorkers(
 }
 
 function makeApp(
-  config: FolioConfig, backupCopier: BackupCopier | undefined, runtime: LedgerRuntime, logger: pino.Logger,
+  config: FolioConfig, backupCopier: BackupCopier | undefined, runtime: LedgerRuntime, logger: pino.Logger, addresses: AddressConnections,
   extra: Pick<AppOptions, 'replication' | 'inspector' | 'cutover'>,
 ): FolioApp {
   const metrics = new Metrics({
@@ -173,6 +182,7 @@ function makeApp(
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
+  metrics.watchConnections(addresses);
   return createApp({
     core: runtime, logger, metrics, version: FOLIO_VERSION,
     snapshots: snapshotAdmin(runtime, config.data_dir), secretKey: config.server.secret_key, listenHost: config.server.host,

@@ -84,7 +84,8 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     apiKeyHash, users, clients, tokens, deployments, upgrades, logger, now, loopbackOnly,
     publicUrl: () => publicUrl as URL, trustedProxies: config.trusted_proxies ?? [],
   });
-  const server = createLimitedServer((req, res) => app.handle(req, res), connectionLimitsOf(config));
+  // A trusted proxy carries many clients' connections: only connections_max holds it.
+  const server = createLimitedServer((req, res) => app.handle(req, res), connectionLimitsOf(config), { unlimitedAddresses: config.trusted_proxies ?? [] });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -2,7 +2,8 @@
 // (RouteDoc.errors); the ones the middleware in front of every route raises are worked out here from
 // the same rules the middleware follows (app.ts lists the order), so they cannot drift apart:
 //   the HTTP server, before any route        every route: an Expect other than 100-continue, a request
-//                                            out of time, bytes Node's parser refuses (client-error.ts)
+//                                            out of time, bytes Node's parser refuses (client-error.ts),
+//                                            a connection over its address's cap (connection-admission.ts)
 //   loopback Host check, shutdown guard      every route
 //   authentication and the route's guard     every route that is not public (route-scopes.ts)
 //   writes to the leader                     writes that add to the log, on a replicated node (leader-redirect.ts)
@@ -19,7 +20,7 @@ import { CUTOVER_PATH_PREFIX } from '../routes/cutover-routes.js';
 import type { RouteDoc } from './route-docs.js';
 
 export function errorCodesOf(method: string, path: string, doc: RouteDoc | undefined): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['GEN_EXPECTATION_FAILED', 'GEN_REQUEST_TIMEOUT', 'GEN_MALFORMED_REQUEST', 'GEN_FORBIDDEN_HOST', 'GEN_SHUTTING_DOWN']);
+  const codes = new Set<ErrorCode>(['GEN_EXPECTATION_FAILED', 'GEN_REQUEST_TIMEOUT', 'GEN_MALFORMED_REQUEST', 'GEN_FORBIDDEN_HOST', 'GEN_SHUTTING_DOWN', 'GEN_CONNECTIONS_EXCEEDED']);
   const access = routeAccess(method, path);
   if (access.kind !== 'public') {
     for (const code of ['AUTH_MISSING_API_KEY', 'AUTH_INVALID_API_KEY', 'AUTH_EXPIRED_API_KEY'] as const) codes.add(code);

@@ -19,6 +19,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   GEN_INTERNAL_ERROR: 'internal error',
   QUEUE_BACKPRESSURE: 'the server is behind on writes; retry after Retry-After seconds',
   GEN_SHUTTING_DOWN: 'the server is shutting down',
+  GEN_CONNECTIONS_EXCEEDED: 'this client address has as many connections open as it may (connections_per_address_max); the connection is closed: close another, or retry after Retry-After seconds',
   LGR_NOT_FOUND: 'ledger not found',
   BAL_NOT_FOUND: 'balance not found',
   BAL_DUPLICATE_INDICATOR: 'a balance with this indicator and currency already exists',
