@@ -20,7 +20,7 @@ import { SnapshotBalances } from './snapshot-balances.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
-import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
+import { LmdbLog, type CommitStats, type LmdbLogOptions } from '../wal/lmdb-log.js';
 import { CorruptRecordError, decodeLogRecord, type DecodedLogRecord } from '../wal/log-record-codec.js';
 import { SeqWaiters } from './seq-waiters.js';
 import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
@@ -94,10 +94,8 @@ export interface RuntimeOptions {
    * the records its group never committed here (app/replication-node.ts).
    */
   beforeOpen?: () => Promise<void>;
-  /** Records the log writes to disk at once (wal/lmdb-log.ts). */
-  logRecordsInFlightMax?: number;
-  /** Records sealed and not yet durable while the log replicates (wal/lmdb-log.ts). */
-  logRecordsReplicatingMax?: number;
+  /** The log's pipeline bounds, named as the log names them (wal/lmdb-log.ts: records_in_flight_max, records_replicating_max). */
+  logLimits?: Pick<LmdbLogOptions, 'records_in_flight_max' | 'records_replicating_max'>;
   /** Called with hook delivery's cursor each time it is saved (a replicated leader publishes it). */
   onHookProgress?: (cursor: OutboxCursor) => void;
   /** The hook sealing key from the configuration (32 bytes), written to the data directory if missing. */
@@ -212,7 +210,7 @@ export class LedgerRuntime implements LedgerCore {
 
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
-    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, records_in_flight_max: options.logRecordsInFlightMax, records_replicating_max: options.logRecordsReplicatingMax });
+    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, ...options.logLimits });
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = {
