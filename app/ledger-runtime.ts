@@ -20,6 +20,7 @@ import { SnapshotBalances } from './snapshot-balances.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
+import { DurableRecords } from '../wal/durable-records.js';
 import { LmdbLog, type CommitStats, type LmdbLogOptions } from '../wal/lmdb-log.js';
 import { CorruptRecordError, decodeLogRecord, type DecodedLogRecord } from '../wal/log-record-codec.js';
 import { SeqWaiters } from './seq-waiters.js';
@@ -156,6 +157,8 @@ export class LedgerRuntime implements LedgerCore {
 
   private constructor(
     readonly log: LmdbLog,
+    /** The log's durable records, as the index and hook delivery follow them (one feed for both). */
+    private readonly durableRecords: DurableRecords,
     readonly store: LmdbTransactionStore,
     private readonly options: RuntimeOptions,
     readonly startup: StartupReport,
@@ -211,6 +214,7 @@ export class LedgerRuntime implements LedgerCore {
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
     const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, ...options.logLimits });
+    const durableRecords = new DurableRecords(log);
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = {
@@ -228,11 +232,11 @@ export class LedgerRuntime implements LedgerCore {
         options.logger?.warn({ file, reason }, 'snapshot skipped; trying the next older one');
       },
     }, (loaded) => {
-      const candidate = new LedgerRuntime(log, store, options, report);
+      const candidate = new LedgerRuntime(log, durableRecords, store, options, report);
       candidate.loadSnapshot(loaded);
       return candidate;
     });
-    const runtime = restored?.used ?? new LedgerRuntime(log, store, options, report);
+    const runtime = restored?.used ?? new LedgerRuntime(log, durableRecords, store, options, report);
     const replayStarted = performance.now();
     report.snapshotMilliseconds = replayStarted - snapshotStarted;
     report.replayedEvents = runtime.replay(report.snapshotSeq);
@@ -264,7 +268,7 @@ export class LedgerRuntime implements LedgerCore {
         walDir: LmdbLog.directoryIn(options.dataDir),
         source: log,
       });
-      log.onDurableRecord((record) => runtime.index?.logDurable(record));
+      runtime.durableRecords.subscribe((record) => runtime.index?.logDurable(record));
       runtime.openReconciliation(runtime.index);
     }
     if (!options.follower) await runtime.startWork();
@@ -285,7 +289,7 @@ export class LedgerRuntime implements LedgerCore {
     const outbox = HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir));
     if (this.options.onHookProgress) outbox.onSave(this.options.onHookProgress);
     this.hooks = await HookDispatcher.start({
-      source: this.log,
+      source: this.durableRecords,
       currentHooks: () => this.engine.state.hooks,
       store: outbox,
       sealer: this.hookSealer,
