@@ -39,7 +39,8 @@ import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } fr
 import { HookOutboxStore, type OutboxCursor } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
-import type { NotificationDeriver, NotificationTarget } from '../hooks/notifications.js';
+import type { NotificationDeriver } from '../hooks/notification-draft.js';
+import type { NotificationTarget } from '../hooks/notifications.js';
 import type { FoldAnswer, HookAdmin } from '../http/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';

@@ -18,7 +18,7 @@ import type { LedgerEvent } from '../engine/events.js';
 import { transactionJson } from '../wire/transaction-json.js';
 import { timeText } from '../wire/views.js';
 import { actedOnIn, hookEventName } from './hook-deliveries.js';
-import type { NotificationDraft } from './notifications.js';
+import type { NotificationDraft } from './notification-draft.js';
 
 export function transactionNotifications(event: LedgerEvent): NotificationDraft[] {
   const records = event.transactions;
