@@ -20,7 +20,8 @@ import { SnapshotBalances } from './snapshot-balances.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
-import { LmdbLog, type CommitStats } from '../wal/lmdb-log.js';
+import { DurableRecords } from '../wal/durable-records.js';
+import { LmdbLog, type CommitStats, type LmdbLogOptions } from '../wal/lmdb-log.js';
 import { CorruptRecordError, decodeLogRecord, type DecodedLogRecord } from '../wal/log-record-codec.js';
 import { SeqWaiters } from './seq-waiters.js';
 import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
@@ -38,7 +39,8 @@ import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } fr
 import { HookOutboxStore, type OutboxCursor } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
-import type { NotificationDeriver, NotificationTarget } from '../hooks/notifications.js';
+import type { NotificationDeriver } from '../hooks/notification-draft.js';
+import type { NotificationTarget } from '../hooks/notifications.js';
 import type { FoldAnswer, HookAdmin } from '../http/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
@@ -94,10 +96,8 @@ export interface RuntimeOptions {
    * the records its group never committed here (app/replication-node.ts).
    */
   beforeOpen?: () => Promise<void>;
-  /** Records the log writes to disk at once (wal/lmdb-log.ts). */
-  logRecordsInFlightMax?: number;
-  /** Records sealed and not yet durable while the log replicates (wal/lmdb-log.ts). */
-  logRecordsReplicatingMax?: number;
+  /** The log's pipeline bounds, named as the log names them (wal/lmdb-log.ts: records_in_flight_max, records_replicating_max). */
+  logLimits?: Pick<LmdbLogOptions, 'records_in_flight_max' | 'records_replicating_max'>;
   /** Called with hook delivery's cursor each time it is saved (a replicated leader publishes it). */
   onHookProgress?: (cursor: OutboxCursor) => void;
   /** The hook sealing key from the configuration (32 bytes), written to the data directory if missing. */
@@ -158,6 +158,8 @@ export class LedgerRuntime implements LedgerCore {
 
   private constructor(
     readonly log: LmdbLog,
+    /** The log's durable records, as the index and hook delivery follow them (one feed for both). */
+    private readonly durableRecords: DurableRecords,
     readonly store: LmdbTransactionStore,
     private readonly options: RuntimeOptions,
     readonly startup: StartupReport,
@@ -212,7 +214,8 @@ export class LedgerRuntime implements LedgerCore {
 
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
-    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, records_in_flight_max: options.logRecordsInFlightMax, records_replicating_max: options.logRecordsReplicatingMax });
+    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, ...options.logLimits });
+    const durableRecords = new DurableRecords(log);
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = {
@@ -230,11 +233,11 @@ export class LedgerRuntime implements LedgerCore {
         options.logger?.warn({ file, reason }, 'snapshot skipped; trying the next older one');
       },
     }, (loaded) => {
-      const candidate = new LedgerRuntime(log, store, options, report);
+      const candidate = new LedgerRuntime(log, durableRecords, store, options, report);
       candidate.loadSnapshot(loaded);
       return candidate;
     });
-    const runtime = restored?.used ?? new LedgerRuntime(log, store, options, report);
+    const runtime = restored?.used ?? new LedgerRuntime(log, durableRecords, store, options, report);
     const replayStarted = performance.now();
     report.snapshotMilliseconds = replayStarted - snapshotStarted;
     report.replayedEvents = runtime.replay(report.snapshotSeq);
@@ -266,7 +269,7 @@ export class LedgerRuntime implements LedgerCore {
         walDir: LmdbLog.directoryIn(options.dataDir),
         source: log,
       });
-      log.onDurableRecord((record) => runtime.index?.logDurable(record));
+      runtime.durableRecords.subscribe((record) => runtime.index?.logDurable(record));
       runtime.openReconciliation(runtime.index);
     }
     if (!options.follower) await runtime.startWork();
@@ -287,7 +290,7 @@ export class LedgerRuntime implements LedgerCore {
     const outbox = HookOutboxStore.open(HookOutboxStore.directoryIn(this.options.dataDir));
     if (this.options.onHookProgress) outbox.onSave(this.options.onHookProgress);
     this.hooks = await HookDispatcher.start({
-      source: this.log,
+      source: this.durableRecords,
       currentHooks: () => this.engine.state.hooks,
       store: outbox,
       sealer: this.hookSealer,

@@ -26,15 +26,15 @@ import { snapshotAdmin } from './snapshot-admin.js';
 
 /** How long a node that steps down waits for the requests (on workers: the calls) under way before it closes its ledger. */
 const DRAIN_MS_MAX = 5_000;
-/** Records written to the local disk at once: as a single node (wal/lmdb-log.ts), so the disk's pipeline is the same. */
-const LOG_RECORDS_IN_FLIGHT_MAX = 2;
 /**
- * Records sealed and not yet committed by both the disk and PostgreSQL. PostgreSQL's commits gather
+ * The log's pipeline on a replicated node (wal/lmdb-log.ts). records_in_flight_max: records written to
+ * the local disk at once, as on a single node, so the disk's pipeline is the same. records_replicating_max:
+ * records sealed and not yet committed by both the disk and PostgreSQL. PostgreSQL's commits gather
  * whatever is waiting (app/record-replicator.ts), so this only bounds how far the disk may run ahead of
  * the group: the records a leader that dies may have to drop on rejoining (at most records_dropped_max,
  * 64, are dropped without an operator).
  */
-const LOG_RECORDS_REPLICATING_MAX = 32;
+const LOG_LIMITS = { records_in_flight_max: 2, records_replicating_max: 32 };
 
 /** The HTTP side of a replicated node: what serves each ledger the node opens, and refuses between them. */
 interface ReplicatedHttp {
@@ -67,7 +67,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
   logger.info({ node: settings.node_name, advertise_url: advertised, lease_ms: settings.timings.lease_ms }, 'joining the replication group');
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,
-    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logRecordsInFlightMax: LOG_RECORDS_IN_FLIGHT_MAX, logRecordsReplicatingMax: LOG_RECORDS_REPLICATING_MAX }),
+    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logLimits: LOG_LIMITS }),
     serve: (runtime, servedBy) => {
       current = { runtime, node: servedBy };
       return http.serve(runtime, servedBy);

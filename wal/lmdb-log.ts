@@ -81,8 +81,9 @@ interface Deferred {
   lastSeq: number;
   /** Seq of the record's first event (its key), once sealed. */
   firstSeq?: number;
-  /** The record's bytes as written, handed to durable-record listeners (then dropped). */
+  /** The record's bytes as written, and its events, handed to durable-record listeners (then dropped). */
   record?: Buffer;
+  events?: readonly LedgerEvent[];
   /** Set when this record's own flush reported; it counts only once every earlier record has too. */
   flushed?: boolean;
   /** Set when the replicator committed this record (or none was asked to). */
@@ -110,6 +111,8 @@ export interface DurableRecord {
   last_seq: number;
   /** Absent for a record sealed before any durable-record listener was registered. */
   bytes?: Buffer;
+  /** The events in it, as the engine built them (or as a copied record decoded); absent with the bytes. */
+  events?: readonly LedgerEvent[];
 }
 
 export interface CommitStats {
@@ -248,7 +251,7 @@ export class LmdbLog implements EventLog {
     const firstSeq = this.sealedSeq + 1;
     this.pending = [];
     const record = encodeLogRecord({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
-    this.write(firstSeq, firstSeq + events.length - 1, record);
+    this.write(firstSeq, firstSeq + events.length - 1, record, events);
   }
 
   /**
@@ -263,7 +266,7 @@ export class LmdbLog implements EventLog {
     if (logRecord.first_seq !== this.sealedSeq + 1) throw new CorruptRecordError(logRecord.first_seq, `expected a record starting at seq ${this.sealedSeq + 1}`);
     if (!logRecord.prev_checksum.equals(this.lastChecksum)) throw new CorruptRecordError(logRecord.first_seq, 'does not chain to the record before it');
     this._appendedSeq = logRecord.last_seq;
-    this.write(logRecord.first_seq, logRecord.last_seq, record, false);
+    this.write(logRecord.first_seq, logRecord.last_seq, record, logRecord.events, false);
   }
 
   /**
@@ -299,14 +302,17 @@ export class LmdbLog implements EventLog {
    * Hands a sealed record to LMDB (and to the replicator, for a record of this log's own); its waiters
    * resolve once it and every record before it are on disk and replicated.
    */
-  private write(firstSeq: number, lastSeq: number, record: Buffer, own = true): void {
+  private write(firstSeq: number, lastSeq: number, record: Buffer, events: readonly LedgerEvent[], own = true): void {
     const waiter = this.pendingDeferred ?? deferred(lastSeq);
     waiter.lastSeq = lastSeq;
     this.pendingDeferred = undefined;
     this.lastChecksum = Buffer.from(record.subarray(0, 32));
     this.sealedSeq = lastSeq;
     waiter.firstSeq = firstSeq;
-    if (this.durableRecordListeners.length > 0) waiter.record = record;
+    if (this.durableRecordListeners.length > 0) {
+      waiter.record = record;
+      waiter.events = events;
+    }
     this.inFlight.push(waiter);
     const started = performance.now();
     this.recordsFlushing += 1;
@@ -343,8 +349,12 @@ export class LmdbLog implements EventLog {
       waiter.resolve();
       if (this.durableRecordListeners.length > 0) {
         const durable: DurableRecord = { first_seq: waiter.firstSeq as number, last_seq: waiter.lastSeq };
-        if (waiter.record) durable.bytes = waiter.record;
+        if (waiter.record) {
+          durable.bytes = waiter.record;
+          durable.events = waiter.events;
+        }
         waiter.record = undefined;
+        waiter.events = undefined;
         for (const listener of this.durableRecordListeners) listener(durable);
       }
       for (const listener of this.commitListeners) listener(waiter.stats as CommitStats);
