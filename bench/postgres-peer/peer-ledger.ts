@@ -1,4 +1,5 @@
-// The driver of the Postgres peer (schema.sql): one connection to it, with npm `pg`. Transfers are one
+// The driver of the Postgres peer (schema.sql): one connection to it, or a pool of them (the peer behind
+// a service), with npm `pg`. Transfers are one
 // call each, a batch is one call that is one database transaction; both run in autocommit, so each call
 // is committed durably (synchronous_commit on) before it resolves. Amounts go out and come back as
 // decimal text turned into bigint: never a JavaScript number. Refusals come back as values from a
@@ -29,7 +30,10 @@ export interface PeerTransfer {
   allowOverdraft: boolean;
 }
 
-export type PeerOutcome = { ok: true } | { ok: false; code: PeerRefusalCode; index: number };
+export type PeerRefusal = { ok: false; code: PeerRefusalCode; index: number };
+export type PeerOutcome = { ok: true } | PeerRefusal;
+/** A transfer's outcome: with the id the peer gave the transaction when it was recorded. */
+export type PeerTransferOutcome = { ok: true; transactionId: string } | PeerRefusal;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -41,7 +45,7 @@ export function schemaSql(): string {
   throw new Error(`schema.sql not found beside ${HERE}`);
 }
 
-function refusal(error: unknown): PeerOutcome {
+function refusal(error: unknown): PeerRefusal {
   const { code, message, detail } = error as { code?: string; message?: string; detail?: string };
   if (code !== REFUSAL_SQLSTATE) throw error;
   if (!(PEER_REFUSAL_CODES as readonly string[]).includes(message ?? '')) throw new Error(`unknown peer refusal ${message}`);
@@ -49,12 +53,17 @@ function refusal(error: unknown): PeerOutcome {
 }
 
 export class PeerLedger {
-  private constructor(private readonly client: pg.Client) {}
+  private constructor(private readonly client: pg.Client | pg.Pool) {}
 
   static async connect(connection: PostgresConnection): Promise<PeerLedger> {
     const client = new pg.Client(connection);
     await client.connect();
     return new PeerLedger(client);
+  }
+
+  /** Over a pool of up to `connections` connections, opened as calls first need them (each call takes one). */
+  static pooled(connection: PostgresConnection, connections: number): PeerLedger {
+    return new PeerLedger(new pg.Pool({ ...connection, max: connections }));
   }
 
   /** Creates the tables and functions in an empty database. */
@@ -66,14 +75,14 @@ export class PeerLedger {
     await this.client.query('SELECT ledger_create_balances($1, $2)', [ids, currency]);
   }
 
-  async transfer(transfer: PeerTransfer): Promise<PeerOutcome> {
+  async transfer(transfer: PeerTransfer): Promise<PeerTransferOutcome> {
     try {
-      await this.client.query({
+      const { rows } = await this.client.query<{ id: string }>({
         name: 'ledger_transfer',
-        text: 'SELECT ledger_transfer($1, $2, $3, $4, $5, $6)',
+        text: 'SELECT ledger_transfer($1, $2, $3, $4, $5, $6)::text AS id',
         values: [transfer.reference, transfer.source, transfer.destination, transfer.amount.toString(), transfer.currency, transfer.allowOverdraft],
       });
-      return { ok: true };
+      return { ok: true, transactionId: rows[0]!.id };
     } catch (error) {
       return refusal(error);
     }
