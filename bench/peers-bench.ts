@@ -90,14 +90,15 @@ function rowLine(row: PeerRow): string {
 }
 
 /** The sweep's points from the rows and the sweep's own loads, each with bare Koa at the same client count. */
-async function measureSweep(rows: PeerRow[], sweepRows: PeerRow[], smallest: number, bare: RunningServer, warmupSeconds: number, seconds: number, log: Log): Promise<SweepPoint[]> {
+async function measureSweep(rows: PeerRow[], sweepRows: PeerRow[], smallest: number, bare: RunningServer, seconds: number, log: Log): Promise<SweepPoint[]> {
   const points: SweepPoint[] = [];
   for (const clients of SWEEP_CONNECTIONS) {
     const load: PeerLoad = { workload: SINGLE, balances: smallest, clients };
     const row = [...rows, ...sweepRows].find((candidate) => candidate.workload === 'single' && candidate.balances === load.balances && candidate.clients === clients);
     if (!row) throw new Error(`no measurement of ${loadLabel(load)}`);
+    // A static answer needs no more than a second to warm up.
     const bareRun = await runHttpPeerLoad({
-      title: `bare koa ${clients} clients`, server: bare, load, seed: 11, warmupSeconds, seconds, cpu: false, settle: async () => undefined,
+      title: `bare koa ${clients} clients`, server: bare, load, seed: 11, warmupSeconds: 1, seconds, cpu: false, settle: async () => undefined,
     });
     points.push({
       connections: clients, folio_http: row.folio_http.transfersPerSecond, peer_direct: row.peer_direct.transfersPerSecond,
@@ -145,7 +146,8 @@ export async function peersBench(settings: BenchSettings, benchLog: Log): Promis
   const log: Log = (line) => benchLog(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   const balanceCounts = settings.quick ? QUICK_BALANCE_COUNTS : BALANCE_COUNTS;
   const warmupSeconds = settings.quick ? 1 : 3;
-  const sweepSeconds = Math.max(2, Math.round(settings.seconds / 2));
+  // The sweep's own points are half a row's length (a quick run's 1 s): 1 to 256 clients in the time of two rows.
+  const sweepSeconds = Math.max(1, Math.round(settings.seconds / 2));
   const largest = settings.balances;
   let postgres: PostgresPeerRig | undefined;
   let folio: RunningServer | undefined;
@@ -187,7 +189,7 @@ export async function peersBench(settings: BenchSettings, benchLog: Log): Promis
     // Bare Koa answers with the JSON of a real Folio transfer, as in the http bench.
     const sample = await expectJson(folio.url, 'POST', '/transactions', 201, JSON.parse(requestBody(plan[0]!, pairSource(SINGLE, balanceCounts[0]!, 3))));
     bare = await startBareKoa(sample.text);
-    sweep = await measureSweep(rows, sweepRows, balanceCounts[0]!, bare, warmupSeconds, sweepSeconds, log);
+    sweep = await measureSweep(rows, sweepRows, balanceCounts[0]!, bare, sweepSeconds, log);
     if (!(await postgres.sumsToZero())) throw new Error('the Postgres peer\'s balances do not sum to zero after the run');
   } catch (error) {
     failing = true;

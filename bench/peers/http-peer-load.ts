@@ -9,7 +9,7 @@
 import type autocannon from 'autocannon';
 import { readServerCpu, runLoad, serverCpuUsed, type LoadSummary, type ServerCpuUsed } from '../load.js';
 import { processCpuMicros, waitUntilIdle, type IdleWait } from '../process-cpu.js';
-import { expectJson, requestJson, type RunningServer } from '../servers.js';
+import { requestJson, type RunningServer } from '../servers.js';
 import { balanceNames, CURRENCY, FUNDING, FUNDING_BATCH, pairSource, WORLD, type PeerLoad } from './peer-workloads.js';
 
 export interface HttpPeerLoad extends LoadSummary {
@@ -23,6 +23,22 @@ export interface HttpPeerLoad extends LoadSummary {
 
 /** Funding requests in flight at once: enough to keep parsing, deciding and the log's commits overlapping. */
 const FUNDING_REQUESTS_IN_FLIGHT = 4;
+/** How long a funding request may keep being told to come back (503: the index is behind) before the bench gives up. */
+const FUNDING_RETRY_MS_MAX = 120_000;
+const FUNDING_RETRY_PAUSE_MS = 250;
+
+/** One bulk request; a 503 (Folio holding writes while its index catches up) is sent again after a pause, as a client would. */
+async function sendFunding(url: string, body: unknown): Promise<void> {
+  const deadline = performance.now() + FUNDING_RETRY_MS_MAX;
+  for (;;) {
+    const response = await requestJson(url, 'POST', '/transactions/bulk', body);
+    if (response.status === 201) return;
+    if (response.status !== 503 || performance.now() > deadline) {
+      throw new Error(`POST /transactions/bulk while funding: expected 201, got ${response.status}: ${response.text}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, FUNDING_RETRY_PAUSE_MS));
+  }
+}
 
 /** Creates and funds the set's balances from the world balance, in atomic bulk requests. */
 export async function fundOverHttp(url: string, balances: number): Promise<void> {
@@ -34,7 +50,7 @@ export async function fundOverHttp(url: string, balances: number): Promise<void>
       const transactions = names.slice(start, start + FUNDING_BATCH).map((name) => ({
         description: 'test', source: WORLD, destination: name, precise_amount: FUNDING.toString(), currency: CURRENCY, allow_overdraft: true,
       }));
-      await expectJson(url, 'POST', '/transactions/bulk', 201, { transactions, atomic: true, inflight: false, skip_queue: true });
+      await sendFunding(url, { transactions, atomic: true, inflight: false, skip_queue: true });
     }
   };
   await Promise.all(Array.from({ length: FUNDING_REQUESTS_IN_FLIGHT }, sender));
