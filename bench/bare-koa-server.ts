@@ -6,9 +6,9 @@
 // - FOLIO_BENCH_PEER, JSON `{"connection": {...}, "pool_connections": n}` (the peers bench): the Postgres
 //   peer (bench/postgres-peer) behind the same server, as a small Node service on PostgreSQL would put
 //   it. POST /transactions calls the peer's transfer, POST /transactions/bulk its batch (all or
-//   nothing), each through a pg pool of up to `pool_connections` connections; the answer (201) is the
-//   recorded transaction or batch, sent once PostgreSQL has committed it (fsync and synchronous_commit
-//   on). A refusal is a 422 with the peer's code, a malformed request a 400.
+//   nothing), each through a pg pool of `pool_connections` connections, all open before it listens;
+//   the answer (201) is the recorded transaction or batch, sent once PostgreSQL has committed it (fsync
+//   and synchronous_commit on). A refusal is a 422 with the peer's code, a malformed request a 400.
 //
 // It prints its address like `folio serve` does and exits when the bench closes its stdin.
 
@@ -110,21 +110,22 @@ function peerHandler(ledger: PeerLedger): Koa.Middleware {
   };
 }
 
-function chosenHandler(): { handler: Koa.Middleware; close(): Promise<void> } {
+async function chosenHandler(): Promise<{ handler: Koa.Middleware; close(): Promise<void> }> {
   const responseText = process.env.FOLIO_BENCH_BARE_RESPONSE;
   const peerText = process.env.FOLIO_BENCH_PEER;
   if (responseText) return { handler: staticHandler(responseText), close: async () => undefined };
   if (peerText) {
     const peer = JSON.parse(peerText) as { connection: PostgresConnection; pool_connections: number };
     if (!Number.isInteger(peer.pool_connections) || peer.pool_connections < 1) throw new Error('FOLIO_BENCH_PEER: pool_connections must be a whole number above zero');
-    const ledger = PeerLedger.pooled(peer.connection, peer.pool_connections);
+    const ledger = await PeerLedger.pooled(peer.connection, peer.pool_connections);
     return { handler: peerHandler(ledger), close: () => ledger.close() };
   }
   process.stderr.write('neither FOLIO_BENCH_BARE_RESPONSE nor FOLIO_BENCH_PEER is set\n');
   process.exit(2);
 }
 
-const chosen = chosenHandler();
+// The pool is full before the server listens: the bench waits for the address it prints.
+const chosen = await chosenHandler();
 const app = new Koa();
 app.use(koaBody({ jsonLimit: PEER_BODY_BYTES_MAX }));
 app.use(chosen.handler);

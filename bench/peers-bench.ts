@@ -221,7 +221,7 @@ export async function peersBench(settings: BenchSettings, benchLog: Log): Promis
       postgres_durability: 'fsync on, synchronous_commit on, full_page_writes on',
       folio_http: `the built server as npm start runs it (query index included), holding the ${balanceCounts.join(' and ')} balance sets`,
       peer_direct: 'the peer\'s plpgsql transfer called with pg from the bench process, one connection per client',
-      peer_koa: `the same peer behind bare Koa + koa-body with a pg pool of up to ${PEER_CLIENTS_MAX} connections (one per request in flight, so as many as the clients)`,
+      peer_koa: `the same peer behind bare Koa + koa-body with a pg pool of ${PEER_CLIENTS_MAX} connections opened before the run (at N clients, N busy)`,
       largest_set: `a second Folio holding only the ${largest} balances, single transfers at ${CLIENTS} clients`,
       warmup_seconds: warmupSeconds,
       seconds: settings.seconds,

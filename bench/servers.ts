@@ -79,19 +79,22 @@ export function startBareKoa(responseJson: string): Promise<RunningServer> {
   return startKoaServer('bare Koa', { FOLIO_BENCH_BARE_RESPONSE: responseJson });
 }
 
+/** How long the peer behind Koa may take to open its pool (hundreds of connections on a busy machine). */
+const PEER_KOA_START_MS = 120_000;
+
 /**
  * The same Koa server in front of the Postgres peer (bench/postgres-peer), calling it through a pg pool
- * of up to `poolConnections` connections for each POST.
+ * of `poolConnections` connections (opened before it listens) for each POST.
  */
 export function startPeerKoa(connection: PostgresConnection, poolConnections: number): Promise<RunningServer> {
-  return startKoaServer('peer behind Koa', { FOLIO_BENCH_PEER: JSON.stringify({ connection, pool_connections: poolConnections }) });
+  return startKoaServer('peer behind Koa', { FOLIO_BENCH_PEER: JSON.stringify({ connection, pool_connections: poolConnections }) }, PEER_KOA_START_MS);
 }
 
-async function startKoaServer(name: string, env: Record<string, string>): Promise<RunningServer> {
+async function startKoaServer(name: string, env: Record<string, string>, startMs?: number): Promise<RunningServer> {
   const child = spawnChild(process.execPath, [...NODE_FLAGS, BARE_SERVER], { env: { ...process.env, ...env } });
   const watch = watchExit(name, child);
   try {
-    const [, url] = await waitForOutput(child, LISTENING_LINE);
+    const [, url] = await waitForOutput(child, LISTENING_LINE, startMs);
     return {
       url: url!,
       pid: child.pid,

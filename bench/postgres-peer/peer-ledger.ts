@@ -17,6 +17,9 @@ export const PEER_REFUSAL_CODES = [
 ] as const;
 export type PeerRefusalCode = (typeof PEER_REFUSAL_CODES)[number];
 
+/** Connections a pool opens at once while it fills: PostgreSQL starts a process for each. */
+const POOL_CONNECTS_AT_ONCE = 32;
+
 /** The SQLSTATE schema.sql raises a refusal with. */
 const REFUSAL_SQLSTATE = 'FL001';
 
@@ -61,9 +64,22 @@ export class PeerLedger {
     return new PeerLedger(client);
   }
 
-  /** Over a pool of up to `connections` connections, opened as calls first need them (each call takes one). */
-  static pooled(connection: PostgresConnection, connections: number): PeerLedger {
-    return new PeerLedger(new pg.Pool({ ...connection, max: connections }));
+  /**
+   * Over a pool of `connections` connections, all opened here and kept open (each call takes one while it
+   * runs), so no call waits for a connection to be set up, as none does on a connection of its own.
+   */
+  static async pooled(connection: PostgresConnection, connections: number): Promise<PeerLedger> {
+    const pool = new pg.Pool({ ...connection, max: connections, idleTimeoutMillis: 0 });
+    const opened: pg.PoolClient[] = [];
+    try {
+      while (opened.length < connections) {
+        const batch = Math.min(POOL_CONNECTS_AT_ONCE, connections - opened.length);
+        opened.push(...await Promise.all(Array.from({ length: batch }, () => pool.connect())));
+      }
+    } finally {
+      for (const client of opened) client.release();
+    }
+    return new PeerLedger(pool);
   }
 
   /** Creates the tables and functions in an empty database. */
