@@ -67,7 +67,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
   logger.info({ node: settings.node_name, advertise_url: advertised, lease_ms: settings.timings.lease_ms }, 'joining the replication group');
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,
-    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logRecordsInFlightMax: LOG_RECORDS_IN_FLIGHT_MAX, logRecordsReplicatingMax: LOG_RECORDS_REPLICATING_MAX }),
+    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, replicated: true, beforeOpen, onHookProgress, logRecordsInFlightMax: LOG_RECORDS_IN_FLIGHT_MAX, logRecordsReplicatingMax: LOG_RECORDS_REPLICATING_MAX }),
     serve: (runtime, servedBy) => {
       current = { runtime, node: servedBy };
       return http.serve(runtime, servedBy);
