@@ -67,7 +67,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
   logger.info({ node: settings.node_name, advertise_url: advertised, lease_ms: settings.timings.lease_ms }, 'joining the replication group');
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,
-    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logLimits: LOG_LIMITS }),
+    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, replicated: true, beforeOpen, onHookProgress, logLimits: LOG_LIMITS }),
     serve: (runtime, servedBy) => {
       current = { runtime, node: servedBy };
       return http.serve(runtime, servedBy);

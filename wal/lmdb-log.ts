@@ -14,13 +14,16 @@
 // records flushed and waiting for the replicator have a bound of their own (records_replicating_max), so
 // the disk goes on writing the next records while earlier ones commit elsewhere. A replication that
 // fails is not fatal like a disk: the log stops taking events, every waiter is refused with the
-// replicator's error, and the owner (app/replication-node.ts) rejoins.
+// replicator's error, and the owner (app/replication-node.ts) rejoins. Whether the records at the log's
+// end were sealed as the group's leader (and so may be dropped on rejoining if the group never committed
+// them) is one mark written when the lead is taken or a ledger opens alone (leader-seals.ts), never per record.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { assert } from '../engine/assert.js';
 import type { EventLog } from '../engine/ports.js';
+import { LeaderSeals } from './leader-seals.js';
 import {
   CorruptRecordError,
   decodeLogRecord,
@@ -146,6 +149,8 @@ export class LmdbLog implements EventLog {
   /** Records handed to LMDB whose flush has not reported yet. */
   private recordsFlushing = 0;
   private replicator: RecordReplicator | undefined;
+  /** Opened when first needed (on the thread that opens the ledger; a reader's thread never needs it). */
+  private leaderSeals: LeaderSeals | undefined;
   private readonly replicationLostListeners: Array<(error: Error) => void> = [];
 
   private constructor(options: LmdbLogOptions) {
@@ -277,6 +282,34 @@ export class LmdbLog implements EventLog {
   replicateTo(replicator: RecordReplicator): void {
     assert(this.pending.length === 0, 'a replicator is installed before this log appends events of its own');
     this.replicator = replicator;
+  }
+
+  /**
+   * Marks every record this log seals from now on as sealed by the group's leader (leader-seals.ts), and
+   * waits until the mark is on disk: a node that has just taken the lead, before it seals anything of its
+   * own. Those records, if the group never commits them, are the ones a rejoin may drop.
+   */
+  async sealAsLeader(): Promise<void> {
+    assert(this.pending.length === 0 && !this.replicator, 'the lead is marked before this log appends events of its own');
+    await this.seals().set(this.sealedSeq + 1);
+  }
+
+  /**
+   * Marks the log as sealed without a group from now on (a ledger opened as a single node or a cutover
+   * follower, before it appends or copies anything): no record of it may be dropped by a rejoin.
+   */
+  async sealAsSingleNode(): Promise<void> {
+    await this.seals().set(undefined);
+  }
+
+  /** The seq from which this log's records were sealed as the group's leader, if they were. */
+  leaderSealsFromSeq(): number | undefined {
+    return this.seals().fromSeq();
+  }
+
+  private seals(): LeaderSeals {
+    this.leaderSeals ??= LeaderSeals.in(this.env);
+    return this.leaderSeals;
   }
 
   /** Called once if the replicator refuses a record: the log has stopped taking events. */
@@ -473,6 +506,8 @@ export class LmdbLog implements EventLog {
 
   async close(): Promise<void> {
     if (!this.failure) await this.flush();
+    // A leader's log closed with everything committed by the group holds no record a rejoin may drop.
+    if (this.replicator && !this.failure) await this.seals().set(undefined);
     await this.env.close();
   }
 }
