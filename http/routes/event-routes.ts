@@ -6,7 +6,11 @@
 //     `data: <json>`; a reconnecting EventSource sends `Last-Event-ID`, which wins over `after`, so the
 //     stream resumes right after the last change received: none twice, none missed.
 // Only committed changes are shown (durable, and on a replicated group committed in PostgreSQL): what a
-// crash or a failover could take back never reaches a consumer.
+// crash or a failover could take back never reaches a consumer. A cursor past the last committed change
+// waits up to FEED_CURSOR_WAIT_MS for the log to reach it (a standby behind the leader the consumer last
+// read, or a worker whose view of the log is a message behind another's), then is refused with 409
+// FEED_CURSOR_AHEAD saying where the log ends: after a restore to an earlier point a consumer learns it
+// instead of silently skipping what is written again under the seqs it already saw.
 //
 // Every read of the log is bounded by count and by bytes, whichever ends it first (and always takes one
 // change when there is one, so a change larger than the bounds still goes out): once FEED_READ_LOG_BYTES_MAX
@@ -43,6 +47,8 @@ export const FEED_PAGE_BYTES_MAX = 1 << 20;
 export const FEED_READ_LOG_BYTES_MAX = 1 << 20;
 /** Changes one turn of a stream reads. */
 export const STREAM_EVENTS_PER_READ = 256;
+/** How long a cursor past the last committed change waits for the log to reach it before it is refused. */
+export const FEED_CURSOR_WAIT_MS = 5_000;
 /** A read that held its thread this long is followed by as long a pause before the next (ReadTurns). */
 const READ_PAUSE_FROM_MS = 10;
 /** What an EventSource waits before reconnecting (the SSE `retry` field). */
@@ -129,6 +135,33 @@ function cursorOf(ctx: Koa.Context, after: string | undefined): number {
 }
 
 /**
+ * Resolves once the log has committed `cursor` (at once, nearly always); refuses a cursor it has not
+ * reached within FEED_CURSOR_WAIT_MS with FEED_CURSOR_AHEAD and where the log ends.
+ */
+async function cursorReached(feed: ChangeFeedPort, cursor: number): Promise<void> {
+  if (cursor <= feed.committedSeq()) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    };
+    const unsubscribe = feed.subscribe(() => {
+      if (cursor <= feed.committedSeq()) done();
+    });
+    const timer = setTimeout(done, FEED_CURSOR_WAIT_MS);
+  });
+  const committed = feed.committedSeq();
+  if (cursor <= committed) return;
+  throw new ApiError(
+    'FEED_CURSOR_AHEAD',
+    `the cursor ${cursor} is past the end of this node's log, which ends at seq ${committed}: resume from a cursor at or before it (a ledger restored to an earlier point writes those seqs again), or retry later on a standby that is catching up`,
+    { committed_seq: committed },
+    { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) },
+  );
+}
+
+/**
  * The feed's reads on one thread take turns: one read per turn of the event loop, in the order they
  * were asked for, so whatever else the thread serves (a write's request, its answer) waits for at most
  * one read at each step, however many streams are catching up and pages are asked for at once. A read
@@ -184,19 +217,30 @@ export function eventRoutes(router: Router, feed: ChangeFeedPort): FeedStreams {
     answers: [
       ...answers(200, 'A page of changes (SSE: a stream of them)', pageSchema, { events: [{ seq: 12, type: 'transaction.applied', at: '2026-05-04T10:20:30.000Z' }], next: '12', has_more: false }),
     ],
-    errors: ['FEED_CURSOR_INVALID', 'FEED_STREAMS_EXCEEDED'],
+    errors: ['FEED_CURSOR_INVALID', 'FEED_CURSOR_AHEAD', 'FEED_STREAMS_EXCEEDED'],
   });
   router.get('/events', async (ctx) => {
     const query = validate(eventsQuerySchema, ctx.query);
     const after = cursorOf(ctx, query.after);
     const streaming = ctx.get('Accept').includes('text/event-stream');
     if (!streaming) {
+      await cursorReached(feed, after);
       const rendered: string[] = [];
       const read = await turns.run(() => readChanges(feed, after, query.limit ?? FEED_PAGE_EVENTS_DEFAULT, (_seq, _type, json) => rendered.push(json)));
       ctx.type = 'application/json';
       ctx.body = `{"events":[${rendered.join(',')}],"next":"${read.lastSeq}","has_more":${read.lastSeq < feed.committedSeq()}}`;
       return;
     }
+    if (streams.size >= FEED_STREAMS_MAX) throw streamsExceeded();
+    let gone = false;
+    const left = (): void => {
+      gone = true;
+    };
+    ctx.res.once('close', left);
+    await cursorReached(feed, after);
+    ctx.res.off('close', left);
+    // A client that left while its cursor waited takes no stream; counted again, as others may have opened.
+    if (gone) return;
     if (streams.size >= FEED_STREAMS_MAX) throw streamsExceeded();
     openStream(ctx, feed, turns, after, streams);
   });
