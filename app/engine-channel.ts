@@ -24,7 +24,6 @@ export const CALLABLE = {
   cutover: ['fence', 'unfence', 'status', 'promote', 'writeStarted', 'writeEnded'],
   backup: ['run'],
   hooks: ['newSigningSecret'],
-  feed: ['read'],
   // The state now, for an answer that must not be a state old (/metrics); every worker's request counts.
   host: ['state', 'reportRequests', 'requestTotals'],
   inspector: ['inspect'],

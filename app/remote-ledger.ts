@@ -24,7 +24,6 @@ import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import { CutoverRefusal, type CutoverPort, type WriteTicket } from '../http/cutover-port.js';
-import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
 import { NO_ANSWER, type CallTarget, type Call, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
@@ -372,25 +371,6 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     unfence: () => client.call('cutover', 'unfence', []),
     status: (options) => client.call('cutover', 'status', [options]),
     promote: (expected) => client.call('cutover', 'promote', [expected]),
-  };
-}
-
-/** The change feed from a worker: reads cross, and a stream wakes when the durable seq moves. */
-export function remoteFeed(client: EngineClient): ChangeFeedPort {
-  const listeners = new Set<() => void>();
-  let durable = client.state.durable;
-  client.onState((state) => {
-    if (state.durable === durable) return;
-    durable = state.durable;
-    for (const listener of listeners) listener();
-  });
-  return {
-    committedSeq: () => client.state.durable,
-    read: (afterSeq, limit) => client.call('feed', 'read', [afterSeq, limit]),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
   };
 }
 

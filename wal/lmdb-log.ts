@@ -25,14 +25,17 @@ import { assert } from '../engine/assert.js';
 import type { EventLog } from '../engine/ports.js';
 import { LeaderSeals } from './leader-seals.js';
 import {
+  checkedRecords,
   CorruptRecordError,
   decodeLogRecord,
   decodeOpened,
   encodeLogRecord,
   GENESIS_CHECKSUM,
   openLogRecord,
+  sizedEventsIn,
   type DecodedLogRecord,
   type OpenedLogRecord,
+  type SizedEvent,
 } from './log-record-codec.js';
 
 export interface LmdbLogOptions {
@@ -479,24 +482,17 @@ export class LmdbLog implements EventLog {
     for (const logRecord of this.openedLogRecords(fromKey)) yield decodeOpened(logRecord);
   }
 
+  /**
+   * As `read`, each event with the bytes it takes in its record, decoded only as it is pulled: a reader
+   * with a byte budget (the change feed) stops pulling once it is spent.
+   */
+  sizedEvents(fromSeq: number, toSeq: number): Generator<SizedEvent & { seq: number }> {
+    return sizedEventsIn(this.openedLogRecords(this.startKeyFor(fromSeq)), fromSeq, toSeq);
+  }
+
   /** As `logRecords`, with each record's events decoded only as they are iterated. */
-  private *openedLogRecords(fromKey: number): Generator<OpenedLogRecord> {
-    let previous: OpenedLogRecord | undefined;
-    for (const { key, value } of this.records.getRange({ start: fromKey })) {
-      const logRecord = openLogRecord(key, value);
-      if (previous) {
-        if (logRecord.first_seq !== previous.last_seq + 1) {
-          throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
-        }
-        if (!logRecord.prev_checksum.equals(previous.checksum)) {
-          throw new CorruptRecordError(key, 'does not chain to the record before it');
-        }
-      } else if (key === 1 && !logRecord.prev_checksum.equals(GENESIS_CHECKSUM)) {
-        throw new CorruptRecordError(key, 'first record does not start the chain');
-      }
-      previous = logRecord;
-      yield logRecord;
-    }
+  private openedLogRecords(fromKey: number): Generator<OpenedLogRecord> {
+    return checkedRecords(this.records.getRange({ start: fromKey }));
   }
 
   private lastLogRecord(): OpenedLogRecord | undefined {
