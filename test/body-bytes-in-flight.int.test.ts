@@ -5,11 +5,15 @@
 // refused as its bytes come, and a gzip body of a few KB is refused for what it inflates to. The bytes
 // are given back however a request ends: once the holder's client goes away, and once a holder that
 // finished with a malformed body has been answered, the same bulk of transfers is read and carried out.
-// The old code had no such cap: every one of them was read whole.
+// The old code had no such cap: every one of them was read whole. And the setting: 128 MiB by default,
+// from 10 MiB (one body of the largest size must fit) to 1 GiB.
 
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import t from 'tap';
+import { ConfigError, loadConfig } from '../app/config.js';
+import { BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, BODY_BYTES_IN_FLIGHT_MAX_LIMIT } from '../http/body-bytes-in-flight.js';
+import { BODY_BYTES_MAX } from '../http/json-body.js';
 import { splitResponses, type RawAnswer } from './helpers/raw-http.js';
 import { startTestServer } from './helpers/test-server.js';
 
@@ -148,3 +152,13 @@ for (const workers of [0, 1]) {
     t.equal(afterError?.status, 201, 'and its bytes were given back with its answer');
   });
 }
+
+t.test('server.body_bytes_in_flight_max: 128 MiB by default, FOLIO_BODY_BYTES_IN_FLIGHT_MAX from 10 MiB to 1 GiB', async (t) => {
+  t.equal(loadConfig(undefined, {}).server.body_bytes_in_flight_max, BODY_BYTES_IN_FLIGHT_MAX_DEFAULT);
+  t.equal(BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, 128 * 1024 * 1024);
+  t.equal(loadConfig(undefined, { FOLIO_BODY_BYTES_IN_FLIGHT_MAX: String(BODY_BYTES_MAX) }).server.body_bytes_in_flight_max, BODY_BYTES_MAX, 'one body of the largest size');
+  t.equal(loadConfig(undefined, { FOLIO_BODY_BYTES_IN_FLIGHT_MAX: String(BODY_BYTES_IN_FLIGHT_MAX_LIMIT) }).server.body_bytes_in_flight_max, BODY_BYTES_IN_FLIGHT_MAX_LIMIT, '1 GiB');
+  for (const text of [String(BODY_BYTES_MAX - 1), String(BODY_BYTES_IN_FLIGHT_MAX_LIMIT + 1), '64MiB', '1e8', '-1', ' 20000000']) {
+    t.throws(() => loadConfig(undefined, { FOLIO_BODY_BYTES_IN_FLIGHT_MAX: text }), ConfigError, `${JSON.stringify(text)} is refused`);
+  }
+});
