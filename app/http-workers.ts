@@ -147,6 +147,11 @@ export class HttpWorkers {
     return this.running.map((running) => running?.worker);
   }
 
+  /** The request body bytes every worker holds right now (http/body-bytes-in-flight.ts). */
+  get bodyBytesHeld(): number {
+    return new BodyBytesInFlight(this.bodyBytes, Number.MAX_SAFE_INTEGER).held;
+  }
+
   /** Every worker stops accepting, finishes its requests (bounded) and ends; again, the same wait. */
   close(): Promise<void> {
     this.closing ??= this.closeAll();

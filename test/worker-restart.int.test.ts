@@ -123,7 +123,10 @@ t.test('a worker that dies is replaced on the same port, and gives back what it 
   holder.on('error', () => undefined);
   t.teardown(() => holder.destroy());
   const big = JSON.stringify({ name: 'big', meta_data: { text: 'x'.repeat(60_000) }, pad: ' '.repeat(300_000) });
-  await eventually('the holder\'s bytes in flight', async () => ((await sendRequest(url, 'POST', '/ledgers', big)).status === 503 ? true : undefined));
+  // Counted first, then probed: a probe sent before the holder's bytes arrive could take the room and
+  // have the holder refused instead.
+  await eventually('the holder\'s bytes in flight', async () => (workers.bodyBytesHeld >= 1_800_000 ? true : undefined));
+  t.equal((await sendRequest(url, 'POST', '/ledgers', big)).status, 503, 'a body that does not fit beside the holder\'s is refused');
 
   const dead = workers.threads[0];
   await dead?.terminate();
