@@ -10,12 +10,49 @@
 // this node (role, where writes go), so a worker answers /health and sends writes on without a call.
 // docs/decisions-threads.md says why this shape and what it costs.
 
-import type { ReplicationStatus, WriteTarget } from '../http/replication-port.js';
+import type { CutoverPort } from '../http/cutover-port.js';
+import type { HookAdmin, LedgerCore, LedgerReads } from '../http/ledger-core.js';
+import type { QueryPort } from '../http/query-port.js';
+import type { ReconciliationPort } from '../http/reconciliation-port.js';
+import type { ReplicationInspector, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
+import type { RequestTotals } from '../http/request-metrics.js';
+import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
+import type { BackupPort } from '../http/routes/backup-routes.js';
+import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 
-/** The objects a worker may call on the engine's thread, each with the methods it may call. */
+/** The engine thread's own answers to its workers (engine-host.ts). */
+export interface HostCalls {
+  /** The state now, for an answer that must not be a state old (/metrics). */
+  state(): EngineState;
+  /** A worker's request counts (`generation`: the report it answers, when it was asked for one). */
+  reportRequests(worker: number, totals: RequestTotals, generation?: number): void;
+  /** Every worker's request counts but `except`'s, as fresh as they answer within a moment. */
+  requestTotals(except: number): Promise<RequestTotals[]>;
+}
+
+/** Each object a worker may call on the engine's thread, as the port interface it implements. */
+export interface EnginePorts {
+  core: LedgerCore;
+  view: LedgerReads;
+  query: QueryPort;
+  reconciliation: ReconciliationPort;
+  snapshots: SnapshotAdmin;
+  cutover: CutoverPort;
+  backup: BackupPort;
+  hooks: HookAdmin;
+  feed: ChangeFeedPort;
+  host: HostCalls;
+  inspector: ReplicationInspector;
+}
+
+/**
+ * The one table of calls: for each object, the methods a worker may call (the read view: every query of
+ * LedgerView, checked against its prototype). Checked against the port interfaces by the compiler, and
+ * the only source of the call types below: a method that is not here cannot be called, and one that is
+ * must exist on its port.
+ */
 export const CALLABLE = {
   core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots', 'writeAdmission'],
-  // Every query of the read-only view (engine/ledger-view.ts): checked against its prototype.
   view: 'LedgerView',
   query: ['filter', 'search', 'balanceAt', 'balanceChanges', 'reindexStatus', 'startReindex'],
   reconciliation: ['startBackground', 'runInstant', 'record', 'dryRun', 'matches', 'unmatched'],
@@ -25,12 +62,32 @@ export const CALLABLE = {
   backup: ['run'],
   hooks: ['newSigningSecret'],
   feed: ['read'],
-  // The state now, for an answer that must not be a state old (/metrics); every worker's request counts.
   host: ['state', 'reportRequests', 'requestTotals'],
   inspector: ['inspect'],
-} as const;
+} as const satisfies { [Target in keyof EnginePorts]: readonly (keyof EnginePorts[Target] & string)[] | 'LedgerView' };
 
-export type CallTarget = keyof typeof CALLABLE;
+export type CallTarget = keyof EnginePorts;
+
+/** The methods of `Target` a worker may call. */
+export type CallMethod<Target extends CallTarget> = Extract<(typeof CALLABLE)[Target] extends readonly (infer Method)[] ? Method : keyof LedgerReads, keyof EnginePorts[Target]>;
+
+type PortFunction<Target extends CallTarget, Method extends CallMethod<Target>> = EnginePorts[Target][Method] extends (...args: infer Args) => infer Value
+  ? (...args: Args) => Value
+  : never;
+
+/** The arguments of a call, as its port declares them. */
+export type CallArgs<Target extends CallTarget, Method extends CallMethod<Target>> = Parameters<PortFunction<Target, Method>>;
+
+/** What a call answers, as its port declares it (settled: a call's answer always crosses later). */
+export type CallValue<Target extends CallTarget, Method extends CallMethod<Target>> = Awaited<ReturnType<PortFunction<Target, Method>>>;
+
+/** What the engine's thread answers for each target: the port's callable methods (absent while not served). */
+export type CallTargets = { [Target in CallTarget]: Pick<EnginePorts[Target], CallMethod<Target>> | undefined };
+
+/** A port as a worker has it: each callable method sends its call and answers later. */
+export type RemotePort<Target extends CallTarget> = {
+  [Method in CallMethod<Target>]: (...args: CallArgs<Target, Method>) => Promise<CallValue<Target, Method>>;
+};
 
 /** The id of a call that wants no answer (EngineClient.notify). */
 export const NO_ANSWER = 0;

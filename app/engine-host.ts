@@ -25,7 +25,7 @@ import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { InspectRefusal, type ReplicationInspector, type ReplicationPort } from '../http/replication-port.js';
-import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
+import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CallTargets, type CrossingError, type HostCalls, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
 /** The longest a scrape of /metrics waits for the other workers' request counts. */
@@ -61,7 +61,7 @@ const WRITES_HELD = new ApiError('REPL_NO_LEADER', 'this node does not take writ
 
 export class EngineHost {
   private readonly ports = new Set<MessagePort>();
-  private targets: Record<CallTarget, object | undefined>;
+  private targets: CallTargets;
   private readonly timer: NodeJS.Timeout;
   private commits: Array<[number, number]> = [];
   private readonly requestTotals = new Map<number, RequestTotals>();
@@ -84,7 +84,7 @@ export class EngineHost {
   /** Calls carried out that have not answered yet (a host that switches), and who waits for there to be none. */
   private underWay = 0;
   private readonly drainWaiters: Array<() => void> = [];
-  private readonly host: object;
+  private readonly host: HostCalls;
 
   /** Serves `parts`, or refuses every call with `refusal` until `serve` (a replicated node joining). */
   constructor(parts: HostedParts | { logger: HostLogger; refusal: EnvelopeError }) {
@@ -158,7 +158,7 @@ export class EngineHost {
     queueMicrotask(() => this.sendState());
   }
 
-  private targetsOf(parts: ServedParts | undefined): Record<CallTarget, object | undefined> {
+  private targetsOf(parts: ServedParts | undefined): CallTargets {
     return {
       core: parts?.runtime,
       view: parts?.runtime.view,

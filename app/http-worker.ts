@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     unflushedEvents: () => client.state.unflushedEvents,
   }, async () => {
     const own = reportRequests();
-    const [, others] = await Promise.all([client.refreshState(), client.call<RequestTotals[]>('host', 'requestTotals', [data.index])]);
+    const [, others] = await Promise.all([client.refreshState(), client.call('host', 'requestTotals', [data.index])]);
     metrics.showRequestsSummed([own, ...others]);
   });
   setInterval(() => reportRequests(), REQUESTS_REPORT_INTERVAL_MS).unref();

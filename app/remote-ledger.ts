@@ -23,11 +23,11 @@ import type { QueryPort } from '../http/query-port.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
-import { CutoverRefusal, type CutoverPort, type WriteTicket } from '../http/cutover-port.js';
+import { CutoverRefusal, type CutoverPort } from '../http/cutover-port.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
-import { NO_ANSWER, type CallTarget, type Call, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
+import { CALLABLE, NO_ANSWER, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
 
 /**
  * Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far
@@ -92,9 +92,12 @@ export class EngineClient {
     return outcome;
   }
 
-  call<T>(target: CallTarget, method: string, args: unknown[]): Promise<T> {
+  /** Calls `method` of `target` on the engine's thread (engine-channel.ts CALLABLE): typed by its port. */
+  call<Target extends CallTarget, Method extends CallMethod<Target>>(
+    target: Target, method: Method, args: CallArgs<Target, Method>,
+  ): Promise<CallValue<Target, Method>> {
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => this.send({ id, target, method, args }, { resolve: resolve as (value: unknown) => void, reject }));
+    return new Promise((resolve, reject) => this.send({ id, target, method: method as string, args }, { resolve: resolve as (value: unknown) => void, reject }));
   }
 
   private send(call: Call, waiter: { resolve: (value: unknown) => void; reject: (error: Error) => void; generation?: (generation: number) => void }): void {
@@ -109,9 +112,9 @@ export class EngineClient {
    * A call whose answer nobody waits for (it goes in the next batch like any call): the engine's thread
    * sends nothing back, and logs an unexpected failure itself.
    */
-  notify(target: CallTarget, method: string, args: unknown[]): void {
+  notify<Target extends CallTarget, Method extends CallMethod<Target>>(target: Target, method: Method, args: CallArgs<Target, Method>): void {
     if (this.outbox.length === 0) setImmediate(() => this.flush());
-    this.outbox.push({ id: NO_ANSWER, target, method, args });
+    this.outbox.push({ id: NO_ANSWER, target, method: method as string, args });
   }
 
   /**
@@ -147,7 +150,7 @@ export class EngineClient {
 
   /** Asks for the engine's state now rather than waiting for the next one sent. */
   async refreshState(): Promise<void> {
-    this.stateChanged(await this.call<EngineState>('host', 'state', []));
+    this.stateChanged(await this.call('host', 'state', []));
   }
 
   onState(listener: (state: EngineState) => void): void {
@@ -231,16 +234,17 @@ export class RemoteLedger implements LedgerCore {
   readonly reconciliation?: ReconciliationPort;
 
   constructor(private readonly client: EngineClient, options: { hookTargets: TargetPolicy; index: boolean }) {
+    // Every query of the view is callable (engine-channel.ts checks the name against LedgerView's prototype).
     this.view = new Proxy({} as LedgerReads, {
-      get: (_target, method) => (...args: unknown[]) => client.call('view', String(method), args),
+      get: (_target, method) => (...args: unknown[]) => client.call('view', method as CallMethod<'view'>, args as CallArgs<'view', CallMethod<'view'>>),
     });
     this.hookAdmin = {
-      newSigningSecret: () => client.call('hooks', 'newSigningSecret', []),
+      ...remotePort(client, 'hooks'),
       targetRefusal: (url) => urlRefusal(url, options.hookTargets),
     };
     if (options.index) {
       this.query = remoteQuery(client);
-      this.reconciliation = remoteReconciliation(client);
+      this.reconciliation = remotePort(client, 'reconciliation');
     }
   }
 
@@ -288,15 +292,21 @@ export class RemoteLedger implements LedgerCore {
   }
 }
 
+/**
+ * A port's callable methods as a worker has them, each sending its call: the methods are the ones
+ * engine-channel.ts CALLABLE lists for the target, so this is the one place a call is named.
+ */
+export function remotePort<Target extends Exclude<CallTarget, 'view'>>(client: EngineClient, target: Target): RemotePort<Target> {
+  const port: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  for (const method of CALLABLE[target] as readonly string[]) {
+    port[method] = (...args) => client.call(target, method as CallMethod<Target>, args as CallArgs<Target, CallMethod<Target>>);
+  }
+  return port as RemotePort<Target>;
+}
+
 function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
-  const call = <T>(method: string, args: unknown[]): Promise<T> => client.call('query', method, args);
   return {
-    filter: (collection, query, visibleSeq) => call('filter', [collection, query, visibleSeq]),
-    search: (collection, query, visibleSeq) => call('search', [collection, query, visibleSeq]),
-    balanceAt: (balanceId, untilMs, visibleSeq, version) => call('balanceAt', [balanceId, untilMs, visibleSeq, version]),
-    balanceChanges: (balanceId, window, visibleSeq) => call('balanceChanges', [balanceId, window, visibleSeq]),
-    reindexStatus: () => call('reindexStatus', []),
-    startReindex: () => call('startReindex', []),
+    ...remotePort(client, 'query'),
     get checkpointSeq() {
       return client.state.index?.checkpointSeq ?? 0;
     },
@@ -308,27 +318,12 @@ function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
   };
 }
 
-function remoteReconciliation(client: EngineClient): ReconciliationPort {
-  const call = <T>(method: string, args: unknown[]): Promise<T> => client.call('reconciliation', method, args);
-  return {
-    startBackground: (command, dryRun) => call('startBackground', [command, dryRun]),
-    runInstant: (request, records, dryRun) => call('runInstant', [request, records, dryRun]),
-    record: (reconciliationId) => call('record', [reconciliationId]),
-    dryRun: (reconciliationId) => call('dryRun', [reconciliationId]),
-    matches: (reconciliationId, offset, limit, visibleSeq) => call('matches', [reconciliationId, offset, limit, visibleSeq]),
-    unmatched: (reconciliationId, uploadId, offset, limit, visibleSeq) => call('unmatched', [reconciliationId, uploadId, offset, limit, visibleSeq]),
-  };
-}
-
 export function remoteSnapshots(client: EngineClient): SnapshotAdmin {
-  return {
-    snapshotNow: () => client.call('snapshots', 'snapshotNow', []),
-    list: () => client.call('snapshots', 'list', []),
-  };
+  return remotePort(client, 'snapshots');
 }
 
 export function remoteBackup(client: EngineClient, dir: string | undefined): BackupPort {
-  return { dir, run: () => client.call('backup', 'run', []) };
+  return { dir, ...remotePort(client, 'backup') };
 }
 
 /**
@@ -349,6 +344,7 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     }
   });
   return {
+    ...remotePort(client, 'cutover'),
     get fenced() {
       return fenced;
     },
@@ -357,21 +353,18 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     // itself is refused there unless the fence is still waiting for earlier writes.
     writeStarted: () => {
       if (fenced) return undefined;
-      return { counted: client.call<WriteTicket | undefined>('cutover', 'writeStarted', []).then((ticket) => ticket !== undefined) };
+      return { counted: client.call('cutover', 'writeStarted', []).then((ticket) => ticket !== undefined) };
     },
     writeEnded: (ticket) => {
       void ticket.counted?.then((counted) => {
-        if (counted) client.notify('cutover', 'writeEnded', []);
+        // The engine's thread keeps no ticket of its own: an empty one stands for the counted write.
+        if (counted) client.notify('cutover', 'writeEnded', [{}]);
       });
     },
     holdWhileFenced(writer) {
       writers.push(writer);
       if (fenced) writer.hold();
     },
-    fence: () => client.call('cutover', 'fence', []),
-    unfence: () => client.call('cutover', 'unfence', []),
-    status: (options) => client.call('cutover', 'status', [options]),
-    promote: (expected) => client.call('cutover', 'promote', [expected]),
   };
 }
 
@@ -386,7 +379,7 @@ export function remoteFeed(client: EngineClient): ChangeFeedPort {
   });
   return {
     committedSeq: () => client.state.durable,
-    read: (afterSeq, limit) => client.call('feed', 'read', [afterSeq, limit]),
+    ...remotePort(client, 'feed'),
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -395,7 +388,7 @@ export function remoteFeed(client: EngineClient): ChangeFeedPort {
 }
 
 export function remoteInspector(client: EngineClient): ReplicationInspector {
-  return { inspect: (options) => client.call('inspector', 'inspect', [options]) };
+  return remotePort(client, 'inspector');
 }
 
 /**
