@@ -173,3 +173,90 @@ export type WorkerReport =
 
 /** What the starting thread tells a worker. */
 export type WorkerOrder = { kind: 'shutdown' };
+
+/**
+ * The engine thread's seqs as every worker reads them from shared memory, with no message: the newest
+ * seq appended and the newest durable (on a replicated leader: committed by the group too), and the
+ * generation of the ledger they belong to. A write's answer waits for its seq to be durable; the engine's
+ * thread moves `durable` at every group commit and wakes the workers waiting for it (Atomics.notify on
+ * the commit counter, which each waiting worker watches with Atomics.waitAsync), so an acknowledgement
+ * costs no structured clone and no message event on either thread. Everything else of the state still
+ * goes by message, when it changes and every STATE_INTERVAL_MS (engine-host.ts).
+ */
+export class SharedSeqs {
+  /** APPENDED, DURABLE. */
+  private readonly seqs: BigInt64Array;
+  /** GENERATION, COMMITS. */
+  private readonly counters: Int32Array;
+
+  private constructor(readonly buffer: SharedArrayBuffer) {
+    this.seqs = new BigInt64Array(buffer, 0, 2);
+    this.counters = new Int32Array(buffer, 2 * BigInt64Array.BYTES_PER_ELEMENT, 2);
+  }
+
+  static create(): SharedSeqs {
+    return new SharedSeqs(new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT + 2 * Int32Array.BYTES_PER_ELEMENT));
+  }
+
+  /** The seqs another thread created. */
+  static over(buffer: SharedArrayBuffer): SharedSeqs {
+    return new SharedSeqs(buffer);
+  }
+
+  get generation(): number {
+    return Atomics.load(this.counters, GENERATION);
+  }
+
+  get appended(): number {
+    return Number(Atomics.load(this.seqs, APPENDED));
+  }
+
+  get durable(): number {
+    return Number(Atomics.load(this.seqs, DURABLE));
+  }
+
+  /** Counts group commits (and generations): what a waiting worker watches. */
+  get commits(): number {
+    return Atomics.load(this.counters, COMMITS);
+  }
+
+  /** A ledger served from now on (its seqs first, then its generation, so a reader never pairs new seqs with an old generation's waits). */
+  serve(generation: number, appended: number, durable: number): void {
+    Atomics.store(this.seqs, APPENDED, BigInt(appended));
+    Atomics.store(this.seqs, DURABLE, BigInt(durable));
+    Atomics.store(this.counters, GENERATION, generation);
+    this.wake();
+  }
+
+  /** No ledger served: the generation moves on, the seqs stay where the last one stood. */
+  refuse(generation: number): void {
+    Atomics.store(this.counters, GENERATION, generation);
+    this.wake();
+  }
+
+  appendedTo(seq: number): void {
+    Atomics.store(this.seqs, APPENDED, BigInt(seq));
+  }
+
+  /** The durable seq moved: every waiting worker wakes. */
+  durableTo(seq: number): void {
+    Atomics.store(this.seqs, DURABLE, BigInt(seq));
+    this.wake();
+  }
+
+  /** Resolves once the commit counter is no longer `commits` (at once if it has moved already). */
+  changed(commits: number): Promise<unknown> {
+    const wait = Atomics.waitAsync(this.counters, COMMITS, commits);
+    return wait.async ? wait.value : Promise.resolve();
+  }
+
+  private wake(): void {
+    Atomics.add(this.counters, COMMITS, 1);
+    Atomics.notify(this.counters, COMMITS);
+  }
+}
+
+const APPENDED = 0;
+const DURABLE = 1;
+const GENERATION = 0;
+const COMMITS = 1;

@@ -25,7 +25,7 @@ import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { InspectRefusal, type ReplicationInspector, type ReplicationPort } from '../http/replication-port.js';
-import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CallTargets, type CrossingError, type HostCalls, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
+import { CALLABLE, NO_ANSWER, SharedSeqs, type Answer, type Call, type CallTarget, type CallTargets, type CrossingError, type HostCalls, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
 /** The longest a scrape of /metrics waits for the other workers' request counts. */
@@ -85,6 +85,10 @@ export class EngineHost {
   private underWay = 0;
   private readonly drainWaiters: Array<() => void> = [];
   private readonly host: HostCalls;
+  /** The seqs every worker reads from shared memory (engine-channel.ts SharedSeqs). */
+  private readonly seqs = SharedSeqs.create();
+  /** What the last state sent said of write admission. */
+  private sentAdmission: { overloaded: string | undefined; holds: boolean } = { overloaded: undefined, holds: false };
 
   /** Serves `parts`, or refuses every call with `refusal` until `serve` (a replicated node joining). */
   constructor(parts: HostedParts | { logger: HostLogger; refusal: EnvelopeError }) {
@@ -114,13 +118,17 @@ export class EngineHost {
     runtime.onCommit((stats) => {
       if (this.parts?.runtime !== runtime) return;
       this.commits.push([stats.events, stats.milliseconds]);
-      this.sendState();
+      this.seqs.appendedTo(runtime.log.appendedSeq);
+      this.seqs.durableTo(runtime.log.durableSeq);
+      // What the workers admit writes by goes out as soon as it changes; the rest with the next state.
+      if (this.admissionChanged(runtime)) this.sendState();
     });
     runtime.log.onReplicationLost((error) => {
       if (this.parts?.runtime !== runtime) return;
       this.stopped = this.crossingOf(error);
       this.sendState();
     });
+    this.seqs.serve(this.generation, runtime.log.appendedSeq, runtime.log.durableSeq);
     this.sendState();
   }
 
@@ -131,6 +139,7 @@ export class EngineHost {
     this.refusal = refusal;
     this.generation += 1;
     this.targets = this.targetsOf(undefined);
+    this.seqs.refuse(this.generation);
     this.sendState();
   }
 
@@ -173,6 +182,11 @@ export class EngineHost {
       // Group commits are counted once, in the states sent to everyone: none in this one.
       host: this.host,
     };
+  }
+
+  /** The shared memory of the seqs, for the workers (WorkerData). */
+  get seqsBuffer(): SharedArrayBuffer {
+    return this.seqs.buffer;
   }
 
   /** Serves a worker's end of its channel. */
@@ -268,7 +282,16 @@ export class EngineHost {
    */
   private send(port: MessagePort, answers: Answer[], generation: number): void {
     const appended = this.parts && generation === this.generation ? this.parts.runtime.visibleSeq() : 0;
+    if (appended > 0) this.seqs.appendedTo(appended);
     port.postMessage({ kind: 'answers', generation, appended, answers } satisfies ToWorker);
+  }
+
+  /** Whether what workers decide admission by (overload, the index holding writes) differs from the last state sent. */
+  private admissionChanged(runtime: LedgerRuntime): boolean {
+    const overloaded = runtime.overloaded();
+    const holds = runtime.query?.writesWait() ?? false;
+    if (overloaded === this.sentAdmission.overloaded && holds === this.sentAdmission.holds) return false;
+    return true;
   }
 
   /**
@@ -305,8 +328,10 @@ export class EngineHost {
   }
 
   private sendState(): void {
+    const state = this.state();
+    this.sentAdmission = { overloaded: state.overloaded, holds: state.index?.holdsWrites ?? false };
     if (this.ports.size === 0) return;
-    const message: ToWorker = { kind: 'state', state: this.state() };
+    const message: ToWorker = { kind: 'state', state };
     this.commits = [];
     for (const port of this.ports) port.postMessage(message);
   }

@@ -14,7 +14,7 @@ import { AddressConnections } from '../http/address-connections.js';
 import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
-import type { EngineState, WorkerOrder, WorkerReport } from './engine-channel.js';
+import { SharedSeqs, type EngineState, type WorkerOrder, type WorkerReport } from './engine-channel.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import type { WorkerData } from './http-workers.js';
 import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteFeed, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
@@ -29,7 +29,7 @@ const report = (message: WorkerReport): void => parentPort!.postMessage(message)
 async function main(): Promise<void> {
   const { settings } = data;
   const logger = pino({ level: settings.logLevel, base: { service: 'folio', worker: data.index }, redact: REDACTED_LOG_PATHS }, pino.destination({ dest: 2, sync: true }));
-  const client = new EngineClient(data.channel);
+  const client = new EngineClient(data.channel, SharedSeqs.over(data.seqs));
   await client.ready;
   const core = new RemoteLedger(client, { hookTargets: settings.hookTargets, index: settings.index });
   // A scrape reaches one worker: it shows its own request counts summed with the others', which the

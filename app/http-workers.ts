@@ -50,6 +50,8 @@ export interface WorkerData {
   settings: WorkerSettings;
   channel: MessagePort;
   listen: { host: string; port: number };
+  /** The engine thread's seqs in shared memory (engine-channel.ts SharedSeqs). */
+  seqs: SharedArrayBuffer;
   /** The process's count of open connections per client address, shared by every worker (AddressConnections). */
   addresses: SharedArrayBuffer;
 }
@@ -128,7 +130,7 @@ function startWorker(
   index: number, settings: WorkerSettings, addresses: SharedArrayBuffer, options: HttpWorkersOptions, port: number, failed: (error: Error) => void,
 ): { worker: Worker; listening: Promise<{ address: string; port: number }> } {
   const channel = new MessageChannel();
-  const data: WorkerData = { index, settings, channel: channel.port2, listen: { host: options.host, port }, addresses };
+  const data: WorkerData = { index, settings, channel: channel.port2, listen: { host: options.host, port }, addresses, seqs: options.engine.seqsBuffer };
   // The thread's name is what the OS shows (and the bench reads, bench/process-cpu.ts): 15 characters at most.
   const worker = new Worker(ENTRY.file, { name: `${HTTP_THREAD_NAME}${index}`, workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
   options.engine.attach(channel.port1);

@@ -27,7 +27,7 @@ import { CutoverRefusal, type CutoverPort } from '../http/cutover-port.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
-import { CALLABLE, NO_ANSWER, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
+import { CALLABLE, NO_ANSWER, type SharedSeqs, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
 
 /**
  * Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far
@@ -51,7 +51,12 @@ export class EngineClient {
   private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; generation?: (generation: number) => void }>();
   private outbox: Call[] = [];
   private appended = 0;
+  /** Waits for a durable seq, in seq order (writes are answered, and so wait, mostly in seq order). */
   private durableWaiters: DurableWaiter[] = [];
+  /** Called whenever the durable seq moves (change-feed streams). */
+  private readonly durableListeners = new Set<() => void>();
+  /** Whether a wait on the shared commit counter is armed. */
+  private watching = false;
   /** The generation that appended each seq a write was answered with, until its wait. */
   private readonly seqGenerations = new Map<number, number>();
   /** How far each ended generation got on disk, and why it stopped. */
@@ -59,11 +64,14 @@ export class EngineClient {
   private readonly stateListeners: Array<(state: EngineState) => void> = [];
   private readonly reportListeners: Array<(generation: number) => void> = [];
   private idleWaiters: Array<() => void> = [];
+  /** The durable seq the listeners were last told of. */
+  private durableTold = 0;
   /** Resolves with the engine's first state (sent as soon as the channel is attached). */
   readonly ready: Promise<void>;
   private markReady: (() => void) | undefined;
 
-  constructor(private readonly port: MessagePort) {
+  /** `seqs`: the engine thread's seqs in shared memory (engine-channel.ts SharedSeqs). */
+  constructor(private readonly port: MessagePort, private readonly seqs: SharedSeqs) {
     this.ready = new Promise((resolve) => {
       this.markReady = resolve;
     });
@@ -132,14 +140,63 @@ export class EngineClient {
       if (ended && seq <= ended.durable) return Promise.resolve();
       return Promise.reject(rebuilt(ended?.error ?? this.state.refusal ?? this.state.stopped ?? NOT_SERVED));
     }
-    if (seq <= this.state.durable) return Promise.resolve();
+    if (seq <= this.durableSeq()) return Promise.resolve();
     if (this.state.stopped) return Promise.reject(rebuilt(this.state.stopped));
-    return new Promise((resolve, reject) => this.durableWaiters.push({ seq, generation, resolve, reject }));
+    return new Promise((resolve, reject) => {
+      insertInSeqOrder(this.durableWaiters, { seq, generation, resolve, reject });
+      this.watch();
+    });
   }
 
   /** The newest seq the engine's thread had appended when it last answered or reported. */
   visibleSeq(): number {
-    return Math.max(this.appended, this.state.appended);
+    const shared = this.seqs.generation === this.state.generation ? Math.max(this.seqs.appended, this.seqs.durable) : 0;
+    return Math.max(this.appended, this.state.appended, shared);
+  }
+
+  /** The newest seq the served ledger has made durable, as far as this worker knows. */
+  durableSeq(): number {
+    return this.seqs.generation === this.state.generation ? Math.max(this.state.durable, this.seqs.durable) : this.state.durable;
+  }
+
+  /** Calls `listener` whenever the durable seq moves; returns what stops it. */
+  onDurable(listener: () => void): () => void {
+    this.durableListeners.add(listener);
+    this.watch();
+    return () => this.durableListeners.delete(listener);
+  }
+
+  /**
+   * Watches the shared commit counter while anything waits for a durable seq: once it moves, the waits
+   * now durable are answered and the listeners told. The counter is read before the waits are looked
+   * at, so a commit in between is never missed: the watch then ends at once.
+   */
+  private watch(): void {
+    if (this.watching) return;
+    const commits = this.seqs.commits;
+    this.durableMoved();
+    if (this.durableWaiters.length === 0 && this.durableListeners.size === 0) return;
+    this.watching = true;
+    void this.seqs.changed(commits).then(() => {
+      this.watching = false;
+      this.watch();
+    });
+  }
+
+  /** Answers the waits of the served ledger that are durable now, and tells the listeners. */
+  private durableMoved(): void {
+    const durable = this.durableSeq();
+    if (durable > this.durableTold) {
+      this.durableTold = durable;
+      for (const listener of this.durableListeners) listener();
+    }
+    let answered = 0;
+    for (const waiter of this.durableWaiters) {
+      if (waiter.seq > durable || waiter.generation !== this.state.generation) break;
+      waiter.resolve();
+      answered += 1;
+    }
+    if (answered > 0) this.durableWaiters.splice(0, answered);
   }
 
   /** Resolves once every call made so far has been answered (a worker that stops waits for it). */
@@ -208,8 +265,17 @@ export class EngineClient {
       }
       this.durableWaiters = still;
     }
+    this.watch();
     for (const listener of this.stateListeners) listener(state);
   }
+}
+
+/** Puts a wait in its place by seq: usually the end, as writes are answered in seq order. */
+function insertInSeqOrder(waiters: DurableWaiter[], waiter: DurableWaiter): void {
+  let at = waiters.length;
+  while (at > 0 && (waiters[at - 1] as DurableWaiter).seq > waiter.seq) at -= 1;
+  if (at === waiters.length) waiters.push(waiter);
+  else waiters.splice(at, 0, waiter);
 }
 
 /** Why a wait ends when its ledger is gone and nothing better is known: the outcome of its write is unknown. */
@@ -370,20 +436,10 @@ export function remoteCutover(client: EngineClient): CutoverPort {
 
 /** The change feed from a worker: reads cross, and a stream wakes when the durable seq moves. */
 export function remoteFeed(client: EngineClient): ChangeFeedPort {
-  const listeners = new Set<() => void>();
-  let durable = client.state.durable;
-  client.onState((state) => {
-    if (state.durable === durable) return;
-    durable = state.durable;
-    for (const listener of listeners) listener();
-  });
   return {
-    committedSeq: () => client.state.durable,
+    committedSeq: () => client.durableSeq(),
     ...remotePort(client, 'feed'),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe: (listener) => client.onDurable(listener),
   };
 }
 

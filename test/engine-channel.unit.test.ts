@@ -5,13 +5,13 @@
 
 import { MessageChannel } from 'node:worker_threads';
 import t from 'tap';
-import { CALLABLE, type CallTarget } from '../app/engine-channel.js';
+import { CALLABLE, SharedSeqs, type CallTarget } from '../app/engine-channel.js';
 import { EngineClient, remotePort } from '../app/remote-ledger.js';
 
 t.test('a remote port has exactly the callable methods of its target', async (t) => {
   const channel = new MessageChannel();
   t.teardown(() => channel.port1.close());
-  const client = new EngineClient(channel.port2);
+  const client = new EngineClient(channel.port2, SharedSeqs.create());
   for (const target of Object.keys(CALLABLE) as CallTarget[]) {
     const methods = CALLABLE[target];
     if (methods === 'LedgerView' || target === 'view') continue;

@@ -11,6 +11,7 @@ import { MessageChannel } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
 import { EngineHost } from '../app/engine-host.js';
+import { SharedSeqs } from '../app/engine-channel.js';
 import { EngineClient, holdWhileWritesHeld } from '../app/remote-ledger.js';
 import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { notLeader } from '../app/record-replicator.js';
@@ -55,7 +56,7 @@ async function hostAndClient(t: Test): Promise<{ engine: EngineHost; client: Eng
   t.teardown(() => engine.close());
   const channel = new MessageChannel();
   engine.attach(channel.port1);
-  const client = new EngineClient(channel.port2);
+  const client = new EngineClient(channel.port2, SharedSeqs.over(engine.seqsBuffer));
   await client.ready;
   return { engine, client };
 }
