@@ -10,6 +10,7 @@
 // this node (role, where writes go), so a worker answers /health and sends writes on without a call.
 // docs/decisions-threads.md says why this shape and what it costs.
 
+import type { ByteRange } from './channel-codec.js';
 import type { CutoverPort } from '../http/cutover-port.js';
 import type { HookAdmin, LedgerCore, LedgerReads } from '../http/ledger-core.js';
 import type { QueryPort } from '../http/query-port.js';
@@ -97,7 +98,10 @@ export interface Call {
   id: number;
   target: CallTarget;
   method: string;
+  /** Empty when the call's command is in its batch's bytes (`command`). */
   args: unknown[];
+  /** A `core.run` whose command crosses as bytes (channel-codec.ts): where it lies in the batch's bytes. */
+  command?: ByteRange;
 }
 
 /** Refusals the routes tell apart by their class (cutover-routes.ts, replication-routes.ts): they cross by name. */
@@ -116,7 +120,13 @@ export interface CrossingError {
   headers?: Record<string, string>;
 }
 
-export type Answer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: CrossingError };
+/**
+ * An answer; `records`: the transaction records of its outcome's value, which cross as bytes in the
+ * batch (channel-codec.ts): each the field they go back into and where they lie.
+ */
+export type Answer =
+  | { id: number; ok: true; value: unknown; records?: Array<[field: string, ...ByteRange]> }
+  | { id: number; ok: false; error: CrossingError };
 
 /**
  * What a replicated node's worker answers from (http/replication-port.ts): its status and where writes
@@ -157,10 +167,11 @@ export interface EngineState {
   commits: Array<[events: number, milliseconds: number]>;
 }
 
-export type ToEngine = { kind: 'calls'; calls: Call[] };
+/** `bytes`: the commands of the batch's calls that cross as bytes (channel-codec.ts), moved with the message. */
+export type ToEngine = { kind: 'calls'; calls: Call[]; bytes?: ArrayBuffer };
 
 export type ToWorker =
-  | { kind: 'answers'; generation: number; appended: number; answers: Answer[] }
+  | { kind: 'answers'; generation: number; appended: number; answers: Answer[]; bytes?: ArrayBuffer }
   | { kind: 'state'; state: EngineState }
   // Report your request counts now (a scrape of /metrics in another worker waits for them).
   | { kind: 'report-requests'; generation: number };

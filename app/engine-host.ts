@@ -15,6 +15,9 @@
 // (the node does not lead): commands are refused here meanwhile, whatever a worker's view of it.
 
 import assert from 'node:assert/strict';
+import type { Command } from '../engine/commands.js';
+import type { Outcome } from '../engine/result.js';
+import { BatchBytes, commandAt } from './channel-codec.js';
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError } from '../http/api-error.js';
@@ -87,6 +90,8 @@ export class EngineHost {
   private readonly host: HostCalls;
   /** The seqs every worker reads from shared memory (engine-channel.ts SharedSeqs). */
   private readonly seqs = SharedSeqs.create();
+  /** The bytes of the answers being gathered (channel-codec.ts). */
+  private readonly batch = new BatchBytes();
   /** What the last state sent said of write admission. */
   private sentAdmission: { overloaded: string | undefined; holds: boolean } = { overloaded: undefined, holds: false };
 
@@ -192,7 +197,7 @@ export class EngineHost {
   /** Serves a worker's end of its channel. */
   attach(port: MessagePort): void {
     this.ports.add(port);
-    port.on('message', (message: ToEngine) => this.answer(port, message.calls));
+    port.on('message', (message: ToEngine) => this.answer(port, message.calls, message.bytes));
     port.on('close', () => this.ports.delete(port));
     port.postMessage({ kind: 'state', state: this.state() } satisfies ToWorker);
   }
@@ -203,12 +208,14 @@ export class EngineHost {
     this.ports.clear();
   }
 
-  private answer(port: MessagePort, calls: Call[]): void {
+  private answer(port: MessagePort, calls: Call[], bytes: ArrayBuffer | undefined): void {
     const answers: Answer[] = [];
     const { generation } = this;
+    const commands = bytes === undefined ? undefined : Buffer.from(bytes);
     for (const call of calls) {
       let value: unknown;
       try {
+        if (call.command) call.args = [commandAt(commands as Buffer, call.command)];
         value = this.carryOut(call);
       } catch (error) {
         const crossing = this.crossing(call, error);
@@ -230,9 +237,13 @@ export class EngineHost {
           (settled) => this.send(port, [{ id: call.id, ok: true, value: settled }], generation),
           (error: unknown) => this.send(port, [{ id: call.id, ok: false, error: this.crossing(call, error) }], generation),
         );
+      } else if (call.target === 'core' && call.method === 'run') {
+        // Transaction records in a command's outcome cross as bytes (channel-codec.ts).
+        const compact = this.batch.outcome(call.args[0] as Command, value as Outcome<unknown>);
+        answers.push(compact ? { id: call.id, ok: true, value: compact.outcome, records: compact.records } : { id: call.id, ok: true, value });
       } else answers.push({ id: call.id, ok: true, value });
     }
-    if (answers.length > 0) this.send(port, answers, generation);
+    if (answers.length > 0) this.send(port, answers, generation, this.batch.take());
   }
 
   /** Counts a call under way until it settles, so `drain` can wait for it. */
@@ -280,10 +291,12 @@ export class EngineHost {
    * Answers of calls carried out under `generation` (the ledger served when they were): what was appended
    * by now is told only of that ledger still served (the worker ignores it otherwise).
    */
-  private send(port: MessagePort, answers: Answer[], generation: number): void {
+  private send(port: MessagePort, answers: Answer[], generation: number, bytes?: ArrayBuffer): void {
     const appended = this.parts && generation === this.generation ? this.parts.runtime.visibleSeq() : 0;
     if (appended > 0) this.seqs.appendedTo(appended);
-    port.postMessage({ kind: 'answers', generation, appended, answers } satisfies ToWorker);
+    const message: ToWorker = { kind: 'answers', generation, appended, answers };
+    if (bytes === undefined) port.postMessage(message);
+    else port.postMessage({ ...message, bytes }, [bytes]);
   }
 
   /** Whether what workers decide admission by (overload, the index holding writes) differs from the last state sent. */

@@ -11,7 +11,7 @@
 // of it; what the worker last saw appended starts again from the new generation's.
 
 import type { MessagePort } from 'node:worker_threads';
-import type { CommandOf, CommandOp } from '../engine/commands.js';
+import type { Command, CommandOf, CommandOp } from '../engine/commands.js';
 import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../engine/ledger-engine.js';
 import type { TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
@@ -27,7 +27,8 @@ import { CutoverRefusal, type CutoverPort } from '../http/cutover-port.js';
 import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
-import { CALLABLE, NO_ANSWER, type SharedSeqs, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
+import { BatchBytes, outcomeWith } from './channel-codec.js';
+import { CALLABLE, NO_ANSWER, type SharedSeqs, type Answer, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
 
 /**
  * Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far
@@ -50,6 +51,8 @@ export class EngineClient {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; generation?: (generation: number) => void }>();
   private outbox: Call[] = [];
+  /** The bytes of the next batch's commands (channel-codec.ts). */
+  private readonly batch = new BatchBytes();
   private appended = 0;
   /** Waits for a durable seq, in seq order (writes are answered, and so wait, mostly in seq order). */
   private durableWaiters: DurableWaiter[] = [];
@@ -76,7 +79,7 @@ export class EngineClient {
       this.markReady = resolve;
     });
     port.on('message', (message: ToWorker) => {
-      if (message.kind === 'answers') this.answered(message.generation, message.appended, message.answers);
+      if (message.kind === 'answers') this.answered(message.generation, message.appended, message.answers, message.bytes);
       else if (message.kind === 'state') this.stateChanged(message.state);
       else for (const listener of this.reportListeners) listener(message.generation);
     });
@@ -222,10 +225,21 @@ export class EngineClient {
   private flush(): void {
     const calls = this.outbox;
     this.outbox = [];
-    this.port.postMessage({ kind: 'calls', calls } satisfies ToEngine);
+    // Transfers and bulks cross as bytes, all of the batch's in one buffer that moves with the message.
+    for (const call of calls) {
+      if (call.target !== 'core' || call.method !== 'run') continue;
+      const command = this.batch.command(call.args[0] as Command);
+      if (command === undefined) continue;
+      call.command = command;
+      call.args = [];
+    }
+    const bytes = this.batch.take();
+    if (bytes === undefined) this.port.postMessage({ kind: 'calls', calls } satisfies ToEngine);
+    else this.port.postMessage({ kind: 'calls', calls, bytes } satisfies ToEngine, [bytes]);
   }
 
-  private answered(generation: number, appended: number, answers: Array<{ id: number; ok: boolean; value?: unknown; error?: CrossingError }>): void {
+  private answered(generation: number, appended: number, answers: Answer[], bytes: ArrayBuffer | undefined): void {
+    const records = bytes === undefined ? undefined : Buffer.from(bytes);
     // First: whatever the answers show was appended by then, so a read rendered from them waits for it
     // (an answer of a ledger since replaced says nothing of the one served now).
     if (generation === this.state.generation && appended > this.appended) this.appended = appended;
@@ -234,8 +248,9 @@ export class EngineClient {
       if (!waiter) continue;
       this.waiting.delete(answer.id);
       waiter.generation?.(generation);
-      if (answer.ok) waiter.resolve(answer.value);
-      else waiter.reject(rebuilt(answer.error as CrossingError));
+      if (!answer.ok) waiter.reject(rebuilt(answer.error));
+      else if (answer.records && records) waiter.resolve(outcomeWith(answer.value as Outcome<unknown>, answer.records, records));
+      else waiter.resolve(answer.value);
     }
     if (this.waiting.size === 0 && this.outbox.length === 0) for (const idle of this.idleWaiters.splice(0)) idle();
   }
