@@ -19,7 +19,6 @@ import type { ReplicationInspector, ReplicationStatus, WriteTarget } from '../ht
 import type { RequestTotals } from '../http/request-metrics.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
-import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 
 /** The engine thread's own answers to its workers (engine-host.ts). */
 export interface HostCalls {
@@ -41,7 +40,6 @@ export interface EnginePorts {
   cutover: CutoverPort;
   backup: BackupPort;
   hooks: HookAdmin;
-  feed: ChangeFeedPort;
   host: HostCalls;
   inspector: ReplicationInspector;
 }
@@ -62,7 +60,6 @@ export const CALLABLE = {
   cutover: ['fence', 'unfence', 'status', 'promote', 'writeStarted', 'writeEnded'],
   backup: ['run'],
   hooks: ['newSigningSecret'],
-  feed: ['read'],
   host: ['state', 'reportRequests', 'requestTotals'],
   inspector: ['inspect'],
 } as const satisfies { [Target in keyof EnginePorts]: readonly (keyof EnginePorts[Target] & string)[] | 'LedgerView' };

@@ -25,7 +25,6 @@ import { CutoverRefusal } from '../http/cutover-port.js';
 import type { CutoverControl } from './cutover-control.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
-import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { InspectRefusal, type ReplicationInspector, type ReplicationPort } from '../http/replication-port.js';
 import { CALLABLE, NO_ANSWER, SharedSeqs, type Answer, type Call, type CallTarget, type CallTargets, type CrossingError, type HostCalls, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
@@ -42,7 +41,6 @@ export interface ServedParts {
   snapshots?: SnapshotAdmin;
   cutover?: CutoverControl;
   backup?: BackupPort;
-  feed?: ChangeFeedPort;
   inspector?: ReplicationInspector;
   /** A replicated node's replication (app/replication-node.ts); `leadingUntilMs`: performance.now() it leads until. */
   replication?: ReplicationPort & { leadingUntilMs(): number | undefined };
@@ -182,7 +180,6 @@ export class EngineHost {
       cutover: parts?.cutover,
       backup: parts?.backup,
       hooks: parts?.runtime.hookAdmin,
-      feed: parts?.feed,
       inspector: parts?.inspector,
       // Group commits are counted once, in the states sent to everyone: none in this one.
       host: this.host,

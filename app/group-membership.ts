@@ -1,17 +1,12 @@
-// What makes a node one of its group beside the log: a stable identity for its data directory (the same
-// node across restarts, `node-id` in the data directory), and the group's one hook sealing key. Every
-// node signs hook deliveries with that key (hooks/signing-secrets.ts), so a node without it, or with
-// another, is refused when it joins rather than found unable to sign after a failover. The group keeps
-// the key's fingerprint (the first node to join names it); a fingerprint reveals nothing of the key.
+// What makes a node one of its group beside the log and its data directory's membership
+// (app/data-dir-membership.ts): the group's one hook sealing key. Every node signs hook deliveries with
+// that key (hooks/signing-secrets.ts), so a node without it, or with another, is refused when it joins
+// rather than found unable to sign after a failover. The group keeps the key's fingerprint (the first
+// node to join names it); a fingerprint reveals nothing of the key.
 
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
 import { claimSealFingerprint, sealFingerprint } from '../replication/group-settings-store.js';
 import type { PostgresClient } from '../replication/postgres-client.js';
-
-const NODE_ID_FILE = 'node-id';
 
 /** A node whose hook sealing key is not its group's. */
 export class SealKeyError extends Error {
@@ -28,19 +23,4 @@ export async function checkSealKey(client: PostgresClient, dataDir: string): Pro
   if ((await claimSealFingerprint(client, mine)) !== mine) {
     throw new SealKeyError(`${HookSecretSealer.keyFileIn(dataDir)} is not the group's hook sealing key: give every node the same hooks.seal_key (FOLIO_HOOK_SEAL_KEY)`);
   }
-}
-
-/** This data directory's node id, made at its first replicated start: the same node across restarts. */
-export function nodeIdOf(dataDir: string): string {
-  const file = path.join(dataDir, NODE_ID_FILE);
-  try {
-    const text = fs.readFileSync(file, 'utf8').trim();
-    if (/^[0-9a-f]{16}$/.test(text)) return text;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  fs.mkdirSync(dataDir, { recursive: true });
-  const id = crypto.randomBytes(8).toString('hex');
-  fs.writeFileSync(file, `${id}\n`, { mode: 0o644 });
-  return id;
 }

@@ -17,8 +17,9 @@ import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { SharedSeqs, type EngineState, type WorkerOrder, type WorkerReport } from './engine-channel.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import type { WorkerData } from './http-workers.js';
-import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteFeed, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
+import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
 import { RequestSwitch } from './request-switch.js';
+import { WorkerChangeFeed } from './change-feed.js';
 import { EnvelopeError } from '../http/api-error.js';
 
 const data = workerData as WorkerData;
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   const client = new EngineClient(data.channel, SharedSeqs.over(data.seqs));
   await client.ready;
   const core = new RemoteLedger(client, { hookTargets: settings.hookTargets, index: settings.index });
+  const feed = settings.feedDataDir === undefined ? undefined : new WorkerChangeFeed(client, settings.feedDataDir);
   // A scrape reaches one worker: it shows its own request counts summed with the others', which the
   // engine's thread asks them for (or, from one too busy to answer at once, as it last reported). It
   // reports its own first and shows exactly what it reported, and so does every worker, so whichever
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
     snapshots: settings.snapshots ? remoteSnapshots(client) : undefined,
     cutover: settings.cutover ? remoteCutover(client) : undefined,
     backup: remoteBackup(client, settings.backupDir),
-    feed: settings.feed ? remoteFeed(client) : undefined,
+    feed,
     inspector: settings.inspector ? remoteInspector(client) : undefined,
     replication: settings.replication ? remoteReplication(client) : undefined,
   });
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
       // the channel closes: the engine's thread makes them durable as it closes the ledger.
       await app.apiKeyUsage.flush();
       await client.idle();
+      feed?.close();
       data.channel.close();
       report({ kind: 'closed' });
     })();

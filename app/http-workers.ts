@@ -37,7 +37,8 @@ export interface WorkerSettings {
   snapshots: boolean;
   cutover: boolean;
   backupDir?: string;
-  feed: boolean;
+  /** The data directory whose log the change feed reads in the worker (app/change-feed.ts); absent, no feed. */
+  feedDataDir?: string;
   inspector: boolean;
   /** A replicated node: requests are switched on the engine's state, and replication answered from it. */
   replication: boolean;

@@ -3,7 +3,9 @@
 // records feed the lookup store, queued work feeds the queue runner, durable commits feed the snapshot
 // worker). This is the LedgerCore the HTTP layer serves. A runtime opened as a follower (a cutover's
 // follower, a replicated group's standby) appends nothing of its own: it takes records copied from
-// elsewhere (`copyRecord`) until `startWork()` makes it a leader.
+// elsewhere (`copyRecord`) until `startWork()` makes it a leader. A runtime opened without a replicated
+// group refuses a group member's data directory (data-dir-membership.ts) and marks its log as sealed
+// alone (wal/leader-seals.ts) before appending anything, so a later rejoin never drops what it acknowledged.
 
 import fs from 'node:fs';
 import { assert } from '../engine/assert.js';
@@ -18,6 +20,7 @@ import type { LedgerCore } from '../http/ledger-core.js';
 import { BalanceFolds } from './balance-folds.js';
 import { SnapshotBalances } from './snapshot-balances.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { refuseGroupMember } from './data-dir-membership.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
 import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
 import { DurableRecords } from '../wal/durable-records.js';
@@ -87,6 +90,12 @@ export interface RuntimeOptions {
    * its own, so the queue runner, timers, hook delivery and snapshots wait for `startWork()`.
    */
   follower?: boolean;
+  /**
+   * A node of a replicated group (app/replicated-serve.ts), its log aligned with the group's in
+   * `beforeOpen`. Without it the data directory must not belong to a group (a GroupMemberError says
+   * so), and nothing this ledger appends or copies counts as sealed by a group's leader.
+   */
+  replicated?: boolean;
   /** Bounds of reconciliation runs (reconciliation/reconciliation-runner.ts). */
   reconciliationLimits?: Partial<RunnerLimits>;
   /** Bounds of a run's matching (reconciliation/matcher.ts): tests lower them to reach them. */
@@ -201,6 +210,7 @@ export class LedgerRuntime implements LedgerCore {
     fs.mkdirSync(options.dataDir, { recursive: true });
     const unlock = await lockDataDir(options.dataDir);
     try {
+      if (!options.replicated) refuseGroupMember(options.dataDir);
       if (options.hookSealKey) HookSecretSealer.provisionIn(options.dataDir, options.hookSealKey);
       await options.beforeOpen?.();
       const runtime = await LedgerRuntime.openLocked(options);
@@ -215,6 +225,7 @@ export class LedgerRuntime implements LedgerCore {
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
     const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, ...options.logLimits });
+    if (!options.replicated) await log.sealAsSingleNode();
     const durableRecords = new DurableRecords(log);
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);

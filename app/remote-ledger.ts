@@ -24,7 +24,6 @@ import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import { CutoverRefusal, type CutoverPort } from '../http/cutover-port.js';
-import type { ChangeFeedPort } from '../http/routes/event-routes.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
 import { BatchBytes, outcomeWith } from './channel-codec.js';
@@ -264,6 +263,8 @@ export class EngineClient {
       this.ended.set(previous.generation, { durable, error: previous.stopped ?? state.refusal ?? NOT_SERVED });
       if (this.ended.size > ENDED_GENERATIONS_MAX) this.ended.delete(this.ended.keys().next().value as number);
       this.appended = state.appended;
+      // The new ledger's seqs start again from where it stands: it may be behind the one replaced.
+      this.durableTold = 0;
     }
     this.state = state;
     this.markReady?.();
@@ -446,15 +447,6 @@ export function remoteCutover(client: EngineClient): CutoverPort {
       writers.push(writer);
       if (fenced) writer.hold();
     },
-  };
-}
-
-/** The change feed from a worker: reads cross, and a stream wakes when the durable seq moves. */
-export function remoteFeed(client: EngineClient): ChangeFeedPort {
-  return {
-    committedSeq: () => client.durableSeq(),
-    ...remotePort(client, 'feed'),
-    subscribe: (listener) => client.onDurable(listener),
   };
 }
 

@@ -12,7 +12,6 @@
 import os from 'node:os';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
 import type { ReplicationInspector } from '../http/replication-port.js';
-import { ChangeFeed } from './change-feed.js';
 import type { FolioConfig } from './config.js';
 import { EngineHost } from './engine-host.js';
 import { closeServer, createHttpServer } from './http-server.js';
@@ -67,7 +66,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
   logger.info({ node: settings.node_name, advertise_url: advertised, lease_ms: settings.timings.lease_ms }, 'joining the replication group');
   const node = await ReplicationNode.start(settings, {
     dataDir: config.data_dir,
-    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, beforeOpen, onHookProgress, logLimits: LOG_LIMITS }),
+    openRuntime: ({ beforeOpen, onHookProgress }) => LedgerRuntime.open({ ...parts.runtimeOptions, follower: true, replicated: true, beforeOpen, onHookProgress, logLimits: LOG_LIMITS }),
     serve: (runtime, servedBy) => {
       current = { runtime, node: servedBy };
       return http.serve(runtime, servedBy);
@@ -124,7 +123,7 @@ async function onWorkers(config: FolioConfig, parts: ServeParts, starting: ApiEr
   return {
     address: workers.address,
     serve: (runtime, node) => {
-      engine.serve({ runtime, snapshots: snapshotAdmin(runtime, config.data_dir), backup: parts.backup, feed: new ChangeFeed(runtime.log), inspector, replication: node });
+      engine.serve({ runtime, snapshots: snapshotAdmin(runtime, config.data_dir), backup: parts.backup, inspector, replication: node });
       return { holdWrites: () => engine.holdWrites(true), releaseWrites: () => engine.holdWrites(false) };
     },
     unavailable: async (refusal) => {

@@ -10,9 +10,12 @@
 // A leader that loses the lead (a renewal refused, its deadline passed, an append refused or failed)
 // steps down: the log stops appending and refuses every waiter (REPL_NOT_LEADER), the API answers 503
 // REPL_REJOINING, the ledger is closed once the requests under way have ended, and the node joins again
-// as a standby, dropping on the way any record the group never committed. A standby whose tail meets a
-// record that does not fit its log rejoins the same way. Joining retries until PostgreSQL answers; a
-// local log that cannot be aligned without losing history stops the process (an operator's call).
+// as a standby, dropping on the way any record it sealed as leader that the group never committed (the
+// log is marked as the leader's when the lead is taken: wal/leader-seals.ts). A standby whose tail meets
+// a record that does not fit its log rejoins the same way. Joining retries until PostgreSQL answers; a
+// local log that cannot be aligned without losing history, or holding records the node did not seal as
+// leader, stops the process (an operator's call). The data directory is marked a member of the group
+// (app/data-dir-membership.ts) once its log is aligned, so it is never served alone by mistake.
 //
 // The work is split so that nothing slow holds up the lease: renewals and watches run in one loop on
 // their own connection, role changes (promotion, rejoining) run one at a time beside it, and every
@@ -28,12 +31,13 @@ import { logEnd } from '../replication/postgres-log-store.js';
 import { ensureSchema, SchemaVersionError } from '../replication/replication-schema.js';
 import { readHookProgress } from '../replication/group-settings-store.js';
 import type { OutboxCursor } from '../hooks/outbox-store.js';
-import { checkSealKey, nodeIdOf, SealKeyError } from './group-membership.js';
+import { checkSealKey, SealKeyError } from './group-membership.js';
+import { newNodeId, readNodeId, recordMembership } from './data-dir-membership.js';
 import { HookProgressPublisher } from './hook-progress-publisher.js';
 import { uploadLog } from './log-upload.js';
 import type { ReplicationSettings } from './replication-settings.js';
 import type { CorruptRecordError } from '../wal/log-record-codec.js';
-import { alignWithGroup, DivergedLogError } from './log-alignment.js';
+import { AcknowledgedAloneError, alignWithGroup, DivergedLogError } from './log-alignment.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 import { notLeader, PostgresRecordReplicator } from './record-replicator.js';
 import { NotApplied, StandbyTail } from './standby-tail.js';
@@ -96,7 +100,8 @@ export class ReplicationNode implements ReplicationPort {
 
   private constructor(private readonly settings: ReplicationSettings, private readonly host: ReplicationHost) {
     this.hookProgress = new HookProgressPublisher(host.logger);
-    this.nodeId = nodeIdOf(host.dataDir);
+    // Kept in the data directory once the node has joined (recordMembership): the same node across restarts.
+    this.nodeId = readNodeId(host.dataDir) ?? newNodeId();
     this.incarnation = `${settings.node_name}/${this.nodeId}/${crypto.randomBytes(6).toString('hex')}`;
   }
 
@@ -183,6 +188,8 @@ export class ReplicationNode implements ReplicationPort {
             await checkSealKey(opened, this.host.dataDir);
             const alignment = await alignWithGroup(this.host.dataDir, opened, this.settings.records_dropped_max);
             if (alignment.records_dropped > 0 || alignment.seeding) this.host.logger.warn({ ...alignment }, 'local log aligned with the group');
+            // From here the directory holds the group's history: it never opens alone again (data-dir-membership.ts).
+            recordMembership(this.host.dataDir, this.nodeId);
           },
           onHookProgress: (cursor) => this.hookProgressSaved(cursor),
         });
@@ -191,7 +198,7 @@ export class ReplicationNode implements ReplicationPort {
         return;
       } catch (error) {
         dropClient(client);
-        if (error instanceof DivergedLogError || error instanceof SchemaVersionError || error instanceof SealKeyError
+        if (error instanceof DivergedLogError || error instanceof AcknowledgedAloneError || error instanceof SchemaVersionError || error instanceof SealKeyError
           || ['DataDirLockedError', 'CorruptRecordError', 'SealError'].includes((error as Error).name)) {
           this.phase = 'stopped';
           this.host.fatal(error as Error);
@@ -352,6 +359,9 @@ export class ReplicationNode implements ReplicationPort {
         previousFirstSeq = await uploadLog(runtime.log, client, held.term, this.settings.seed_records_per_batch);
         this.host.logger.warn({ seq: runtime.log.appendedSeq }, "uploaded this node's log to the empty group");
       }
+      // The local log is the group's now, record for record: what it seals from here on, until the group
+      // commits it, is this leader's and may be dropped if this node loses the lead (log-alignment.ts).
+      await runtime.log.sealAsLeader();
       if (epoch !== this.epoch) return;
       this.replicator = new PostgresRecordReplicator(client, held.term, previousFirstSeq);
       runtime.log.replicateTo(this.replicator);

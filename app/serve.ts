@@ -134,7 +134,7 @@ async function serveOnWorkers(
   config: FolioConfig, parts: ServeParts, runtime: LedgerRuntime, cutover: CutoverControl, inspector: ReplicationInspector,
 ): Promise<void> {
   const engine = new EngineHost({
-    runtime, logger: parts.logger, cutover, backup: parts.backup, inspector, snapshots: snapshotAdmin(runtime, config.data_dir), feed: new ChangeFeed(runtime.log),
+    runtime, logger: parts.logger, cutover, backup: parts.backup, inspector, snapshots: snapshotAdmin(runtime, config.data_dir),
   });
   const workers = await startHttpWorkers(config, parts, engine, { index: runtime.query !== undefined, cutover: true, replication: false });
   onShutdownSignals(config, parts.logger, async () => {
@@ -161,7 +161,7 @@ export async function startHttpWorkers(
       version: FOLIO_VERSION, logLevel: config.log_level, secretKey: config.server.secret_key,
       tokenizationKey: key ? new Uint8Array(key) : undefined,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
-      snapshots: true, backupDir: parts.backup.dir, feed: true, inspector: true, ...options,
+      snapshots: true, backupDir: parts.backup.dir, feedDataDir: config.data_dir, inspector: true, ...options,
       limits: {
         headers_timeout_ms: config.server.headers_timeout_ms, request_timeout_ms: config.server.request_timeout_ms,
         connections_max: config.server.connections_max, connections_per_address_max: config.server.connections_per_address_max,

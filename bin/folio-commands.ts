@@ -32,6 +32,9 @@ commands:
   replication status [--config FILE] [--json]
                            a replicated group as PostgreSQL holds it: the lease, the log's end, and
                            every node's role, term, applied seq and lag (docs/operations.md)
+  replication leave [--data DIR]
+                           make a data directory of a group an independent single-node ledger, its
+                           log kept whole (for one its group refuses: docs/operations.md)
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -70,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
     case 'replication': {
       // Loaded only here: no other command loads the PostgreSQL client.
       const { replicationCommand } = await import('../ops/replication-command.js');
-      return replicationCommand(args, loadConfig(option(args, '--config')));
+      return replicationCommand(args, loadConfig(option(args, '--config')), (name) => option(args, name));
     }
     case undefined:
     case 'help':
@@ -115,7 +118,7 @@ function exitWhenWritten(code: number): void {
 function isOperatorError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
   return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError'
-    || name === 'DataDirLockedError' || name === 'SealError';
+    || name === 'DataDirLockedError' || name === 'SealError' || name === 'GroupMemberError';
 }
 
 function operatorMessage(error: Error, command: string | undefined): string {

@@ -93,6 +93,7 @@ export const STATUS_BY_CODE = {
   REPL_SEQ_NOT_APPLIED: 503,
   // the change feed (http/routes/event-routes.ts)
   FEED_CURSOR_INVALID: 400,
+  FEED_CURSOR_AHEAD: 409,
   FEED_STREAMS_EXCEEDED: 503,
 } as const;
 

@@ -86,5 +86,6 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   REPL_SEQ_INVALID: 'X-Folio-Seq must be a log seq, as an earlier answer gave it',
   REPL_SEQ_NOT_APPLIED: 'this node has not applied the X-Folio-Seq asked for yet; retry after Retry-After seconds, or ask the leader',
   FEED_CURSOR_INVALID: 'the cursor is not one the change feed gave out (a log seq)',
+  FEED_CURSOR_AHEAD: "the cursor is past the end of this node's log (details.committed_seq says where it ends): the ledger was restored to an earlier point, or this standby has not caught up yet; resume from a cursor at or before it, or retry after Retry-After seconds",
   FEED_STREAMS_EXCEEDED: 'too many change feed streams are open on this node; retry after Retry-After seconds',
 };

@@ -73,10 +73,9 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
   const { snapshotRoutes, workers = TEST_WORKERS_DEFAULT, ...passed } = appOptions;
   const snapshots = snapshotRoutes ? snapshotAdmin(runtime, dataDir) : undefined;
-  const feed = new ChangeFeed(runtime.log);
   const inspector = nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) }));
   if (workers > 0) {
-    const engine = new EngineHost({ runtime, logger, snapshots, feed, inspector, backup: passed.backup });
+    const engine = new EngineHost({ runtime, logger, snapshots, inspector, backup: passed.backup });
     const pool = await HttpWorkers.start({
       count: workers, host: '127.0.0.1', port: 0, engine,
       onFailure: (error) => logger.error({ err: error }, 'an HTTP worker failed'),
@@ -85,7 +84,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
         tokenizationKey: passed.tokenizationKey ? new Uint8Array(passed.tokenizationKey) : undefined,
         hookTargets: options.hookTargets ?? { allowPrivateNetworks: false },
         index: runtime.query !== undefined, snapshots: snapshots !== undefined, cutover: false, backupDir: passed.backup?.dir,
-        feed: true, inspector: true, replication: false, limits: DEFAULT_CONNECTION_LIMITS,
+        feedDataDir: dataDir, inspector: true, replication: false, limits: DEFAULT_CONNECTION_LIMITS,
       },
     });
     const url = `http://127.0.0.1:${pool.address.port}`;
@@ -101,7 +100,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
       },
     };
   }
-  const app = createApp({ core: runtime, logger, metrics, version: 'test', snapshots, feed, inspector, ...passed });
+  const app = createApp({ core: runtime, logger, metrics, version: 'test', snapshots, feed: new ChangeFeed(runtime.log), inspector, ...passed });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
