@@ -21,10 +21,23 @@ async function appendRecords(log: LmdbLog, records: number, eventsPerRecord: num
   return appended;
 }
 
+/** The size in the log of a record of `events` events like appendRecords writes. */
+async function recordBytes(events: number): Promise<number> {
+  const log = LmdbLog.open({ dir: LmdbLog.directoryIn(tempDataDir('durable-records-size')) });
+  let bytes = 0;
+  log.onDurableRecord((record) => {
+    bytes = record.bytes?.length ?? 0;
+  });
+  await appendRecords(log, 1, events);
+  await log.close();
+  return bytes;
+}
+
 t.test('recent events are the objects appended; older ones come from the log, equal', async (t) => {
   const log = LmdbLog.open({ dir: LmdbLog.directoryIn(tempDataDir('durable-records')) });
   t.teardown(() => log.close());
-  const feed = new DurableRecords(log, { events_held_max: 10 });
+  // Room for two and a half records: the last two are held.
+  const feed = new DurableRecords(log, { bytes_held_max: Math.floor((await recordBytes(4)) * 2.5) });
   const seen: Array<[number, number, number | undefined]> = [];
   feed.subscribe((record) => seen.push([record.first_seq, record.last_seq, record.bytes?.length]));
   const appended = await appendRecords(log, 6, 4);
@@ -34,7 +47,6 @@ t.test('recent events are the objects appended; older ones come from the log, eq
   const all = [...feed.read(1, 24)];
   t.same(all.map((logged) => logged.seq), Array.from({ length: 24 }, (_, index) => index + 1), 'every seq once, in order');
   t.same(all.map((logged) => logged.event), appended, 'the same events');
-  // At most 10 events held: the last two records (8 events).
   t.ok(all.slice(16).every((logged, index) => logged.event === appended[16 + index]), 'held events are the appended objects themselves');
   t.ok(all.slice(0, 16).every((logged, index) => logged.event !== appended[index]), 'older ones were read back from the log');
   t.same([...feed.read(14, 18)].map((logged) => logged.seq), [14, 15, 16, 17, 18], 'a range inside what is held');

@@ -5,7 +5,8 @@
 // instead of reading the record back out of LMDB and decoding it again. The index's projector takes the
 // bytes (its thread decodes them); hook delivery takes the events.
 //
-// Kept: the newest records holding at most `events_held_max` events. A read that starts before them (a
+// Kept: the newest records, at most `bytes_held_max` of them by their size in the log (an event may be a
+// bulk of thousands of transfers, so a count of events would bound nothing). A read that starts before them (a
 // reader far behind, or after a restart) reads the log itself for that part, checked as the log checks
 // every read, and the held records for the rest: the two give the same events (a record's events are
 // never changed once it is sealed, engine/events.ts).
@@ -15,29 +16,34 @@ import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { DurableRecord, LmdbLog } from './lmdb-log.js';
 
 export interface DurableRecordsLimits {
-  /** Events of the newest durable records kept in memory for readers a little behind. */
-  events_held_max: number;
+  /**
+   * The newest durable records kept in memory for readers a little behind, by their bytes in the log.
+   * Their events live on meanwhile: each survives young-generation collections and is promoted, so the
+   * window is kept to what a reader woken at every commit needs, a few commits' worth.
+   */
+  bytes_held_max: number;
 }
 
-export const DEFAULT_DURABLE_RECORDS_LIMITS: DurableRecordsLimits = { events_held_max: 20_000 };
+export const DEFAULT_DURABLE_RECORDS_LIMITS: DurableRecordsLimits = { bytes_held_max: 4 * 1024 * 1024 };
 
 interface Held {
   first_seq: number;
   last_seq: number;
   events: readonly LedgerEvent[];
+  bytes: number;
 }
 
 export class DurableRecords {
   private readonly held: Held[] = [];
   /** Index of the oldest record still held (records are dropped from the front without shifting). */
   private head = 0;
-  private eventsHeld = 0;
+  private bytesHeld = 0;
   private readonly listeners: Array<(record: DurableRecord) => void> = [];
   private readonly limits: DurableRecordsLimits;
 
   constructor(private readonly log: LmdbLog, limits: Partial<DurableRecordsLimits> = {}) {
     this.limits = { ...DEFAULT_DURABLE_RECORDS_LIMITS, ...limits };
-    assert(this.limits.events_held_max >= 0, 'events_held_max must not be negative');
+    assert(this.limits.bytes_held_max >= 0, 'bytes_held_max must not be negative');
     log.onDurableRecord((record) => this.durable(record));
   }
 
@@ -88,19 +94,19 @@ export class DurableRecords {
   }
 
   private durable(record: DurableRecord): void {
-    if (record.events && this.limits.events_held_max > 0) this.hold(record.first_seq, record.last_seq, record.events);
+    if (record.events && record.bytes && this.limits.bytes_held_max > 0) this.hold(record.first_seq, record.last_seq, record.events, record.bytes.length);
     else this.dropAll();
     for (const listener of this.listeners) listener(record);
   }
 
-  private hold(firstSeq: number, lastSeq: number, events: readonly LedgerEvent[]): void {
+  private hold(firstSeq: number, lastSeq: number, events: readonly LedgerEvent[], bytes: number): void {
     const newest = this.held[this.held.length - 1];
     // Held records must follow on from each other; a gap (a record without events) starts over.
     if (this.head < this.held.length && newest && newest.last_seq + 1 !== firstSeq) this.dropAll();
-    this.held.push({ first_seq: firstSeq, last_seq: lastSeq, events });
-    this.eventsHeld += events.length;
-    while (this.eventsHeld > this.limits.events_held_max && this.head < this.held.length - 1) {
-      this.eventsHeld -= (this.held[this.head] as Held).events.length;
+    this.held.push({ first_seq: firstSeq, last_seq: lastSeq, events, bytes });
+    this.bytesHeld += bytes;
+    while (this.bytesHeld > this.limits.bytes_held_max && this.head < this.held.length) {
+      this.bytesHeld -= (this.held[this.head] as Held).bytes;
       this.held[this.head] = undefined as unknown as Held;
       this.head += 1;
     }
@@ -113,6 +119,6 @@ export class DurableRecords {
   private dropAll(): void {
     this.held.length = 0;
     this.head = 0;
-    this.eventsHeld = 0;
+    this.bytesHeld = 0;
   }
 }
