@@ -38,6 +38,7 @@ t.test('recent events are the objects appended; older ones come from the log, eq
   t.teardown(() => log.close());
   // Room for two and a half records: the last two are held.
   const feed = new DurableRecords(log, { bytes_held_max: Math.floor((await recordBytes(4)) * 2.5) });
+  [...feed.read(1, 0)]; // a reader: records are kept from now on
   const seen: Array<[number, number, number | undefined]> = [];
   feed.subscribe((record) => seen.push([record.first_seq, record.last_seq, record.bytes?.length]));
   const appended = await appendRecords(log, 6, 4);
@@ -52,6 +53,16 @@ t.test('recent events are the objects appended; older ones come from the log, eq
   t.same([...feed.read(14, 18)].map((logged) => logged.seq), [14, 15, 16, 17, 18], 'a range inside what is held');
   t.same([...feed.read(10, 14)].map((logged) => logged.seq), [10, 11, 12, 13, 14], 'a range across the edge');
   t.same([...feed.read(20, 1_000)].map((logged) => logged.seq), [20, 21, 22, 23, 24], 'never past the durable seq');
+});
+
+t.test('with no reader nothing is kept: events are read back from the log', async (t) => {
+  const log = LmdbLog.open({ dir: LmdbLog.directoryIn(tempDataDir('durable-records-unread')) });
+  t.teardown(() => log.close());
+  const feed = new DurableRecords(log);
+  const appended = await appendRecords(log, 3, 2);
+  const all = [...feed.read(1, 6)];
+  t.same(all.map((logged) => logged.event), appended, 'the same events');
+  t.ok(all.every((logged, index) => logged.event !== appended[index]), 'none kept while nobody read');
 });
 
 t.test('a record appended and not yet durable is not read', async (t) => {

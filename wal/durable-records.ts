@@ -5,7 +5,9 @@
 // instead of reading the record back out of LMDB and decoding it again. The index's projector takes the
 // bytes (its thread decodes them); hook delivery takes the events.
 //
-// Kept: the newest records, at most `bytes_held_max` of them by their size in the log (an event may be a
+// Kept only while someone reads (within READER_IDLE_MS of the last read: hook delivery with no hook and no
+// webhook never reads, and then nothing is kept, so records die young as they did before): the newest
+// records, at most `bytes_held_max` of them by their size in the log (an event may be a
 // bulk of thousands of transfers, so a count of events would bound nothing). A read that starts before them (a
 // reader far behind, or after a restart) reads the log itself for that part, checked as the log checks
 // every read, and the held records for the rest: the two give the same events (a record's events are
@@ -26,6 +28,9 @@ export interface DurableRecordsLimits {
 
 export const DEFAULT_DURABLE_RECORDS_LIMITS: DurableRecordsLimits = { bytes_held_max: 4 * 1024 * 1024 };
 
+/** Records are kept for readers only while one has read within this long. */
+const READER_IDLE_MS = 1_000;
+
 interface Held {
   first_seq: number;
   last_seq: number;
@@ -38,6 +43,8 @@ export class DurableRecords {
   /** Index of the oldest record still held (records are dropped from the front without shifting). */
   private head = 0;
   private bytesHeld = 0;
+  /** When events were last read (performance.now()). */
+  private lastReadAt = Number.NEGATIVE_INFINITY;
   private readonly listeners: Array<(record: DurableRecord) => void> = [];
   private readonly limits: DurableRecordsLimits;
 
@@ -59,6 +66,7 @@ export class DurableRecords {
 
   /** The durable events from `fromSeq` to `toSeq` (at most the durable seq), in order. */
   *read(fromSeq: number, toSeq: number): Generator<LoggedEvent> {
+    this.lastReadAt = performance.now();
     const last = Math.min(toSeq, this.log.durableSeq);
     let seq = fromSeq;
     while (seq <= last) {
@@ -94,7 +102,8 @@ export class DurableRecords {
   }
 
   private durable(record: DurableRecord): void {
-    if (record.events && record.bytes && this.limits.bytes_held_max > 0) this.hold(record.first_seq, record.last_seq, record.events, record.bytes.length);
+    const reading = performance.now() - this.lastReadAt < READER_IDLE_MS;
+    if (reading && record.events && record.bytes && this.limits.bytes_held_max > 0) this.hold(record.first_seq, record.last_seq, record.events, record.bytes.length);
     else this.dropAll();
     for (const listener of this.listeners) listener(record);
   }
