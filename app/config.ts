@@ -4,7 +4,8 @@
 // server.connections_max (FOLIO_CONNECTIONS_MAX), server.connections_per_address_max
 // (FOLIO_CONNECTIONS_PER_ADDRESS_MAX) (http/server-limits.ts), server.workers (FOLIO_WORKERS: the
 // HTTP worker threads, default the machine's cores minus one and at least one; 0 serves HTTP on the
-// engine's thread; app/http-workers.ts),
+// engine's thread; app/http-workers.ts), server.body_bytes_in_flight_max (FOLIO_BODY_BYTES_IN_FLIGHT_MAX:
+// the request body bytes the process holds at once, over every HTTP thread; http/body-bytes-in-flight.ts),
 // data_dir, snapshots.every_events, snapshots.every_seconds, snapshots.keep,
 // hooks.allow_private_networks, hooks.seal_key (FOLIO_HOOK_SEAL_KEY), notifications.webhook_url (FOLIO_WEBHOOK_URL), notifications.webhook_secret
 // (FOLIO_WEBHOOK_SECRET), notifications.webhook_headers (FOLIO_WEBHOOK_HEADERS, a JSON object, as Blnk's
@@ -29,6 +30,8 @@ import os from 'node:os';
 import { z } from 'zod';
 import { masterKeyRefusal } from '../http/app.js';
 import { tokenizationSecretBytes } from '../http/identity-tokens.js';
+import { BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, BODY_BYTES_IN_FLIGHT_MAX_LIMIT } from '../http/body-bytes-in-flight.js';
+import { BODY_BYTES_MAX } from '../http/json-body.js';
 import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
 import {
   DEFAULT_NOTIFICATION_RETRY_COUNT,
@@ -48,7 +51,7 @@ export function defaultWorkers(): number {
 
 export interface FolioConfig {
   /** The connection limits: request deadlines and open connections (http/server-limits.ts). */
-  server: { host: string; port: number; secret_key: string; workers: number } & ConnectionLimits;
+  server: { host: string; port: number; secret_key: string; workers: number; body_bytes_in_flight_max: number } & ConnectionLimits;
   data_dir: string;
   log_level: string;
   snapshots: SnapshotSchedule;
@@ -97,7 +100,9 @@ export const LEASE_MS_MAX = 60_000;
 const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 export const DEFAULT_CONFIG: FolioConfig = {
-  server: { host: '127.0.0.1', port: 5001, secret_key: '', workers: defaultWorkers(), ...DEFAULT_CONNECTION_LIMITS },
+  server: {
+    host: '127.0.0.1', port: 5001, secret_key: '', workers: defaultWorkers(), body_bytes_in_flight_max: BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, ...DEFAULT_CONNECTION_LIMITS,
+  },
   data_dir: './data',
   log_level: 'info',
   snapshots: DEFAULT_SNAPSHOT_SCHEDULE,
@@ -124,6 +129,7 @@ const fileSchema = z.object({
     connections_max: z.number().int().min(1).optional(),
     connections_per_address_max: z.number().int().min(1).optional(),
     workers: z.number().int().min(0).max(WORKERS_MAX).optional(),
+    body_bytes_in_flight_max: z.number().int().min(BODY_BYTES_MAX).max(BODY_BYTES_IN_FLIGHT_MAX_LIMIT).optional(),
   }).optional(),
   data_dir: z.string().min(1).optional(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
@@ -173,6 +179,9 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
     config.server.connections_per_address_max = parseWhole('FOLIO_CONNECTIONS_PER_ADDRESS_MAX', env.FOLIO_CONNECTIONS_PER_ADDRESS_MAX);
   }
   if (env.FOLIO_WORKERS !== undefined && env.FOLIO_WORKERS !== '') config.server.workers = parseWorkers(env.FOLIO_WORKERS);
+  if (env.FOLIO_BODY_BYTES_IN_FLIGHT_MAX) {
+    config.server.body_bytes_in_flight_max = parseBounded('FOLIO_BODY_BYTES_IN_FLIGHT_MAX', env.FOLIO_BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_MAX, BODY_BYTES_IN_FLIGHT_MAX_LIMIT);
+  }
   if (env.FOLIO_DATA_DIR) config.data_dir = env.FOLIO_DATA_DIR;
   if (env.FOLIO_LOG_LEVEL) config.log_level = env.FOLIO_LOG_LEVEL;
   if (env.FOLIO_FOLLOW_DATA_DIR) config.follow_data_dir = env.FOLIO_FOLLOW_DATA_DIR;
@@ -340,7 +349,7 @@ function parseCount(name: string, text: string, min: number): number {
 
 function parseBounded(name: string, text: string, min: number, max: number): number {
   const value = Number(text);
-  if (!/^[0-9]{1,9}$/.test(text) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not ${text}`);
+  if (!/^[0-9]{1,10}$/.test(text) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not ${text}`);
   return value;
 }
 

@@ -7,6 +7,10 @@
 // The fence of a cutover is enforced here, where the commands are carried out: a worker's own check can
 // be a moment late, the engine's thread cannot.
 //
+// A worker that dies leaves behind what its calls hold here (app/http-workers.ts replaces it): `detach`
+// ends the fence counts of its writes (a fence would otherwise wait for writes whose worker is gone) and
+// its waits for a seq (each ends as timed out: nobody reads the answer), and stops serving its channel.
+//
 // A replicated node changes the ledger it serves on every rejoin (app/replicated-serve.ts): `refuse`
 // makes every call answer the refusal (503 REPL_REJOINING) and tells the workers so at once, `drain`
 // waits (bounded) for the calls under way on the old ledger, and `serve` points the host at the new one
@@ -60,8 +64,16 @@ const WRITES_HELD = new ApiError('REPL_NO_LEADER', 'this node does not take writ
   'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
 });
 
+/** What one worker's channel holds on this thread, given back when the worker is gone (detach). */
+interface Attached {
+  /** Writes whose fence count its worker started and has not ended. */
+  writesCounted: number;
+  /** Ends its waits for a seq. */
+  readonly gone: AbortController;
+}
+
 export class EngineHost {
-  private readonly ports = new Set<MessagePort>();
+  private readonly ports = new Map<MessagePort, Attached>();
   private targets: CallTargets;
   private readonly timer: NodeJS.Timeout;
   private commits: Array<[number, number]> = [];
@@ -193,19 +205,34 @@ export class EngineHost {
 
   /** Serves a worker's end of its channel. */
   attach(port: MessagePort): void {
-    this.ports.add(port);
-    port.on('message', (message: ToEngine) => this.answer(port, message.calls, message.bytes));
-    port.on('close', () => this.ports.delete(port));
+    const attached: Attached = { writesCounted: 0, gone: new AbortController() };
+    this.ports.set(port, attached);
+    port.on('message', (message: ToEngine) => this.answer(port, attached, message.calls, message.bytes));
+    port.on('close', () => this.detach(port));
     port.postMessage({ kind: 'state', state: this.state() } satisfies ToWorker);
+  }
+
+  /**
+   * The worker behind `port` is gone: its writes are uncounted from the fence, its waits for a seq end,
+   * and its channel is no longer served. Calls of its still under way finish and their answers go nowhere.
+   */
+  detach(port: MessagePort): void {
+    const attached = this.ports.get(port);
+    if (!attached) return;
+    this.ports.delete(port);
+    attached.gone.abort();
+    const cutover = this.parts?.cutover;
+    for (; attached.writesCounted > 0; attached.writesCounted -= 1) cutover?.writeEnded();
+    port.close();
   }
 
   close(): void {
     clearInterval(this.timer);
-    for (const port of this.ports) port.close();
+    for (const port of this.ports.keys()) port.close();
     this.ports.clear();
   }
 
-  private answer(port: MessagePort, calls: Call[], bytes: ArrayBuffer | undefined): void {
+  private answer(port: MessagePort, attached: Attached, calls: Call[], bytes: ArrayBuffer | undefined): void {
     const answers: Answer[] = [];
     const { generation } = this;
     const commands = bytes === undefined ? undefined : Buffer.from(bytes);
@@ -213,7 +240,7 @@ export class EngineHost {
       let value: unknown;
       try {
         if (call.command) call.args = [commandAt(commands as Buffer, call.command)];
-        value = this.carryOut(call);
+        value = this.carryOut(call, attached);
       } catch (error) {
         const crossing = this.crossing(call, error);
         if (call.id !== NO_ANSWER) answers.push({ id: call.id, ok: false, error: crossing });
@@ -254,7 +281,7 @@ export class EngineHost {
     value.then(settled, settled);
   }
 
-  private carryOut(call: Call): unknown {
+  private carryOut(call: Call, attached: Attached): unknown {
     if (this.refusal && call.target !== 'host') throw this.refusal;
     const target = this.targets[call.target];
     if (!target || !callable(call.target, call.method)) throw new Error(`${call.target}.${call.method} cannot be called from a worker`);
@@ -262,7 +289,13 @@ export class EngineHost {
     if (call.target === 'core' && call.method === 'run' && this.parts?.cutover && !this.parts.cutover.appendsAllowed) {
       throw new EnvelopeError('CUTOVER_FENCED', 503, 'this ledger is being moved to a new process; retry shortly', undefined, { 'Retry-After': '1' });
     }
-    return (target as Record<string, (...args: unknown[]) => unknown>)[call.method]!(...call.args);
+    // A wait for a seq ends when its worker goes (the signal is this side's: it cannot cross).
+    const args = call.target === 'core' && call.method === 'appliedSeqReached' ? [call.args[0], call.args[1], attached.gone.signal] : call.args;
+    const value = (target as Record<string, (...args: unknown[]) => unknown>)[call.method]!(...args);
+    // The fence's count of each worker's writes, to end them if the worker goes before it does.
+    if (call.target === 'cutover' && call.method === 'writeStarted' && value !== undefined) attached.writesCounted += 1;
+    if (call.target === 'cutover' && call.method === 'writeEnded') attached.writesCounted -= 1;
+    return value;
   }
 
   /** An error as it crosses to the worker: refusals keep their envelope; anything else is an internal error. */
@@ -311,7 +344,7 @@ export class EngineHost {
   private freshRequestTotals(except: number): Promise<RequestTotals[]> {
     const generation = ++this.reportGeneration;
     const message: ToWorker = { kind: 'report-requests', generation };
-    for (const port of this.ports) port.postMessage(message);
+    for (const port of this.ports.keys()) port.postMessage(message);
     return new Promise((resolve) => {
       const waiter = {
         generation,
@@ -343,7 +376,7 @@ export class EngineHost {
     if (this.ports.size === 0) return;
     const message: ToWorker = { kind: 'state', state };
     this.commits = [];
-    for (const port of this.ports) port.postMessage(message);
+    for (const port of this.ports.keys()) port.postMessage(message);
   }
 
   private state(): EngineState {

@@ -1,7 +1,8 @@
 // One HTTP worker thread (http-workers.ts starts them): the Koa app of `folio serve` over a RemoteLedger
 // (remote-ledger.ts), listening on the server's port beside the other workers (SO_REUSEPORT: the kernel
 // spreads connections over them). Bodies are read, parsed, validated and answers rendered here; only
-// commands and reads cross to the engine's thread. A replicated node's worker serves through a request
+// commands and reads cross to the engine's thread. The body bytes it holds count in the process's shared
+// count (http/body-bytes-in-flight.ts), in this worker's own slot. A replicated node's worker serves through a request
 // switch (request-switch.ts): every request is refused (503 REPL_REJOINING) while the engine's state says
 // no ledger is served, the change feed's streams end when the ledger is replaced, and the node's
 // replication (role, where writes go) is answered from the state (remote-ledger.ts).
@@ -11,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../http/app.js';
 import { AddressConnections } from '../http/address-connections.js';
+import { BodyBytesInFlight } from '../http/body-bytes-in-flight.js';
 import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
     secretKey: settings.secretKey, listenHost: data.listen.host,
     tokenizationKey: settings.tokenizationKey ? Buffer.from(settings.tokenizationKey) : undefined,
     bodyBytesMax: settings.bodyBytesMax,
+    bodyBytesInFlight: new BodyBytesInFlight(data.bodyBytes, settings.bodyBytesInFlightMax, data.index),
     snapshots: settings.snapshots ? remoteSnapshots(client) : undefined,
     cutover: settings.cutover ? remoteCutover(client) : undefined,
     backup: remoteBackup(client, settings.backupDir),

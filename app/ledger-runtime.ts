@@ -44,7 +44,7 @@ import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
 import type { NotificationDeriver } from '../hooks/notification-draft.js';
 import type { NotificationTarget } from '../hooks/notifications.js';
-import type { FoldAnswer, HookAdmin } from '../http/ledger-core.js';
+import type { FoldAnswer, HookAdmin, SeqWait } from '../http/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -164,6 +164,8 @@ export class LedgerRuntime implements LedgerCore {
   private readonly seqWaiters: SeqWaiters;
   /** False while a follower: it carries out no command of its own until startWork(). */
   private appendsOwn: boolean;
+  /** The log stopped taking events (a leader whose lease ran out): its end is no longer final. */
+  private appendsStopped = false;
 
   private constructor(
     readonly log: LmdbLog,
@@ -256,6 +258,9 @@ export class LedgerRuntime implements LedgerCore {
     log.onSeal((lastSeq) => {
       store.sealed(lastSeq);
       runtime.seqWaiters.advanced();
+    });
+    log.onReplicationLost(() => {
+      runtime.appendsStopped = true;
     });
     log.onCommit(() => {
       store.logDurable(log.durableSeq);
@@ -509,8 +514,29 @@ export class LedgerRuntime implements LedgerCore {
     return this.log.appendedSeq;
   }
 
-  appliedSeqReached(seq: number, timeoutMs: number): Promise<boolean> {
-    return this.seqWaiters.reached(seq, timeoutMs);
+  /**
+   * Waits (bounded) for the log to reach `seq`. A log that only this node appends to (a leader, a single
+   * node) holds every seq it ever gave out, so a seq past its end never comes and is answered at once;
+   * a standby or a follower waits for the records it copies.
+   */
+  appliedSeqReached(seq: number, timeoutMs: number, signal?: AbortSignal): Promise<SeqWait> {
+    const end = this.log.appendedSeq;
+    if (seq <= end) return Promise.resolve({ outcome: 'applied' });
+    if (this.appendsOwn && !this.appendsStopped) return Promise.resolve({ outcome: 'beyond_log', log_end_seq: end });
+    return this.seqWaiters.reached(seq, timeoutMs, signal);
+  }
+
+  /**
+   * A standby's read of its group's log, begun at `readStartedAt` (performance.now()), found that log
+   * ending at `endSeq`: waits begun before it for seqs past that end are answered beyond_log.
+   */
+  groupLogRead(endSeq: number, readStartedAt: number): void {
+    this.seqWaiters.groupLogRead(endSeq, readStartedAt);
+  }
+
+  /** Answers every wait for a seq now (timed_out unless reached): the node stops serving this ledger. */
+  releaseSeqWaiters(): void {
+    this.seqWaiters.release();
   }
 
   listTransactions(offset: number, limit: number): TransactionRecord[] {

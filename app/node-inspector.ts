@@ -20,7 +20,7 @@ export function nodeInspector(node: () => InspectedNode | undefined): Replicatio
       if (!current) throw new InspectRefusal('this node has no ledger open right now (it is rejoining its group)');
       const { runtime } = current;
       if (options.atSeq !== undefined) {
-        if (!(await runtime.appliedSeqReached(options.atSeq, options.waitMs))) {
+        if ((await runtime.appliedSeqReached(options.atSeq, options.waitMs)).outcome !== 'applied') {
           throw new InspectRefusal(`this node did not reach seq ${options.atSeq} in ${options.waitMs} ms (it stands at ${runtime.visibleSeq()})`);
         }
         if (runtime.visibleSeq() !== options.atSeq) throw new InspectRefusal(`this node stands at seq ${runtime.visibleSeq()}, not ${options.atSeq}`);

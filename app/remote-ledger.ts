@@ -17,7 +17,7 @@ import type { TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from '../http/api-error.js';
-import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads } from '../http/ledger-core.js';
+import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads, SeqWait } from '../http/ledger-core.js';
 import type { IndexGaugeSources } from '../http/metrics.js';
 import type { QueryPort } from '../http/query-port.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
@@ -346,8 +346,8 @@ export class RemoteLedger implements LedgerCore {
     return this.client.visibleSeq();
   }
 
-  appliedSeqReached(seq: number, timeoutMs: number): Promise<boolean> {
-    if (this.client.visibleSeq() >= seq) return Promise.resolve(true);
+  appliedSeqReached(seq: number, timeoutMs: number): Promise<SeqWait> {
+    if (this.client.visibleSeq() >= seq) return Promise.resolve({ outcome: 'applied' });
     return this.client.call('core', 'appliedSeqReached', [seq, timeoutMs]);
   }
 

@@ -413,6 +413,9 @@ export class ReplicationNode implements ReplicationPort {
     dropClient(this.appendClient);
     this.appendClient = undefined;
     this.replicator = undefined;
+    // Reads waiting for a seq are answered now (503 to retry), not held until their time is up: the HTTP
+    // side waits for what is under way before the ledger closes.
+    this.runtime?.releaseSeqWaiters();
     await this.host.unavailable(REJOINING);
     const runtime = this.runtime;
     this.runtime = undefined;

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { AddressConnections } from '../http/address-connections.js';
 import { createApp, type AppOptions, type FolioApp } from '../http/app.js';
+import { BodyBytesInFlight } from '../http/body-bytes-in-flight.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/loopback-host.js';
@@ -62,8 +63,10 @@ export interface ServeParts {
   backup: BackupPort;
   /** The process's count of open connections per client address, whichever thread serves HTTP. */
   addresses: AddressConnections;
-  /** Ends the process: the log failed, or an HTTP worker did. */
+  /** Ends the process: the log failed. */
   fatal(error: Error): void;
+  /** The process's count of request body bytes in flight, for apps on this thread (server.workers 0). */
+  bodyBytesInFlight: BodyBytesInFlight;
 }
 
 export async function serve(config: FolioConfig, backupCopier?: BackupCopier): Promise<void> {
@@ -87,10 +90,11 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
       indexOptions: { writeHold: { lag_ms_max: config.index.lag_ms_max, wait_ms_max: config.index.write_wait_ms_max } },
       hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
-    makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, addresses, extra),
+    makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, addresses, { ...extra, bodyBytesInFlight: parts.bodyBytesInFlight }),
     backup: backupPort(config, backupCopier),
     addresses,
     fatal,
+    bodyBytesInFlight: BodyBytesInFlight.local(config.server.body_bytes_in_flight_max),
   };
   if (config.replication.postgres_url !== '') {
     const { serveReplicated } = await import('./replicated-serve.js');
@@ -156,10 +160,16 @@ export async function startHttpWorkers(
     port: config.server.port,
     engine,
     addresses: parts.addresses,
-    onFailure: parts.fatal,
+    logger: parts.logger,
+    // Workers failed past the restart budget: something fails every time, and the process stops.
+    onFailure: (error) => {
+      parts.logger.fatal({ err: error }, 'HTTP workers keep failing; stopping');
+      parts.logger.flush();
+      process.exit(70);
+    },
     settings: {
       version: FOLIO_VERSION, logLevel: config.log_level, secretKey: config.server.secret_key,
-      tokenizationKey: key ? new Uint8Array(key) : undefined,
+      tokenizationKey: key ? new Uint8Array(key) : undefined, bodyBytesInFlightMax: config.server.body_bytes_in_flight_max,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       snapshots: true, backupDir: parts.backup.dir, feedDataDir: config.data_dir, inspector: true, ...options,
       limits: {
@@ -174,7 +184,7 @@ export async function startHttpWorkers(
 
 function makeApp(
   config: FolioConfig, backupCopier: BackupCopier | undefined, runtime: LedgerRuntime, logger: pino.Logger, addresses: AddressConnections,
-  extra: Pick<AppOptions, 'replication' | 'inspector' | 'cutover'>,
+  extra: Pick<AppOptions, 'replication' | 'inspector' | 'cutover' | 'bodyBytesInFlight'>,
 ): FolioApp {
   const metrics = new Metrics({
     queuedTransactions: () => runtime.view.queuedCount(),

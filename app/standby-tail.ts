@@ -154,7 +154,11 @@ export class StandbyTail {
       this._lagMs = 0;
       this.caughtUpOnce = true;
     }
-    return records.length === this.settings.records_per_read_max;
+    const full = records.length === this.settings.records_per_read_max;
+    // A read that was not full reached the end of the group's log as it stood when the read began: a
+    // request waiting since before then for a seq past that end waits for a seq the group does not have.
+    if (!full) this.runtime.groupLogRead(this.groupEndSeq, readAt);
+    return full;
   }
 
   private observeLag(lagMs: number): void {

@@ -24,7 +24,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Router } from '@koa/router';
 import autocannon from 'autocannon';
 import { LedgerEngine } from '../engine/ledger-engine.js';
 import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
@@ -192,10 +191,8 @@ function authMicroseconds(): { apiKey: number; master: number } {
     name: 'bench', owner_id: 'bench', scopes: ['transactions:write'], expires_at: Date.now() + 3_600_000, secret_hash: secretHash, created_by: '',
   } });
   if (!created.ok) throw new Error('cannot create a key');
-  const router = new Router();
-  router.post('/transactions', () => undefined);
   const usage = new ApiKeyUsage(engine, 3_600_000);
-  const middleware = authenticate({ secretKey: MASTER_KEY, view: engine.view, clock: { now: () => Date.now() }, usage, router });
+  const middleware = authenticate({ secretKey: MASTER_KEY, view: engine.view, clock: { now: () => Date.now() }, usage });
   const access = routeAccess('POST', '/transactions');
   const next = (): Promise<void> => Promise.resolve();
   const run = (key: string): number => {

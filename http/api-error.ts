@@ -23,6 +23,8 @@ export const STATUS_BY_CODE = {
   QUEUE_BACKPRESSURE: 503,
   GEN_SHUTTING_DOWN: 503,
   GEN_CONNECTIONS_EXCEEDED: 503,
+  // the process's cap on request body bytes held at once (http/json-body.ts, http/body-bytes-in-flight.ts)
+  GEN_BODY_BYTES_IN_FLIGHT_EXCEEDED: 503,
   LGR_NOT_FOUND: 404,
   BAL_NOT_FOUND: 404,
   BAL_DUPLICATE_INDICATOR: 409,
@@ -91,6 +93,7 @@ export const STATUS_BY_CODE = {
   REPL_REJOINING: 503,
   REPL_SEQ_INVALID: 400,
   REPL_SEQ_NOT_APPLIED: 503,
+  REPL_SEQ_BEYOND_LOG: 409,
   // the change feed (http/routes/event-routes.ts)
   FEED_CURSOR_INVALID: 400,
   FEED_CURSOR_AHEAD: 409,

@@ -1,14 +1,14 @@
 // Authentication and authorization. Off when the server has no secret key: every caller then acts as
 // the master key. On, two steps:
-//   1. `authenticate` (app middleware, before the body is read): every request but the public routes
-//      must present a key in `X-svc-key` (any letter case), `X-Blnk-Key` or `Authorization: Bearer`.
-//      The master key is compared in constant time; an API key is found by the id inside it and its
-//      secret checked against the stored hash. Failures are 401s.
-//   2. a guard put in front of every route of the router, bound to that route's entry in the access
-//      table (route-scopes.ts). It runs only for the route that actually handles the request, so the
-//      decision never depends on which other patterns happen to match the path. Failures are 403s.
+//   1. `authenticate` (app middleware, before the route is matched or any body read): every request but
+//      the public routes must present a key in `X-svc-key` (any letter case), `X-Blnk-Key` or
+//      `Authorization: Bearer`. The master key is compared in constant time; an API key is found by the
+//      id inside it and its secret checked against the stored hash. Failures are 401s.
+//   2. `authorize`, the first step the route front (route-front.ts) puts in front of every route of the
+//      router, bound to that route's entry in the access table (route-scopes.ts). It runs only for the
+//      route that actually handles the request, so the decision never depends on which other patterns
+//      happen to match the path, and before that route reads a body. Failures are 403s.
 
-import type { Layer, Router } from '@koa/router';
 import type Koa from 'koa';
 import type { Clock } from '../engine/ports.js';
 import type { ApiKeyRecord } from '../engine/records.js';
@@ -16,7 +16,7 @@ import { ApiError } from './api-error.js';
 import { API_KEY_TEXT_LENGTH_MAX, MasterKey, parseApiKeyText, secretMatches } from './api-key-secret.js';
 import type { ApiKeyUsage } from './api-key-usage.js';
 import type { LedgerReads } from './ledger-core.js';
-import { isScopeResource, routeAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from './route-scopes.js';
+import { isScopeResource, ROUTE_ACCESS_TABLE, type RouteAccess } from './route-scopes.js';
 import { anyCovers, parseScope, type Scope } from './scopes.js';
 
 export type Principal =
@@ -32,7 +32,6 @@ export interface AuthOptions {
   view: Pick<LedgerReads, 'apiKey'>;
   clock: Clock;
   usage: ApiKeyUsage;
-  router: Router;
   table?: Readonly<Record<string, string>>;
 }
 
@@ -75,10 +74,8 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
   const publicRoutes = new Set(Object.entries(table).filter(([, access]) => access === 'public').map(([route]) => route));
   const publicPaths = new Set([...publicRoutes].map((route) => route.slice(route.indexOf(' ') + 1)));
   const keyLengthMax = Math.max(API_KEY_TEXT_LENGTH_MAX, options.secretKey.length);
-  const guards = new RouteGuards(options.router, table);
   const { view, clock, usage } = options;
   return async (ctx, next) => {
-    guards.ensure();
     if (publicPaths.has(ctx.path) && publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`)) return next();
     const key = presentedKey(ctx.request.headers);
     if (key === undefined) throw new ApiError('AUTH_MISSING_API_KEY', 'an API key is required (X-svc-key header)');
@@ -113,36 +110,5 @@ export function authorize(principal: Principal | undefined, access: RouteAccess,
   const required = `${resource}:${access.action}`;
   if (!isScopeResource(resource) || !anyCovers(principal.scopes, { resource, action: access.action })) {
     throw new ApiError('AUTH_INSUFFICIENT_PERMISSIONS', `this API key lacks the scope ${required}`, { required_scope: required });
-  }
-}
-
-/**
- * Puts an access check in front of every route layer. Layers are guarded lazily on the first request
- * and whenever the stack has grown since, so routes registered after the app was assembled are covered.
- */
-class RouteGuards {
-  private readonly guarded = new WeakSet<Layer>();
-  private guardedCount = 0;
-
-  constructor(private readonly router: Router, private readonly table: Readonly<Record<string, string>>) {}
-
-  ensure(): void {
-    if (this.router.stack.length === this.guardedCount) return;
-    for (const layer of this.router.stack) {
-      if (layer.methods.length === 0 || this.guarded.has(layer)) continue;
-      this.guarded.add(layer);
-      layer.stack.unshift(this.guardFor(layer));
-    }
-    this.guardedCount = this.router.stack.length;
-  }
-
-  private guardFor(layer: Layer): Koa.Middleware {
-    const byMethod = new Map<string, RouteAccess>();
-    for (const method of layer.methods) byMethod.set(method, routeAccess(method, String(layer.path), this.table));
-    return (ctx, next) => {
-      const access = byMethod.get(ctx.method) ?? { kind: 'master' };
-      authorize(ctx.state.principal as Principal | undefined, access, (ctx as unknown as { params?: Record<string, string> }).params ?? {});
-      return next();
-    };
   }
 }

@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from './api-error.js';
-import { JsonSyntaxError } from './lossless-json.js';
+import { JsonSyntaxError, JsonTooLargeError } from './lossless-json.js';
 import { toJsonText } from '../wire/json-text.js';
 
 export function errorEnvelope(logger: Logger): Koa.Middleware {
@@ -56,10 +56,11 @@ export const errorEnvelopeSchema = z.object({
   }),
 }).meta({ id: 'ErrorEnvelope', description: 'Every refusal: a stable code, a message, and details where a field is at fault' });
 
-/** Errors thrown by koa-body's reader carry an HTTP status and a `type`; map them to stable codes. */
+/** Errors of the body readers (formidable's, for uploads, carry an HTTP status and a `type`) mapped to stable codes. */
 export function toApiError(error: unknown): EnvelopeError {
   if (error instanceof EnvelopeError) return error;
   if (error instanceof JsonSyntaxError) return new ApiError('GEN_MALFORMED_REQUEST', `malformed JSON body: ${error.message}`);
+  if (error instanceof JsonTooLargeError) return new ApiError('GEN_PAYLOAD_TOO_LARGE', `request body is too large: ${error.message}`);
   const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
   const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
   if (status === 413 || type === 'entity.too.large') return new ApiError('GEN_PAYLOAD_TOO_LARGE', 'request body is too large');

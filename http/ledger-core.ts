@@ -31,10 +31,12 @@ export interface LedgerCore {
   /** The seq of the newest event the state reflects: what a read must wait for before answering. */
   visibleSeq(): number;
   /**
-   * Resolves true once the state reflects `seq` (a standby applies the group's log as it comes), or
-   * false after `timeoutMs` (or at once, when too many requests wait already).
+   * Waits until the state reflects `seq` (a standby applies the group's log as it comes): applied; or
+   * beyond_log at once when `seq` is past the end of a log that only this node appends to (a leader, a
+   * single node), or past the end of its group's log as read after the wait began; or timed_out after
+   * `timeoutMs` (or at once, when too many requests wait already).
    */
-  appliedSeqReached(seq: number, timeoutMs: number): Promise<boolean>;
+  appliedSeqReached(seq: number, timeoutMs: number): Promise<SeqWait>;
   /** Newest transactions first. */
   listTransactions(offset: number, limit: number): Awaitable<TransactionRecord[]>;
   /**
@@ -73,6 +75,12 @@ export interface HookAdmin {
   /** Why a hook may not deliver to this URL, if it may not (checked again at every delivery). */
   targetRefusal(url: string): string | undefined;
 }
+
+/** How a wait for a seq ended (LedgerCore.appliedSeqReached). */
+export type SeqWait =
+  | { outcome: 'applied' }
+  | { outcome: 'timed_out'; applied_seq: number }
+  | { outcome: 'beyond_log'; log_end_seq: number };
 
 /** A balance folded from the log (undefined: it did not exist then), or a fold refused for load. */
 export type FoldAnswer = Result<{ balance: BalanceRecord | undefined; from_source: boolean }, { code: 'QUEUE_BACKPRESSURE'; message: string }>;

@@ -7,6 +7,7 @@ import { MessageChannel } from 'node:worker_threads';
 import t from 'tap';
 import { CALLABLE, SharedSeqs, type CallTarget } from '../app/engine-channel.js';
 import { EngineClient, remotePort } from '../app/remote-ledger.js';
+import type { SeqWait } from '../http/ledger-core.js';
 
 t.test('a remote port has exactly the callable methods of its target', async (t) => {
   const channel = new MessageChannel();
@@ -20,7 +21,7 @@ t.test('a remote port has exactly the callable methods of its target', async (t)
 });
 
 /** Never run: its calls are checked by the compiler only. */
-export function callsTheCompilerChecks(client: EngineClient): Promise<boolean> {
+export function callsTheCompilerChecks(client: EngineClient): Promise<SeqWait> {
   // @ts-expect-error: the core port has no such method
   void client.call('core', 'runn', []);
   // @ts-expect-error: a method of the port that the table does not list is not callable

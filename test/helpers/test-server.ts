@@ -14,7 +14,8 @@ import { ChangeFeed } from '../../app/change-feed.js';
 import { nodeInspector } from '../../app/node-inspector.js';
 import { snapshotAdmin } from '../../app/snapshot-admin.js';
 import { EngineHost } from '../../app/engine-host.js';
-import { HttpWorkers } from '../../app/http-workers.js';
+import { HttpWorkers, type RestartBudget } from '../../app/http-workers.js';
+import { BodyBytesInFlight, BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from '../../http/body-bytes-in-flight.js';
 import { DEFAULT_CONNECTION_LIMITS } from '../../http/server-limits.js';
 import type { SnapshotInfo } from '../../app/snapshot-service.js';
 import { createApp, type AppOptions } from '../../http/app.js';
@@ -26,6 +27,10 @@ export interface TestServer {
   dataDir: string;
   runtime: LedgerRuntime;
   request(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
+  /** The HTTP worker threads, when the server runs on them. */
+  workers?: HttpWorkers;
+  /** Why the workers were given up on (they failed past their restart budget), if they were. */
+  workersFailed(): Error | undefined;
   /** Stops the server and closes the stores; the data directory stays for restarts. */
   stop(): Promise<void>;
 }
@@ -53,6 +58,10 @@ export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backu
    * thread. Default: TEST_WORKERS_DEFAULT, so the whole suite can be run in either mode.
    */
   workers?: number;
+  /** The process's cap on request body bytes in flight (server.body_bytes_in_flight_max). */
+  bodyBytesInFlightMax?: number;
+  /** How many failed workers are replaced (app/http-workers.ts WORKER_RESTART_BUDGET unless given). */
+  restartBudget?: RestartBudget;
 };
 
 /**
@@ -71,16 +80,20 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
     unflushedEvents: () => runtime.log.unflushedEvents,
   });
   runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const { snapshotRoutes, workers = TEST_WORKERS_DEFAULT, ...passed } = appOptions;
+  const { snapshotRoutes, workers = TEST_WORKERS_DEFAULT, bodyBytesInFlightMax = BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, restartBudget, ...passed } = appOptions;
+  let workersFailed: Error | undefined;
   const snapshots = snapshotRoutes ? snapshotAdmin(runtime, dataDir) : undefined;
   const inspector = nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) }));
   if (workers > 0) {
     const engine = new EngineHost({ runtime, logger, snapshots, inspector, backup: passed.backup });
     const pool = await HttpWorkers.start({
-      count: workers, host: '127.0.0.1', port: 0, engine,
-      onFailure: (error) => logger.error({ err: error }, 'an HTTP worker failed'),
+      count: workers, host: '127.0.0.1', port: 0, engine, logger, restartBudget,
+      onFailure: (error) => {
+        workersFailed = error;
+        logger.error({ err: error }, 'HTTP workers keep failing');
+      },
       settings: {
-        version: 'test', logLevel: process.env.FOLIO_LOG_LEVEL ?? 'warn', secretKey: passed.secretKey ?? '',
+        version: 'test', logLevel: process.env.FOLIO_LOG_LEVEL ?? 'warn', secretKey: passed.secretKey ?? '', bodyBytesInFlightMax,
         tokenizationKey: passed.tokenizationKey ? new Uint8Array(passed.tokenizationKey) : undefined,
         hookTargets: options.hookTargets ?? { allowPrivateNetworks: false },
         index: runtime.query !== undefined, snapshots: snapshots !== undefined, cutover: false, backupDir: passed.backup?.dir,
@@ -92,6 +105,8 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
       url,
       dataDir,
       runtime,
+      workers: pool,
+      workersFailed: () => workersFailed,
       request: (method, route, body, headers) => sendRequest(url, method, route, body, headers),
       async stop() {
         await pool.close();
@@ -100,7 +115,10 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
       },
     };
   }
-  const app = createApp({ core: runtime, logger, metrics, version: 'test', snapshots, feed: new ChangeFeed(runtime.log), inspector, ...passed });
+  const app = createApp({
+    core: runtime, logger, metrics, version: 'test', snapshots, feed: new ChangeFeed(runtime.log), inspector,
+    bodyBytesInFlight: BodyBytesInFlight.local(bodyBytesInFlightMax), ...passed,
+  });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
@@ -110,6 +128,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
     dataDir,
     runtime,
     request: (method, route, body, headers) => sendRequest(url, method, route, body, headers),
+    workersFailed: () => undefined,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
