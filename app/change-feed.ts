@@ -45,30 +45,26 @@ export class WorkerChangeFeed implements ChangeFeedPort {
   private readonly listeners = new Set<() => void>();
   private reader: LogReader | undefined;
   private generation: number;
-  private durable: number;
+  private stopWatching: (() => void) | undefined;
 
-  /** Reads the log of `dataDir`, shown up to the durable seq of `client`'s state. */
+  /** Reads the log of `dataDir`, shown up to the durable seq the engine shares with `client`. */
   constructor(private readonly client: EngineClient, private readonly dataDir: string) {
     this.generation = client.state.generation;
-    this.durable = client.state.durable;
     client.onState((state) => {
-      if (state.generation !== this.generation) {
-        // Another ledger served (a replicated node rejoined): its log is opened afresh on the next read.
-        this.generation = state.generation;
-        this.closeReader();
-      }
-      if (state.durable === this.durable) return;
-      this.durable = state.durable;
-      for (const listener of this.listeners) listener();
+      if (state.generation === this.generation) return;
+      // Another ledger served (a replicated node rejoined): its log is opened afresh on the next read.
+      this.generation = state.generation;
+      this.closeReader();
+      this.tell();
     });
   }
 
   committedSeq(): number {
-    return this.client.state.durable;
+    return this.client.durableSeq();
   }
 
   changesAfter(afterSeq: number): Iterable<FeedChange> {
-    const committed = this.client.state.durable;
+    const committed = this.client.durableSeq();
     if (committed <= afterSeq) return [];
     this.reader ??= LogReader.open(this.dataDir);
     // A read transaction of its own, so that everything committed by now is visible.
@@ -76,9 +72,20 @@ export class WorkerChangeFeed implements ChangeFeedPort {
     return this.reader.sizedEvents(afterSeq + 1, committed);
   }
 
+  /** Streams wake whenever the durable seq moves (the engine's shared commit counter: no message). */
   subscribe(listener: () => void): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.stopWatching ??= this.client.onDurable(() => this.tell());
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size > 0) return;
+      this.stopWatching?.();
+      this.stopWatching = undefined;
+    };
+  }
+
+  private tell(): void {
+    for (const listener of this.listeners) listener();
   }
 
   /** Lets go of the log (the worker is stopping). */

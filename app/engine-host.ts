@@ -19,6 +19,9 @@
 // (the node does not lead): commands are refused here meanwhile, whatever a worker's view of it.
 
 import assert from 'node:assert/strict';
+import type { Command } from '../engine/commands.js';
+import type { Outcome } from '../engine/result.js';
+import { BatchBytes, commandAt } from './channel-codec.js';
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError } from '../http/api-error.js';
@@ -28,7 +31,7 @@ import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { InspectRefusal, type ReplicationInspector, type ReplicationPort } from '../http/replication-port.js';
-import { CALLABLE, NO_ANSWER, type Answer, type Call, type CallTarget, type CrossingError, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
+import { CALLABLE, NO_ANSWER, SharedSeqs, type Answer, type Call, type CallTarget, type CallTargets, type CrossingError, type HostCalls, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from './ledger-runtime.js';
 
 /** The longest a scrape of /metrics waits for the other workers' request counts. */
@@ -71,7 +74,7 @@ interface Attached {
 
 export class EngineHost {
   private readonly ports = new Map<MessagePort, Attached>();
-  private targets: Record<CallTarget, object | undefined>;
+  private targets: CallTargets;
   private readonly timer: NodeJS.Timeout;
   private commits: Array<[number, number]> = [];
   private readonly requestTotals = new Map<number, RequestTotals>();
@@ -94,7 +97,13 @@ export class EngineHost {
   /** Calls carried out that have not answered yet (a host that switches), and who waits for there to be none. */
   private underWay = 0;
   private readonly drainWaiters: Array<() => void> = [];
-  private readonly host: object;
+  private readonly host: HostCalls;
+  /** The seqs every worker reads from shared memory (engine-channel.ts SharedSeqs). */
+  private readonly seqs = SharedSeqs.create();
+  /** The bytes of the answers being gathered (channel-codec.ts). */
+  private readonly batch = new BatchBytes();
+  /** What the last state sent said of write admission. */
+  private sentAdmission: { overloaded: string | undefined; holds: boolean } = { overloaded: undefined, holds: false };
 
   /** Serves `parts`, or refuses every call with `refusal` until `serve` (a replicated node joining). */
   constructor(parts: HostedParts | { logger: HostLogger; refusal: EnvelopeError }) {
@@ -124,13 +133,17 @@ export class EngineHost {
     runtime.onCommit((stats) => {
       if (this.parts?.runtime !== runtime) return;
       this.commits.push([stats.events, stats.milliseconds]);
-      this.sendState();
+      this.seqs.appendedTo(runtime.log.appendedSeq);
+      this.seqs.durableTo(runtime.log.durableSeq);
+      // What the workers admit writes by goes out as soon as it changes; the rest with the next state.
+      if (this.admissionChanged(runtime)) this.sendState();
     });
     runtime.log.onReplicationLost((error) => {
       if (this.parts?.runtime !== runtime) return;
       this.stopped = this.crossingOf(error);
       this.sendState();
     });
+    this.seqs.serve(this.generation, runtime.log.appendedSeq, runtime.log.durableSeq);
     this.sendState();
   }
 
@@ -141,6 +154,7 @@ export class EngineHost {
     this.refusal = refusal;
     this.generation += 1;
     this.targets = this.targetsOf(undefined);
+    this.seqs.refuse(this.generation);
     this.sendState();
   }
 
@@ -168,7 +182,7 @@ export class EngineHost {
     queueMicrotask(() => this.sendState());
   }
 
-  private targetsOf(parts: ServedParts | undefined): Record<CallTarget, object | undefined> {
+  private targetsOf(parts: ServedParts | undefined): CallTargets {
     return {
       core: parts?.runtime,
       view: parts?.runtime.view,
@@ -184,11 +198,16 @@ export class EngineHost {
     };
   }
 
+  /** The shared memory of the seqs, for the workers (WorkerData). */
+  get seqsBuffer(): SharedArrayBuffer {
+    return this.seqs.buffer;
+  }
+
   /** Serves a worker's end of its channel. */
   attach(port: MessagePort): void {
     const attached: Attached = { writesCounted: 0, gone: new AbortController() };
     this.ports.set(port, attached);
-    port.on('message', (message: ToEngine) => this.answer(port, attached, message.calls));
+    port.on('message', (message: ToEngine) => this.answer(port, attached, message.calls, message.bytes));
     port.on('close', () => this.detach(port));
     port.postMessage({ kind: 'state', state: this.state() } satisfies ToWorker);
   }
@@ -213,12 +232,14 @@ export class EngineHost {
     this.ports.clear();
   }
 
-  private answer(port: MessagePort, attached: Attached, calls: Call[]): void {
+  private answer(port: MessagePort, attached: Attached, calls: Call[], bytes: ArrayBuffer | undefined): void {
     const answers: Answer[] = [];
     const { generation } = this;
+    const commands = bytes === undefined ? undefined : Buffer.from(bytes);
     for (const call of calls) {
       let value: unknown;
       try {
+        if (call.command) call.args = [commandAt(commands as Buffer, call.command)];
         value = this.carryOut(call, attached);
       } catch (error) {
         const crossing = this.crossing(call, error);
@@ -240,9 +261,13 @@ export class EngineHost {
           (settled) => this.send(port, [{ id: call.id, ok: true, value: settled }], generation),
           (error: unknown) => this.send(port, [{ id: call.id, ok: false, error: this.crossing(call, error) }], generation),
         );
+      } else if (call.target === 'core' && call.method === 'run') {
+        // Transaction records in a command's outcome cross as bytes (channel-codec.ts).
+        const compact = this.batch.outcome(call.args[0] as Command, value as Outcome<unknown>);
+        answers.push(compact ? { id: call.id, ok: true, value: compact.outcome, records: compact.records } : { id: call.id, ok: true, value });
       } else answers.push({ id: call.id, ok: true, value });
     }
-    if (answers.length > 0) this.send(port, answers, generation);
+    if (answers.length > 0) this.send(port, answers, generation, this.batch.take());
   }
 
   /** Counts a call under way until it settles, so `drain` can wait for it. */
@@ -296,9 +321,20 @@ export class EngineHost {
    * Answers of calls carried out under `generation` (the ledger served when they were): what was appended
    * by now is told only of that ledger still served (the worker ignores it otherwise).
    */
-  private send(port: MessagePort, answers: Answer[], generation: number): void {
+  private send(port: MessagePort, answers: Answer[], generation: number, bytes?: ArrayBuffer): void {
     const appended = this.parts && generation === this.generation ? this.parts.runtime.visibleSeq() : 0;
-    port.postMessage({ kind: 'answers', generation, appended, answers } satisfies ToWorker);
+    if (appended > 0) this.seqs.appendedTo(appended);
+    const message: ToWorker = { kind: 'answers', generation, appended, answers };
+    if (bytes === undefined) port.postMessage(message);
+    else port.postMessage({ ...message, bytes }, [bytes]);
+  }
+
+  /** Whether what workers decide admission by (overload, the index holding writes) differs from the last state sent. */
+  private admissionChanged(runtime: LedgerRuntime): boolean {
+    const overloaded = runtime.overloaded();
+    const holds = runtime.query?.writesWait() ?? false;
+    if (overloaded === this.sentAdmission.overloaded && holds === this.sentAdmission.holds) return false;
+    return true;
   }
 
   /**
@@ -335,8 +371,10 @@ export class EngineHost {
   }
 
   private sendState(): void {
+    const state = this.state();
+    this.sentAdmission = { overloaded: state.overloaded, holds: state.index?.holdsWrites ?? false };
     if (this.ports.size === 0) return;
-    const message: ToWorker = { kind: 'state', state: this.state() };
+    const message: ToWorker = { kind: 'state', state };
     this.commits = [];
     for (const port of this.ports.keys()) port.postMessage(message);
   }

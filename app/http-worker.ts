@@ -16,7 +16,7 @@ import { BodyBytesInFlight } from '../http/body-bytes-in-flight.js';
 import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
-import type { EngineState, WorkerOrder, WorkerReport } from './engine-channel.js';
+import { SharedSeqs, type EngineState, type WorkerOrder, type WorkerReport } from './engine-channel.js';
 import { closeServer, createHttpServer } from './http-server.js';
 import type { WorkerData } from './http-workers.js';
 import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
@@ -32,7 +32,7 @@ const report = (message: WorkerReport): void => parentPort!.postMessage(message)
 async function main(): Promise<void> {
   const { settings } = data;
   const logger = pino({ level: settings.logLevel, base: { service: 'folio', worker: data.index }, redact: REDACTED_LOG_PATHS }, pino.destination({ dest: 2, sync: true }));
-  const client = new EngineClient(data.channel);
+  const client = new EngineClient(data.channel, SharedSeqs.over(data.seqs));
   await client.ready;
   const core = new RemoteLedger(client, { hookTargets: settings.hookTargets, index: settings.index });
   const feed = settings.feedDataDir === undefined ? undefined : new WorkerChangeFeed(client, settings.feedDataDir);
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     unflushedEvents: () => client.state.unflushedEvents,
   }, async () => {
     const own = reportRequests();
-    const [, others] = await Promise.all([client.refreshState(), client.call<RequestTotals[]>('host', 'requestTotals', [data.index])]);
+    const [, others] = await Promise.all([client.refreshState(), client.call('host', 'requestTotals', [data.index])]);
     metrics.showRequestsSummed([own, ...others]);
   });
   setInterval(() => reportRequests(), REQUESTS_REPORT_INTERVAL_MS).unref();

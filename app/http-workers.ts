@@ -72,6 +72,8 @@ export interface WorkerData {
   listen: { host: string; port: number };
   /** The process's count of body bytes in flight; this worker counts in slot `index`. */
   bodyBytes: SharedArrayBuffer;
+  /** The engine thread's seqs in shared memory (engine-channel.ts SharedSeqs). */
+  seqs: SharedArrayBuffer;
   /** The process's count of open connections per client address, shared by every worker (AddressConnections). */
   addresses: SharedArrayBuffer;
 }
@@ -180,7 +182,7 @@ export class HttpWorkers {
   /** Starts worker `index` on `port`; resolves once it listens, rejects if it fails before. */
   private startWorker(index: number, port: number): Promise<{ address: string; port: number }> {
     const channel = new MessageChannel();
-    const data: WorkerData = { index, settings: this.settings, channel: channel.port2, listen: { host: this.options.host, port }, bodyBytes: this.bodyBytes, addresses: this.addresses };
+    const data: WorkerData = { index, settings: this.settings, channel: channel.port2, listen: { host: this.options.host, port }, bodyBytes: this.bodyBytes, addresses: this.addresses, seqs: this.options.engine.seqsBuffer };
     // The thread's name is what the OS shows (and the bench reads, bench/process-cpu.ts): 15 characters at most.
     const worker = new Worker(ENTRY.file, {
       name: `${HTTP_THREAD_NAME}${index}`, workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv,

@@ -11,7 +11,7 @@
 // of it; what the worker last saw appended starts again from the new generation's.
 
 import type { MessagePort } from 'node:worker_threads';
-import type { CommandOf, CommandOp } from '../engine/commands.js';
+import type { Command, CommandOf, CommandOp } from '../engine/commands.js';
 import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../engine/ledger-engine.js';
 import type { TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
@@ -23,10 +23,11 @@ import type { QueryPort } from '../http/query-port.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
-import { CutoverRefusal, type CutoverPort, type WriteTicket } from '../http/cutover-port.js';
+import { CutoverRefusal, type CutoverPort } from '../http/cutover-port.js';
 import { InspectRefusal, type ReplicationInspector } from '../http/replication-port.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/replication-port.js';
-import { NO_ANSWER, type CallTarget, type Call, type CrossingError, type EngineState, type ToEngine, type ToWorker } from './engine-channel.js';
+import { BatchBytes, outcomeWith } from './channel-codec.js';
+import { CALLABLE, NO_ANSWER, type SharedSeqs, type Answer, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
 
 /**
  * Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far
@@ -49,8 +50,15 @@ export class EngineClient {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; generation?: (generation: number) => void }>();
   private outbox: Call[] = [];
+  /** The bytes of the next batch's commands (channel-codec.ts). */
+  private readonly batch = new BatchBytes();
   private appended = 0;
+  /** Waits for a durable seq, in seq order (writes are answered, and so wait, mostly in seq order). */
   private durableWaiters: DurableWaiter[] = [];
+  /** Called whenever the durable seq moves (change-feed streams). */
+  private readonly durableListeners = new Set<() => void>();
+  /** Whether a wait on the shared commit counter is armed. */
+  private watching = false;
   /** The generation that appended each seq a write was answered with, until its wait. */
   private readonly seqGenerations = new Map<number, number>();
   /** How far each ended generation got on disk, and why it stopped. */
@@ -58,16 +66,19 @@ export class EngineClient {
   private readonly stateListeners: Array<(state: EngineState) => void> = [];
   private readonly reportListeners: Array<(generation: number) => void> = [];
   private idleWaiters: Array<() => void> = [];
+  /** The durable seq the listeners were last told of. */
+  private durableTold = 0;
   /** Resolves with the engine's first state (sent as soon as the channel is attached). */
   readonly ready: Promise<void>;
   private markReady: (() => void) | undefined;
 
-  constructor(private readonly port: MessagePort) {
+  /** `seqs`: the engine thread's seqs in shared memory (engine-channel.ts SharedSeqs). */
+  constructor(private readonly port: MessagePort, private readonly seqs: SharedSeqs) {
     this.ready = new Promise((resolve) => {
       this.markReady = resolve;
     });
     port.on('message', (message: ToWorker) => {
-      if (message.kind === 'answers') this.answered(message.generation, message.appended, message.answers);
+      if (message.kind === 'answers') this.answered(message.generation, message.appended, message.answers, message.bytes);
       else if (message.kind === 'state') this.stateChanged(message.state);
       else for (const listener of this.reportListeners) listener(message.generation);
     });
@@ -91,9 +102,12 @@ export class EngineClient {
     return outcome;
   }
 
-  call<T>(target: CallTarget, method: string, args: unknown[]): Promise<T> {
+  /** Calls `method` of `target` on the engine's thread (engine-channel.ts CALLABLE): typed by its port. */
+  call<Target extends CallTarget, Method extends CallMethod<Target>>(
+    target: Target, method: Method, args: CallArgs<Target, Method>,
+  ): Promise<CallValue<Target, Method>> {
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => this.send({ id, target, method, args }, { resolve: resolve as (value: unknown) => void, reject }));
+    return new Promise((resolve, reject) => this.send({ id, target, method: method as string, args }, { resolve: resolve as (value: unknown) => void, reject }));
   }
 
   private send(call: Call, waiter: { resolve: (value: unknown) => void; reject: (error: Error) => void; generation?: (generation: number) => void }): void {
@@ -108,9 +122,9 @@ export class EngineClient {
    * A call whose answer nobody waits for (it goes in the next batch like any call): the engine's thread
    * sends nothing back, and logs an unexpected failure itself.
    */
-  notify(target: CallTarget, method: string, args: unknown[]): void {
+  notify<Target extends CallTarget, Method extends CallMethod<Target>>(target: Target, method: Method, args: CallArgs<Target, Method>): void {
     if (this.outbox.length === 0) setImmediate(() => this.flush());
-    this.outbox.push({ id: NO_ANSWER, target, method, args });
+    this.outbox.push({ id: NO_ANSWER, target, method: method as string, args });
   }
 
   /**
@@ -128,14 +142,63 @@ export class EngineClient {
       if (ended && seq <= ended.durable) return Promise.resolve();
       return Promise.reject(rebuilt(ended?.error ?? this.state.refusal ?? this.state.stopped ?? NOT_SERVED));
     }
-    if (seq <= this.state.durable) return Promise.resolve();
+    if (seq <= this.durableSeq()) return Promise.resolve();
     if (this.state.stopped) return Promise.reject(rebuilt(this.state.stopped));
-    return new Promise((resolve, reject) => this.durableWaiters.push({ seq, generation, resolve, reject }));
+    return new Promise((resolve, reject) => {
+      insertInSeqOrder(this.durableWaiters, { seq, generation, resolve, reject });
+      this.watch();
+    });
   }
 
   /** The newest seq the engine's thread had appended when it last answered or reported. */
   visibleSeq(): number {
-    return Math.max(this.appended, this.state.appended);
+    const shared = this.seqs.generation === this.state.generation ? Math.max(this.seqs.appended, this.seqs.durable) : 0;
+    return Math.max(this.appended, this.state.appended, shared);
+  }
+
+  /** The newest seq the served ledger has made durable, as far as this worker knows. */
+  durableSeq(): number {
+    return this.seqs.generation === this.state.generation ? Math.max(this.state.durable, this.seqs.durable) : this.state.durable;
+  }
+
+  /** Calls `listener` whenever the durable seq moves; returns what stops it. */
+  onDurable(listener: () => void): () => void {
+    this.durableListeners.add(listener);
+    this.watch();
+    return () => this.durableListeners.delete(listener);
+  }
+
+  /**
+   * Watches the shared commit counter while anything waits for a durable seq: once it moves, the waits
+   * now durable are answered and the listeners told. The counter is read before the waits are looked
+   * at, so a commit in between is never missed: the watch then ends at once.
+   */
+  private watch(): void {
+    if (this.watching) return;
+    const commits = this.seqs.commits;
+    this.durableMoved();
+    if (this.durableWaiters.length === 0 && this.durableListeners.size === 0) return;
+    this.watching = true;
+    void this.seqs.changed(commits).then(() => {
+      this.watching = false;
+      this.watch();
+    });
+  }
+
+  /** Answers the waits of the served ledger that are durable now, and tells the listeners. */
+  private durableMoved(): void {
+    const durable = this.durableSeq();
+    if (durable > this.durableTold) {
+      this.durableTold = durable;
+      for (const listener of this.durableListeners) listener();
+    }
+    let answered = 0;
+    for (const waiter of this.durableWaiters) {
+      if (waiter.seq > durable || waiter.generation !== this.state.generation) break;
+      waiter.resolve();
+      answered += 1;
+    }
+    if (answered > 0) this.durableWaiters.splice(0, answered);
   }
 
   /** Resolves once every call made so far has been answered (a worker that stops waits for it). */
@@ -146,7 +209,7 @@ export class EngineClient {
 
   /** Asks for the engine's state now rather than waiting for the next one sent. */
   async refreshState(): Promise<void> {
-    this.stateChanged(await this.call<EngineState>('host', 'state', []));
+    this.stateChanged(await this.call('host', 'state', []));
   }
 
   onState(listener: (state: EngineState) => void): void {
@@ -161,10 +224,21 @@ export class EngineClient {
   private flush(): void {
     const calls = this.outbox;
     this.outbox = [];
-    this.port.postMessage({ kind: 'calls', calls } satisfies ToEngine);
+    // Transfers and bulks cross as bytes, all of the batch's in one buffer that moves with the message.
+    for (const call of calls) {
+      if (call.target !== 'core' || call.method !== 'run') continue;
+      const command = this.batch.command(call.args[0] as Command);
+      if (command === undefined) continue;
+      call.command = command;
+      call.args = [];
+    }
+    const bytes = this.batch.take();
+    if (bytes === undefined) this.port.postMessage({ kind: 'calls', calls } satisfies ToEngine);
+    else this.port.postMessage({ kind: 'calls', calls, bytes } satisfies ToEngine, [bytes]);
   }
 
-  private answered(generation: number, appended: number, answers: Array<{ id: number; ok: boolean; value?: unknown; error?: CrossingError }>): void {
+  private answered(generation: number, appended: number, answers: Answer[], bytes: ArrayBuffer | undefined): void {
+    const records = bytes === undefined ? undefined : Buffer.from(bytes);
     // First: whatever the answers show was appended by then, so a read rendered from them waits for it
     // (an answer of a ledger since replaced says nothing of the one served now).
     if (generation === this.state.generation && appended > this.appended) this.appended = appended;
@@ -173,8 +247,9 @@ export class EngineClient {
       if (!waiter) continue;
       this.waiting.delete(answer.id);
       waiter.generation?.(generation);
-      if (answer.ok) waiter.resolve(answer.value);
-      else waiter.reject(rebuilt(answer.error as CrossingError));
+      if (!answer.ok) waiter.reject(rebuilt(answer.error));
+      else if (answer.records && records) waiter.resolve(outcomeWith(answer.value as Outcome<unknown>, answer.records, records));
+      else waiter.resolve(answer.value);
     }
     if (this.waiting.size === 0 && this.outbox.length === 0) for (const idle of this.idleWaiters.splice(0)) idle();
   }
@@ -188,6 +263,8 @@ export class EngineClient {
       this.ended.set(previous.generation, { durable, error: previous.stopped ?? state.refusal ?? NOT_SERVED });
       if (this.ended.size > ENDED_GENERATIONS_MAX) this.ended.delete(this.ended.keys().next().value as number);
       this.appended = state.appended;
+      // The new ledger's seqs start again from where it stands: it may be behind the one replaced.
+      this.durableTold = 0;
     }
     this.state = state;
     this.markReady?.();
@@ -204,8 +281,17 @@ export class EngineClient {
       }
       this.durableWaiters = still;
     }
+    this.watch();
     for (const listener of this.stateListeners) listener(state);
   }
+}
+
+/** Puts a wait in its place by seq: usually the end, as writes are answered in seq order. */
+function insertInSeqOrder(waiters: DurableWaiter[], waiter: DurableWaiter): void {
+  let at = waiters.length;
+  while (at > 0 && (waiters[at - 1] as DurableWaiter).seq > waiter.seq) at -= 1;
+  if (at === waiters.length) waiters.push(waiter);
+  else waiters.splice(at, 0, waiter);
 }
 
 /** Why a wait ends when its ledger is gone and nothing better is known: the outcome of its write is unknown. */
@@ -230,16 +316,17 @@ export class RemoteLedger implements LedgerCore {
   readonly reconciliation?: ReconciliationPort;
 
   constructor(private readonly client: EngineClient, options: { hookTargets: TargetPolicy; index: boolean }) {
+    // Every query of the view is callable (engine-channel.ts checks the name against LedgerView's prototype).
     this.view = new Proxy({} as LedgerReads, {
-      get: (_target, method) => (...args: unknown[]) => client.call('view', String(method), args),
+      get: (_target, method) => (...args: unknown[]) => client.call('view', method as CallMethod<'view'>, args as CallArgs<'view', CallMethod<'view'>>),
     });
     this.hookAdmin = {
-      newSigningSecret: () => client.call('hooks', 'newSigningSecret', []),
+      ...remotePort(client, 'hooks'),
       targetRefusal: (url) => urlRefusal(url, options.hookTargets),
     };
     if (options.index) {
       this.query = remoteQuery(client);
-      this.reconciliation = remoteReconciliation(client);
+      this.reconciliation = remotePort(client, 'reconciliation');
     }
   }
 
@@ -287,15 +374,21 @@ export class RemoteLedger implements LedgerCore {
   }
 }
 
+/**
+ * A port's callable methods as a worker has them, each sending its call: the methods are the ones
+ * engine-channel.ts CALLABLE lists for the target, so this is the one place a call is named.
+ */
+export function remotePort<Target extends Exclude<CallTarget, 'view'>>(client: EngineClient, target: Target): RemotePort<Target> {
+  const port: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  for (const method of CALLABLE[target] as readonly string[]) {
+    port[method] = (...args) => client.call(target, method as CallMethod<Target>, args as CallArgs<Target, CallMethod<Target>>);
+  }
+  return port as RemotePort<Target>;
+}
+
 function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
-  const call = <T>(method: string, args: unknown[]): Promise<T> => client.call('query', method, args);
   return {
-    filter: (collection, query, visibleSeq) => call('filter', [collection, query, visibleSeq]),
-    search: (collection, query, visibleSeq) => call('search', [collection, query, visibleSeq]),
-    balanceAt: (balanceId, untilMs, visibleSeq, version) => call('balanceAt', [balanceId, untilMs, visibleSeq, version]),
-    balanceChanges: (balanceId, window, visibleSeq) => call('balanceChanges', [balanceId, window, visibleSeq]),
-    reindexStatus: () => call('reindexStatus', []),
-    startReindex: () => call('startReindex', []),
+    ...remotePort(client, 'query'),
     get checkpointSeq() {
       return client.state.index?.checkpointSeq ?? 0;
     },
@@ -307,27 +400,12 @@ function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
   };
 }
 
-function remoteReconciliation(client: EngineClient): ReconciliationPort {
-  const call = <T>(method: string, args: unknown[]): Promise<T> => client.call('reconciliation', method, args);
-  return {
-    startBackground: (command, dryRun) => call('startBackground', [command, dryRun]),
-    runInstant: (request, records, dryRun) => call('runInstant', [request, records, dryRun]),
-    record: (reconciliationId) => call('record', [reconciliationId]),
-    dryRun: (reconciliationId) => call('dryRun', [reconciliationId]),
-    matches: (reconciliationId, offset, limit, visibleSeq) => call('matches', [reconciliationId, offset, limit, visibleSeq]),
-    unmatched: (reconciliationId, uploadId, offset, limit, visibleSeq) => call('unmatched', [reconciliationId, uploadId, offset, limit, visibleSeq]),
-  };
-}
-
 export function remoteSnapshots(client: EngineClient): SnapshotAdmin {
-  return {
-    snapshotNow: () => client.call('snapshots', 'snapshotNow', []),
-    list: () => client.call('snapshots', 'list', []),
-  };
+  return remotePort(client, 'snapshots');
 }
 
 export function remoteBackup(client: EngineClient, dir: string | undefined): BackupPort {
-  return { dir, run: () => client.call('backup', 'run', []) };
+  return { dir, ...remotePort(client, 'backup') };
 }
 
 /**
@@ -348,6 +426,7 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     }
   });
   return {
+    ...remotePort(client, 'cutover'),
     get fenced() {
       return fenced;
     },
@@ -356,26 +435,23 @@ export function remoteCutover(client: EngineClient): CutoverPort {
     // itself is refused there unless the fence is still waiting for earlier writes.
     writeStarted: () => {
       if (fenced) return undefined;
-      return { counted: client.call<WriteTicket | undefined>('cutover', 'writeStarted', []).then((ticket) => ticket !== undefined) };
+      return { counted: client.call('cutover', 'writeStarted', []).then((ticket) => ticket !== undefined) };
     },
     writeEnded: (ticket) => {
       void ticket.counted?.then((counted) => {
-        if (counted) client.notify('cutover', 'writeEnded', []);
+        // The engine's thread keeps no ticket of its own: an empty one stands for the counted write.
+        if (counted) client.notify('cutover', 'writeEnded', [{}]);
       });
     },
     holdWhileFenced(writer) {
       writers.push(writer);
       if (fenced) writer.hold();
     },
-    fence: () => client.call('cutover', 'fence', []),
-    unfence: () => client.call('cutover', 'unfence', []),
-    status: (options) => client.call('cutover', 'status', [options]),
-    promote: (expected) => client.call('cutover', 'promote', [expected]),
   };
 }
 
 export function remoteInspector(client: EngineClient): ReplicationInspector {
-  return { inspect: (options) => client.call('inspector', 'inspect', [options]) };
+  return remotePort(client, 'inspector');
 }
 
 /**

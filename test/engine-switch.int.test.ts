@@ -11,11 +11,11 @@ import { MessageChannel } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
 import { EngineHost } from '../app/engine-host.js';
+import { SharedSeqs } from '../app/engine-channel.js';
 import { EngineClient, holdWhileWritesHeld } from '../app/remote-ledger.js';
 import { LedgerRuntime } from '../app/ledger-runtime.js';
 import { notLeader } from '../app/record-replicator.js';
 import type { Outcome } from '../engine/ledger-engine.js';
-import type { SeqWait } from '../http/ledger-core.js';
 import { tempDataDir } from './helpers/test-server.js';
 
 const REJOINING = new ApiError('REPL_REJOINING', 'this node is rejoining its replication group; retry shortly', undefined, {
@@ -56,7 +56,7 @@ async function hostAndClient(t: Test): Promise<{ engine: EngineHost; client: Eng
   t.teardown(() => engine.close());
   const channel = new MessageChannel();
   engine.attach(channel.port1);
-  const client = new EngineClient(channel.port2);
+  const client = new EngineClient(channel.port2, SharedSeqs.over(engine.seqsBuffer));
   await client.ready;
   return { engine, client };
 }
@@ -87,7 +87,7 @@ t.test('an engine host that changes its ledger', async (t) => {
   // A call under way when the ledger is refused (a leader stepping down, its log stopped: a seq past its
   // end may yet come from the group, so it is waited for): the host waits for it.
   first.log.stopAppending(notLeader());
-  const underWay = client.call<SeqWait>('core', 'appliedSeqReached', [first.log.appendedSeq + 1_000, 300]);
+  const underWay = client.call('core', 'appliedSeqReached', [first.log.appendedSeq + 1_000, 300]);
   // Calls of one channel are carried out in order: once this one is answered, the one before is under way.
   await client.call('view', 'queuedCount', []);
   engine.refuse(REJOINING);

@@ -17,6 +17,7 @@ import { CutoverControl, FENCE_WRITES_WAIT_MS_MAX } from '../app/cutover-control
 import { EngineHost } from '../app/engine-host.js';
 import { HttpWorkers, type RestartBudget } from '../app/http-workers.js';
 import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { SharedSeqs } from '../app/engine-channel.js';
 import { EngineClient } from '../app/remote-ledger.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
 import { DEFAULT_CONNECTION_LIMITS } from '../http/server-limits.js';
@@ -38,7 +39,7 @@ async function openLedger(t: Test, follower = false): Promise<LedgerRuntime> {
 async function attached(engine: EngineHost): Promise<{ port: MessageChannel['port1']; client: EngineClient }> {
   const channel = new MessageChannel();
   engine.attach(channel.port1);
-  const client = new EngineClient(channel.port2);
+  const client = new EngineClient(channel.port2, SharedSeqs.over(engine.seqsBuffer));
   await client.ready;
   return { port: channel.port1, client };
 }
