@@ -23,7 +23,7 @@ export const CALLABLE = {
   // writeStarted and writeEnded bracket a worker's write, so a fence waits for the writes in flight.
   cutover: ['fence', 'unfence', 'status', 'promote', 'writeStarted', 'writeEnded'],
   backup: ['run'],
-  hooks: ['newSigningSecret'],
+  hooks: ['newSigningSecret', 'recentDeliveries'],
   feed: ['read'],
   // The state now, for an answer that must not be a state old (/metrics); every worker's request counts.
   host: ['state', 'reportRequests', 'requestTotals'],

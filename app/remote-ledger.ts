@@ -237,6 +237,7 @@ export class RemoteLedger implements LedgerCore {
     this.hookAdmin = {
       newSigningSecret: () => client.call('hooks', 'newSigningSecret', []),
       targetRefusal: (url) => urlRefusal(url, options.hookTargets),
+      recentDeliveries: (hookId, limit) => client.call('hooks', 'recentDeliveries', [hookId, limit]),
     };
     if (options.index) {
       this.query = remoteQuery(client);

@@ -107,6 +107,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
 
   // reconciliation
   'POST /reconciliation/upload': 'reconciliation:write',
+  'GET /reconciliation/uploads': 'reconciliation:read',
   'POST /reconciliation/matching-rules': 'reconciliation:write',
   'GET /reconciliation/matching-rules': 'reconciliation:read',
   'GET /reconciliation/matching-rules/:id': 'reconciliation:read',
@@ -125,10 +126,13 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'PUT /hooks/:id': 'master',
   'DELETE /hooks/:id': 'master',
   'POST /hooks/:id/rotate-secret': 'master',
+  'GET /hooks/:id/deliveries': 'master',
 
   // API keys
   'POST /api-keys': 'api-keys:write',
   'GET /api-keys': 'api-keys:read',
+  // the key a request carries, whatever its scopes: what a client (the console) may offer its user
+  'GET /api-keys/current': 'any-key',
   'DELETE /api-keys/:id': 'api-keys:delete',
 
   // operations
