@@ -18,6 +18,7 @@ import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX }
 import { fieldListSchema } from '../http/routes/identity-token-routes.js';
 import { recoverQuerySchema } from '../http/routes/queue-recovery-routes.js';
 import { deliveriesQuerySchema } from '../http/routes/hook-routes.js';
+import { CONSOLE_FILES } from '../http/routes/console-routes.js';
 import {
   BULK_TRANSACTIONS_MAX,
   bulkCommitSchema,
@@ -179,6 +180,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/docs/start.js', weight: 1 },
   { method: 'GET', path: '/docs/swagger-ui.css', weight: 1 },
   { method: 'GET', path: '/docs/swagger-ui-bundle.js', weight: 1 },
+  { method: 'GET', path: '/console', weight: 1 },
+  { method: 'GET', path: '/console/:file', params: { file: { values: [...Object.keys(CONSOLE_FILES), 'index.html', 'nope.js', '..', '%2e%2e', 'main.js%00'] } }, weight: 2 },
 
   { method: 'POST', path: '/ledgers', body: createLedgerSchema, schemaSource: exported, weight: 20 },
   { method: 'GET', path: '/ledgers', query: pageQuerySchema, schemaSource: exported, weight: 5 },

@@ -1,8 +1,9 @@
 // Who may call each route: the one table of access rules. Keys are `<METHOD> <router path pattern>`, the
 // pattern written exactly as the route registers it, so the table can be checked against the router
 // (test/route-scopes.int.test.ts fails when a registered route has no entry). Values:
-//   'public'           no key needed, even with authentication on (/health, and the API's description:
-//                      /openapi.json and the /docs page with its files)
+//   'public'           no key needed, even with authentication on (/health, the API's description:
+//                      /openapi.json and the /docs page with its files, and the console's static files,
+//                      /console and /console/:file, whose every data call is an API call with a key)
 //   'any-key'          any valid key, whatever its scopes (what is running, for a client checking it)
 //   'master'           the master key only (hooks, operations on the server itself)
 //   '<resource>:<act>' an API key whose scopes cover it (the master key always passes)
@@ -36,6 +37,8 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /docs/start.js': 'public',
   'GET /docs/swagger-ui.css': 'public',
   'GET /docs/swagger-ui-bundle.js': 'public',
+  'GET /console': 'public',
+  'GET /console/:file': 'public',
   'GET /metrics': 'master',
 
   // ledgers
