@@ -6,7 +6,7 @@
 
 import { api } from './api.js';
 import { historyChart, pieChart } from './charts.js';
-import { amount, append, el, facts, failureBox, field, fill, input, pager, recordLink, replace, section, table, time, type Child } from './dom.js';
+import { amount, append, el, facts, failureBox, field, fill, input, pager, recordLink, replace, section, settle, table, time, type Child } from './dom.js';
 import { amountDigits } from './format.js';
 import { transactionColumns, PAGE_ROWS } from './lists.js';
 import { go, queryNumber, routeWith, type PageContext } from './page.js';
@@ -41,7 +41,7 @@ export function balancePage(ctx: PageContext): void {
       balance = await api<Balance>('GET', `/balances/${encodeURIComponent(balanceId)}`, { query: { with_queued: 'true' }, signal: ctx.signal });
     } catch (error) {
       if (ctx.signal.aborted) return;
-      for (const part of [figures, history, asOf, movements, lineage, monitors]) replace(part.body, failureBox(error, 'Reading the balance'));
+      for (const part of [figures, history, asOf, movements, lineage, monitors]) settle(part.body, failureBox(error, 'Reading the balance'));
       return;
     }
     try {
@@ -79,7 +79,7 @@ export function balancePage(ctx: PageContext): void {
 
 function showFigures(body: HTMLElement, balance: Balance, precision: string | undefined): void {
   const figure = (value: unknown): Child => (value === undefined ? '—' : amount(value, precision, balance.currency));
-  replace(body,
+  settle(body,
     facts([
       ['Balance', figure(balance.balance)],
       ['Available', figure(balance.available_balance)],
@@ -146,7 +146,7 @@ function asOfForm(body: HTMLElement, balance: Balance, precision: string | undef
       ], 'Balance as of the moment');
     });
   });
-  replace(body, form, result);
+  settle(body, form, result);
 }
 
 async function loadLineage(ctx: PageContext, balance: Balance, precision: string | undefined): Promise<Child[]> {

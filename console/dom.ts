@@ -116,6 +116,12 @@ export function section(title: string, level: 2 | 3 = 2): { element: HTMLElement
   return { element, body };
 }
 
+/** Shows what a section holds, now: it is no longer loading. */
+export function settle(body: HTMLElement, ...children: Child[]): void {
+  replace(body, ...children);
+  body.setAttribute('aria-busy', 'false');
+}
+
 /** Fills a section body with what `load` makes, or with the refusal; never leaves it loading. */
 export async function fill(body: HTMLElement, load: () => Promise<Child | Child[]>): Promise<void> {
   body.setAttribute('aria-busy', 'true');

@@ -5,7 +5,7 @@
 // and unmatched records side by side (GET /reconciliation/:id/matches and /unmatched, each paged).
 
 import { api } from './api.js';
-import { amount, el, facts, failureBox, field, fill, input, pager, recordLink, replace, section, select, table, time, writeDialog, type Child } from './dom.js';
+import { amount, el, facts, failureBox, field, fill, input, pager, recordLink, section, select, settle, table, time, writeDialog, type Child } from './dom.js';
 import { amountDigits } from './format.js';
 import { go, queryNumber, routeWith, type PageContext } from './page.js';
 import type { Match, MatchingRule, Reconciliation, ResultsPage, SearchAnswer, Unmatched, Upload } from './records.js';
@@ -184,11 +184,11 @@ export function reconciliationRunPage(ctx: PageContext): void {
       run = await api<Reconciliation>('GET', `/reconciliation/${encodeURIComponent(runId)}`, { signal: ctx.signal });
     } catch (error) {
       if (ctx.signal.aborted) return;
-      replace(status.body, failureBox(error, 'Reading the run'));
+      settle(status.body, failureBox(error, 'Reading the run'));
       if (first) showResults();
       return;
     }
-    replace(status.body, statusOf(run));
+    settle(status.body, statusOf(run));
     const running = run.status === 'started' || run.status === 'in_progress';
     if (first || !running) showResults();
     if (running && !ctx.signal.aborted) timer = window.setTimeout(() => void read(false), PROGRESS_EVERY_MS);

@@ -7,7 +7,7 @@
 // answered with the API's own answer or refusal.
 
 import { api } from './api.js';
-import { amount, el, facts, failureBox, field, fill, input, recordLink, replace, section, table, time, writeDialog, type Child } from './dom.js';
+import { amount, el, facts, failureBox, field, fill, input, recordLink, replace, section, settle, table, time, writeDialog, type Child } from './dom.js';
 import { amountDigits, formatAmount, parseAmount } from './format.js';
 import { transactionColumns } from './lists.js';
 import type { PageContext } from './page.js';
@@ -35,16 +35,16 @@ export function transactionPage(ctx: PageContext): void {
       transaction = await api<Transaction>('GET', `/transactions/${encodeURIComponent(transactionId)}`, { signal: ctx.signal });
     } catch (error) {
       if (ctx.signal.aborted) return;
-      for (const part of [summary, life, shares, metadata, chain, lineage]) replace(part.body, failureBox(error, 'Reading the transaction'));
+      for (const part of [summary, life, shares, metadata, chain, lineage]) settle(part.body, failureBox(error, 'Reading the transaction'));
       return;
     }
     learnPrecisions([transaction]);
     const precision = amountDigits(transaction.precision);
-    replace(summary.body, summaryOf(transaction, precision));
+    settle(summary.body, summaryOf(transaction, precision));
     replace(actions, ...actionsFor(ctx, transaction, precision));
     void fill(life.body, () => lifeOf(ctx, transaction));
     void fill(shares.body, () => sharesOf(ctx, transaction, precision));
-    replace(metadata.body, el('pre', { class: 'json' }, JSON.stringify(transaction.meta_data ?? {}, null, 2)));
+    settle(metadata.body, el('pre', { class: 'json' }, JSON.stringify(transaction.meta_data ?? {}, null, 2)));
     void fill(chain.body, () => hashOf(transaction));
     void fill(lineage.body, async () => {
       const answer = await api<TransactionLineage>('GET', `/transactions/${encodeURIComponent(transactionId)}/lineage`, { signal: ctx.signal });
