@@ -112,7 +112,7 @@ export function consoleRoutes(router: Router, options: { api: ConsoleApi } = { a
   describeRoute(router, `GET ${CONSOLE_FILE_PATH}`, {
     tag: 'System', summary: "The console's script modules, style sheet and chart library",
     params: { file: `one of ${Object.keys(CONSOLE_FILES).join(', ')}` },
-    answers: [{ status: 200, description: 'JavaScript or CSS', schema: z.string(), contentType: 'text/javascript' }],
+    answers: [{ status: 200, description: 'JavaScript or CSS', schema: z.string(), contentType: ['text/javascript', 'text/css'] }],
     errors: ['GEN_NOT_FOUND'],
   });
   router.get(CONSOLE_FILE_PATH, (ctx) => {
