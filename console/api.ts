@@ -122,7 +122,9 @@ export async function api<T = unknown>(method: string, path: string, options: Ca
       signal: boundedSignal(options.signal),
       credentials: 'omit',
       cache: 'no-store',
-      redirect: 'error',
+      // A standby answers a write it does not forward with 307 to its leader: another origin, which this
+      // page may not call. Said plainly below rather than followed.
+      redirect: 'manual',
     });
   } catch (error) {
     if (options.signal?.aborted) throw error;
@@ -130,6 +132,12 @@ export async function api<T = unknown>(method: string, path: string, options: Ca
     throw new ApiFailure({
       status: 0, code: timedOut ? 'TIMEOUT' : 'NETWORK',
       message: timedOut ? `no answer within ${CALL_TIMEOUT_MS / 1000} s` : `the server could not be reached (${(error as Error).message})`,
+    });
+  }
+  if (response.type === 'opaqueredirect') {
+    throw new ApiFailure({
+      status: 307, code: 'REDIRECTED',
+      message: 'this node sent the request on to another address (a standby sends writes to its leader): open the console on the leader to write',
     });
   }
   const text = await response.text();
@@ -150,7 +158,7 @@ export interface FeedEvent {
 export async function readEventStream(path: string, query: Record<string, QueryValue>, onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<void> {
   const on = connection;
   const response = await fetch(apiUrl(path, query, on), {
-    headers: requestHeaders({ headers: { Accept: 'text/event-stream' } }, on), signal, credentials: 'omit', cache: 'no-store', redirect: 'error',
+    headers: requestHeaders({ headers: { Accept: 'text/event-stream' } }, on), signal, credentials: 'omit', cache: 'no-store', redirect: 'manual',
   });
   if (!response.ok || !response.body) throw new ApiFailure(failureOf(response.status, await response.text()));
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -94,6 +94,8 @@ function route(): void {
   const cleanups: Array<() => void> = [];
   leaving = { controller, cleanups };
   replace(main);
+  // Which address the page drawn is for (a test waits for it to match the address before reading).
+  main.dataset.route = address;
   for (const linkElement of nav.querySelectorAll('a')) {
     const current = path === linkElement.dataset.route || path.startsWith(`${linkElement.dataset.route ?? ''}/`);
     if (current) linkElement.setAttribute('aria-current', 'page');
@@ -106,13 +108,12 @@ function route(): void {
     signal: controller.signal,
     onLeave: (cleanup) => cleanups.push(cleanup),
     heading: (title, ...after) => {
-      const heading = el('h1', { attrs: { tabindex: '-1' } }, title);
-      document.title = `${title}${after.length > 0 ? ` ${after.map((part) => (part instanceof Node ? part.textContent : String(part ?? ''))).join('').trim()}` : ''} · Folio console`;
-      const bar = el('div', { class: 'page-head' }, heading);
-      const actions = after.filter((part) => part instanceof HTMLButtonElement);
-      append(heading, ...after.filter((part) => !(part instanceof HTMLButtonElement)));
-      if (actions.length > 0) append(bar, el('div', { class: 'actions', attrs: { role: 'group', 'aria-label': 'Actions' } }, ...actions));
-      main.prepend(bar);
+      // Buttons beside the heading are the page's actions; anything else is part of the heading.
+      const actions = after.filter((part): part is HTMLButtonElement => part instanceof HTMLButtonElement);
+      const heading = el('h1', { attrs: { tabindex: '-1' } }, title, ...after.filter((part) => !(part instanceof HTMLButtonElement)));
+      document.title = `${heading.textContent ?? title} · Folio console`;
+      main.prepend(el('div', { class: 'page-head' }, heading,
+        actions.length > 0 ? el('div', { class: 'actions', attrs: { role: 'group', 'aria-label': 'Actions' } }, ...actions) : null));
       heading.focus();
       return heading;
     },

@@ -25,6 +25,7 @@ import { startTestServer, type TestResponse, type TestServer } from './helpers/t
 
 // The page's own globals, in the functions run inside it (this project's types have no DOM).
 declare const document: any;
+declare const location: { hash: string };
 declare const sessionStorage: { length: number };
 declare const localStorage: { length: number };
 
@@ -155,10 +156,16 @@ async function signIn(page: Page, key: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: 'Ledgers' }).waitFor({ timeout: WAIT_MS });
 }
 
+/** Until the page drawn is the one for the address, and nothing on it is loading. */
+async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.getElementById('main')?.dataset.route === (location.hash.slice(1) || '/ledgers')
+    && document.querySelectorAll('[aria-busy="true"]').length === 0, undefined, { timeout: WAIT_MS });
+}
+
 async function visit(page: Page, route: string, heading: string | RegExp): Promise<void> {
   await page.goto(`${server.url}/console#${route}`);
   await page.getByRole('heading', { level: 1, name: heading }).waitFor({ timeout: WAIT_MS });
-  await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0, undefined, { timeout: WAIT_MS });
+  await settled(page);
 }
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -257,18 +264,19 @@ t.test('ledgers and balances: search, the API\'s filters, paging, and every figu
   t.teardown(() => page.context().close());
   await signIn(page, keys.writer);
   t.equal(await page.locator('[data-access]').getAttribute('data-access'), 'read-write');
-  t.ok(await page.getByRole('link', { name: 'Balances of Operating' }).isVisible(), 'the new ledger is listed');
+  await page.getByRole('link', { name: 'Balances of Operating' }).waitFor({ timeout: WAIT_MS });
+  t.pass('the new ledger is listed');
   await shot(page, 'ledgers');
 
   await page.getByRole('searchbox', { name: 'Search ledgers' }).fill('Operating');
   await page.getByRole('button', { name: 'Search', exact: true }).click();
   await page.waitForURL(/q=Operating/);
-  await page.getByRole('link', { name: 'Balances of Operating' }).waitFor({ timeout: WAIT_MS });
+  await settled(page);
   t.equal(await page.locator('tbody tr').count(), 1, 'the search finds the one ledger');
 
   await page.getByRole('link', { name: 'Balances of Operating' }).click();
   await page.getByRole('heading', { level: 1, name: `Balances of ${seeded.ledger}` }).waitFor({ timeout: WAIT_MS });
-  await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
+  await settled(page);
   const listed = await ok('POST', '/balances/filter', { filters: [{ field: 'ledger_id', operator: 'eq', value: seeded.ledger }], sort_by: 'created_at', sort_order: 'desc', limit: 20 });
   const rows = page.locator('tbody tr');
   t.equal(await rows.count(), listed.data.length, 'as many rows as the API lists');
@@ -296,7 +304,7 @@ t.test('ledgers and balances: search, the API\'s filters, paging, and every figu
   await page.getByLabel('Sort by').selectOption('balance');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.waitForURL(/sort=balance/);
-  await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
+  await settled(page);
   const filtered = await ok('POST', '/balances/filter', {
     filters: [{ field: 'ledger_id', operator: 'eq', value: seeded.ledger }, { field: 'balance', operator: 'gte', value: '50000' }], sort_by: 'balance', sort_order: 'desc', limit: 20,
   });
@@ -306,7 +314,7 @@ t.test('ledgers and balances: search, the API\'s filters, paging, and every figu
   await shot(page, 'balances-filtered');
   const url = page.url();
   await page.reload();
-  await page.locator('tbody tr').first().waitFor({ timeout: WAIT_MS });
+  await settled(page);
   t.equal(page.url(), url, 'the filtered page reloads as it was');
   t.equal(await page.locator('tbody tr').count(), filtered.data.length, 'with the same rows');
 
@@ -317,7 +325,7 @@ t.test('ledgers and balances: search, the API\'s filters, paging, and every figu
   t.match(await page.locator('.pager span').textContent(), `1–20 of ${total}`);
   await page.getByRole('button', { name: 'Next →' }).click();
   await page.waitForURL(/offset=20/);
-  await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
+  await settled(page);
   const second = await ok('POST', '/transactions/filter', { filters: [], sort_by: 'created_at', sort_order: 'desc', limit: 20, offset: 20 });
   t.same(await page.locator('tbody tr td:nth-child(2) code').allTextContents(), (second.data as any[]).map((transaction) => transaction.transaction_id), 'the second page is the API\'s');
   t.same(problems, [], 'no script error or policy violation');
@@ -529,7 +537,7 @@ t.test('reconciliation: upload a statement, start a run, watch it finish, matche
   await page.waitForURL(/#\/reconciliation\/recon_/);
   const runId = decodeURIComponent(page.url().split('#/reconciliation/')[1] ?? '');
   await page.locator('[data-status="completed"]').waitFor({ timeout: WAIT_MS });
-  await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
+  await settled(page);
   const run = await ok('GET', `/reconciliation/${runId}`);
   t.match(run, { status: 'completed', matched_transactions: 1, unmatched_transactions: 1 }, 'the API has the run completed');
   const matched = page.locator('section[aria-labelledby="section-matched"] tbody tr');

@@ -17,6 +17,7 @@ import { screenshotDir } from './helpers/screenshots.js';
 
 // The page's own globals, in the functions run inside it (this project's types have no DOM).
 declare const document: any;
+declare const location: { hash: string };
 
 const SCREENSHOT_DIR = screenshotDir('console');
 const WAIT_MS = 60_000;
@@ -78,7 +79,8 @@ async function signIn(page: Page, token: string): Promise<void> {
 async function visit(page: Page, route: string, heading: string | RegExp): Promise<void> {
   await page.goto(`${rig.url}/console#${route}`);
   await page.getByRole('heading', { level: 1, name: heading }).waitFor({ timeout: WAIT_MS });
-  await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0, undefined, { timeout: WAIT_MS });
+  await page.waitForFunction(() => document.getElementById('main')?.dataset.route === location.hash.slice(1)
+    && document.querySelectorAll('[aria-busy="true"]').length === 0, undefined, { timeout: WAIT_MS });
 }
 
 t.test('the control plane serves the console itself; the proxy never forwards a core\'s', async (t) => {
