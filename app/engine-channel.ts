@@ -59,7 +59,7 @@ export const CALLABLE = {
   // writeStarted and writeEnded bracket a worker's write, so a fence waits for the writes in flight.
   cutover: ['fence', 'unfence', 'status', 'promote', 'writeStarted', 'writeEnded'],
   backup: ['run'],
-  hooks: ['newSigningSecret'],
+  hooks: ['newSigningSecret', 'recentDeliveries'],
   host: ['state', 'reportRequests', 'requestTotals'],
   inspector: ['inspect'],
 } as const satisfies { [Target in keyof EnginePorts]: readonly (keyof EnginePorts[Target] & string)[] | 'LedgerView' };

@@ -42,6 +42,7 @@ import { HookDispatcher, type HookDeliveryLimits, type HookDispatcherLogger } fr
 import { HookOutboxStore, type OutboxCursor } from '../hooks/outbox-store.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { HookSecretSealer } from '../hooks/signing-secrets.js';
+import { DeliveryHistory } from '../hooks/delivery-history.js';
 import type { NotificationDeriver } from '../hooks/notification-draft.js';
 import type { NotificationTarget } from '../hooks/notifications.js';
 import type { FoldAnswer, HookAdmin, SeqWait } from '../http/ledger-core.js';
@@ -153,6 +154,8 @@ export class LedgerRuntime implements LedgerCore {
   /** Balances as the state snapshots hold them, where historical balances may start. */
   private readonly snapshotBalances: SnapshotBalances;
   readonly hookAdmin: HookAdmin;
+  /** Registered hooks' recent deliveries, followed by the dispatcher (GET /hooks/:id/deliveries). */
+  private readonly deliveryHistory: DeliveryHistory;
   /** Gives back the data directory's lock (data-dir-lock.ts), once closed. */
   private unlock: () => Promise<void> = async () => undefined;
   private readonly hookSealer: HookSecretSealer;
@@ -192,7 +195,14 @@ export class LedgerRuntime implements LedgerCore {
     this.snapshotBalances = new SnapshotBalances(snapshotDirectoryIn(options.dataDir), log);
     const sealer = HookSecretSealer.openIn(options.dataDir);
     const targets = options.hookTargets ?? { allowPrivateNetworks: false };
-    this.hookAdmin = { newSigningSecret: () => sealer.newSecret(), targetRefusal: (url) => urlRefusal(url, targets) };
+    // One history for every dispatcher this runtime starts (a fence stops delivery, an unfence starts it again).
+    const history = new DeliveryHistory(clock.now());
+    this.deliveryHistory = history;
+    this.hookAdmin = {
+      newSigningSecret: () => sealer.newSecret(),
+      targetRefusal: (url) => urlRefusal(url, targets),
+      recentDeliveries: (hookId, limit) => ({ since: history.since, deliveries: history.recent(hookId, limit) }),
+    };
     this.hookSealer = sealer;
     this.timers = new TimerRunner(this.engine, clock, () => this.queue.kick());
     this.systemErrors = new SystemErrorReporter({
@@ -315,6 +325,7 @@ export class LedgerRuntime implements LedgerCore {
       logger: this.options.logger,
       notifications: this.options.notifications,
       notificationDerivers: this.options.notificationDerivers,
+      history: this.deliveryHistory,
       onGiveUp: (failure) => this.systemErrors.report(
         `hook ${failure.hook_id}: delivery ${failure.event_id} (${failure.event} of ${failure.transaction_id}) given up after ${failure.attempts} attempts: ${failure.failure}`,
       ),

@@ -323,6 +323,7 @@ export class RemoteLedger implements LedgerCore {
     this.hookAdmin = {
       ...remotePort(client, 'hooks'),
       targetRefusal: (url) => urlRefusal(url, options.hookTargets),
+      recentDeliveries: (hookId, limit) => client.call('hooks', 'recentDeliveries', [hookId, limit]),
     };
     if (options.index) {
       this.query = remoteQuery(client);

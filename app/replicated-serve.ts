@@ -55,6 +55,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
     runtime: current.runtime,
     status: () => current!.node.status(),
     details: (lagWindowMs) => current!.node.details(lagWindowMs),
+    group: () => current!.node.groupStatus(),
   });
   warnAboutSettings(config, logger);
   const http = config.server.workers > 0

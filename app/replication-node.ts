@@ -27,6 +27,7 @@ import type { ReplicationInspection, ReplicationPort, ReplicationStatus, WriteTa
 import { leaderDeadline, mayTakeLease } from '../replication/lease-rules.js';
 import { readLease, releaseLease, renewLease, reportNode, takeLease, type LeaseView } from '../replication/lease-store.js';
 import { connectPostgres, dropClient, type ConnectionLimits, type PostgresClient } from '../replication/postgres-client.js';
+import { readGroupStatus, type GroupStatus } from '../replication/group-status.js';
 import { logEnd } from '../replication/postgres-log-store.js';
 import { ensureSchema, SchemaVersionError } from '../replication/replication-schema.js';
 import { readHookProgress } from '../replication/group-settings-store.js';
@@ -73,6 +74,9 @@ interface Held {
   deadline: number;
 }
 
+/** How long one read of the group (groupStatus) answers every request that asks for it. */
+const GROUP_STATUS_FRESH_MS = 1_000;
+
 const REJOINING = new ApiError('REPL_REJOINING', 'this node is rejoining its replication group; retry shortly', undefined, {
   'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
 });
@@ -84,6 +88,9 @@ export class ReplicationNode implements ReplicationPort {
   private tail: StandbyTail | undefined;
   private leaseClient: PostgresClient | undefined;
   private appendClient: PostgresClient | undefined;
+  /** Reads of the whole group for operators (groupStatus), on a connection of their own: never the lease's. */
+  private statusClient: PostgresClient | undefined;
+  private groupRead: { at: number; answer: Promise<GroupStatus> } | undefined;
   private replicator: PostgresRecordReplicator | undefined;
   private held: Held | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -146,6 +153,32 @@ export class ReplicationNode implements ReplicationPort {
     }
     if (this.tail) details.lag_percentiles_ms = this.tail.lagPercentiles(lagWindowMs);
     return details;
+  }
+
+  /**
+   * The group as PostgreSQL holds it (GET /admin/replication?group=true): one read at a time on a
+   * connection of its own, shared by every request within GROUP_STATUS_FRESH_MS, so operators polling
+   * it cost the database at most one read of three small tables a second and never delay the lease loop.
+   */
+  groupStatus(): Promise<GroupStatus> {
+    const now = performance.now();
+    const read = this.groupRead;
+    if (read && now - read.at < GROUP_STATUS_FRESH_MS) return read.answer;
+    const answer = (async () => {
+      try {
+        this.statusClient ??= await this.connect('status', this.settings.connection, () => {
+          this.statusClient = undefined;
+        });
+        return await readGroupStatus(this.statusClient);
+      } catch (error) {
+        dropClient(this.statusClient);
+        this.statusClient = undefined;
+        this.groupRead = undefined;
+        throw error;
+      }
+    })();
+    this.groupRead = { at: now, answer };
+    return answer;
   }
 
   /** performance.now() this node leads until, while it leads (an HTTP worker takes writes only until then). */
@@ -452,6 +485,8 @@ export class ReplicationNode implements ReplicationPort {
     this.held = undefined;
     dropClient(this.leaseClient);
     dropClient(this.appendClient);
+    dropClient(this.statusClient);
+    this.statusClient = undefined;
     return runtime;
   }
 

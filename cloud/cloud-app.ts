@@ -17,6 +17,8 @@ import { refuseNonLoopbackHost } from '../http/loopback-host.js';
 import { ROUTER_OPTIONS } from '../http/router-options.js';
 import { identifyCaller } from './cloud-auth.js';
 import { deploymentRoutes } from './deployment-routes.js';
+import { credentialRoutes } from './credential-routes.js';
+import { consoleRoutes } from '../http/routes/console-routes.js';
 import { userRoutes } from './user-routes.js';
 import type { Deployments } from './deployments.js';
 import type { ClientRegistry } from './oauth-clients.js';
@@ -74,6 +76,10 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   userRoutes(router, parts);
   oauthRoutes(router, parts);
   deploymentRoutes(router, parts);
+  credentialRoutes(router);
+  // The console, served here from the same files as a core serves it: its data calls go through the
+  // proxy below with the person's token (docs/decisions-cloud.md, "The console").
+  consoleRoutes(router, { api: 'proxy' });
 
   koa.use(async (ctx, next) => {
     const started = performance.now();

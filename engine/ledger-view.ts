@@ -154,6 +154,11 @@ export class LedgerView {
   upload(uploadId: string): UploadRecord | undefined {
     return this.state.uploads.get(uploadId);
   }
+
+  /** Uploaded statements, newest first. */
+  uploads(page: Page): UploadRecord[] {
+    return newestFirst(this.state.uploads, page);
+  }
 }
 
 /** A page of an insertion-ordered map's values, newest first. */

@@ -17,6 +17,8 @@ import { monitorSchema } from '../http/monitor-schemas.js';
 import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
 import { fieldListSchema } from '../http/routes/identity-token-routes.js';
 import { recoverQuerySchema } from '../http/routes/queue-recovery-routes.js';
+import { deliveriesQuerySchema } from '../http/routes/hook-routes.js';
+import { CONSOLE_FILES } from '../http/routes/console-routes.js';
 import {
   BULK_TRANSACTIONS_MAX,
   bulkCommitSchema,
@@ -163,6 +165,7 @@ const inspectQuery = z.object({
   wait_ms: z.coerce.number().int().min(0).max(20).optional(),
   state_hash: z.enum(['true', 'false']).optional(),
   lag_window_ms: z.coerce.number().int().min(1).max(3_600_000).optional(),
+  group: z.enum(['true', 'false']).optional(),
 });
 
 const declared = 'declared' as const;
@@ -177,6 +180,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/docs/start.js', weight: 1 },
   { method: 'GET', path: '/docs/swagger-ui.css', weight: 1 },
   { method: 'GET', path: '/docs/swagger-ui-bundle.js', weight: 1 },
+  { method: 'GET', path: '/console', weight: 1 },
+  { method: 'GET', path: '/console/:file', params: { file: { values: [...Object.keys(CONSOLE_FILES), 'index.html', 'nope.js', '..', '%2e%2e', 'main.js%00'] } }, weight: 2 },
 
   { method: 'POST', path: '/ledgers', body: createLedgerSchema, schemaSource: exported, weight: 20 },
   { method: 'GET', path: '/ledgers', query: pageQuerySchema, schemaSource: exported, weight: 5 },
@@ -243,9 +248,11 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'PUT', path: '/hooks/:id', params: { id: hookId }, body: hookSchema, schemaSource: exported, weight: 5 },
   { method: 'DELETE', path: '/hooks/:id', params: { id: hookId }, weight: 5 },
   { method: 'POST', path: '/hooks/:id/rotate-secret', params: { id: hookId }, weight: 3 },
+  { method: 'GET', path: '/hooks/:id/deliveries', params: { id: hookId }, query: deliveriesQuerySchema, schemaSource: exported, weight: 2 },
 
   // Uploads are multipart; the fuzzer's JSON bodies exercise the refusal (test/reconciliation-api.int.test.ts covers files).
   { method: 'POST', path: '/reconciliation/upload', weight: 1 },
+  { method: 'GET', path: '/reconciliation/uploads', query: pageQuerySchema, schemaSource: exported, weight: 2 },
   { method: 'POST', path: '/reconciliation/matching-rules', body: ruleBody, schemaSource: declared, weight: 8 },
   { method: 'GET', path: '/reconciliation/matching-rules', weight: 2 },
   { method: 'GET', path: '/reconciliation/matching-rules/:id', params: { id: ruleId }, weight: 2 },
@@ -259,6 +266,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
 
   { method: 'POST', path: '/api-keys', body: createApiKeySchema, schemaSource: exported, weight: 10 },
   { method: 'GET', path: '/api-keys', query: listApiKeysQuerySchema, schemaSource: exported, weight: 3 },
+  { method: 'GET', path: '/api-keys/current', weight: 2 },
   { method: 'DELETE', path: '/api-keys/:id', params: { id: apiKeyId }, weight: 3 },
 
   { method: 'POST', path: '/backup', weight: 1 },

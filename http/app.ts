@@ -44,6 +44,7 @@ import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
 import type { CutoverPort } from './cutover-port.js';
 import { cutoverRoutes } from './routes/cutover-routes.js';
 import { docsRoutes } from './routes/docs-routes.js';
+import { consoleRoutes } from './routes/console-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
 
@@ -121,6 +122,7 @@ export function createApp(options: AppOptions): FolioApp {
   if (options.inspector) replicationRoutes(router, options.inspector);
   const streams: FeedStreams | undefined = options.feed ? eventRoutes(router, options.feed) : undefined;
   docsRoutes(router, options.version);
+  consoleRoutes(router);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
   balanceMonitorRoutes(router, options.core);

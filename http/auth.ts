@@ -1,9 +1,11 @@
 // Authentication and authorization. Off when the server has no secret key: every caller then acts as
 // the master key. On, two steps:
 //   1. `authenticate` (app middleware, before the route is matched or any body read): every request but
-//      the public routes must present a key in `X-svc-key` (any letter case), `X-Blnk-Key` or
-//      `Authorization: Bearer`. The master key is compared in constant time; an API key is found by the
-//      id inside it and its secret checked against the stored hash. Failures are 401s.
+//      the public routes (by their exact path, or, for a public route whose last segment is a parameter
+//      such as the console's `/console/:file`, by its static prefix and one segment after it) must present
+//      a key in `X-svc-key` (any letter case), `X-Blnk-Key` or `Authorization: Bearer`. The master key is
+//      compared in constant time; an API key is found by the id inside it and its secret checked against
+//      the stored hash. Failures are 401s.
 //   2. `authorize`, the first step the route front (route-front.ts) puts in front of every route of the
 //      router, bound to that route's entry in the access table (route-scopes.ts). It runs only for the
 //      route that actually handles the request, so the decision never depends on which other patterns
@@ -73,10 +75,12 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
   const master = new MasterKey(options.secretKey);
   const publicRoutes = new Set(Object.entries(table).filter(([, access]) => access === 'public').map(([route]) => route));
   const publicPaths = new Set([...publicRoutes].map((route) => route.slice(route.indexOf(' ') + 1)));
+  const publicFolders = publicFoldersOf(publicRoutes);
   const keyLengthMax = Math.max(API_KEY_TEXT_LENGTH_MAX, options.secretKey.length);
   const { view, clock, usage } = options;
   return async (ctx, next) => {
     if (publicPaths.has(ctx.path) && publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`)) return next();
+    if (publicFolders.length > 0 && inPublicFolder(publicFolders, ctx.method, ctx.path)) return next();
     const key = presentedKey(ctx.request.headers);
     if (key === undefined) throw new ApiError('AUTH_MISSING_API_KEY', 'an API key is required (X-svc-key header)');
     if (key.length > keyLengthMax) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
@@ -98,6 +102,33 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
     ctx.state.principal = principalOf(record);
     return next();
   };
+}
+
+/** A public route `METHOD <prefix>/:<param>`: its method and `<prefix>/`. */
+interface PublicFolder {
+  method: string;
+  prefix: string;
+}
+
+/** The public routes whose only parameter is their last segment (`GET /console/:file`). */
+function publicFoldersOf(publicRoutes: ReadonlySet<string>): PublicFolder[] {
+  const folders: PublicFolder[] = [];
+  for (const route of publicRoutes) {
+    const match = /^([A-Z]+) ((?:\/[^/:{}*]+)+\/):[A-Za-z0-9_]+$/.exec(route);
+    if (match) folders.push({ method: match[1] as string, prefix: match[2] as string });
+  }
+  return folders;
+}
+
+/** Whether a path is one segment under a public folder (what the router's `:param` matches, a trailing slash aside). */
+function inPublicFolder(folders: readonly PublicFolder[], method: string, path: string): boolean {
+  const asked = method === 'HEAD' ? 'GET' : method;
+  for (const folder of folders) {
+    if (asked !== folder.method || !path.startsWith(folder.prefix)) continue;
+    const rest = path.endsWith('/') ? path.slice(folder.prefix.length, -1) : path.slice(folder.prefix.length);
+    if (rest !== '' && !rest.includes('/')) return true;
+  }
+  return false;
 }
 
 /** Throws the 403 for a principal that may not use a route with `access`; returns when it may. */

@@ -74,6 +74,28 @@ export interface HookAdmin {
   newSigningSecret(): Awaitable<{ secret: string; sealed: string }>;
   /** Why a hook may not deliver to this URL, if it may not (checked again at every delivery). */
   targetRefusal(url: string): string | undefined;
+  /** A hook's recent deliveries, newest first, as this node followed them since it started. */
+  recentDeliveries(hookId: string, limit: number): Awaitable<HookDeliveries>;
+}
+
+/** One delivery of a hook as GET /hooks/:id/deliveries shows it (times in epoch ms, 0 for none). */
+export interface HookDelivery {
+  event_id: string;
+  event: string;
+  transaction_id: string;
+  hook_type: 'PRE_TRANSACTION' | 'POST_TRANSACTION';
+  seq: number;
+  status: 'pending' | 'retrying' | 'delivered' | 'failed' | 'dropped';
+  attempts: number;
+  last_attempt_at: number;
+  next_attempt_at: number;
+  last_failure: string;
+}
+
+export interface HookDeliveries {
+  /** When this node began following deliveries (epoch ms): earlier ones are not known to it. */
+  since: number;
+  deliveries: HookDelivery[];
 }
 
 /** How a wait for a seq ended (LedgerCore.appliedSeqReached). */

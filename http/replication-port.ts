@@ -35,6 +35,27 @@ export interface ReplicationInspection extends ReplicationStatus {
   lag_percentiles_ms?: { p50: number; p99: number; max: number; samples: number };
   /** The state hash (snapshots/state-hash.ts) at `applied_seq`, when asked for. */
   state_hash?: string;
+  /** The whole group as PostgreSQL holds it (what `folio replication status` shows), when asked for. */
+  group?: ReplicationGroupView;
+  /** Why `group` is missing although it was asked for (PostgreSQL could not be read just now). */
+  group_error?: string;
+}
+
+/** Every node of the group as it last reported itself, the lease and the end of the group's log. */
+export interface ReplicationGroupView {
+  lease: { term: number; holder: string; url: string; expires_in_ms: number };
+  log_end_seq: number;
+  nodes: Array<{
+    name: string;
+    role: string;
+    term: number;
+    applied_seq: number;
+    behind_events: number;
+    lag_ms: number | null;
+    url: string;
+    reported_ms_ago: number;
+    silent: boolean;
+  }>;
 }
 
 export interface InspectOptions {
@@ -44,6 +65,8 @@ export interface InspectOptions {
   stateHash: boolean;
   /** Lag percentiles over the records applied in the last this many milliseconds (all recent ones when absent). */
   lagWindowMs?: number;
+  /** Add the whole group as PostgreSQL holds it (a replicated node only). */
+  group?: boolean;
 }
 
 /** Why an inspection cannot be answered as asked (the node is not at the seq asked for). */

@@ -1,8 +1,9 @@
 // Who may call each route: the one table of access rules. Keys are `<METHOD> <router path pattern>`, the
 // pattern written exactly as the route registers it, so the table can be checked against the router
 // (test/route-scopes.int.test.ts fails when a registered route has no entry). Values:
-//   'public'           no key needed, even with authentication on (/health, and the API's description:
-//                      /openapi.json and the /docs page with its files)
+//   'public'           no key needed, even with authentication on (/health, the API's description:
+//                      /openapi.json and the /docs page with its files, and the console's static files,
+//                      /console and /console/:file, whose every data call is an API call with a key)
 //   'any-key'          any valid key, whatever its scopes (what is running, for a client checking it)
 //   'master'           the master key only (hooks, operations on the server itself)
 //   '<resource>:<act>' an API key whose scopes cover it (the master key always passes)
@@ -36,6 +37,8 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /docs/start.js': 'public',
   'GET /docs/swagger-ui.css': 'public',
   'GET /docs/swagger-ui-bundle.js': 'public',
+  'GET /console': 'public',
+  'GET /console/:file': 'public',
   'GET /metrics': 'master',
 
   // ledgers
@@ -107,6 +110,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
 
   // reconciliation
   'POST /reconciliation/upload': 'reconciliation:write',
+  'GET /reconciliation/uploads': 'reconciliation:read',
   'POST /reconciliation/matching-rules': 'reconciliation:write',
   'GET /reconciliation/matching-rules': 'reconciliation:read',
   'GET /reconciliation/matching-rules/:id': 'reconciliation:read',
@@ -125,10 +129,13 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'PUT /hooks/:id': 'master',
   'DELETE /hooks/:id': 'master',
   'POST /hooks/:id/rotate-secret': 'master',
+  'GET /hooks/:id/deliveries': 'master',
 
   // API keys
   'POST /api-keys': 'api-keys:write',
   'GET /api-keys': 'api-keys:read',
+  // the key a request carries, whatever its scopes: what a client (the console) may offer its user
+  'GET /api-keys/current': 'any-key',
   'DELETE /api-keys/:id': 'api-keys:delete',
 
   // operations

@@ -3,12 +3,9 @@
 // holds writes it acknowledged alone (app/log-alignment.ts), or one that is to serve without its group for
 // good. Its log is kept whole; nothing goes to PostgreSQL. docs/operations.md says when to use it.
 //
-// `folio replication status [--config FILE] [--json]`: the group as PostgreSQL holds it, read with the
-// same replication.postgres_url (FOLIO_REPLICATION_URL) the nodes use: the lease (term, holder, time
-// left by the database's clock), the end of the log, and every node as it last reported itself (role,
-// term, applied seq, how many events and milliseconds it is behind, its address, how long ago it
-// reported). A node that has not reported for REPORT_STALE_MS is shown as silent: it may be dead. Loaded
-// only for this command, so no other command loads the PostgreSQL client.
+// `folio replication status [--config FILE] [--json]`: the group as PostgreSQL holds it
+// (replication/group-status.ts), read with the same replication.postgres_url (FOLIO_REPLICATION_URL) the
+// nodes use. Loaded only for this command, so no other command loads the PostgreSQL client.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,50 +14,15 @@ import { ConfigError } from '../app/config.js';
 import { leaveGroup, membershipFileIn } from '../app/data-dir-membership.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import { LogReader } from '../wal/log-reader.js';
-import { readLease, readNodes } from '../replication/lease-store.js';
+import { readGroupStatus, type GroupStatus } from '../replication/group-status.js';
 import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres-client.js';
-import { logEnd } from '../replication/postgres-log-store.js';
 
-/** A report older than this: the node is shown as silent. */
-const REPORT_STALE_MS = 5_000;
-
-export interface GroupStatus {
-  lease: { term: number; holder: string; url: string; expires_in_ms: number };
-  log_end_seq: number;
-  nodes: Array<{
-    name: string;
-    role: string;
-    term: number;
-    applied_seq: number;
-    behind_events: number;
-    lag_ms: number | null;
-    url: string;
-    reported_ms_ago: number;
-    silent: boolean;
-  }>;
-}
+export type { GroupStatus } from '../replication/group-status.js';
 
 export async function groupStatus(postgresUrl: string): Promise<GroupStatus> {
   const client = await connectPostgres({ url: postgresUrl, limits: DEFAULT_CONNECTION_LIMITS, application_name: 'folio replication status' });
   try {
-    const lease = await readLease(client);
-    const end = (await logEnd(client))?.last_seq ?? 0;
-    const nodes = await readNodes(client);
-    return {
-      lease: { term: lease.term, holder: lease.holder_name, url: lease.holder_url, expires_in_ms: Math.round(lease.expires_at_ms - lease.database_now_ms) },
-      log_end_seq: end,
-      nodes: nodes.map((node) => ({
-        name: node.name,
-        role: node.role,
-        term: node.term,
-        applied_seq: node.applied_seq,
-        behind_events: Math.max(0, end - node.applied_seq),
-        lag_ms: node.lag_ms ?? null,
-        url: node.url,
-        reported_ms_ago: Math.round(node.reported_ms_ago),
-        silent: node.reported_ms_ago > REPORT_STALE_MS,
-      })),
-    };
+    return await readGroupStatus(client);
   } finally {
     await client.end().catch(() => undefined);
   }

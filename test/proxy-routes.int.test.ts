@@ -63,6 +63,7 @@ t.test('the proxy forwards tenant routes only, matched exactly as the core match
   for (const [method, path] of [
     ['POST', '/search/reindex'], ['GET', '/admin/cutover/status'], ['GET', '/ADMIN/cutover/status'], ['POST', '/admin/snapshots'], ['GET', '/docs'],
     ['GET', '/docs/start.js'], ['GET', '/metrics'], ['GET', '/backup'], ['OPTIONS', '/ledgers'], ['GET', '/nope'], ['POST', '/api-keys/filter'],
+    ['GET', '/console'], ['GET', '/console/main.js'], ['GET', '/api-keys/current'],
   ] as const) {
     t.notOk(routes.forwards(method, path), `${method} ${path} is not forwarded`);
   }

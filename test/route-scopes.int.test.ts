@@ -31,5 +31,6 @@ t.test('every table entry parses', async (t) => {
   const publicRoutes = Object.entries(ROUTE_ACCESS_TABLE).filter(([, access]) => access === 'public').map(([route]) => route);
   t.same(publicRoutes, [
     'GET /health', 'GET /openapi.json', 'GET /docs', 'GET /docs/start.js', 'GET /docs/swagger-ui.css', 'GET /docs/swagger-ui-bundle.js',
-  ], 'only /health and the API description are public');
+    'GET /console', 'GET /console/:file',
+  ], 'only /health, the API description and the console\'s static files are public');
 });

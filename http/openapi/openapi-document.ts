@@ -157,7 +157,8 @@ function successResponse(answer: SuccessAnswer, components: ComponentSchemas): R
   if (!answer.schema) return { description: answer.description };
   const media: Record<string, unknown> = { schema: components.schemaOf(answer.schema, 'output') };
   if (answer.example !== undefined) media.example = answer.example;
-  return { description: answer.description, content: { [answer.contentType ?? 'application/json']: media } };
+  const types = typeof answer.contentType === 'string' ? [answer.contentType] : answer.contentType ?? ['application/json'];
+  return { description: answer.description, content: Object.fromEntries(types.map((type) => [type, media])) };
 }
 
 function errorResponse(codes: readonly ErrorCode[], components: ComponentSchemas): Record<string, unknown> {

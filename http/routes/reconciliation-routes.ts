@@ -1,6 +1,7 @@
 // Reconciliation over HTTP: uploads of statements, matching rules, runs (background and instant), a run's
 // status and its results page by page. Paths as the public Blnk ledger has them (../shared/spec/decisions.md).
 //   POST   /reconciliation/upload                 multipart: `file` (CSV or JSON array) and `source`
+//   GET    /reconciliation/uploads                ?limit&offset, newest first
 //   POST   /reconciliation/matching-rules         GET (list)   GET|PUT|DELETE /reconciliation/matching-rules/:id
 //   POST   /reconciliation/start                  201 {reconciliation_id}, runs in the background
 //   POST   /reconciliation/start-instant          200 with the finished run, its matches and unmatched records
@@ -23,7 +24,7 @@ import {
   uploadView,
 } from '../../wire/reconciliation-views.js';
 import { ApiError } from '../api-error.js';
-import { NAME_LENGTH_MAX } from '../common-schemas.js';
+import { NAME_LENGTH_MAX, pageQuerySchema } from '../common-schemas.js';
 import { fileKind, recordsOfFile, UploadRefusal } from '../external-records-input.js';
 import type { BodyBytesInFlight } from '../body-bytes-in-flight.js';
 import { BODY_BYTES_MAX, BodyHold, countedBody } from '../json-body.js';
@@ -38,6 +39,7 @@ import { z } from 'zod';
 
 /** The route that reads multipart bodies itself (json-body.ts lets them through). */
 export const UPLOAD_PATH = '/reconciliation/upload';
+const UPLOADS_PATH = '/reconciliation/uploads';
 
 export function reconciliationRoutes(
   router: Router, core: LedgerCore, port: ReconciliationPort, limits: { bodyBytesMax?: number; bodyBytesInFlight?: BodyBytesInFlight } = {},
@@ -98,6 +100,12 @@ export function reconciliationRoutes(
     const request = instantRequestFrom(ctx.request.body);
     const { value, seq } = accepted(await port.runInstant(request, request.records, request.dry_run));
     await respond(ctx, core, 200, instantView(value.record, value.results, request.records), seq);
+  });
+
+  // Before /reconciliation/:id, which would take `uploads` for a run's id.
+  router.get(UPLOADS_PATH, async (ctx) => {
+    const page = validate(pageQuerySchema, ctx.query);
+    await respond(ctx, core, 200, (await core.view.uploads(page)).map(uploadView));
   });
 
   router.get('/reconciliation/:id', async (ctx) => {
@@ -163,6 +171,7 @@ function describeReconciliationRoutes(router: Router): void {
     description: 'A bad row refuses the whole upload, naming its line and field; nothing of it is stored.',
     answers: answers(201, 'The upload', uploadSchema), errors: ['RECON_UPLOAD_FAILED'],
   });
+  describeRoute(router, `GET ${UPLOADS_PATH}`, { tag: TAG, summary: 'List uploaded statements, newest first', query: pageQuerySchema, answers: answers(200, 'The uploads', z.array(uploadSchema)) });
   describeRoute(router, 'POST /reconciliation/matching-rules', { tag: TAG, summary: 'Create a matching rule', body: ruleBody, answers: answers(201, 'The rule', ruleSchema), errors: ['RECON_RULE_INVALID'], invalidCode: 'RECON_RULE_INVALID' });
   describeRoute(router, 'GET /reconciliation/matching-rules', { tag: TAG, summary: 'List matching rules', answers: answers(200, 'The rules', z.array(ruleSchema)) });
   describeRoute(router, 'GET /reconciliation/matching-rules/:id', { tag: TAG, summary: 'Read a matching rule', answers: answers(200, 'The rule', ruleSchema), errors: ['RECON_RULE_NOT_FOUND'] });
