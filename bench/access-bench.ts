@@ -27,12 +27,12 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { LedgerEngine } from '../engine/ledger-engine.js';
 import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
-import { apiKeyText, newApiKeySecret } from '../http/api-key-secret.js';
-import { ApiKeyUsage } from '../http/api-key-usage.js';
-import { authenticate, authorize, type Principal } from '../http/auth.js';
-import { routeAccess } from '../http/route-scopes.js';
+import { apiKeyText, newApiKeySecret } from '../http/access/api-key-secret.js';
+import { ApiKeyUsage } from '../http/access/api-key-usage.js';
+import { authenticate, authorize, type Principal } from '../http/access/auth.js';
+import { routeAccess } from '../http/access/route-scopes.js';
 import { MemoryLog } from '../wal/memory-log.js';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../server/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const MASTER_KEY = 'bench-master-key-5c1d0b7e-0123456789abcdef';

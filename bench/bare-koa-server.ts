@@ -20,7 +20,7 @@ import { koaBody } from 'koa-body';
 import { PeerLedger, type PeerRefusal, type PeerTransfer } from './postgres-peer/peer-ledger.js';
 import type { PostgresConnection } from './postgres/postgres-server.js';
 
-/** Transfers in one bulk request to the peer: Folio's own limit (http/transaction-schemas.ts). */
+/** Transfers in one bulk request to the peer: Folio's own limit (http/schemas/transaction-schemas.ts). */
 const PEER_BULK_TRANSFERS_MAX = 10_000;
 /** A bulk of the largest size at a few hundred bytes a transfer. */
 const PEER_BODY_BYTES_MAX = 8 * 1024 * 1024;

@@ -19,10 +19,10 @@
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
-import { createHttpServer } from '../app/http-server.js';
+import { createHttpServer } from '../server/http-server.js';
 import { mulberry32 } from './mulberry32.js';
-import { INDEX_PROJECTOR_WORKER } from '../app/index-workers.js';
-import { BalanceFolds } from '../app/balance-folds.js';
+import { INDEX_PROJECTOR_WORKER } from '../runtime/index-workers.js';
+import { BalanceFolds } from '../runtime/balance-folds.js';
 import autocannon from 'autocannon';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -30,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import { createApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';

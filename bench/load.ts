@@ -3,7 +3,7 @@
 // makes the load fail: a bench that measured error answers would report nonsense.
 
 import autocannon from 'autocannon';
-import { HTTP_THREAD_NAME } from '../app/http-workers.js';
+import { HTTP_THREAD_NAME } from '../workers/http-workers.js';
 import { MAIN_THREAD_NAME, processCpuMicros, threadCpuMicros } from './process-cpu.js';
 
 export interface LoadOptions {
@@ -44,7 +44,7 @@ export interface LoadSummary {
   /** Server CPU time over wall time during the load, in cores. */
   serverCpuCores?: number;
   /**
-   * The engine's thread (the server's main thread) and its HTTP worker threads (app/http-workers.ts),
+   * The engine's thread (the server's main thread) and its HTTP worker threads (workers/http-workers.ts),
    * each's CPU per 2xx response; undefined without serverPid.
    */
   threadCpuMicrosPerRequest?: { engine: number; http: number };
@@ -114,7 +114,7 @@ export interface ServerCpuUsed {
   total: number;
   /** The main thread: the engine's in `folio serve`. */
   engine: number;
-  /** The HTTP worker threads (app/http-workers.ts) together. */
+  /** The HTTP worker threads (workers/http-workers.ts) together. */
   http: number;
   /** Everything else: the index projector, snapshots, libuv's pool, V8's helpers, threads that ended. */
   other: number;

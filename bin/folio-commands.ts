@@ -2,11 +2,11 @@
 // bin/folio.ts once it knows the runtime is the one Folio supports.
 
 import { cloudCommand } from '../cloud/cloud-command.js';
-import { ConfigError, loadConfig } from '../app/config.js';
-import { openApiCommand } from '../app/openapi-command.js';
+import { ConfigError, loadConfig } from '../server/config.js';
+import { openApiCommand } from '../server/openapi-command.js';
 import { reconCommand } from '../ops/recon-command.js';
 import { reindexCommand } from '../ops/reindex-command.js';
-import { serve } from '../app/serve.js';
+import { serve } from '../server/serve.js';
 import { backupDataDir } from '../ops/backup.js';
 import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from '../ops/snapshot-commands.js';
 

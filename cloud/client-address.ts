@@ -2,11 +2,11 @@
 // unless that peer is one of the configured trusted proxies (FOLIO_CLOUD_TRUSTED_PROXIES): then the
 // X-Forwarded-For entries are read from the right, past every trusted proxy, and the first other one is
 // the client (entries further left were written by the client itself and prove nothing). Addresses are
-// counted as http/address-key.ts says: IPv4-mapped IPv6 as IPv4, IPv6 by its /64.
+// counted as http/server/address-key.ts says: IPv4-mapped IPv6 as IPv4, IPv6 by its /64.
 
 import type http from 'node:http';
 import { isIP } from 'node:net';
-import { addressKey, plainAddress } from '../http/address-key.js';
+import { addressKey, plainAddress } from '../http/server/address-key.js';
 
 export function clientAddress(req: http.IncomingMessage, trustedProxies: readonly string[]): string {
   const peer = plainAddress(req.socket.remoteAddress ?? '');

@@ -5,14 +5,14 @@
 // https there makes the sign-in cookie Secure), FOLIO_CLOUD_TRUSTED_PROXIES (comma-separated addresses of
 // such proxies, whose X-Forwarded-For names the client, and which are not held to the connection cap per
 // address), the connection limits FOLIO_CLOUD_HEADERS_TIMEOUT_MS, FOLIO_CLOUD_REQUEST_TIMEOUT_MS,
-// FOLIO_CLOUD_CONNECTIONS_MAX and FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX (http/server-limits.ts), and for every core
+// FOLIO_CLOUD_CONNECTIONS_MAX and FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX (http/server/server-limits.ts), and for every core
 // it runs FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS (hooks may deliver to loopback and private addresses;
 // off unless set: cores do not read the control plane's own FOLIO_* settings, core-process.ts). The other
 // limits are named here so the services and tests share them.
 
-import { ConfigError, parseFlag } from '../app/config.js';
+import { ConfigError, parseFlag } from '../server/config.js';
 import { masterKeyRefusal } from '../http/app.js';
-import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
+import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server/server-limits.js';
 
 export interface CloudConfig {
   host: string;

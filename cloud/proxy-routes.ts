@@ -1,5 +1,5 @@
 // The closed list of the core's routes the proxy forwards, derived from the core's own access table
-// (http/route-scopes.ts, which test/route-scopes.int.test.ts checks against the core's router), so it
+// (http/access/route-scopes.ts, which test/route-scopes.int.test.ts checks against the core's router), so it
 // follows the core's routes without a second list to keep in step. A route is forwarded when a tenant's
 // data is what it serves:
 //   - routes on the tenant resources (ledgers, balances, transactions, identities, search,
@@ -21,7 +21,7 @@
 // answer as trying every layer, since a static segment matches only itself in the same case.
 
 import { Router, type Layer } from '@koa/router';
-import { parseRouteAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from '../http/route-scopes.js';
+import { parseRouteAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from '../http/access/route-scopes.js';
 import { ROUTER_OPTIONS } from '../http/router-options.js';
 
 /** The core's resources a tenant reaches through the proxy. */

@@ -1,4 +1,4 @@
-// The commands an HTTP worker sends the engine's thread most often, as bytes (app/channel-codec.ts): a
+// The commands an HTTP worker sends the engine's thread most often, as bytes (workers/channel-codec.ts): a
 // transfer (`transaction.create`) and a bulk of them (`transaction.bulk`). Written where the request is
 // parsed, read on the engine's thread with a few field reads each, instead of a structured clone built
 // property by property: a bulk of a thousand transfers was a thousand object graphs to deserialize on the

@@ -9,12 +9,12 @@
 // `declared`; those are listed in `DECLARED_SCHEMA_ROUTES`.
 
 import { z } from 'zod';
-import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access-schemas.js';
-import { pageQuerySchema } from '../http/common-schemas.js';
-import { createIdentitySchema, identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
-import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/ledger-schemas.js';
-import { monitorSchema } from '../http/monitor-schemas.js';
-import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
+import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access/access-schemas.js';
+import { pageQuerySchema } from '../http/schemas/common-schemas.js';
+import { createIdentitySchema, identitySchema, metadataUpdateSchema } from '../http/schemas/identity-schemas.js';
+import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/schemas/ledger-schemas.js';
+import { monitorSchema } from '../http/schemas/monitor-schemas.js';
+import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/schemas/query-schemas.js';
 import { fieldListSchema } from '../http/routes/identity-token-routes.js';
 import { recoverQuerySchema } from '../http/routes/queue-recovery-routes.js';
 import { deliveriesQuerySchema } from '../http/routes/hook-routes.js';
@@ -27,7 +27,7 @@ import {
   inflightActionSchema,
   refundSchema,
   transactionShape,
-} from '../http/transaction-schemas.js';
+} from '../http/schemas/transaction-schemas.js';
 import { atQuerySchema, historyQuerySchema, snapshotQuerySchema } from '../http/routes/balance-history-routes.js';
 import { balanceIdentitySchema, balanceQuerySchema } from '../http/routes/balance-routes.js';
 import { eventsQuerySchema } from '../http/routes/event-routes.js';
@@ -75,7 +75,7 @@ export interface FuzzRoute {
 // --- Stand-ins for schemas the routes do not export -------------------------------------------------
 
 /**
- * The route's own transaction shape (http/transaction-schemas.ts), arranged as the union of the forms the
+ * The route's own transaction shape (http/schemas/transaction-schemas.ts), arranged as the union of the forms the
  * route accepts (one of precise_amount and amount; source or sources; destination or destinations): the
  * shape alone leaves those choices to checks across fields, so nearly every body drawn from it would
  * fail them, and the code behind them would go untried.
@@ -97,7 +97,7 @@ const sideForms = [
 const transactionBody = z.union(amountForms.flatMap((amount) => sideForms.map((sides) => transactionOptions.extend({ ...amount, ...sides }))));
 const bulkBody = bulkShape.extend({ transactions: z.array(transactionBody).min(1).max(BULK_TRANSACTIONS_MAX) });
 
-/** http/query-schemas.ts `searchSchema` (module-private; routes call validateSearch). */
+/** http/schemas/query-schemas.ts `searchSchema` (module-private; routes call validateSearch). */
 const searchBody = z.object({
   q: z.string().max(1_000).optional(),
   filter_by: z.string().max(8_000).optional(),
@@ -115,7 +115,7 @@ const searchBody = z.object({
   highlight_fields: z.string().max(2_000).optional(),
 });
 
-/** http/reconciliation-schemas.ts `ruleShape` (module-private; the route converts with ruleCommandFrom). */
+/** http/schemas/reconciliation-schemas.ts `ruleShape` (module-private; the route converts with ruleCommandFrom). */
 const ruleBody = z.object({
   name: z.string().max(100),
   description: z.string().max(200).optional(),
@@ -131,9 +131,9 @@ const runFields = {
   matching_rule_ids: z.array(z.string().max(64)).max(16).optional(),
   dry_run: z.boolean().optional(),
 };
-/** http/reconciliation-schemas.ts `startShape` (module-private). */
+/** http/schemas/reconciliation-schemas.ts `startShape` (module-private). */
 const startBody = z.object({ upload_id: z.string().max(64), ...runFields });
-/** http/reconciliation-schemas.ts `instantShape` with external records as http/external-records-input.ts reads them. */
+/** http/schemas/reconciliation-schemas.ts `instantShape` with external records as http/schemas/external-records-input.ts reads them. */
 const instantBody = z.object({
   external_transactions: z.array(z.object({
     id: z.string().max(64), amount: z.union([z.number(), z.string().max(40)]), currency: z.enum([...CURRENCIES, 'usd']),
@@ -141,7 +141,7 @@ const instantBody = z.object({
   })).max(50).optional(),
   ...runFields,
 });
-/** http/reconciliation-schemas.ts `resultsPageSchema` (module-private). */
+/** http/schemas/reconciliation-schemas.ts `resultsPageSchema` (module-private). */
 const resultsQuery = z.object({ limit: z.string().max(8).optional(), offset: z.string().max(8).optional() });
 
 // --- Path parameters --------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ export interface NotificationTarget {
   url: string;
   /** Key of the HMAC signature; empty sends unsigned (and start-up warns). */
   secret: string;
-  /** Headers the receiver expects on every delivery (Blnk's `notification.webhook.headers`), checked by app/config.ts. */
+  /** Headers the receiver expects on every delivery (Blnk's `notification.webhook.headers`), checked by server/config.ts. */
   headers?: Readonly<Record<string, string>>;
   /** Seconds per delivery attempt. */
   timeout_seconds: number;

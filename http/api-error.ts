@@ -23,7 +23,7 @@ export const STATUS_BY_CODE = {
   QUEUE_BACKPRESSURE: 503,
   GEN_SHUTTING_DOWN: 503,
   GEN_CONNECTIONS_EXCEEDED: 503,
-  // the process's cap on request body bytes held at once (http/json-body.ts, http/body-bytes-in-flight.ts)
+  // the process's cap on request body bytes held at once (http/middleware/json-body.ts, http/server/body-bytes-in-flight.ts)
   GEN_BODY_BYTES_IN_FLIGHT_EXCEEDED: 503,
   LGR_NOT_FOUND: 404,
   BAL_NOT_FOUND: 404,
@@ -87,7 +87,7 @@ export const STATUS_BY_CODE = {
   // moving a ledger to a new process (http/routes/cutover-routes.ts)
   CUTOVER_FENCED: 503,
   CUTOVER_CONFLICT: 409,
-  // a replicated group (http/leader-redirect.ts, http/read-your-writes.ts, app/replication-node.ts)
+  // a replicated group (http/middleware/leader-redirect.ts, http/middleware/read-your-writes.ts, replication/replication-node.ts)
   REPL_NO_LEADER: 503,
   REPL_NOT_LEADER: 503,
   REPL_REJOINING: 503,

@@ -82,7 +82,7 @@ export class Metrics {
 
   private connectionsWatched = false;
 
-  /** Connections refused at the caps (http/connection-admission.ts): the process's count, whichever thread answers. */
+  /** Connections refused at the caps (http/server/connection-admission.ts): the process's count, whichever thread answers. */
   watchConnections(source: { refusals(): { per_address: number; connections_max: number } }): void {
     if (this.connectionsWatched) return;
     this.connectionsWatched = true;

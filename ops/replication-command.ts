@@ -1,23 +1,23 @@
 // `folio replication leave [--data DIR]`: makes a data directory that belongs to a group an independent
-// single-node ledger (app/data-dir-membership.ts leaveGroup): for a directory its group refuses because it
-// holds writes it acknowledged alone (app/log-alignment.ts), or one that is to serve without its group for
+// single-node ledger (runtime/data-dir-membership.ts leaveGroup): for a directory its group refuses because it
+// holds writes it acknowledged alone (replication/log-alignment.ts), or one that is to serve without its group for
 // good. Its log is kept whole; nothing goes to PostgreSQL. docs/operations.md says when to use it.
 //
 // `folio replication status [--config FILE] [--json]`: the group as PostgreSQL holds it
-// (replication/group-status.ts), read with the same replication.postgres_url (FOLIO_REPLICATION_URL) the
+// (replication/postgres/group-status.ts), read with the same replication.postgres_url (FOLIO_REPLICATION_URL) the
 // nodes use. Loaded only for this command, so no other command loads the PostgreSQL client.
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FolioConfig } from '../app/config.js';
-import { ConfigError } from '../app/config.js';
-import { leaveGroup, membershipFileIn } from '../app/data-dir-membership.js';
+import type { FolioConfig } from '../server/config.js';
+import { ConfigError } from '../server/config.js';
+import { leaveGroup, membershipFileIn } from '../runtime/data-dir-membership.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
 import { LogReader } from '../wal/log-reader.js';
-import { readGroupStatus, type GroupStatus } from '../replication/group-status.js';
-import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres-client.js';
+import { readGroupStatus, type GroupStatus } from '../replication/postgres/group-status.js';
+import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres/postgres-client.js';
 
-export type { GroupStatus } from '../replication/group-status.js';
+export type { GroupStatus } from '../replication/postgres/group-status.js';
 
 export async function groupStatus(postgresUrl: string): Promise<GroupStatus> {
   const client = await connectPostgres({ url: postgresUrl, limits: DEFAULT_CONNECTION_LIMITS, application_name: 'folio replication status' });

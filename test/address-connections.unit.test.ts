@@ -1,11 +1,11 @@
-// The count of open connections per client address (http/address-connections.ts) against a plain Map over
+// The count of open connections per client address (http/server/address-connections.ts) against a plain Map over
 // seeded random opens and closes: a small table, so addresses collide and entries are shifted back as
 // others leave; the cap refuses exactly where the model says and counts each refusal. Also the keys:
-// IPv4 as it is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64 (http/address-key.ts).
+// IPv4 as it is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64 (http/server/address-key.ts).
 
 import t from 'tap';
-import { AddressConnections, type AddressSlotKey } from '../http/address-connections.js';
-import { addressKey } from '../http/address-key.js';
+import { AddressConnections, type AddressSlotKey } from '../http/server/address-connections.js';
+import { addressKey } from '../http/server/address-key.js';
 import { seededTest, seedsToRun } from './helpers/seeded-random.js';
 
 const key = (address: string): AddressSlotKey => {

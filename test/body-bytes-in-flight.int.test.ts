@@ -1,5 +1,5 @@
-// The process's cap on request body bytes in flight (server.body_bytes_in_flight_max; http/json-body.ts,
-// http/body-bytes-in-flight.ts), in both thread modes, on a test server whose cap is 2 MiB: while one
+// The process's cap on request body bytes in flight (server.body_bytes_in_flight_max; http/middleware/json-body.ts,
+// http/server/body-bytes-in-flight.ts), in both thread modes, on a test server whose cap is 2 MiB: while one
 // request holds 1.9 MB of a body it has not finished sending, another whose declared length cannot fit
 // is refused 503 GEN_BODY_BYTES_IN_FLIGHT_EXCEEDED with Retry-After before it is read, a chunked one is
 // refused as its bytes come, and a gzip body of a few KB is refused for what it inflates to. The bytes
@@ -11,9 +11,9 @@
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import t from 'tap';
-import { ConfigError, loadConfig } from '../app/config.js';
-import { BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, BODY_BYTES_IN_FLIGHT_MAX_LIMIT } from '../http/body-bytes-in-flight.js';
-import { BODY_BYTES_MAX } from '../http/json-body.js';
+import { ConfigError, loadConfig } from '../server/config.js';
+import { BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, BODY_BYTES_IN_FLIGHT_MAX_LIMIT } from '../http/server/body-bytes-in-flight.js';
+import { BODY_BYTES_MAX } from '../http/middleware/json-body.js';
 import { splitResponses, type RawAnswer } from './helpers/raw-http.js';
 import { startTestServer } from './helpers/test-server.js';
 

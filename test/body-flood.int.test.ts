@@ -2,7 +2,7 @@
 // thread modes: 500 POSTs, 100 at a time, of a 10 KB gzip body that inflates to 10 MiB of `[{},{},...]`, sent
 // with a key that may only read ledgers (authentication on). To a route that does not exist they are
 // answered 404, and to a write route the key may not use 403, without a byte of them being inflated or
-// parsed (http/route-front.ts): the server stays up, /health (timed from a thread of its own, so the
+// parsed (http/middleware/route-front.ts): the server stays up, /health (timed from a thread of its own, so the
 // flood's client does not count) answers every probe within 100 ms meanwhile (or, on a machine so busy
 // that the same requests sent without bodies hold /health longer than half of that, within twice what
 // they did), and the server's memory stays bounded. The old code read, inflated and parsed every one of them first (about 1.9 s of CPU and

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import type net from 'node:net';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { ConfigError, loadConfig } from '../app/config.js';
+import { ConfigError, loadConfig } from '../server/config.js';
 import { loadCloudConfig } from '../cloud/cloud-config.js';
 import { startChildServer } from './helpers/child-server.js';
 import { removeDir, startCloudRig } from './helpers/cloud-rig.js';

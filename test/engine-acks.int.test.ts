@@ -1,5 +1,5 @@
 // A write's acknowledgement in a worker waits for its seq to be durable, and learns it from the seqs the
-// engine's thread shares in memory (app/engine-channel.ts SharedSeqs), not from a state message per group
+// engine's thread shares in memory (workers/engine-channel.ts SharedSeqs), not from a state message per group
 // commit: writes one after another are each acknowledged as soon as their commit is durable, while state
 // messages go out only on change and every 100 ms. Fails where a worker learns durability from messages:
 // there every commit sent one.
@@ -7,10 +7,10 @@
 import fs from 'node:fs';
 import { MessageChannel } from 'node:worker_threads';
 import t from 'tap';
-import { SharedSeqs } from '../app/engine-channel.js';
-import { EngineHost } from '../app/engine-host.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
-import { EngineClient } from '../app/remote-ledger.js';
+import { SharedSeqs } from '../workers/engine-channel.js';
+import { EngineHost } from '../workers/engine-host.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import { EngineClient } from '../workers/remote-ledger.js';
 import type { Outcome } from '../engine/ledger-engine.js';
 import { tempDataDir } from './helpers/test-server.js';
 

@@ -1,13 +1,13 @@
-// The calls a worker makes to the engine's thread are one table (app/engine-channel.ts CALLABLE) checked
+// The calls a worker makes to the engine's thread are one table (workers/engine-channel.ts CALLABLE) checked
 // against the port interfaces: a remote port has exactly the methods the table names, and a call the
 // table does not name, or with arguments its port does not take, does not compile (each such line
 // below is marked as an expected type error, so the type check `npm test` runs fails if it compiles).
 
 import { MessageChannel } from 'node:worker_threads';
 import t from 'tap';
-import { CALLABLE, SharedSeqs, type CallTarget } from '../app/engine-channel.js';
-import { EngineClient, remotePort } from '../app/remote-ledger.js';
-import type { SeqWait } from '../http/ledger-core.js';
+import { CALLABLE, SharedSeqs, type CallTarget } from '../workers/engine-channel.js';
+import { EngineClient, remotePort } from '../workers/remote-ledger.js';
+import type { SeqWait } from '../http/ports/ledger-core.js';
 
 t.test('a remote port has exactly the callable methods of its target', async (t) => {
   const channel = new MessageChannel();

@@ -1,5 +1,5 @@
 // The engine host switching the ledger it serves, as a replicated node's does on a rejoin
-// (app/engine-host.ts, app/remote-ledger.ts), over a real channel and real ledgers in temp dirs: while it
+// (workers/engine-host.ts, workers/remote-ledger.ts), over a real channel and real ledgers in temp dirs: while it
 // refuses, every call is answered 503 REPL_REJOINING with Retry-After; a call under way is waited for
 // (bounded); a write's wait for its seq is tied to the ledger that appended it (answered from what that
 // ledger made durable, refused once it has stopped short, never left waiting), and what the worker has
@@ -10,11 +10,11 @@ import fs from 'node:fs';
 import { MessageChannel } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
-import { EngineHost } from '../app/engine-host.js';
-import { SharedSeqs } from '../app/engine-channel.js';
-import { EngineClient, holdWhileWritesHeld } from '../app/remote-ledger.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
-import { notLeader } from '../app/record-replicator.js';
+import { EngineHost } from '../workers/engine-host.js';
+import { SharedSeqs } from '../workers/engine-channel.js';
+import { EngineClient, holdWhileWritesHeld } from '../workers/remote-ledger.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import { notLeader } from '../replication/record-replicator.js';
 import type { Outcome } from '../engine/ledger-engine.js';
 import { tempDataDir } from './helpers/test-server.js';
 

@@ -1,4 +1,4 @@
-// X-Folio-Seq on a single node (http/read-your-writes.ts), in both thread modes: honoured only by the
+// X-Folio-Seq on a single node (http/middleware/read-your-writes.ts), in both thread modes: honoured only by the
 // routes that read the ledger's state, once the caller may use the route; ignored on /health (no key, a
 // seq that will never come, even a malformed one: answered at once) and on writes; a seq past the end of
 // the log refused at once with 409 REPL_SEQ_BEYOND_LOG saying where the log ends, where the old code held

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t from 'tap';
 import { ReplicatedGroup, type GroupNode } from '../bench/replication/replicated-group.js';
-import { termsInLog } from '../replication/postgres-log-store.js';
+import { termsInLog } from '../replication/postgres/postgres-log-store.js';
 import { auditLedger, call, GroupWriter, quietSeq, stateHashes, type Transfer } from './helpers/replication-client.js';
 import { TcpRelay } from './helpers/tcp-relay.js';
 

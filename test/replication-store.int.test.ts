@@ -17,12 +17,12 @@
 import pg from 'pg';
 import t from 'tap';
 import { startPostgres } from '../bench/postgres/postgres-server.js';
-import { AcknowledgedAloneError, alignWithGroup, DivergedLogError } from '../app/log-alignment.js';
-import { readLease, renewLease, takeLease } from '../replication/lease-store.js';
-import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres-client.js';
-import { AppendRefused, appendRecord, appendRecords, logEnd, termsInLog } from '../replication/postgres-log-store.js';
-import { PostgresRecordReplicator } from '../app/record-replicator.js';
-import { ensureSchema } from '../replication/replication-schema.js';
+import { AcknowledgedAloneError, alignWithGroup, DivergedLogError } from '../replication/log-alignment.js';
+import { readLease, renewLease, takeLease } from '../replication/postgres/lease-store.js';
+import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres/postgres-client.js';
+import { AppendRefused, appendRecord, appendRecords, logEnd, termsInLog } from '../replication/postgres/postgres-log-store.js';
+import { PostgresRecordReplicator } from '../replication/record-replicator.js';
+import { ensureSchema } from '../replication/postgres/replication-schema.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { snapshotNow, startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 

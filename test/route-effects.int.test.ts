@@ -1,4 +1,4 @@
-// What each route does to the ledger is decided by the route that matched (http/route-effects.ts), not
+// What each route does to the ledger is decided by the route that matched (http/middleware/route-effects.ts), not
 // by the text of the request's path:
 //   - over every route the app registers: the POSTs that count as reads are exactly those whose access
 //     needs only a read scope, and a pattern that merely ends in /filter (a refund, a tokenized field)
@@ -9,9 +9,9 @@
 //     while a real filter is still served.
 
 import t from 'tap';
-import { CutoverControl } from '../app/cutover-control.js';
-import { routeEffect } from '../http/route-effects.js';
-import { routeAccess } from '../http/route-scopes.js';
+import { CutoverControl } from '../cutover/cutover-control.js';
+import { routeEffect } from '../http/middleware/route-effects.js';
+import { routeAccess } from '../http/access/route-scopes.js';
 import { routerApp } from './helpers/router-app.js';
 import { startTestServer } from './helpers/test-server.js';
 

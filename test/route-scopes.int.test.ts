@@ -3,9 +3,9 @@
 // added without a declared scope fails here.
 
 import t from 'tap';
-import { CutoverControl } from '../app/cutover-control.js';
+import { CutoverControl } from '../cutover/cutover-control.js';
 import { createApp } from '../http/app.js';
-import { parseRouteAccess, ROUTE_ACCESS_TABLE } from '../http/route-scopes.js';
+import { parseRouteAccess, ROUTE_ACCESS_TABLE } from '../http/access/route-scopes.js';
 import { routerApp } from './helpers/router-app.js';
 
 t.test('every registered route declares its access', async (t) => {

@@ -1,4 +1,4 @@
-// The waits for a seq (app/seq-waiters.ts): the heap keeps its order through random pushes and removals
+// The waits for a seq (runtime/seq-waiters.ts): the heap keeps its order through random pushes and removals
 // (checked against a sorted reference), removing any one waiter costs O(log n) comparisons however many
 // wait (counted through the key, not timed), and the waiters settle as documented: applied when the log
 // gets there, timed_out when their time is up or their caller goes, beyond_log when a read of the group's
@@ -6,7 +6,7 @@
 // failure names its seed.
 
 import t from 'tap';
-import { SeqHeap, SeqWaiters, type HeapItem } from '../app/seq-waiters.js';
+import { SeqHeap, SeqWaiters, type HeapItem } from '../runtime/seq-waiters.js';
 import { SeededRandom, testSeeds } from './helpers/deterministic.js';
 
 class Item implements HeapItem {

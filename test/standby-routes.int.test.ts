@@ -1,6 +1,6 @@
 // What a standby decides from the route, not from the text of the path, on a replicated group of two real
-// `folio serve` nodes on one PostgreSQL (http/route-effects.ts, http/leader-redirect.ts,
-// http/read-your-writes.ts):
+// `folio serve` nodes on one PostgreSQL (http/middleware/route-effects.ts, http/middleware/leader-redirect.ts,
+// http/middleware/read-your-writes.ts):
 //   - a POST to a write route whose path ends in /filter (a refund of the transaction `filter`) is sent to
 //     the leader, 307, as every write is; the old code took the path for a filter and carried it out on
 //     the standby. A POST that only reads (/ledgers/filter) is served by the standby itself.

@@ -1,4 +1,4 @@
-// The server with HTTP on worker threads (app/http-workers.ts), as `folio serve` runs by default: what
+// The server with HTTP on worker threads (workers/http-workers.ts), as `folio serve` runs by default: what
 // crosses the thread boundary arrives whole (exact amounts far past 2^53, errors in their envelope with
 // their headers), many writers through two workers leave every currency at zero with every reference
 // once, the change feed reads the log from the worker, and stopping ends the workers. The rest of the
@@ -7,7 +7,7 @@
 import net from 'node:net';
 import os from 'node:os';
 import t from 'tap';
-import { ConfigError, loadConfig, WORKERS_MAX } from '../app/config.js';
+import { ConfigError, loadConfig, WORKERS_MAX } from '../server/config.js';
 import { sendRequest, startTestServer } from './helpers/test-server.js';
 
 const MASTER_KEY = 'k'.repeat(40);

@@ -1,5 +1,5 @@
-// An HTTP worker that dies is replaced (app/http-workers.ts), and what it held is given back
-// (app/engine-host.ts detach): the old code ended the process when a worker failed after it started.
+// An HTTP worker that dies is replaced (workers/http-workers.ts), and what it held is given back
+// (workers/engine-host.ts detach): the old code ended the process when a worker failed after it started.
 //   - on the engine's thread: a write whose fence count a gone worker started is uncounted, so a fence
 //     completes at once instead of waiting out its bound and refusing; a gone worker's wait for a seq
 //     ends, so a replicated host's drain does not wait for it;
@@ -13,14 +13,14 @@ import net from 'node:net';
 import { MessageChannel } from 'node:worker_threads';
 import pino from 'pino';
 import t, { type Test } from 'tap';
-import { CutoverControl, FENCE_WRITES_WAIT_MS_MAX } from '../app/cutover-control.js';
-import { EngineHost } from '../app/engine-host.js';
-import { HttpWorkers, type RestartBudget } from '../app/http-workers.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
-import { SharedSeqs } from '../app/engine-channel.js';
-import { EngineClient } from '../app/remote-ledger.js';
+import { CutoverControl, FENCE_WRITES_WAIT_MS_MAX } from '../cutover/cutover-control.js';
+import { EngineHost } from '../workers/engine-host.js';
+import { HttpWorkers, type RestartBudget } from '../workers/http-workers.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import { SharedSeqs } from '../workers/engine-channel.js';
+import { EngineClient } from '../workers/remote-ledger.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
-import { DEFAULT_CONNECTION_LIMITS } from '../http/server-limits.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../http/server/server-limits.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 
 const silent = { error: () => undefined };

@@ -1,5 +1,5 @@
 // Which records at the end of the log this node sealed as its replicated group's leader: the only records
-// a node may drop when it rejoins (app/log-alignment.ts). A record the group never committed was never
+// a node may drop when it rejoins (replication/log-alignment.ts). A record the group never committed was never
 // acknowledged only if it was sealed under a term, by a leader whose acknowledgements waited for the
 // group; a record sealed any other way (as a single node, by a version that kept no such mark, copied by
 // a cutover follower, restored) may have been acknowledged by this node alone, and is never dropped.

@@ -14,7 +14,7 @@
 // records flushed and waiting for the replicator have a bound of their own (records_replicating_max), so
 // the disk goes on writing the next records while earlier ones commit elsewhere. A replication that
 // fails is not fatal like a disk: the log stops taking events, every waiter is refused with the
-// replicator's error, and the owner (app/replication-node.ts) rejoins. Whether the records at the log's
+// replicator's error, and the owner (replication/replication-node.ts) rejoins. Whether the records at the log's
 // end were sealed as the group's leader (and so may be dropped on rejoining if the group never committed
 // them) is one mark written when the lead is taken or a ledger opens alone (leader-seals.ts), never per record.
 
@@ -62,7 +62,7 @@ export interface SealedRecord {
 }
 
 /**
- * Where sealed records are committed beside the local disk (PostgreSQL, app/record-replicator.ts). Called
+ * Where sealed records are committed beside the local disk (PostgreSQL, replication/record-replicator.ts). Called
  * once per sealed record, in log order; the promise resolves when the record is committed there and
  * rejects when it is not (and will not be): the log then stops, see `replicationLost`.
  */

@@ -55,7 +55,7 @@ export class LogReader implements LogRecordSource {
 
   /**
    * Events from `fromSeq` to `toSeq` with the bytes each takes in its record, checked as `logRecords`
-   * does, each decoded only as it is pulled (the change feed in an HTTP worker, app/change-feed.ts).
+   * does, each decoded only as it is pulled (the change feed in an HTTP worker, runtime/change-feed.ts).
    */
   sizedEvents(fromSeq: number, toSeq: number): Generator<SizedEvent & { seq: number }> {
     return sizedEventsIn(checkedRecords(this.records.getRange({ start: this.startKeyFor(fromSeq) })), fromSeq, toSeq);

@@ -1,5 +1,5 @@
 // Rewinding the LMDB log: the records at its end, newest first, and dropping every record after a seq.
-// A node that rejoins a replicated group (app/replication-node.ts) may hold records at the end of its
+// A node that rejoins a replicated group (replication/replication-node.ts) may hold records at the end of its
 // log that the group never committed: it sealed and fsynced them as leader, then lost its lease before
 // PostgreSQL took them, so no client was ever told they happened. They are dropped here, before the log
 // is opened for serving, so nothing downstream (engine, lookups, index, snapshots) ever applies them.

@@ -14,8 +14,8 @@
 //   schema validation                        routes with a body or query schema
 
 import { STATUS_BY_CODE, type ErrorCode } from '../api-error.js';
-import { routeEffect } from '../route-effects.js';
-import { routeAccess } from '../route-scopes.js';
+import { routeEffect } from '../middleware/route-effects.js';
+import { routeAccess } from '../access/route-scopes.js';
 import { CUTOVER_PATH_PREFIX } from '../routes/cutover-routes.js';
 import type { RouteDoc } from './route-docs.js';
 

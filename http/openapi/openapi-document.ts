@@ -7,8 +7,8 @@
 import type { Router } from '@koa/router';
 import type { z } from 'zod';
 import type { ErrorCode } from '../api-error.js';
-import { errorEnvelopeSchema } from '../error-envelope.js';
-import { routeAccess, type RouteAccess } from '../route-scopes.js';
+import { errorEnvelopeSchema } from '../middleware/error-envelope.js';
+import { routeAccess, type RouteAccess } from '../access/route-scopes.js';
 import { byStatus, errorCodesOf } from './error-answers.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
 import { jsonSchemaOf, type JsonSchema, type SchemaForm } from './json-schema.js';

@@ -8,16 +8,16 @@
 //                                 the ledger stands at N, `state_hash=true` adds the state hash
 //   POST /admin/cutover/promote   a follower that stands exactly at {seq, log_checksum} becomes a leader
 // `fenceGuard` sits in front of every route that writes or acts on the node but the cutover's own (the
-// route front, http/route-front.ts), before its body is read: a write counts as in flight from there
+// route front, http/middleware/route-front.ts), before its body is read: a write counts as in flight from there
 // until its response is written, which is what the fence waits for.
 
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { CutoverRefusal, type CutoverPort } from '../cutover-port.js';
+import { CutoverRefusal, type CutoverPort } from '../ports/cutover-port.js';
 
 export const CUTOVER_PATH_PREFIX = '/admin/cutover/';
 /** The longest a status request waits for a follower to reach the seq it asks about. */

@@ -15,7 +15,7 @@
 // Every read of the log is bounded by count and by bytes, whichever ends it first (and always takes one
 // change when there is one, so a change larger than the bounds still goes out): once FEED_READ_LOG_BYTES_MAX
 // bytes of log records are decoded or FEED_PAGE_BYTES_MAX bytes of JSON rendered, the read stops before
-// it decodes the next change. Changes are decoded one at a time as the read pulls them (app/change-feed.ts:
+// it decodes the next change. Changes are decoded one at a time as the read pulls them (runtime/change-feed.ts:
 // in an HTTP worker straight from the log's LMDB file, so the engine's thread does nothing per read). A
 // page is one read; a stream makes one read at a time until it has caught up, and reads again only once
 // its client has taken what it wrote ('drain'), so no more than about a read's bytes wait for a client.
@@ -32,9 +32,9 @@ import { z } from 'zod';
 import type { LedgerEvent } from '../../engine/events.js';
 import { toJsonText } from '../../wire/json-text.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import { changeView } from '../change-view.js';
+import { changeView } from '../views/change-view.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 
 export const FEED_STREAMS_MAX = 32;
 export const FEED_STREAM_MS_MAX = 10 * 60_000;
@@ -62,7 +62,7 @@ export interface FeedChange {
   bytes: number;
 }
 
-/** What the feed needs from the ledger (app/change-feed.ts). */
+/** What the feed needs from the ledger (runtime/change-feed.ts). */
 export interface ChangeFeedPort {
   /** The seq of the last committed change. */
   committedSeq(): number;

@@ -7,18 +7,18 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import { hookSchema, listHooksQuerySchema } from '../access-schemas.js';
-import { hookJsonSchema, hookView } from '../access-views.js';
+import { hookSchema, listHooksQuerySchema } from '../access/access-schemas.js';
+import { hookJsonSchema, hookView } from '../access/access-views.js';
 import { z } from 'zod';
 import { rejectionsOf } from '../../engine/operations.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import type { LedgerCore } from '../ledger-core.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
-import { nonNegativeInteger } from '../common-schemas.js';
+import { validate } from '../schemas/validation.js';
+import { nonNegativeInteger } from '../schemas/common-schemas.js';
 import { timeText, timeTextSchema } from '../../wire/views.js';
-import type { HookDelivery } from '../ledger-core.js';
+import type { HookDelivery } from '../ports/ledger-core.js';
 
 /** Deliveries a hook's history answers with: by default, and at most (what the history keeps per hook). */
 export const DELIVERIES_LIMIT_DEFAULT = 50;

@@ -24,16 +24,16 @@ import {
   uploadView,
 } from '../../wire/reconciliation-views.js';
 import { ApiError } from '../api-error.js';
-import { NAME_LENGTH_MAX, pageQuerySchema } from '../common-schemas.js';
-import { fileKind, recordsOfFile, UploadRefusal } from '../external-records-input.js';
-import type { BodyBytesInFlight } from '../body-bytes-in-flight.js';
-import { BODY_BYTES_MAX, BodyHold, countedBody } from '../json-body.js';
-import type { LedgerCore } from '../ledger-core.js';
-import { answered } from '../query-answers.js';
-import type { ReconciliationPort } from '../reconciliation-port.js';
-import { instantRequestFrom, resultsPageSchema, ruleCommandFrom, startCommandFrom } from '../reconciliation-schemas.js';
+import { NAME_LENGTH_MAX, pageQuerySchema } from '../schemas/common-schemas.js';
+import { fileKind, recordsOfFile, UploadRefusal } from '../schemas/external-records-input.js';
+import type { BodyBytesInFlight } from '../server/body-bytes-in-flight.js';
+import { BODY_BYTES_MAX, BodyHold, countedBody } from '../middleware/json-body.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
+import { answered } from '../views/query-answers.js';
+import type { ReconciliationPort } from '../ports/reconciliation-port.js';
+import { instantRequestFrom, resultsPageSchema, ruleCommandFrom, startCommandFrom } from '../schemas/reconciliation-schemas.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { z } from 'zod';
 

@@ -10,8 +10,8 @@ import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../api-error.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { validate } from '../validation.js';
-import { InspectRefusal, type ReplicationInspector } from '../replication-port.js';
+import { validate } from '../schemas/validation.js';
+import { InspectRefusal, type ReplicationInspector } from '../ports/replication-port.js';
 
 /** The longest an inspection waits for the seq it asks about. */
 export const INSPECT_WAIT_MS_MAX = 30_000;

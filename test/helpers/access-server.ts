@@ -1,11 +1,11 @@
 // Test servers for authentication and hooks: the real runtime and Koa app on 127.0.0.1 with a master
 // key, an adjustable clock (for expiry) and hook delivery limits, plus a small client that sends a key.
 
-import { createHttpServer } from '../../app/http-server.js';
+import { createHttpServer } from '../../server/http-server.js';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { LedgerRuntime } from '../../app/ledger-runtime.js';
+import { LedgerRuntime } from '../../runtime/ledger-runtime.js';
 import type { HookDeliveryLimits } from '../../hooks/hook-dispatcher.js';
 import { createApp, type FolioApp } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';

@@ -2,25 +2,25 @@
 // ephemeral 127.0.0.1 port, with LMDB in a fresh temp directory. `request` speaks JSON and returns the
 // raw text too, so tests can check exact digits of big amounts.
 
-import { createHttpServer } from '../../app/http-server.js';
+import { createHttpServer } from '../../server/http-server.js';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
-import { ChangeFeed } from '../../app/change-feed.js';
-import { nodeInspector } from '../../app/node-inspector.js';
-import { snapshotAdmin } from '../../app/snapshot-admin.js';
-import { EngineHost } from '../../app/engine-host.js';
-import { HttpWorkers, type RestartBudget } from '../../app/http-workers.js';
-import { BodyBytesInFlight, BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from '../../http/body-bytes-in-flight.js';
-import { DEFAULT_CONNECTION_LIMITS } from '../../http/server-limits.js';
-import type { SnapshotInfo } from '../../app/snapshot-service.js';
+import { LedgerRuntime, type RuntimeOptions } from '../../runtime/ledger-runtime.js';
+import { ChangeFeed } from '../../runtime/change-feed.js';
+import { nodeInspector } from '../../server/node-inspector.js';
+import { snapshotAdmin } from '../../runtime/snapshot-admin.js';
+import { EngineHost } from '../../workers/engine-host.js';
+import { HttpWorkers, type RestartBudget } from '../../workers/http-workers.js';
+import { BodyBytesInFlight, BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from '../../http/server/body-bytes-in-flight.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../../http/server/server-limits.js';
+import type { SnapshotInfo } from '../../runtime/snapshot-service.js';
 import { createApp, type AppOptions } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
-import { parseJsonExact } from '../../http/lossless-json.js';
+import { parseJsonExact } from '../../http/schemas/lossless-json.js';
 
 export interface TestServer {
   url: string;
@@ -54,13 +54,13 @@ export function tempDataDir(label = 'folio'): string {
 export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backup' | 'secretKey'>> & {
   snapshotRoutes?: boolean;
   /**
-   * HTTP worker threads, as `folio serve` runs them (app/http-workers.ts); 0 serves on the test's own
+   * HTTP worker threads, as `folio serve` runs them (workers/http-workers.ts); 0 serves on the test's own
    * thread. Default: TEST_WORKERS_DEFAULT, so the whole suite can be run in either mode.
    */
   workers?: number;
   /** The process's cap on request body bytes in flight (server.body_bytes_in_flight_max). */
   bodyBytesInFlightMax?: number;
-  /** How many failed workers are replaced (app/http-workers.ts WORKER_RESTART_BUDGET unless given). */
+  /** How many failed workers are replaced (workers/http-workers.ts WORKER_RESTART_BUDGET unless given). */
   restartBudget?: RestartBudget;
 };
 

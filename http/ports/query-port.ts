@@ -1,0 +1,91 @@
+// What the HTTP layer needs from the query side (index/), declared here as the consumer sees it, the way
+// ledger-core.ts declares the ledger: app/ wires the SQLite index in, and the compiler checks that it
+// fits. Requests arrive already shape-checked by zod; the query side judges fields, operators and
+// expressions and answers with a value or a coded refusal.
+
+import type { Result } from '../../engine/result.js';
+import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../../engine/records.js';
+import type { ReconciliationRecord } from '../../engine/reconciliation-records.js';
+import type { FilterRequest, SearchRequest } from '../../wire/query-requests.js';
+import type { HighlightSpec } from '../../wire/search-highlights.js';
+
+export type FilterCollection = 'ledgers' | 'balances' | 'transactions' | 'identities';
+/** Searchable collections: the filterable ones and reconciliation runs. */
+export type SearchCollection = FilterCollection | 'reconciliations';
+
+export type QueryRecord = LedgerRecord | BalanceRecord | TransactionRecord | IdentityRecord | ReconciliationRecord;
+
+/** A position in a balance's history: the change at `at` (epoch ms) made by the event at log seq `seq`. */
+export interface BalanceHistoryPosition {
+  at: number;
+  seq: number;
+}
+
+/** Changes with `from_ms <= at <= to_ms`, after `after` when given, at most `limit`. */
+export interface BalanceChangeWindow {
+  from_ms: number;
+  to_ms: number;
+  after?: BalanceHistoryPosition;
+  limit: number;
+}
+
+/** A balance's totals after one change. */
+export interface BalanceChange extends BalanceHistoryPosition {
+  version: number;
+  credit_balance: bigint;
+  debit_balance: bigint;
+  inflight_credit_balance: bigint;
+  inflight_debit_balance: bigint;
+}
+
+export interface BalanceChangePage {
+  currency: string;
+  changes: BalanceChange[];
+  /** Set when more changes may follow in the window. */
+  next?: BalanceHistoryPosition;
+}
+
+export type QueryRefusalCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT' | 'SRCH_REINDEX_IN_PROGRESS';
+/** A query's answer in the one result shape (engine/result.ts), refused with a code of its own set. */
+export type QueryResult<T> = Result<T, { code: QueryRefusalCode; message: string }>;
+
+/** A facet_by count: the commonest values of one field among the records found. */
+export interface FacetCount {
+  field_name: string;
+  counts: Array<{ count: number; value: string }>;
+  total_values: number;
+}
+
+export interface SearchResult {
+  /** Records found; with group_by, groups found. */
+  found: number;
+  out_of: number;
+  /** The page's records (empty with group_by: the groups hold them). */
+  records: QueryRecord[];
+  search_time_ms: number;
+  facet_counts?: FacetCount[];
+  groups?: Array<{ key: unknown[]; found: number; records: QueryRecord[] }>;
+  /** What the hits' highlights look for, as the query side resolved it. */
+  highlight: HighlightSpec;
+}
+
+export interface QueryPort {
+  /** `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it. */
+  filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
+  search(collection: SearchCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<SearchResult>>;
+  /**
+   * The balance as it stood at `untilMs` from the index's balance history (undefined: it did not exist
+   * then). `version`: the balance's version when the request arrived; with it, the index answers before
+   * it reaches `visibleSeq` when nothing it lacks can change the answer (a moment before its checkpoint's
+   * time, and no later posting to the balance), instead of waiting for the log's end.
+   */
+  balanceAt(balanceId: string, untilMs: number, visibleSeq: number, version?: number): Promise<QueryResult<BalanceRecord | undefined>>;
+  /** A balance's changes in a window, oldest first (undefined: the index does not hold the balance). */
+  balanceChanges(balanceId: string, window: BalanceChangeWindow, visibleSeq: number): Promise<QueryResult<BalanceChangePage | undefined>>;
+  reindexStatus(): object | Promise<object>;
+  startReindex(): QueryResult<object> | Promise<QueryResult<object>>;
+  checkpointSeq: number;
+  poisonSeq: number;
+  lagEvents(): number;
+  lagSeconds(): number;
+}
