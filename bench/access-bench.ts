@@ -32,7 +32,7 @@ import { ApiKeyUsage } from '../http/access/api-key-usage.js';
 import { authenticate, authorize, type Principal } from '../http/access/auth.js';
 import { routeAccess } from '../http/access/route-scopes.js';
 import { MemoryLog } from '../wal/memory-log.js';
-import { NODE_FLAGS } from '../server/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const MASTER_KEY = 'bench-master-key-5c1d0b7e-0123456789abcdef';

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LISTENING_LINE, makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
-import { NODE_FLAGS } from '../server/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 import type { PostgresConnection } from './postgres/postgres-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

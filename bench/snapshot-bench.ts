@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { verifyDataDir } from '../ops/verify.js';
-import { NODE_FLAGS } from '../server/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 import { percentileOfSorted } from './stats.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');

@@ -25,7 +25,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { NODE_FLAGS } from '../server/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 import type { CutoverPosition, CutoverStatus } from '../http/ports/cutover-port.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import type { CoreLogger } from './core-process.js';

@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import type { CutoverAnswer, CutoverPort, CutoverPosition, CutoverStatus, WriteTicket } from '../http/ports/cutover-port.js';
 import { CutoverRefusal } from '../http/ports/cutover-port.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
-import { stateHash } from '../snapshots/state-hash.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import type { LogFollower } from './log-follower.js';
 
@@ -138,7 +137,7 @@ export class CutoverControl implements CutoverPort {
     }
     timings.mark('reach');
     if (options.stateHash) {
-      status.state_hash = stateHash(this.runtime.engine.state);
+      status.state_hash = this.runtime.stateHash();
       timings.mark('state_hash');
     }
     status.timings_ms = timings.report();

@@ -27,6 +27,7 @@ import { DurableRecords } from '../wal/durable-records.js';
 import { LmdbLog, type CommitStats, type LmdbLogOptions } from '../wal/lmdb-log.js';
 import { CorruptRecordError, decodeLogRecord, type DecodedLogRecord } from '../wal/log-record-codec.js';
 import { SeqWaiters } from './seq-waiters.js';
+import { stateHash } from '../snapshots/state-hash.js';
 import { LmdbTransactionStore } from '../lookups/lmdb-transaction-store.js';
 import { snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { useNewestSnapshot, type LoadedSnapshot } from '../snapshots/snapshot-loader.js';
@@ -56,7 +57,7 @@ import type { ReconciliationPort } from '../http/ports/reconciliation-port.js';
 import { indexRunReads } from './reconciliation-reads.js';
 import { reconciliationService } from './reconciliation-service.js';
 import { SystemErrorReporter } from './system-errors.js';
-import { workerHeapsOwnLimits } from '../server/node-flags.js';
+import { workerHeapsOwnLimits } from '../threads/node-flags.js';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -523,6 +524,11 @@ export class LedgerRuntime implements LedgerCore {
 
   visibleSeq(): number {
     return this.log.appendedSeq;
+  }
+
+  /** The hash of the working state now (snapshots/state-hash.ts): what nodes and cutovers compare. */
+  stateHash(): string {
+    return stateHash(this.engine.state);
   }
 
   /**

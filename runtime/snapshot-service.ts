@@ -6,7 +6,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../threads/worker-entry.js';
-import { WORKER_YOUNG_GENERATION_MB } from '../server/node-flags.js';
+import { WORKER_YOUNG_GENERATION_MB } from '../threads/node-flags.js';
 import { newCrashCounter } from '../snapshots/crash-points.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import type { SnapshotInfo, SnapshotSchedule, ToMain, WorkerConfig } from './snapshot-messages.js';

@@ -17,7 +17,7 @@ import { pruneSnapshots, removeTempFiles, snapshotDirectoryIn, writeSnapshotFile
 import { BODY_OFFSET, readHeader } from '../snapshots/snapshot-file.js';
 import { useNewestSnapshot } from '../snapshots/snapshot-loader.js';
 import type { SnapshotInfo, ToMain, WorkerConfig } from './snapshot-messages.js';
-import { checkReadsBack, StateReplica } from '../replication/state-replica.js';
+import { checkReadsBack, StateReplica } from './state-replica.js';
 
 const port = parentPort;
 if (!port) throw new Error('snapshot-worker runs as a worker thread');

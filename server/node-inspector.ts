@@ -6,7 +6,6 @@
 import {
   InspectRefusal, type InspectOptions, type ReplicationGroupView, type ReplicationInspection, type ReplicationInspector, type ReplicationStatus,
 } from '../http/ports/replication-port.js';
-import { stateHash } from '../snapshots/state-hash.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
 
 export interface InspectedNode {
@@ -40,7 +39,7 @@ export function nodeInspector(node: () => InspectedNode | undefined): Replicatio
       }
       if (options.stateHash) {
         inspection.applied_seq = runtime.visibleSeq();
-        inspection.state_hash = stateHash(runtime.engine.state);
+        inspection.state_hash = runtime.stateHash();
       }
       return inspection;
     },

@@ -17,11 +17,11 @@ import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { SharedSeqs, type EngineState, type WorkerOrder, type WorkerReport } from './engine-channel.js';
-import { closeServer, createHttpServer } from '../server/http-server.js';
+import { closeServer, createHttpServer } from '../http/server/http-server.js';
 import type { WorkerData } from './http-workers.js';
 import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
-import { RequestSwitch } from '../server/request-switch.js';
-import { WorkerChangeFeed } from '../runtime/change-feed.js';
+import { RequestSwitch } from '../http/server/request-switch.js';
+import { WorkerChangeFeed } from './worker-change-feed.js';
 import { EnvelopeError } from '../http/api-error.js';
 
 const data = workerData as WorkerData;

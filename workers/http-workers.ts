@@ -21,7 +21,7 @@ import { AddressConnections } from '../http/server/address-connections.js';
 import { BodyBytesInFlight } from '../http/server/body-bytes-in-flight.js';
 import type { ConnectionLimits } from '../http/server/server-limits.js';
 import { workerEntry } from '../threads/worker-entry.js';
-import { WORKER_YOUNG_GENERATION_MB } from '../server/node-flags.js';
+import { WORKER_YOUNG_GENERATION_MB } from '../threads/node-flags.js';
 import type { WorkerOrder, WorkerReport } from './engine-channel.js';
 import type { EngineHost } from './engine-host.js';
 

@@ -1,5 +1,5 @@
-// What the HTTP layer needs from a running ledger, as an interface: app/ wires the real one (engine, LMDB
-// log, lookup store, queue runner) and tests use that same wiring on a temp dir. Writes are commands
+// What the HTTP layer needs from a running ledger, as an interface: runtime/ledger-runtime.ts is the real
+// one (engine, LMDB log, lookup store, queue runner) and tests use that same wiring on a temp dir. Writes are commands
 // (`run`, `dryRun`), reads are the named queries of `view`; both may answer at once or later (a worker
 // thread asks the engine's thread), so routes await them.
 

@@ -1,5 +1,5 @@
 // What the HTTP layer needs from the query side (index/), declared here as the consumer sees it, the way
-// ledger-core.ts declares the ledger: app/ wires the SQLite index in, and the compiler checks that it
+// ledger-core.ts declares the ledger: runtime/ wires the SQLite index in, and the compiler checks that it
 // fits. Requests arrive already shape-checked by zod; the query side judges fields, operators and
 // expressions and answers with a value or a coded refusal.
 

@@ -1,4 +1,4 @@
-// What the reconciliation routes need from the running ledger, declared as they use it: app/ wires the
+// What the reconciliation routes need from the running ledger, declared as they use it: runtime/ wires the
 // runner (reconciliation/) and the query index behind it.
 
 import type { RunResults, StartReconciliationCommand } from '../../engine/decide-reconciliation.js';

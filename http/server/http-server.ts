@@ -4,12 +4,12 @@
 // Node's parser refuses answered in the error envelope (http/server/client-error.ts).
 
 import type http from 'node:http';
-import type { FolioApp } from '../http/app.js';
-import type { AddressConnections } from '../http/server/address-connections.js';
-import { createLimitedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server/server-limits.js';
+import type { FolioApp } from '../app.js';
+import type { AddressConnections } from './address-connections.js';
+import { createLimitedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './server-limits.js';
 
 /**
- * The server for one app, or for a listener that passes requests on (server/request-switch.ts). `addresses`:
+ * The server for one app, or for a listener that passes requests on (http/server/request-switch.ts). `addresses`:
  * the process's count of connections per client address, when its threads share one (workers/http-workers.ts).
  */
 export function createHttpServer(

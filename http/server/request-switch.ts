@@ -6,9 +6,9 @@
 // (http-worker.ts) switches the same way on what the engine's thread tells it.
 
 import type http from 'node:http';
-import type { FolioApp } from '../http/app.js';
-import type { EnvelopeError } from '../http/api-error.js';
-import { envelopeText } from '../http/middleware/error-envelope.js';
+import type { FolioApp } from '../app.js';
+import type { EnvelopeError } from '../api-error.js';
+import { envelopeText } from '../middleware/error-envelope.js';
 
 export class RequestSwitch {
   private handler: http.RequestListener;

@@ -1,4 +1,4 @@
-// The Node HTTP server both Folio servers run on (`folio serve` through server/http-server.ts, and
+// The Node HTTP server both Folio servers run on (`folio serve` through http/server/http-server.ts, and
 // `folio cloud`), with limits on what a connection may hold: its request's headers must arrive within
 // headers_timeout_ms and the whole request, body included, within request_timeout_ms (Node's own
 // headersTimeout and requestTimeout, checked every second at most), at most connections_max

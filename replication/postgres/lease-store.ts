@@ -4,8 +4,15 @@
 // one gets the next term. Renewing succeeds only for the holder of the current term. Times are the
 // database's (clock_timestamp()), never a node's.
 
-import type { Lease } from '../lease-rules.js';
 import type { PostgresClient } from './postgres-client.js';
+
+/** The lease row: which term is current, who holds it, and (database time, ms) until when. */
+export interface Lease {
+  term: number;
+  /** The holder's incarnation (a name and a random id: two processes given the same name still differ). */
+  holder: string;
+  expires_at_ms: number;
+}
 
 /** The lease as read, with the holder's name and address and the database's time of the read. */
 export interface LeaseView extends Lease {
