@@ -109,7 +109,12 @@ export class EngineHost {
   constructor(parts: HostedParts | { logger: HostLogger; refusal: EnvelopeError }) {
     this.logger = parts.logger;
     this.host = {
-      state: () => ({ ...this.state(), commits: [] }),
+      // A scrape of /metrics asks for the state now: every worker gets it, with the group commits since
+      // the last (each counts every commit once), before this answer reaches the one that asked.
+      state: () => {
+        this.sendState();
+        return { ...this.state(), commits: [] };
+      },
       // Each worker's request counts, so a scrape of any one sums them all (workers/http-worker.ts).
       reportRequests: (worker: number, totals: RequestTotals, generation?: number) => this.requestsReported(worker, totals, generation),
       requestTotals: (except: number) => this.freshRequestTotals(except),
