@@ -167,7 +167,10 @@ t.test('a standby killed under load catches up when started again; writes to a s
   // A term taken in the database by a holder nobody can reach: the leader is deposed at its next renewal.
   await withDatabase(group.postgres.url, (client) => client.query(
     "UPDATE folio_lease SET term = term + 1, holder = 'elsewhere', holder_name = 'elsewhere', holder_url = '', expires_at = clock_timestamp() + interval '1 hour' WHERE id = 1"));
-  await group.waitFor('the leader deposed', 30_000, async () => ((await group.health(a))?.role === 'standby' ? true : undefined));
+  // Deposed, it says so at once, then rejoins as a standby (refusing everything meanwhile, 503
+  // REPL_REJOINING): wait until it serves again.
+  await group.waitFor('the leader deposed and serving again as a standby', 30_000, async () => (
+    (await group.health(a))?.role === 'standby' && (await call(a.url as string, 'GET', '/balances')).status === 200 ? true : undefined));
   for (const node of [a, b]) {
     const refused = await call(node.url as string, 'POST', '/ledgers', { name: 'nobody leads' });
     t.equal(refused.status, 503, `${node.name}: a write with no leader known is answered 503`);
