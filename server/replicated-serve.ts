@@ -38,6 +38,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
     runtime: current.runtime,
     status: () => current!.node.status(),
     details: (lagWindowMs) => current!.node.details(lagWindowMs),
+    group: () => current!.node.groupStatus(),
   });
   warnAboutSettings(config, logger);
   const http = await startLedgerHttp({ ...parts.http, replication: true, index: parts.runtimeOptions.index !== false }, starting);
