@@ -7,8 +7,8 @@
 // leader's hook delivery progress and starts working as a leader.
 
 import fs from 'node:fs';
-import type { CutoverAnswer, CutoverPort, CutoverPosition, CutoverStatus, WriteTicket } from '../http/ports/cutover-port.js';
-import { CutoverRefusal } from '../http/ports/cutover-port.js';
+import { cutoverConflict, type CutoverAnswer, type CutoverPort, type CutoverPosition, type CutoverResult, type CutoverStatus, type WriteTicket } from '../http/ports/cutover-port.js';
+import { accept } from '../engine/result.js';
 import { HookOutboxStore } from '../hooks/outbox-store.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import type { LogFollower } from './log-follower.js';
@@ -28,7 +28,7 @@ export class CutoverControl implements CutoverPort {
   private _fenced: boolean;
   private writesInFlight = 0;
   private readonly writers: HeldWriter[] = [];
-  private fencing: Promise<CutoverAnswer> | undefined;
+  private fencing: Promise<CutoverResult<CutoverAnswer>> | undefined;
 
   private constructor(
     private readonly runtime: LedgerRuntime,
@@ -76,15 +76,15 @@ export class CutoverControl implements CutoverPort {
     if (this._fenced) writer.hold();
   }
 
-  fence(): Promise<CutoverAnswer> {
-    if (this.follower) return Promise.reject(new CutoverRefusal('a follower is fenced already'));
+  fence(): Promise<CutoverResult<CutoverAnswer>> {
+    if (this.follower) return Promise.resolve(cutoverConflict('a follower is fenced already'));
     this.fencing ??= this.fenceNow().finally(() => {
       this.fencing = undefined;
     });
     return this.fencing;
   }
 
-  private async fenceNow(): Promise<CutoverAnswer> {
+  private async fenceNow(): Promise<CutoverResult<CutoverAnswer>> {
     const timings = new Timings();
     this._fenced = true;
     for (const writer of this.writers) writer.hold();
@@ -92,7 +92,7 @@ export class CutoverControl implements CutoverPort {
     while (this.writesInFlight > 0) {
       if (Date.now() >= deadline) {
         await this.unfence();
-        throw new CutoverRefusal(`${this.writesInFlight} writes were still in flight after ${FENCE_WRITES_WAIT_MS_MAX} ms; unfenced`);
+        return cutoverConflict(`${this.writesInFlight} writes were still in flight after ${FENCE_WRITES_WAIT_MS_MAX} ms; unfenced`);
       }
       await new Promise((resolve) => setTimeout(resolve, FENCE_POLL_MS));
     }
@@ -101,27 +101,27 @@ export class CutoverControl implements CutoverPort {
     timings.mark('pause_work');
     await this.runtime.log.flush();
     timings.mark('flush');
-    return { ...this.position(), timings_ms: timings.report() };
+    return accept({ ...this.position(), timings_ms: timings.report() });
   }
 
-  async unfence(): Promise<CutoverAnswer> {
-    if (this.follower) throw new CutoverRefusal('a follower is unfenced only by promotion');
+  async unfence(): Promise<CutoverResult<CutoverAnswer>> {
+    if (this.follower) return cutoverConflict('a follower is unfenced only by promotion');
     await this.fencing?.catch(() => undefined);
     this._fenced = false;
     for (const writer of this.writers) writer.release();
     await this.runtime.startWork();
-    return this.position();
+    return accept(this.position());
   }
 
-  async status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverStatus> {
+  async status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverResult<CutoverStatus>> {
     const timings = new Timings();
     if (options.atSeq !== undefined && this.follower) {
       const reached = await this.follower.reached(options.atSeq, options.waitMs);
-      if (!reached) throw new CutoverRefusal(`the follower did not reach seq ${options.atSeq}: ${this.follower.failure?.message ?? 'timed out'}`);
+      if (!reached) return cutoverConflict(`the follower did not reach seq ${options.atSeq}: ${this.follower.failure?.message ?? 'timed out'}`);
     }
     const { log } = this.runtime;
     if (options.atSeq !== undefined && log.appendedSeq !== options.atSeq) {
-      throw new CutoverRefusal(`this ledger stands at seq ${log.appendedSeq}, not ${options.atSeq}`);
+      return cutoverConflict(`this ledger stands at seq ${log.appendedSeq}, not ${options.atSeq}`);
     }
     const status: CutoverStatus = {
       role: this.follower ? 'follower' : 'leader',
@@ -141,16 +141,16 @@ export class CutoverControl implements CutoverPort {
       timings.mark('state_hash');
     }
     status.timings_ms = timings.report();
-    return status;
+    return accept(status);
   }
 
-  async promote(expected: CutoverPosition): Promise<CutoverStatus> {
+  async promote(expected: CutoverPosition): Promise<CutoverResult<CutoverStatus>> {
     const follower = this.follower;
-    if (!follower || !this.leaderDataDir) throw new CutoverRefusal('only a follower can be promoted');
+    if (!follower || !this.leaderDataDir) return cutoverConflict('only a follower can be promoted');
     const reached = await follower.reached(expected.seq, 0);
     const here = this.position();
     if (!reached || here.seq !== expected.seq || here.log_checksum !== expected.log_checksum) {
-      throw new CutoverRefusal(`this follower stands at seq ${here.seq} (${here.log_checksum}), not at seq ${expected.seq} (${expected.log_checksum})`);
+      return cutoverConflict(`this follower stands at seq ${here.seq} (${here.log_checksum}), not at seq ${expected.seq} (${expected.log_checksum})`);
     }
     const timings = new Timings();
     await follower.stop();
@@ -163,7 +163,8 @@ export class CutoverControl implements CutoverPort {
     for (const writer of this.writers) writer.release();
     await this.runtime.startWork();
     timings.mark('start_work');
-    return { ...(await this.status({ waitMs: 0, stateHash: false })), timings_ms: timings.report() };
+    const status = await this.status({ waitMs: 0, stateHash: false });
+    return status.ok ? accept({ ...status.value, timings_ms: timings.report() }) : status;
   }
 
   /** Stops following (at shutdown). */

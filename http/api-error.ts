@@ -4,6 +4,7 @@
 // status Blnk gives it (../shared/spec/decisions.md; docs/decisions-blnk.md lists the codes and where they apply).
 
 import type { Rejection } from '../engine/rejections.js';
+import { NODE_REFUSAL_RETRY_AFTER_SECONDS, type NodeRefusal } from './ports/node-refusal.js';
 
 /** HTTP status of every code Folio answers with. A code missing here is a bug caught by the type. */
 export const STATUS_BY_CODE = {
@@ -132,6 +133,11 @@ export class ApiError extends EnvelopeError {
 
 /** Seconds a client should wait before retrying after QUEUE_BACKPRESSURE. */
 export const BACKPRESSURE_RETRY_AFTER_SECONDS = 1;
+
+/** A refusal of the node (ports/node-refusal.ts) as the API reports it: always with Retry-After. */
+export function fromNodeRefusal(refusal: NodeRefusal): ApiError {
+  return new ApiError(refusal.code, refusal.message, undefined, { 'Retry-After': String(NODE_REFUSAL_RETRY_AFTER_SECONDS) });
+}
 
 export function fromRejection(rejection: Rejection): ApiError {
   const headers = rejection.code === 'QUEUE_BACKPRESSURE'

@@ -15,7 +15,7 @@
 // refused to their waiters with REPL_NOT_LEADER (a 503: the outcome of those writes is unknown to the
 // client, which retries with the same reference), and the node steps down and rejoins.
 
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
 import type { PostgresClient } from './postgres/postgres-client.js';
 import { appendRecords, RECORDS_PER_APPEND_MAX } from './postgres/postgres-log-store.js';
 import type { RecordReplicator, SealedRecord } from '../wal/lmdb-log.js';
@@ -39,7 +39,7 @@ interface Gathered {
 }
 
 export class PostgresRecordReplicator implements RecordReplicator {
-  private failure: ApiError | undefined;
+  private failure: NodeRefusal | undefined;
   /** Why replication stopped, as it was found (for the log of the step-down). */
   cause: Error | undefined;
   /** Records handed over and not yet sent, in log order. */
@@ -97,7 +97,7 @@ export class PostgresRecordReplicator implements RecordReplicator {
   }
 
   /** Refuses everything from now on, including every record sent and not yet answered; the error every waiter gets. */
-  stop(cause: Error): ApiError {
+  stop(cause: Error): NodeRefusal {
     this.cause ??= cause;
     this.failure ??= notLeader();
     const failure = this.failure;
@@ -108,8 +108,6 @@ export class PostgresRecordReplicator implements RecordReplicator {
 }
 
 /** The refusal of a write this node could not get committed by the group. */
-export function notLeader(): ApiError {
-  return new ApiError('REPL_NOT_LEADER', 'this node lost the lead before the write was committed: its outcome is unknown; retry it with the same reference', undefined, {
-    'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
-  });
+export function notLeader(): NodeRefusal {
+  return new NodeRefusal('REPL_NOT_LEADER');
 }

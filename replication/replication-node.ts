@@ -22,7 +22,9 @@
 // role change bumps an epoch that the others check after each await.
 
 import crypto from 'node:crypto';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
+import { SealError } from '../hooks/signing-secrets.js';
+import { DataDirLockedError } from '../runtime/data-dir-lock.js';
 import type { ReplicationInspection, ReplicationPort, ReplicationStatus, WriteTarget } from '../http/ports/replication-port.js';
 import { leaderDeadline, mayTakeLease } from './lease-rules.js';
 import { readLease, releaseLease, renewLease, reportNode, takeLease, type LeaseView } from './postgres/lease-store.js';
@@ -37,7 +39,7 @@ import { newNodeId, readNodeId, recordMembership } from '../runtime/data-dir-mem
 import { HookProgressPublisher } from './hook-progress-publisher.js';
 import { uploadLog } from './log-upload.js';
 import type { ReplicationSettings } from './replication-settings.js';
-import type { CorruptRecordError } from '../wal/log-record-codec.js';
+import { CorruptRecordError } from '../wal/log-record-codec.js';
 import { AcknowledgedAloneError, alignWithGroup, DivergedLogError } from './log-alignment.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { notLeader, PostgresRecordReplicator } from './record-replicator.js';
@@ -54,7 +56,7 @@ export interface ReplicationHost {
   /** Serves the API from this ledger (a new app); returns what holds its own appenders (API key uses). */
   serve(runtime: LedgerRuntime, node: ReplicationNode): { holdWrites(): void; releaseWrites(): void };
   /** Refuses every request with `refusal` and waits (bounded) for those under way. */
-  unavailable(refusal: ApiError): Promise<void>;
+  unavailable(refusal: NodeRefusal): Promise<void>;
   logger: NodeLogger;
   /** The node cannot go on (a log that cannot be aligned, a database of another version). */
   fatal(error: Error): void;
@@ -77,9 +79,7 @@ interface Held {
 /** How long one read of the group (groupStatus) answers every request that asks for it. */
 const GROUP_STATUS_FRESH_MS = 1_000;
 
-const REJOINING = new ApiError('REPL_REJOINING', 'this node is rejoining its replication group; retry shortly', undefined, {
-  'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
-});
+const REJOINING = new NodeRefusal('REPL_REJOINING');
 
 export class ReplicationNode implements ReplicationPort {
   private phase: Phase = 'joining';
@@ -231,8 +231,7 @@ export class ReplicationNode implements ReplicationPort {
         return;
       } catch (error) {
         dropClient(client);
-        if (error instanceof DivergedLogError || error instanceof AcknowledgedAloneError || error instanceof SchemaVersionError || error instanceof SealKeyError
-          || ['DataDirLockedError', 'CorruptRecordError', 'SealError'].includes((error as Error).name)) {
+        if (joinCannotSucceed(error)) {
           this.phase = 'stopped';
           this.host.fatal(error as Error);
           return;
@@ -503,4 +502,10 @@ export class ReplicationNode implements ReplicationPort {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A failure to join that retrying cannot mend: an operator must act (the node stops, saying why). */
+function joinCannotSucceed(error: unknown): boolean {
+  return error instanceof DivergedLogError || error instanceof AcknowledgedAloneError || error instanceof SchemaVersionError
+    || error instanceof SealKeyError || error instanceof DataDirLockedError || error instanceof CorruptRecordError || error instanceof SealError;
 }

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import type pino from 'pino';
 import type { Clock } from '../engine/ports.js';
 import type { TargetPolicy } from '../hooks/hook-targets.js';
-import type { EnvelopeError } from '../http/api-error.js';
+import type { NodeRefusal } from '../http/ports/node-refusal.js';
 import { createApp, type AppOptions, type FolioApp } from '../http/app.js';
 import { Metrics } from '../http/metrics.js';
 import type { ReplicationInspector, ReplicationPort } from '../http/ports/replication-port.js';
@@ -98,7 +98,7 @@ export interface LedgerHttp {
   /** Serves `ledger` from now on (a replicated node that has joined its group). */
   serve(ledger: ServedLedger): WritesHold;
   /** Refuses every request with `refusal`, ends the change feed's streams, waits (bounded) for what is under way. */
-  unavailable(refusal: EnvelopeError): Promise<void>;
+  unavailable(refusal: NodeRefusal): Promise<void>;
   /** Stops accepting and finishes the requests under way (bounded). */
   close(): Promise<void>;
 }
@@ -107,7 +107,7 @@ export interface LedgerHttp {
  * Starts HTTP around `first`, a ledger to serve, or the refusal every request gets until `serve` (a
  * replicated node joining its group).
  */
-export async function startLedgerHttp(options: LedgerHttpOptions, first: ServedLedger | EnvelopeError): Promise<LedgerHttp> {
+export async function startLedgerHttp(options: LedgerHttpOptions, first: ServedLedger | NodeRefusal): Promise<LedgerHttp> {
   assert(('runtime' in first) !== options.replication, 'a single node starts with its ledger, a replicated node with the refusal it answers until it joins');
   if (options.workers > 0) return OnWorkers.start(options, first);
   return OnThisThread.start(options, first);
@@ -137,7 +137,7 @@ class OnThisThread implements LedgerHttp {
     private readonly bodyBytesInFlight: BodyBytesInFlight,
   ) {}
 
-  static async start(options: LedgerHttpOptions, first: ServedLedger | EnvelopeError): Promise<OnThisThread> {
+  static async start(options: LedgerHttpOptions, first: ServedLedger | NodeRefusal): Promise<OnThisThread> {
     // A single node's one app is the server's listener; a replicated node's go behind a switch.
     const requests = 'runtime' in first ? undefined : new RequestSwitch(first);
     const bodyBytesInFlight = BodyBytesInFlight.local(options.bodyBytesInFlightMax);
@@ -161,7 +161,7 @@ class OnThisThread implements LedgerHttp {
     return { holdWrites: () => app.apiKeyUsage.hold(), releaseWrites: () => app.apiKeyUsage.release() };
   }
 
-  async unavailable(refusal: EnvelopeError): Promise<void> {
+  async unavailable(refusal: NodeRefusal): Promise<void> {
     const requests = this.requests as RequestSwitch;
     this.app?.endStreams();
     this.app = undefined;
@@ -201,7 +201,7 @@ class OnWorkers implements LedgerHttp {
     return this.workers.address;
   }
 
-  static async start(options: LedgerHttpOptions, first: ServedLedger | EnvelopeError): Promise<OnWorkers> {
+  static async start(options: LedgerHttpOptions, first: ServedLedger | NodeRefusal): Promise<OnWorkers> {
     if (options.clock !== undefined || options.apiKeyUseFlushMs !== undefined) {
       throw new Error('a clock and a key-use interval of their own are for HTTP on this thread only (workers: 0)');
     }
@@ -209,7 +209,7 @@ class OnWorkers implements LedgerHttp {
     const ledger = 'runtime' in first ? first : undefined;
     const engine = ledger
       ? new EngineHost({ ...partsOf(options, ledger), logger: options.logger })
-      : new EngineHost({ logger: options.logger, refusal: first as EnvelopeError });
+      : new EngineHost({ logger: options.logger, refusal: first as NodeRefusal });
     const workers = await HttpWorkers.start({
       count: options.workers, host: options.host, port: options.port, engine,
       addresses: options.addresses, logger: options.logger, restartBudget: options.restartBudget,
@@ -231,7 +231,7 @@ class OnWorkers implements LedgerHttp {
     return { holdWrites: () => this.engine.holdWrites(true), releaseWrites: () => this.engine.holdWrites(false) };
   }
 
-  async unavailable(refusal: EnvelopeError): Promise<void> {
+  async unavailable(refusal: NodeRefusal): Promise<void> {
     // The workers end their streams and refuse every request once they hear of it (at once).
     this.engine.refuse(refusal);
     await this.engine.drain(DRAIN_MS_MAX);

@@ -4,8 +4,9 @@
 // The hash of several nodes taken at one seq must be equal: that is what the kill test compares.
 
 import {
-  InspectRefusal, type InspectOptions, type ReplicationGroupView, type ReplicationInspection, type ReplicationInspector, type ReplicationStatus,
+  type InspectConflict, type InspectOptions, type ReplicationGroupView, type ReplicationInspection, type ReplicationInspector, type ReplicationStatus,
 } from '../http/ports/replication-port.js';
+import { accept, refuse, type Result } from '../engine/result.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
 
 export interface InspectedNode {
@@ -18,15 +19,16 @@ export interface InspectedNode {
 
 export function nodeInspector(node: () => InspectedNode | undefined): ReplicationInspector {
   return {
-    async inspect(options: InspectOptions): Promise<ReplicationInspection> {
+    async inspect(options: InspectOptions): Promise<Result<ReplicationInspection, InspectConflict>> {
+      const conflict = (message: string): { ok: false; rejection: InspectConflict } => refuse({ code: 'GEN_CONFLICT', message });
       const current = node();
-      if (!current) throw new InspectRefusal('this node has no ledger open right now (it is rejoining its group)');
+      if (!current) return conflict('this node has no ledger open right now (it is rejoining its group)');
       const { runtime } = current;
       if (options.atSeq !== undefined) {
         if ((await runtime.appliedSeqReached(options.atSeq, options.waitMs)).outcome !== 'applied') {
-          throw new InspectRefusal(`this node did not reach seq ${options.atSeq} in ${options.waitMs} ms (it stands at ${runtime.visibleSeq()})`);
+          return conflict(`this node did not reach seq ${options.atSeq} in ${options.waitMs} ms (it stands at ${runtime.visibleSeq()})`);
         }
-        if (runtime.visibleSeq() !== options.atSeq) throw new InspectRefusal(`this node stands at seq ${runtime.visibleSeq()}, not ${options.atSeq}`);
+        if (runtime.visibleSeq() !== options.atSeq) return conflict(`this node stands at seq ${runtime.visibleSeq()}, not ${options.atSeq}`);
       }
       const inspection: ReplicationInspection = { ...current.status(), ...current.details?.(options.lagWindowMs) };
       if (options.group && current.group) {
@@ -41,7 +43,7 @@ export function nodeInspector(node: () => InspectedNode | undefined): Replicatio
         inspection.applied_seq = runtime.visibleSeq();
         inspection.state_hash = runtime.stateHash();
       }
-      return inspection;
+      return accept(inspection);
     },
   };
 }

@@ -9,7 +9,7 @@
 // never loads the PostgreSQL client.
 
 import os from 'node:os';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
 import { ReplicationNode } from '../replication/replication-node.js';
 import { replicationSettings } from '../replication/replication-settings.js';
 import { LedgerRuntime } from '../runtime/ledger-runtime.js';
@@ -30,9 +30,7 @@ const LOG_LIMITS = { records_in_flight_max: 2, records_replicating_max: 32 };
 
 export async function serveReplicated(config: FolioConfig, parts: ServeParts): Promise<void> {
   const { logger } = parts;
-  const starting = new ApiError('REPL_REJOINING', 'this node is joining its replication group; retry shortly', undefined, {
-    'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
-  });
+  const starting = new NodeRefusal('REPL_REJOINING', 'this node is joining its replication group; retry shortly');
   let current: { runtime: LedgerRuntime; node: ReplicationNode } | undefined;
   const inspector = nodeInspector(() => current && {
     runtime: current.runtime,

@@ -149,6 +149,30 @@ function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[][
   return circles;
 }
 
+t.test('refusals are closed codes until the HTTP edge', async (t) => {
+  // Below http/ a refusal is a value with a code from a closed set (engine/rejections.ts, results of the
+  // ports, http/ports/node-refusal.ts); only the edges (http/, and cloud/, the control plane's own HTTP
+  // app) build the error envelope. And nothing tells errors apart by the text of their class's name.
+  const edges = ['http', 'cloud'];
+  // The platform's own errors come as DOMExceptions and built-ins, told apart by name by design.
+  const PLATFORM_ERRORS = ['TypeError', 'TimeoutError', 'AbortError'];
+  const building: string[] = [];
+  const byName: string[] = [];
+  for (const folder of layeredFolders()) {
+    for (const file of sourcesOf(folder)) {
+      const relative = path.relative(ROOT, file);
+      const text = fs.readFileSync(file, 'utf8');
+      if (!edges.includes(folder) && importsOf(file).includes(path.join('http', 'api-error.ts'))) building.push(relative);
+      for (const match of text.matchAll(/\.name\)?\s*===\s*'([A-Z]\w*)'|\[('[A-Z]\w*(?:Error|Refusal)'(?:,\s*'[A-Z]\w*')*)\]\.includes\(/g)) {
+        const names = (match[1] ?? match[2] ?? '').split(',').map((name) => name.trim().replace(/'/g, ''));
+        if (names.some((name) => /(Error|Refusal)$/.test(name) && !PLATFORM_ERRORS.includes(name))) byName.push(relative);
+      }
+    }
+  }
+  t.same(building, [], 'nothing below the edge imports the error envelope (http/api-error.ts)');
+  t.same(byName, [], 'no error is told apart by its class name');
+});
+
 /** Source files of a folder with their text. */
 function textsOf(folder: string): Array<{ file: string; text: string }> {
   return sourcesOf(folder).map((file) => ({ file: path.relative(ROOT, file), text: fs.readFileSync(file, 'utf8') }));

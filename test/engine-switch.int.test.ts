@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import { MessageChannel } from 'node:worker_threads';
 import t, { type Test } from 'tap';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
 import { EngineHost } from '../workers/engine-host.js';
 import { SharedSeqs } from '../workers/engine-channel.js';
 import { EngineClient, holdWhileWritesHeld } from '../workers/remote-ledger.js';
@@ -18,9 +18,7 @@ import { notLeader } from '../replication/record-replicator.js';
 import type { Outcome } from '../engine/ledger-engine.js';
 import { tempDataDir } from './helpers/test-server.js';
 
-const REJOINING = new ApiError('REPL_REJOINING', 'this node is rejoining its replication group; retry shortly', undefined, {
-  'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
-});
+const REJOINING = new NodeRefusal('REPL_REJOINING');
 const silent = { error: () => undefined };
 
 async function openLedger(t: Test): Promise<LedgerRuntime> {
@@ -68,8 +66,8 @@ t.test('an engine host that changes its ledger', async (t) => {
   const { engine, client } = await hostAndClient(t);
 
   const refused = await client.call('view', 'queuedCount', []).catch((error: unknown) => error);
-  t.ok(refused instanceof ApiError, 'before any ledger is served, a call is refused');
-  t.match(refused, { code: 'REPL_REJOINING', status: 503, headers: { 'Retry-After': '1' } }, 'with 503 REPL_REJOINING and Retry-After');
+  t.ok(refused instanceof NodeRefusal, 'before any ledger is served, a call is refused');
+  t.match(refused, { code: 'REPL_REJOINING' }, 'as the node rejoining (503 with Retry-After at the edge)');
   t.ok(client.state.refusal, 'and the state says every request is refused');
 
   engine.serve({ runtime: first });
@@ -110,7 +108,7 @@ t.test('an engine host that changes its ledger', async (t) => {
   const stopped = nextState(client);
   second.log.stopAppending(notLeader());
   await stopped;
-  t.match(await pending.catch((error: unknown) => error), { code: 'REPL_NOT_LEADER', status: 503 }, 'a wait past where the stopped log got is refused REPL_NOT_LEADER');
+  t.match(await pending.catch((error: unknown) => error), { name: 'NodeRefusal', code: 'REPL_NOT_LEADER' }, 'a wait past where the stopped log got is refused REPL_NOT_LEADER');
   t.match(await client.durable(second.log.appendedSeq + 500).catch((error: unknown) => error), { code: 'REPL_NOT_LEADER' }, 'and so is a new one');
 
   // A wait of a ledger replaced before it got there is refused when it is replaced.
@@ -118,7 +116,7 @@ t.test('an engine host that changes its ledger', async (t) => {
   await nextState(client);
   const orphan = client.durable(third.log.appendedSeq + 1_000);
   engine.refuse(REJOINING);
-  t.match(await orphan.catch((error: unknown) => error), { status: 503 }, 'a wait on a ledger that is replaced is refused, 503');
+  t.match(await orphan.catch((error: unknown) => error), { name: 'NodeRefusal', code: 'REPL_REJOINING' }, 'a wait on a ledger that is replaced is refused with what replaced it (503 at the edge)');
 });
 
 t.test('while writes are held, commands are refused on the engine side and a worker\'s own stamps hold', async (t) => {
@@ -131,7 +129,7 @@ t.test('while writes are held, commands are refused on the engine side and a wor
   engine.serve({ runtime });
   await nextState(client);
   t.equal(writer.held, true, 'the worker\'s stamps hold');
-  t.match(await createLedger(client, 'held').catch((error: unknown) => error), { code: 'REPL_NO_LEADER', status: 503 }, 'a command reaching the engine is refused 503 REPL_NO_LEADER');
+  t.match(await createLedger(client, 'held').catch((error: unknown) => error), { name: 'NodeRefusal', code: 'REPL_NO_LEADER' }, 'a command reaching the engine is refused REPL_NO_LEADER (503 at the edge)');
   engine.holdWrites(false);
   await nextState(client);
   t.equal(writer.held, false, 'released');

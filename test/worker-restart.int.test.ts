@@ -19,7 +19,7 @@ import { HttpWorkers, type RestartBudget } from '../workers/http-workers.js';
 import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { SharedSeqs } from '../workers/engine-channel.js';
 import { EngineClient } from '../workers/remote-ledger.js';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
 import { DEFAULT_CONNECTION_LIMITS } from '../http/server/server-limits.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 
@@ -66,14 +66,14 @@ t.test('a gone worker\'s writes are uncounted from the fence', async (t) => {
   const started = performance.now();
   const fenced = await cutover.fence();
   const ms = performance.now() - started;
-  t.ok(fenced.seq >= 0, 'the fence completes');
+  t.ok(fenced.ok && fenced.value.seq >= 0, 'the fence completes');
   t.ok(ms < FENCE_WRITES_WAIT_MS_MAX / 2, `without waiting out its bound for the gone worker's write (${ms.toFixed(0)} ms; the bound is ${FENCE_WRITES_WAIT_MS_MAX} ms)`);
   await cutover.unfence();
 });
 
 t.test('a gone worker\'s wait for a seq ends, and a drain does not wait for it', async (t) => {
   const runtime = await openLedger(t, true);
-  const rejoining = new ApiError('REPL_REJOINING', 'rejoining', undefined, { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) });
+  const rejoining = new NodeRefusal('REPL_REJOINING', 'rejoining');
   const engine = new EngineHost({ logger: silent, refusal: rejoining });
   t.teardown(() => engine.close());
   engine.serve({ runtime });

@@ -11,6 +11,7 @@
 // docs/decisions-threads.md says why this shape and what it costs.
 
 import type { ByteRange } from './channel-codec.js';
+import type { NodeRefusalCode } from '../http/ports/node-refusal.js';
 import type { CutoverPort } from '../http/ports/cutover-port.js';
 import type { HookAdmin, LedgerCore, LedgerReads } from '../http/ports/ledger-core.js';
 import type { QueryPort } from '../http/ports/query-port.js';
@@ -101,20 +102,15 @@ export interface Call {
   command?: ByteRange;
 }
 
-/** Refusals the routes tell apart by their class (cutover-routes.ts, replication-routes.ts): they cross by name. */
-export const CROSSING_REFUSALS = ['CutoverRefusal', 'InspectRefusal'] as const;
-
 /**
- * A refusal or failure as it crosses: an envelope error keeps its code, status, details and headers; a
- * refusal of CROSSING_REFUSALS its name and message.
+ * A failure as it crosses: a refusal of the node (http/ports/node-refusal.ts) keeps its code and message
+ * and is a NodeRefusal again in the worker; anything else was a bug on the engine's thread, logged there,
+ * and is answered as a bare 500. Everything else a call can refuse is in its answer's value, a result of
+ * a closed set of codes like every other layer's (engine/result.ts).
  */
 export interface CrossingError {
-  refusal?: (typeof CROSSING_REFUSALS)[number];
-  code: string;
-  status: number;
+  code: NodeRefusalCode | 'GEN_INTERNAL_ERROR';
   message: string;
-  details?: Record<string, unknown>;
-  headers?: Record<string, string>;
 }
 
 /**

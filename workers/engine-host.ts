@@ -24,13 +24,12 @@ import type { Outcome } from '../engine/result.js';
 import { BatchBytes, commandAt } from './channel-codec.js';
 import type { MessagePort } from 'node:worker_threads';
 import { LedgerView } from '../engine/ledger-view.js';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError } from '../http/api-error.js';
-import { CutoverRefusal } from '../http/ports/cutover-port.js';
 import type { CutoverControl } from '../cutover/cutover-control.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { RequestTotals } from '../http/request-metrics.js';
-import { InspectRefusal, type ReplicationInspector, type ReplicationPort } from '../http/ports/replication-port.js';
+import type { ReplicationInspector, ReplicationPort } from '../http/ports/replication-port.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
 import { CALLABLE, NO_ANSWER, SharedSeqs, type Answer, type Call, type CallTarget, type CallTargets, type CrossingError, type HostCalls, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
 
@@ -60,9 +59,7 @@ export interface HostedParts extends ServedParts {
 }
 
 /** While writes are held (a replicated node that does not lead), a command that reaches the engine anyway. */
-const WRITES_HELD = new ApiError('REPL_NO_LEADER', 'this node does not take writes right now; retry shortly', undefined, {
-  'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
-});
+const WRITES_HELD = new NodeRefusal('REPL_NO_LEADER', 'this node does not take writes right now; retry shortly');
 
 /** What one worker's channel holds on this thread, given back when the worker is gone (detach). */
 interface Attached {
@@ -82,7 +79,7 @@ export class EngineHost {
   private readonly reportWaiters: Array<{ generation: number; reported: Set<number>; done: () => void }> = [];
   private readonly logger: HostLogger;
   private parts: ServedParts | undefined;
-  private refusal: EnvelopeError | undefined;
+  private refusal: NodeRefusal | undefined;
   private generation = 0;
   /** Why the served log stopped appending, if it did. */
   private stopped: CrossingError | undefined;
@@ -106,7 +103,7 @@ export class EngineHost {
   private sentAdmission: { overloaded: string | undefined; holds: boolean } = { overloaded: undefined, holds: false };
 
   /** Serves `parts`, or refuses every call with `refusal` until `serve` (a replicated node joining). */
-  constructor(parts: HostedParts | { logger: HostLogger; refusal: EnvelopeError }) {
+  constructor(parts: HostedParts | { logger: HostLogger; refusal: NodeRefusal }) {
     this.logger = parts.logger;
     this.host = {
       // A scrape of /metrics asks for the state now: every worker gets it, with the group commits since
@@ -153,7 +150,7 @@ export class EngineHost {
   }
 
   /** Refuses every call with `refusal` from now on (calls under way finish), and tells the workers at once. */
-  refuse(refusal: EnvelopeError): void {
+  refuse(refusal: NodeRefusal): void {
     if (this.parts) this.lastSeqs = { appended: this.parts.runtime.log.appendedSeq, durable: this.parts.runtime.log.durableSeq };
     this.parts = undefined;
     this.refusal = refusal;
@@ -292,7 +289,7 @@ export class EngineHost {
     if (!target || !callable(call.target, call.method)) throw new Error(`${call.target}.${call.method} cannot be called from a worker`);
     if (call.target === 'core' && call.method === 'run' && this.writesHeld) throw WRITES_HELD;
     if (call.target === 'core' && call.method === 'run' && this.parts?.cutover && !this.parts.cutover.appendsAllowed) {
-      throw new EnvelopeError('CUTOVER_FENCED', 503, 'this ledger is being moved to a new process; retry shortly', undefined, { 'Retry-After': '1' });
+      throw new NodeRefusal('CUTOVER_FENCED');
     }
     // A wait for a seq ends when its worker goes (the signal is this side's: it cannot cross).
     const args = call.target === 'core' && call.method === 'appliedSeqReached' ? [call.args[0], call.args[1], attached.gone.signal] : call.args;
@@ -303,23 +300,16 @@ export class EngineHost {
     return value;
   }
 
-  /** An error as it crosses to the worker: refusals keep their envelope; anything else is an internal error. */
+  /** An error as it crosses to the worker: a refusal of the node keeps its code; anything else is logged here and is a 500 there. */
   private crossing(call: Call, error: unknown): CrossingError {
     const crossed = this.crossingOf(error);
-    // The worker answers a bare 500; the engine's thread keeps what happened.
-    if (crossed.status === 500 && !(error instanceof EnvelopeError)) this.logger.error({ err: error, call: `${call.target}.${call.method}` }, 'a worker\'s call failed');
+    if (crossed.code === 'GEN_INTERNAL_ERROR') this.logger.error({ err: error, call: `${call.target}.${call.method}` }, 'a worker\'s call failed');
     return crossed;
   }
 
   private crossingOf(error: unknown): CrossingError {
-    if (error instanceof EnvelopeError) {
-      const crossed: CrossingError = { code: error.code, status: error.status, message: error.message };
-      if (error.details) crossed.details = error.details;
-      if (error.headers) crossed.headers = error.headers;
-      return crossed;
-    }
-    if (error instanceof CutoverRefusal || error instanceof InspectRefusal) return { refusal: error.name, code: '', status: 0, message: error.message };
-    return { code: 'GEN_INTERNAL_ERROR', status: 500, message: 'internal error' };
+    if (error instanceof NodeRefusal) return { code: error.code, message: error.message };
+    return { code: 'GEN_INTERNAL_ERROR', message: 'internal error' };
   }
 
   /**

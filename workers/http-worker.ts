@@ -22,7 +22,7 @@ import type { WorkerData } from './http-workers.js';
 import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup, remoteCutover, remoteInspector, remoteReplication, remoteSnapshots } from './remote-ledger.js';
 import { RequestSwitch } from '../http/server/request-switch.js';
 import { WorkerChangeFeed } from './worker-change-feed.js';
-import { EnvelopeError } from '../http/api-error.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
 
 const data = workerData as WorkerData;
 /** How often a worker tells the engine's thread its request counts (what other workers' scrapes show of it). */
@@ -116,9 +116,9 @@ async function main(): Promise<void> {
 }
 
 /** The refusal of every request while no ledger is served. */
-function refusalOf(state: EngineState): EnvelopeError {
-  const refusal = rebuilt(state.refusal ?? { code: 'REPL_REJOINING', status: 503, message: 'this node is joining its replication group; retry shortly' });
-  return refusal instanceof EnvelopeError ? refusal : new EnvelopeError('REPL_REJOINING', 503, refusal.message);
+function refusalOf(state: EngineState): NodeRefusal {
+  const refusal = state.refusal === undefined ? undefined : rebuilt(state.refusal);
+  return refusal instanceof NodeRefusal ? refusal : new NodeRefusal('REPL_REJOINING', 'this node is joining its replication group; retry shortly');
 }
 
 main().catch((error: unknown) => report({ kind: 'failed', message: (error as Error).message }));

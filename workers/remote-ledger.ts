@@ -16,15 +16,15 @@ import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../engine/l
 import type { TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from '../http/api-error.js';
 import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads, SeqWait } from '../http/ports/ledger-core.js';
 import type { IndexGaugeSources } from '../http/metrics.js';
 import type { QueryPort } from '../http/ports/query-port.js';
 import type { ReconciliationPort } from '../http/ports/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
-import { CutoverRefusal, type CutoverPort } from '../http/ports/cutover-port.js';
-import { InspectRefusal, type ReplicationInspector } from '../http/ports/replication-port.js';
+import type { CutoverPort } from '../http/ports/cutover-port.js';
+import type { ReplicationInspector } from '../http/ports/replication-port.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/ports/replication-port.js';
 import { BatchBytes, outcomeWith } from './channel-codec.js';
 import { CALLABLE, NO_ANSWER, type SharedSeqs, type Answer, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
@@ -296,16 +296,13 @@ function insertInSeqOrder(waiters: DurableWaiter[], waiter: DurableWaiter): void
 
 /** Why a wait ends when its ledger is gone and nothing better is known: the outcome of its write is unknown. */
 const NOT_SERVED: CrossingError = {
-  code: 'REPL_NOT_LEADER', status: 503, message: 'this node stopped serving its ledger before the write was committed: its outcome is unknown; retry it with the same reference',
-  headers: { 'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS) },
+  code: 'REPL_NOT_LEADER', message: 'this node stopped serving its ledger before the write was committed: its outcome is unknown; retry it with the same reference',
 };
 
-/** The error as the worker's routes know it: a core code is an ApiError again, a refusal its own class. */
+/** The error as the worker's routes know it: a refusal of the node is one again; anything else a bare 500. */
 export function rebuilt(error: CrossingError): Error {
-  if (error.refusal === 'CutoverRefusal') return new CutoverRefusal(error.message);
-  if (error.refusal === 'InspectRefusal') return new InspectRefusal(error.message);
-  if (error.code in STATUS_BY_CODE) return new ApiError(error.code as ErrorCode, error.message, error.details, error.headers);
-  return new EnvelopeError(error.code, error.status, error.message, error.details, error.headers);
+  if (error.code === 'GEN_INTERNAL_ERROR') return new Error(`the engine's thread failed a call: ${error.message}`);
+  return new NodeRefusal(error.code, error.message);
 }
 
 /** The ledger as a worker's Koa app sees it. */

@@ -1,11 +1,13 @@
 // The one place errors become responses: `{error, error_detail: {code, message, details?}}`. Known
-// failures keep their code and status; errors from the body reader are mapped to their codes; anything
+// failures keep their code and status, a refusal of the node (ports/node-refusal.ts) becomes its code
+// with Retry-After; errors from the body reader are mapped to their codes; anything
 // else is a bug, logged with its stack and answered as a bare 500 that reveals nothing.
 
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { ApiError, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from '../api-error.js';
+import { ApiError, EnvelopeError, fromNodeRefusal, STATUS_BY_CODE, type ErrorCode } from '../api-error.js';
+import { NodeRefusal } from '../ports/node-refusal.js';
 import { JsonSyntaxError, JsonTooLargeError } from '../schemas/lossless-json.js';
 import { toJsonText } from '../../wire/json-text.js';
 
@@ -59,6 +61,7 @@ export const errorEnvelopeSchema = z.object({
 /** Errors of the body readers (formidable's, for uploads, carry an HTTP status and a `type`) mapped to stable codes. */
 export function toApiError(error: unknown): EnvelopeError {
   if (error instanceof EnvelopeError) return error;
+  if (error instanceof NodeRefusal) return fromNodeRefusal(error);
   if (error instanceof JsonSyntaxError) return new ApiError('GEN_MALFORMED_REQUEST', `malformed JSON body: ${error.message}`);
   if (error instanceof JsonTooLargeError) return new ApiError('GEN_PAYLOAD_TOO_LARGE', `request body is too large: ${error.message}`);
   const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;

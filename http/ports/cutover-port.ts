@@ -3,6 +3,8 @@
 // the port the routes (routes/cutover-routes.ts) reach the ledger's cutover control through
 // (cutover/cutover-control.ts). The cloud's client of those routes (cloud/core-client.ts) reads the same types.
 
+import { refuse, type Result } from '../../engine/result.js';
+
 /** Where a log stands: the seq of its last event and the checksum of the record that ends there. */
 export interface CutoverPosition {
   seq: number;
@@ -29,9 +31,17 @@ export interface CutoverStatus extends CutoverPosition {
   timings_ms?: Record<string, number>;
 }
 
-/** Raised by the control for a request that cannot be carried out in the ledger's present role or state. */
-export class CutoverRefusal extends Error {
-  override readonly name = 'CutoverRefusal';
+/** Why the control cannot carry out a request in the ledger's present role or state. */
+export interface CutoverConflict {
+  code: 'CUTOVER_CONFLICT';
+  message: string;
+}
+
+/** What a cutover request answers: its value, or the conflict. */
+export type CutoverResult<T> = Result<T, CutoverConflict>;
+
+export function cutoverConflict(message: string): { ok: false; rejection: CutoverConflict } {
+  return refuse({ code: 'CUTOVER_CONFLICT', message });
 }
 
 /**
@@ -53,8 +63,8 @@ export interface CutoverPort {
   writeEnded(ticket: WriteTicket): void;
   /** Something that appends on its own schedule (API key last-use stamps) and must wait while fenced. */
   holdWhileFenced(writer: { hold(): void; release(): void }): void;
-  fence(): Promise<CutoverAnswer>;
-  unfence(): Promise<CutoverAnswer>;
-  status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverStatus>;
-  promote(expected: CutoverPosition): Promise<CutoverStatus>;
+  fence(): Promise<CutoverResult<CutoverAnswer>>;
+  unfence(): Promise<CutoverResult<CutoverAnswer>>;
+  status(options: { atSeq?: number; waitMs: number; stateHash: boolean }): Promise<CutoverResult<CutoverStatus>>;
+  promote(expected: CutoverPosition): Promise<CutoverResult<CutoverStatus>>;
 }

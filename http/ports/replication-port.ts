@@ -2,6 +2,8 @@
 // role in its group, its term and applied seq, and where writes go. A node without replication has no
 // port, and answers as the single node it is (`role: 'single'`).
 
+import type { Result } from '../../engine/result.js';
+
 export type ReplicationRole = 'leader' | 'standby' | 'single';
 
 export interface ReplicationStatus {
@@ -69,11 +71,12 @@ export interface InspectOptions {
   group?: boolean;
 }
 
-/** Why an inspection cannot be answered as asked (the node is not at the seq asked for). */
-export class InspectRefusal extends Error {
-  override readonly name = 'InspectRefusal';
+/** Why an inspection cannot be answered as asked (the node is not at the seq asked for, or has no ledger open). */
+export interface InspectConflict {
+  code: 'GEN_CONFLICT';
+  message: string;
 }
 
 export interface ReplicationInspector {
-  inspect(options: InspectOptions): Promise<ReplicationInspection>;
+  inspect(options: InspectOptions): Promise<Result<ReplicationInspection, InspectConflict>>;
 }

@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import { validate } from '../schemas/validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { CutoverRefusal, type CutoverPort } from '../ports/cutover-port.js';
+import type { CutoverPort, CutoverResult } from '../ports/cutover-port.js';
 
 export const CUTOVER_PATH_PREFIX = '/admin/cutover/';
 /** The longest a status request waits for a follower to reach the seq it asks about. */
@@ -91,11 +91,9 @@ export function cutoverRoutes(router: Router, port: CutoverPort): void {
   });
 }
 
-async function refusalsAsConflicts<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof CutoverRefusal) throw new ApiError('CUTOVER_CONFLICT', error.message);
-    throw error;
-  }
+/** The value of a cutover request, or its conflict as the error envelope's 409. */
+async function refusalsAsConflicts<T>(work: () => Promise<CutoverResult<T>>): Promise<T> {
+  const result = await work();
+  if (!result.ok) throw new ApiError('CUTOVER_CONFLICT', result.rejection.message);
+  return result.value;
 }

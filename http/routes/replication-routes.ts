@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { ApiError } from '../api-error.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { validate } from '../schemas/validation.js';
-import { InspectRefusal, type ReplicationInspector } from '../ports/replication-port.js';
+import type { ReplicationInspector } from '../ports/replication-port.js';
 
 /** The longest an inspection waits for the seq it asks about. */
 export const INSPECT_WAIT_MS_MAX = 30_000;
@@ -58,11 +58,8 @@ export function replicationRoutes(router: Router, inspector: ReplicationInspecto
   });
   router.get('/admin/replication', async (ctx) => {
     const query = validate(inspectQuerySchema, ctx.query);
-    try {
-      ctx.body = await inspector.inspect({ atSeq: query.at_seq, waitMs: query.wait_ms ?? 0, stateHash: query.state_hash === 'true', lagWindowMs: query.lag_window_ms, group: query.group === 'true' });
-    } catch (error) {
-      if (error instanceof InspectRefusal) throw new ApiError('GEN_CONFLICT', error.message);
-      throw error;
-    }
+    const inspection = await inspector.inspect({ atSeq: query.at_seq, waitMs: query.wait_ms ?? 0, stateHash: query.state_hash === 'true', lagWindowMs: query.lag_window_ms, group: query.group === 'true' });
+    if (!inspection.ok) throw new ApiError(inspection.rejection.code, inspection.rejection.message);
+    ctx.body = inspection.value;
   });
 }

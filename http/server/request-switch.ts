@@ -7,7 +7,8 @@
 
 import type http from 'node:http';
 import type { FolioApp } from '../app.js';
-import type { EnvelopeError } from '../api-error.js';
+import { fromNodeRefusal } from '../api-error.js';
+import type { NodeRefusal } from '../ports/node-refusal.js';
 import { envelopeText } from '../middleware/error-envelope.js';
 
 export class RequestSwitch {
@@ -16,7 +17,7 @@ export class RequestSwitch {
   private inFlight = 0;
   private drained: Array<() => void> = [];
 
-  constructor(refusal: EnvelopeError) {
+  constructor(refusal: NodeRefusal) {
     this.handler = refusingWith(refusal);
   }
 
@@ -40,7 +41,7 @@ export class RequestSwitch {
   }
 
   /** Refuses every new request with `refusal` from now on. */
-  refuse(refusal: EnvelopeError): void {
+  refuse(refusal: NodeRefusal): void {
     this.app = undefined;
     this.handler = refusingWith(refusal);
   }
@@ -62,7 +63,8 @@ export class RequestSwitch {
   }
 }
 
-function refusingWith(refusal: EnvelopeError): http.RequestListener {
+function refusingWith(nodeRefusal: NodeRefusal): http.RequestListener {
+  const refusal = fromNodeRefusal(nodeRefusal);
   const body = envelopeText(refusal);
   return (request, response) => {
     request.resume(); // whatever body it has is read and dropped
