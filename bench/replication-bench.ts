@@ -8,6 +8,10 @@
 //     of N connections waits N / throughput on average, so there the p99 measures the throughput lost
 //     (the ratio above) more than the latency a commit in PostgreSQL adds; that difference is reported
 //     too, against the same target (docs/performance.md says why the two differ);
+//   - both again against a second group whose PostgreSQL keeps its files on a RAM-backed directory
+//     (/dev/shm), standing in for a database on a device of its own as operators run it; labelled so in
+//     every figure. The same-disk group shares this machine's one disk with both nodes and the load, so
+//     each commit in PostgreSQL queues behind the nodes' own fsyncs;
 //   - the standby's apply lag (commit in PostgreSQL to applied on the standby) while the leader takes
 //     that load: the p99 of the records it applied during the round, the worst round reported;
 //   - failover: a steady load of synchronous transfers from clients that resend with their reference
@@ -18,6 +22,7 @@
 //     missing (or recorded with another id) is the acknowledged writes lost.
 // Every load response must be 2xx (load.ts), so a throughput figure never counts refusals.
 
+import fs from 'node:fs';
 import { GroupWriter, call, type Acknowledged } from './replication/group-client.js';
 import { ReplicatedGroup, type GroupNode } from './replication/replicated-group.js';
 import { runLoad, type LoadSummary } from './load.js';
@@ -45,11 +50,16 @@ const FAILOVER_CLIENTS = 8;
 /** The offered rate of the equal-load pair, as a share of the lower of the round's maximum rates. */
 const EQUAL_LOAD_SHARE = 0.5;
 
+/** A RAM-backed directory for the second group's PostgreSQL, where the machine has one. */
+const RAM_DIR = '/dev/shm';
+
 interface Round {
   off: LoadSummary;
   on: LoadSummary;
-  /** Both again at one offered rate neither is saturated by. */
-  equal: { rate: number; off: LoadSummary; on: LoadSummary };
+  /** Replication on, PostgreSQL's files on RAM_DIR (absent where the machine has none). */
+  on_ram?: LoadSummary;
+  /** All again at one offered rate none is saturated by. */
+  equal: { rate: number; off: LoadSummary; on: LoadSummary; on_ram?: LoadSummary };
   /** The standby's apply lag over the records it applied during the round. */
   lag_p99_ms: number;
   lag_samples: number;
@@ -59,6 +69,7 @@ export async function replicationBench(settings: BenchSettings, log: (line: stri
   const rounds: Round[] = [];
   let single: RunningServer | undefined;
   let group: ReplicatedGroup | undefined;
+  let ramGroup: ReplicatedGroup | undefined;
   let failing = false;
   try {
     // A replicated node serves HTTP on server.workers threads as a single node does (docs/decisions-threads.md):
@@ -68,7 +79,17 @@ export async function replicationBench(settings: BenchSettings, log: (line: stri
     const leader = await group.waitForLeader(60_000);
     const standby = group.nodes.find((node) => node !== leader) as GroupNode;
     await group.waitForStandby(standby, 60_000);
-    for (const url of [single.url, leader.url as string]) {
+    let ramLeader: GroupNode | undefined;
+    if (fs.existsSync(RAM_DIR)) {
+      ramGroup = await ReplicatedGroup.start({
+        nodes: 2, label: 'bench-replication-ram', postgresParentDir: RAM_DIR, env: { FOLIO_LOG_LEVEL: process.env.FOLIO_BENCH_SERVER_LOG_LEVEL ?? 'warn' },
+      });
+      ramLeader = await ramGroup.waitForLeader(60_000);
+      await ramGroup.waitForStandby(ramGroup.nodes.find((node) => node !== ramLeader) as GroupNode, 60_000);
+    } else {
+      log(`replication: no ${RAM_DIR} on this machine; the figures with PostgreSQL on RAM are left out`);
+    }
+    for (const url of [single.url, leader.url as string, ...(ramLeader ? [ramLeader.url as string] : [])]) {
       await expectJson(url, 'POST', '/transactions', 201, FUNDING);
       await expectJson(url, 'POST', '/transactions', 201, TRANSFER);
     }
@@ -79,22 +100,28 @@ export async function replicationBench(settings: BenchSettings, log: (line: stri
     log(`replication: warm-up ${warmupSeconds} s each`);
     await load('off warm-up', single.url, warmupSeconds);
     await load('on warm-up', leader.url as string, warmupSeconds);
+    if (ramLeader) await load('on (PostgreSQL on RAM) warm-up', ramLeader.url as string, warmupSeconds);
     for (let round = 1; round <= settings.rounds; round += 1) {
       const off = await load(`off round ${round}`, single.url, settings.seconds, single.pid);
       const started = performance.now();
       const on = await load(`on round ${round}`, leader.url as string, settings.seconds, leader.child?.pid);
       const lag = await lagOf(standby, performance.now() - started);
-      const rate = Math.round(EQUAL_LOAD_SHARE * Math.min(off.requestsPerSecond, on.requestsPerSecond));
+      const onRam = ramLeader ? await load(`on (PostgreSQL on RAM) round ${round}`, ramLeader.url as string, settings.seconds, ramLeader.child?.pid) : undefined;
+      const rate = Math.round(EQUAL_LOAD_SHARE * Math.min(off.requestsPerSecond, on.requestsPerSecond, onRam?.requestsPerSecond ?? Infinity));
       const equal = {
         rate,
         off: await load(`off round ${round} at ${rate} req/s`, single.url, settings.seconds, single.pid, rate),
         on: await load(`on round ${round} at ${rate} req/s`, leader.url as string, settings.seconds, leader.child?.pid, rate),
+        on_ram: ramLeader ? await load(`on (PostgreSQL on RAM) round ${round} at ${rate} req/s`, ramLeader.url as string, settings.seconds, ramLeader.child?.pid, rate) : undefined,
       };
-      rounds.push({ off, on, equal, lag_p99_ms: lag.p99, lag_samples: lag.samples });
-      log(`replication: round ${round} off ${off.requestsPerSecond.toFixed(0)} req/s p99 ${off.latencyP99Ms} ms; on ${on.requestsPerSecond.toFixed(0)} req/s p99 ${on.latencyP99Ms} ms; standby lag p99 ${lag.p99.toFixed(1)} ms; at ${rate} req/s p99 off ${equal.off.latencyP99Ms} ms, on ${equal.on.latencyP99Ms} ms`);
+      rounds.push({ off, on, on_ram: onRam, equal, lag_p99_ms: lag.p99, lag_samples: lag.samples });
+      const ramLine = onRam && equal.on_ram ? `; PostgreSQL on RAM ${onRam.requestsPerSecond.toFixed(0)} req/s p99 ${onRam.latencyP99Ms} ms, at ${rate} req/s p99 ${equal.on_ram.latencyP99Ms} ms` : '';
+      log(`replication: round ${round} off ${off.requestsPerSecond.toFixed(0)} req/s p99 ${off.latencyP99Ms} ms; on ${on.requestsPerSecond.toFixed(0)} req/s p99 ${on.latencyP99Ms} ms; standby lag p99 ${lag.p99.toFixed(1)} ms; at ${rate} req/s p99 off ${equal.off.latencyP99Ms} ms, on ${equal.on.latencyP99Ms} ms${ramLine}`);
     }
     await single.stop();
     single = undefined;
+    await ramGroup?.stop();
+    ramGroup = undefined;
     const kills = await failovers(group, settings.quick ? 1 : 3, log);
     return result(settings, rounds, kills);
   } catch (error) {
@@ -104,6 +131,7 @@ export async function replicationBench(settings: BenchSettings, log: (line: stri
     await single?.stop().catch((error: unknown) => {
       if (!failing) throw error;
     });
+    await ramGroup?.stop();
     await group?.stop();
   }
 }
@@ -188,6 +216,7 @@ function result(settings: BenchSettings, rounds: Round[], failover: { kills: Kil
       label: 'p99 added by replication (paired rounds, equal offered rate)', value: paired((round) => round.equal.on.latencyP99Ms - round.equal.off.latencyP99Ms), unit: 'ms', digits: 1,
       target: { op: '<=', value: P99_ADDED_TARGET_MS }, note: `offered ${median(rounds.map((round) => round.equal.rate)).toFixed(0)} req/s, ${EQUAL_LOAD_SHARE} of the lower maximum`,
     },
+    ...ramFigures(settings, rounds),
     {
       label: 'leader SIGKILL to first acknowledged write on the new leader (worst)', value: Math.max(...failover.kills.map((kill) => kill.first_acknowledged_ms)), unit: 'ms',
       target: { op: '<=', value: FAILOVER_TARGET_MS }, note: `${failover.kills.length} kills`,
@@ -206,4 +235,26 @@ function result(settings: BenchSettings, rounds: Round[], failover: { kills: Kil
     figures,
     details: { connections: settings.connections, seconds_per_round: settings.seconds, rounds, kills: failover.kills, lost: failover.lost.slice(0, 20) },
   };
+}
+
+/** The same figures against the group whose PostgreSQL keeps its files on RAM_DIR, where it ran. */
+function ramFigures(settings: BenchSettings, rounds: Round[]): Figure[] {
+  const measured = rounds.filter((round): round is Round & { on_ram: LoadSummary; equal: { on_ram: LoadSummary } } => round.on_ram !== undefined && round.equal.on_ram !== undefined);
+  if (measured.length === 0) return [];
+  const label = `PostgreSQL on RAM (${RAM_DIR})`;
+  return [
+    { label: `replication on, ${label}: transfers/s (median)`, value: median(measured.map((round) => round.on_ram.requestsPerSecond)), unit: 'req/s' },
+    {
+      label: `on / off, ${label}, transfers/s (paired rounds)`, value: median(measured.map((round) => round.on_ram.requestsPerSecond / round.off.requestsPerSecond)), unit: 'ratio', digits: 2,
+      target: { op: '>=', value: RATIO_TARGET },
+    },
+    {
+      label: `p99 added by replication, ${label} (paired rounds, maximum rate)`, value: median(measured.map((round) => round.on_ram.latencyP99Ms - round.off.latencyP99Ms)), unit: 'ms', digits: 1,
+      target: { op: '<=', value: P99_ADDED_TARGET_MS }, note: `${settings.connections} connections`,
+    },
+    {
+      label: `p99 added by replication, ${label} (paired rounds, equal offered rate)`, value: median(measured.map((round) => round.equal.on_ram.latencyP99Ms - round.equal.off.latencyP99Ms)), unit: 'ms', digits: 1,
+      target: { op: '<=', value: P99_ADDED_TARGET_MS },
+    },
+  ];
 }

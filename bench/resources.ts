@@ -27,9 +27,10 @@ function installExitHooks(): void {
   }
 }
 
-export function makeTempDir(label: string): string {
+/** A new directory under `parent` (the OS temp dir unless named), removed when the process exits. */
+export function makeTempDir(label: string, parent: string = os.tmpdir()): string {
   installExitHooks();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `folio-bench-${label}-`));
+  const dir = fs.mkdtempSync(path.join(parent, `folio-bench-${label}-`));
   tempDirs.add(dir);
   return dir;
 }

@@ -53,6 +53,11 @@ export interface PostgresOptions {
   settings?: Record<string, string>;
   /** A PostgreSQL distribution (bin/, lib/, share/) other than the one `npm ci` installed. */
   distributionDir?: string;
+  /**
+   * Where the cluster's temp dir is made (the OS temp dir unless named): the replication bench puts it
+   * on a RAM-backed directory to stand in for a database on a device of its own.
+   */
+  parentDir?: string;
 }
 
 export interface RunningPostgres {
@@ -177,7 +182,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
   const installed = options.distributionDir === undefined ? await installedDistribution() : distributionAt(options.distributionDir);
   const bin = runnableDistribution(installed, owner);
   const settings = { ...DEFAULT_SETTINGS, ...options.settings, ...FIXED_SETTINGS };
-  const root = makeTempDir(options.label ?? 'postgres');
+  const root = makeTempDir(options.label ?? 'postgres', options.parentDir);
   try {
     if (owner) fs.chownSync(root, owner.uid, owner.gid);
     const dataDir = path.join(root, 'data');

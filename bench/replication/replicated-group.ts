@@ -49,6 +49,8 @@ export interface GroupOptions {
   /** Start the nodes at once (false: only the first; the test starts the others). */
   startAll?: boolean;
   postgresSettings?: Record<string, string>;
+  /** Where PostgreSQL's files go (PostgresOptions.parentDir); the nodes' stay in the OS temp dir. */
+  postgresParentDir?: string;
 }
 
 export class ReplicatedGroup {
@@ -62,7 +64,7 @@ export class ReplicatedGroup {
 
   /** PostgreSQL, then the first node (which takes the first term), then the others. */
   static async start(options: GroupOptions): Promise<ReplicatedGroup> {
-    const postgres = await startPostgres({ label: `${options.label}-pg`, settings: { max_connections: '60', shared_buffers: '32MB', ...options.postgresSettings } });
+    const postgres = await startPostgres({ label: `${options.label}-pg`, settings: { max_connections: '60', shared_buffers: '32MB', ...options.postgresSettings }, parentDir: options.postgresParentDir });
     const root = makeTempDir(options.label);
     const nodes: GroupNode[] = Array.from({ length: options.nodes }, (_, index) => ({
       name: `node-${String.fromCharCode(97 + index)}`, dataDir: path.join(root, `node-${index}`), stderr: '', postgresUrl: postgres.url,
