@@ -17,7 +17,7 @@ export const CALLABLE = {
   core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots', 'writeAdmission'],
   // Every query of the read-only view (engine/ledger-view.ts): checked against its prototype.
   view: 'LedgerView',
-  query: ['filter', 'search', 'balanceAt', 'balanceChanges', 'reindexStatus', 'startReindex'],
+  query: ['filter', 'search', 'reindexStatus', 'startReindex'],
   reconciliation: ['startBackground', 'runInstant', 'record', 'dryRun', 'matches', 'unmatched'],
   snapshots: ['snapshotNow', 'list'],
   // writeStarted and writeEnded bracket a worker's write, so a fence waits for the writes in flight.

@@ -19,7 +19,7 @@ import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS, EnvelopeError, STATUS_BY_CODE, type ErrorCode } from '../http/api-error.js';
 import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads } from '../http/ledger-core.js';
 import type { IndexGaugeSources } from '../http/metrics.js';
-import type { QueryPort } from '../http/query-port.js';
+import type { BalanceHistoryPort, QueryPort } from '../http/query-port.js';
 import type { ReconciliationPort } from '../http/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
@@ -229,8 +229,10 @@ export class RemoteLedger implements LedgerCore {
   readonly hookAdmin: HookAdmin;
   readonly query?: QueryPort & IndexGaugeSources;
   readonly reconciliation?: ReconciliationPort;
+  /** Read on the worker's own thread (index/history-reader.ts), not through the engine's. */
+  readonly history?: BalanceHistoryPort;
 
-  constructor(private readonly client: EngineClient, options: { hookTargets: TargetPolicy; index: boolean }) {
+  constructor(private readonly client: EngineClient, options: { hookTargets: TargetPolicy; index: boolean; history?: BalanceHistoryPort }) {
     this.view = new Proxy({} as LedgerReads, {
       get: (_target, method) => (...args: unknown[]) => client.call('view', String(method), args),
     });
@@ -241,6 +243,7 @@ export class RemoteLedger implements LedgerCore {
     if (options.index) {
       this.query = remoteQuery(client);
       this.reconciliation = remoteReconciliation(client);
+      this.history = options.history;
     }
   }
 
@@ -293,8 +296,6 @@ function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
   return {
     filter: (collection, query, visibleSeq) => call('filter', [collection, query, visibleSeq]),
     search: (collection, query, visibleSeq) => call('search', [collection, query, visibleSeq]),
-    balanceAt: (balanceId, untilMs, visibleSeq, version) => call('balanceAt', [balanceId, untilMs, visibleSeq, version]),
-    balanceChanges: (balanceId, window, visibleSeq) => call('balanceChanges', [balanceId, window, visibleSeq]),
     reindexStatus: () => call('reindexStatus', []),
     startReindex: () => call('startReindex', []),
     get checkpointSeq() {

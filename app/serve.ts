@@ -26,6 +26,8 @@ import { EngineHost } from './engine-host.js';
 import { HttpWorkers } from './http-workers.js';
 import { snapshotAdmin } from './snapshot-admin.js';
 import { FOLIO_VERSION } from './version.js';
+import { HistoryProgress } from '../index/history-progress.js';
+import { historyDirIn } from '../index/history-store.js';
 
 /** The warning for a server anyone on the network can reach and that asks for no key, if it is one. */
 export function exposureWarning(host: string, secretKey: string): string | undefined {
@@ -81,6 +83,9 @@ export async function serve(config: FolioConfig, backupCopier?: BackupCopier): P
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
       settings: { queued_checks: config.transaction.enable_queued_checks },
       indexOptions: { writeHold: { lag_ms_max: config.index.lag_ms_max, wait_ms_max: config.index.write_wait_ms_max } },
+      // One for the process: the HTTP workers read the balance history's progress from it (and a
+      // replicated node keeps it across the ledgers it serves).
+      historyProgress: new HistoryProgress().buffer,
       hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
     makeApp: (runtime, extra) => makeApp(config, backupCopier, runtime, logger, extra),
@@ -156,6 +161,7 @@ export async function startHttpWorkers(
       tokenizationKey: key ? new Uint8Array(key) : undefined,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       snapshots: true, backupDir: parts.backup.dir, feed: true, inspector: true, ...options,
+      history: options.index && parts.runtimeOptions.historyProgress ? { dir: historyDirIn(config.data_dir), progress: parts.runtimeOptions.historyProgress } : undefined,
       limits: { headers_timeout_ms: config.server.headers_timeout_ms, request_timeout_ms: config.server.request_timeout_ms, connections_max: config.server.connections_max },
     },
   });

@@ -7,10 +7,7 @@
 // flags are 0/1; `meta_data` is JSON text for json_extract and FTS; `extra` holds what has no column
 // (split shares, rejection, hold progress, metadata with integers beyond 2^53) as base64 msgpack.
 //
-// Balance history: `balance_changes` holds a balance's running totals after every event that created or
-// moved it, `balance_meta_changes` its metadata after every event that created or changed it (see
-// docs/decisions-query.md). Both name the balance by its row id (the projector assigns balances' row ids
-// itself, so it knows them before the row is written) and are appended in log order.
+// Balance history is not here: index/history-store.ts keeps it beside the log, in LMDB.
 
 import {
   contentlessTransactionTextsSql,
@@ -21,7 +18,7 @@ import {
 } from './reconciliation-tables.js';
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
@@ -305,62 +302,6 @@ function copyShadows(shadows: string[], built: string): string[] {
 }
 
 /**
- * Balance history, appended in log order (rowid order is log order) and found through indexes on
- * (balance, time, seq): "as of T" is a seek to the last entry at or before T plus a short range of the
- * back-dated changes recorded after T, a window of changes one range scan. Running totals are integers
- * (decimal text beyond 2^53; record-rows.ts historyAmount); `at` is the event's time.
- * `balance_backdated_changes` holds what postings dated before their event (`effective_at`) moved, as
- * signed decimal text: they count for the times between their effective time and their event
- * (docs/decisions-query.md).
- */
-export const HISTORY_TABLES = {
-  amounts: 'balance_changes',
-  metadata: 'balance_meta_changes',
-  backdated: 'balance_backdated_changes',
-} as const;
-/**
- * A running-totals row keeps the version and the four amounts in one text column, `totals`
- * (record-rows.ts balanceTotalsText): the writer unpacks each column of a row from JSON inside SQLite,
- * one lookup per column, and with two rows per transfer that was a quarter of the rebuild's SQLite time;
- * four columns instead of eight took it from 0.66 s to 0.36 s per 300,000 transfers.
- */
-export const HISTORY_AMOUNT_COLUMNS = ['balance_key', 'at', 'seq', 'totals'] as const;
-export const HISTORY_META_COLUMNS = ['balance_key', 'at', 'seq', 'identity_id', 'meta_data', 'extra'] as const;
-export const HISTORY_BACKDATED_COLUMNS = [
-  'balance_key', 'at', 'seq', 'effective_at', 'credit_balance', 'debit_balance', 'inflight_credit_balance', 'inflight_debit_balance',
-] as const;
-
-function historyTablesSql(): string[] {
-  const amounts = 'credit_balance TEXT NOT NULL, debit_balance TEXT NOT NULL, inflight_credit_balance TEXT NOT NULL, inflight_debit_balance TEXT NOT NULL';
-  return [
-    `CREATE TABLE ${HISTORY_TABLES.amounts} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, totals TEXT NOT NULL)`,
-    `CREATE TABLE ${HISTORY_TABLES.metadata} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, identity_id TEXT NOT NULL, meta_data TEXT NOT NULL, extra TEXT)`,
-    `CREATE TABLE ${HISTORY_TABLES.backdated} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, effective_at INTEGER NOT NULL, ${amounts})`,
-  ];
-}
-
-/**
- * The running totals' index holds every column (a covering index): a page of changes is one contiguous
- * read of the index instead of a table row per change, scattered over the log order the table is in
- * (a tenth of the time, and no tail, at 100,000 changes of one balance). Back-dated changes are read
- * as a range too, so theirs covers them as well. Metadata rows are read one at a time, so their index
- * holds the key alone.
- */
-function historyIndexesSql(): string[] {
-  return [
-    `CREATE INDEX ${HISTORY_TABLES.amounts}_by_balance ON ${HISTORY_TABLES.amounts}(${HISTORY_AMOUNT_COLUMNS.join(', ')})`,
-    `CREATE INDEX ${HISTORY_TABLES.metadata}_by_balance ON ${HISTORY_TABLES.metadata}(balance_key, at, seq)`,
-    `CREATE INDEX ${HISTORY_TABLES.backdated}_by_balance ON ${HISTORY_TABLES.backdated}(${HISTORY_BACKDATED_COLUMNS.join(', ')})`,
-  ];
-}
-
-/** Appends history rows sent as one JSON array of row arrays (as upsertSql does for records). */
-export function historyInsertSql(table: string, columns: readonly string[]): string {
-  const picks = columns.map((_, index) => `value->>${index}`).join(', ');
-  return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT)))`;
-}
-
-/**
  * Records per second of a collection's counted time column (TableLayout.countedTime), kept by
  * triggers and counted once at the end of a rebuild. A search's time clauses are whole seconds, so
  * the number of records in a window of them is a sum over the window's seconds instead of a count of
@@ -424,12 +365,10 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
        ('${INDEX_ID_KEY}', abs(random()) % 9007199254740991), ${COLLECTIONS.map((collection) => `('${textChangesKey(collection)}', 0)`).join(', ')};`,
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
     RECONCILIATION_TABLES_SQL,
-    script(historyTablesSql()),
     script(COLLECTIONS.flatMap((collection) => secondCountsSql(LAYOUTS[collection], 'table'))),
     ...(deferred ? [] : COLLECTIONS.map((collection) => script([
       ...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], []), ...secondCountsSql(LAYOUTS[collection], 'triggers'),
     ]))),
-    ...(deferred ? [] : [script(historyIndexesSql())]),
     ...(deferred ? [] : [script([...transactionTextsIndexesSql(), ...transactionTextsFullTextSql([])])]),
   ].join('\n');
 }
@@ -438,7 +377,6 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
 export function deferredIndexesSql(): string {
   return script([
     ...COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])),
-    ...historyIndexesSql(),
     ...transactionTextsIndexesSql(),
     ...COLLECTIONS.flatMap((collection) => [...secondCountsSql(LAYOUTS[collection], 'fill'), ...secondCountsSql(LAYOUTS[collection], 'triggers')]),
   ]);
@@ -485,9 +423,8 @@ export function fullTextFromCopySql(built: string): string {
  * lookup rather than a re-parse of the row's text. The JSON is bound as UTF-8 bytes (a Buffer) and read
  * back as text: that copies the bytes instead of transcoding a long JavaScript string in the binding.
  */
-export function upsertSql(layout: TableLayout, options: { rowId?: boolean } = {}): string {
-  // With `rowId`, each row array starts with the row id the writer chose (balances: see HISTORY_TABLES).
-  const columns = options.rowId ? [ROW_ID, ...layout.columns] : [...layout.columns];
+export function upsertSql(layout: TableLayout): string {
+  const columns = [...layout.columns];
   const picks = columns.map((_, index) => `value->>${index}`).join(', ');
   const updates = layout.columns
     .filter((column) => column !== layout.idColumn)

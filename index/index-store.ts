@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
-import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, HISTORY_TABLES, LAYOUTS, schemaSql, SCHEMA_VERSION, secondCountsTable, vocabularySql } from './index-schema.js';
+import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION, secondCountsTable, vocabularySql } from './index-schema.js';
 import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
 import { RECONCILIATION_TABLES } from './reconciliation-tables.js';
 import { SPILL_SUFFIX } from './record-spill.js';
@@ -152,7 +152,7 @@ export class IndexStore {
   async reset(): Promise<void> {
     // The per-second counts last: deleting the records counts them down first.
     const tables = [
-      ...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES, ...Object.values(HISTORY_TABLES),
+      ...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES,
       ...COLLECTIONS.filter((collection) => LAYOUTS[collection].countedTime !== undefined).map(secondCountsTable),
     ];
     const statements = tables.map((table) => `DELETE FROM ${table};`).join('\n');

@@ -16,7 +16,7 @@ export interface ProjectorWorkerSettings {
 export type ToWorker = { type: 'durable'; seq: number; batch?: RecordBatch } | { type: 'finish'; minSeq: number } | { type: 'stop' };
 export type FromWorker =
   | { type: 'ready'; checkpoint: number }
-  | { type: 'batch'; checkpoint: number; rows: number; history_rows: number; events: number; milliseconds: number }
+  | { type: 'batch'; checkpoint: number; rows: number; events: number; milliseconds: number }
   | { type: 'error'; message: string }
   | { type: 'poison'; poison: PoisonReport | undefined }
   | { type: 'stopped' }

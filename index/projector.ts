@@ -7,9 +7,8 @@
 // Batching adapts to load the way the log's group commit does: when the log moves on while a batch is
 // being written, the next batch takes everything that arrived meanwhile (up to batch_rows_max).
 //
-// Each event also appends the balance history (index-schema.ts HISTORY_TABLES): the running totals of
-// every balance it created or moved and the metadata of every balance it created or changed, once its
-// last part is folded, in the same transaction as the rows.
+// Balances change with nearly every event: within a batch each is written once, at the end. (Their
+// history, the state after every change, is not here: index/history-store.ts keeps it beside the log.)
 //
 // The projector survives any event the engine accepts. An event with more rows than a slice is cut
 // into parts (event-fold.ts splitEvent) that are folded and written a slice at a time, and a batch never
@@ -50,22 +49,13 @@ import {
 } from './reconciliation-tables.js';
 import {
   deleteSql,
-  HISTORY_AMOUNT_COLUMNS,
-  HISTORY_BACKDATED_COLUMNS,
-  HISTORY_META_COLUMNS,
-  HISTORY_TABLES,
-  historyInsertSql,
   LAYOUTS,
-  ROW_ID,
   selectColumns,
   upsertSql,
   type Collection,
 } from './index-schema.js';
 import {
-  backdatedRow,
-  balanceAmountsRow,
   balanceFromRow,
-  balanceMetaRow,
   balanceRow,
   reconciliationRow,
   identityFromRow,
@@ -155,8 +145,6 @@ export interface BatchReport {
   checkpoint: number;
   /** Rows of the collections (ledgers, balances, transactions, identities) written. */
   rows: number;
-  /** Balance history rows appended (running totals and metadata). */
-  history_rows: number;
   events: number;
   milliseconds: number;
 }
@@ -168,13 +156,6 @@ export class Projector {
   private checkpointAt: number;
   /** Current state of balances, as the rows hold them after the last commit (plus this batch's changes). */
   private readonly balances = new Map<string, BalanceRecord>();
-  /**
-   * Row ids of the cached balances. The projector chooses a new balance's row id itself (the highest
-   * so far plus one) so that its history rows can name it before the balance's row is written.
-   */
-  private readonly balanceKeys = new Map<string, number>();
-  /** The highest balance row id in the rows (this batch's included); read at the start of a batch. */
-  private lastBalanceKey: number | undefined;
   private readonly statements = new Map<string, PreparedStatement>();
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -365,13 +346,11 @@ export class Projector {
     let lastSeq = this.checkpointSeq;
     let lastAt = this.checkpointAt;
     let rows = 0;
-    let historyRows = 0;
     let eventCount = 0;
     // Balances change with nearly every event; within a batch each is written once, at its end.
     const balances = new Map<string, BalanceRecord>();
     await writer.run('BEGIN');
     try {
-      this.lastBalanceKey ??= (await writer.get<{ key: number }>(`SELECT coalesce(max(${ROW_ID}), 0) AS key FROM balances`))?.key ?? 0;
       // One slice's rows are written while the next slice is read and folded: SQLite works through a
       // statement queue in order, so at most two slices are in flight and the two threads overlap.
       // (Queues of 4 or 8 slices measured the same: both sides are busy.)
@@ -383,20 +362,16 @@ export class Projector {
         await this.loadBalances(slice);
         const patched = await this.loadPatched(slice);
         const changes = emptyChanges();
-        const history: HistoryRows = { amounts: [], metadata: [], backdated: [] };
         for (const item of slice) {
           try {
             foldEvent(item.event, this.balances, changes, item.progress, patched);
           } catch (error) {
             throw new BatchFailure(error as Error, item.seq);
           }
-          this.assignBalanceKeys(item.progress);
-          if (item.whole) this.historyOf(item, history);
         }
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
         changes.balances.clear();
-        historyRows += history.amounts.length + history.metadata.length + history.backdated.length;
-        const written = this.write(changes, history);
+        const written = this.write(changes);
         // Awaited on the next turn; a failure meanwhile must not count as unhandled (that ends the thread).
         written.catch(() => undefined);
         if (writing) rows += await writing;
@@ -425,7 +400,7 @@ export class Projector {
     this.checkpointSeq = lastSeq;
     this.checkpointAt = lastAt;
     this.trimBalanceCache();
-    const report = { checkpoint: lastSeq, rows, history_rows: historyRows, events: eventCount, milliseconds: performance.now() - started };
+    const report = { checkpoint: lastSeq, rows, events: eventCount, milliseconds: performance.now() - started };
     for (const listener of this.batchListeners) listener(report);
   }
 
@@ -470,13 +445,12 @@ export class Projector {
     for (let start = 0; start < missing.length; start += PREFETCH_IDS_MAX) {
       const ids = missing.slice(start, start + PREFETCH_IDS_MAX);
       const rows = await this.store.writer.all<SelectedRow>(
-        `SELECT t.${ROW_ID} AS balance_key, ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
+        `SELECT ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
         [JSON.stringify(ids)],
       );
       for (const row of rows) {
         const balance = balanceFromRow(row);
         this.balances.set(balance.balance_id, balance);
-        this.balanceKeys.set(balance.balance_id, row.balance_key as number);
       }
     }
   }
@@ -508,43 +482,7 @@ export class Projector {
     return patched;
   }
 
-  /** Row ids for the balances an event created (a balance is created once: a known id keeps its key). */
-  private assignBalanceKeys(progress: EventProgress): void {
-    for (const balanceId of progress.created) {
-      if (this.balanceKeys.has(balanceId)) continue;
-      const key = (this.lastBalanceKey ?? 0) + 1;
-      this.lastBalanceKey = key;
-      this.balanceKeys.set(balanceId, key);
-    }
-  }
-
-  /**
-   * The balance history rows of an event whose last part was just folded: running totals of every
-   * balance it created or moved, metadata and identity of every balance it created or whose metadata or
-   * identity it changed, and what its back-dated postings moved on each balance.
-   */
-  private historyOf(item: SliceItem, into: HistoryRows): void {
-    const { seq, event, progress } = item;
-    const row = <T>(balanceId: string, make: (key: number, balance: BalanceRecord) => T): T => {
-      const balance = this.balances.get(balanceId);
-      const key = this.balanceKeys.get(balanceId);
-      if (!balance || key === undefined) throw new BatchFailure(new ProjectionError(`balance ${balanceId} has no row in the history`), seq);
-      return make(key, balance);
-    };
-    for (const balanceId of progress.created) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
-    for (const balanceId of progress.moved) {
-      if (!progress.created.has(balanceId)) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
-    }
-    for (const balanceId of progress.created) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance)));
-    for (const balanceId of progress.metadata) {
-      if (!progress.created.has(balanceId)) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance)));
-    }
-    for (const [balanceId, byTime] of progress.backdated) {
-      for (const [effectiveAt, change] of byTime) into.backdated.push(row(balanceId, (key) => backdatedRow(key, event.at, seq, effectiveAt, change)));
-    }
-  }
-
-  private async write(changes: RowChanges, history: HistoryRows): Promise<number> {
+  private async write(changes: RowChanges): Promise<number> {
     const pending: Array<Promise<number>> = [];
     const upsert = (collection: Collection, rows: SqlValue[][]): void => {
       if (rows.length > 0) pending.push(this.statement(upsertSql(LAYOUTS[collection])).run([jsonBytes(rows)]));
@@ -558,7 +496,7 @@ export class Projector {
     }
     upsert('identities', identities);
     if (deleted.length > 0) pending.push(this.statement(deleteSql(LAYOUTS.identities)).run([JSON.stringify(deleted)]));
-    // Balances are written once per batch, at its end (writeBalances), with the row ids chosen for them.
+    // Balances are written once per batch, at its end (writeBalances).
     if (changes.balances.size > 0) throw new Error('balances are written at the end of a batch');
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
     if (changes.transactions.size > 0) {
@@ -571,21 +509,16 @@ export class Projector {
     insert(INSERT_EXTERNAL_RECORDS_SQL, changes.externalRecords.flatMap(externalRecordRows));
     insert(INSERT_MATCHES_SQL, changes.reconciliationResults.flatMap(matchRows));
     insert(INSERT_UNMATCHED_SQL, changes.reconciliationResults.flatMap(unmatchedRows));
-    insert(historyInsertSql(HISTORY_TABLES.amounts, HISTORY_AMOUNT_COLUMNS), history.amounts);
-    insert(historyInsertSql(HISTORY_TABLES.metadata, HISTORY_META_COLUMNS), history.metadata);
-    insert(historyInsertSql(HISTORY_TABLES.backdated, HISTORY_BACKDATED_COLUMNS), history.backdated);
     await Promise.all(pending);
     return changedRowCount(changes);
   }
 
   /** Writes the batch's balances in slice-sized statements, so no single step holds the event loop long. */
   private async writeBalances(balances: Map<string, BalanceRecord>): Promise<number> {
-    const statement = this.statement(upsertSql(LAYOUTS.balances, { rowId: true }));
+    const statement = this.statement(upsertSql(LAYOUTS.balances));
     let rows: SqlValue[][] = [];
     for (const balance of balances.values()) {
-      const key = this.balanceKeys.get(balance.balance_id);
-      if (key === undefined) throw new Error(`balance ${balance.balance_id} has no row id`);
-      rows.push([key, ...balanceRow(balance)]);
+      rows.push(balanceRow(balance));
       if (rows.length >= this.limits.slice_rows_max) {
         await statement.run([jsonBytes(rows)]);
         rows = [];
@@ -612,23 +545,13 @@ export class Projector {
     for (const balanceId of this.balances.keys()) {
       if (toDrop-- <= 0) break;
       this.balances.delete(balanceId);
-      this.balanceKeys.delete(balanceId);
     }
   }
 
-  /** Drops every cached balance and the highest row id: after a rollback they may not match the rows. */
+  /** Drops every cached balance: after a rollback they may not match the rows. */
   private forgetBalances(): void {
     this.balances.clear();
-    this.balanceKeys.clear();
-    this.lastBalanceKey = undefined;
   }
-}
-
-/** Balance history rows of one slice, in the column order of HISTORY_AMOUNT_COLUMNS, _META_ and _BACKDATED_. */
-interface HistoryRows {
-  amounts: SqlValue[][];
-  metadata: SqlValue[][];
-  backdated: SqlValue[][];
 }
 
 function jsonBytes(rows: SqlValue[][]): Buffer {

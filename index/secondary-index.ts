@@ -14,7 +14,6 @@
 import { refuse, type Result } from '../engine/result.js';
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
-import { balanceAsOf, balanceAsOfIfCurrent, balanceChanges, type ChangePage, type ChangeWindow, type CurrentAnswer } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
@@ -98,7 +97,7 @@ export interface SecondaryIndexOptions {
   projectorWorker: WorkerEntry;
   /** The log's LMDB directory, opened again by the projector's thread. */
   walDir: string;
-  /** The log as the main thread sees it: how far it is durable, and reads for balance history. */
+  /** The log as the main thread sees it: how far it is durable. */
   source: LogSource;
   /** How long a query waits for the index to reach its seq before it is refused. */
   wait_ms_max?: number;
@@ -211,8 +210,6 @@ export class SecondaryIndex {
   private readonly writeHold: WriteHoldLimits;
   private readonly heldWrites: HeldWrite[] = [];
   private releaseTimer: NodeJS.Timeout | undefined;
-  /** Waiters for the next batch of the live projector (balanceAt's wait for a balance to be current). */
-  private batchWaiters: Array<() => void> = [];
   /**
    * Whether the live index has caught up with the log since it was opened. Until then (a deleted or
    * outdated index being rebuilt at start-up) writes are not held: the index is behind because it is
@@ -273,7 +270,7 @@ export class SecondaryIndex {
       this.commitMarks.push({ seq, at: performance.now(), bytes: this.durableBytes });
     } else last.bytes = this.durableBytes;
     this.releaseHeldWrite();
-    if (this.waiters.length > 0 || this.heldWrites.length > 0 || this.batchWaiters.length > 0) {
+    if (this.waiters.length > 0 || this.heldWrites.length > 0) {
       this.wakeProjectors();
       return;
     }
@@ -361,7 +358,6 @@ export class SecondaryIndex {
       this.waiters.splice(index, 1);
       waiter.resolve(true);
     }
-    for (const waiter of this.batchWaiters.splice(0)) waiter();
     // An index that threw its rows away (rows contradicting the log) is rebuilding from nothing again.
     if (checkpoint < this.lastCheckpoint) this.caughtUp = false;
     this.lastCheckpoint = checkpoint;
@@ -461,23 +457,6 @@ export class SecondaryIndex {
     });
   }
 
-  /** Resolves at the live projector's next batch, or after `ms`. */
-  private nextBatch(ms: number): Promise<void> {
-    this.wakeProjectors();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        const at = this.batchWaiters.indexOf(done);
-        if (at >= 0) this.batchWaiters.splice(at, 1);
-        resolve();
-      }, ms);
-      const done = (): void => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.batchWaiters.push(done);
-    });
-  }
-
   // ---- queries ----
 
   async filter(collection: Collection, request: FilterRequest, visibleSeq: number): Promise<QueryAnswer<FilterPage>> {
@@ -518,37 +497,6 @@ export class SecondaryIndex {
     if (result.facets) page.facet_counts = result.facets;
     if (result.groups) page.groups = result.groups.map((group) => ({ key: group.key, found: group.found, records: group.rows.map(fromRow[collection]) }));
     return { ok: true, value: page };
-  }
-
-  /**
-   * The balance as it stood at `untilMs` (undefined: it did not exist then), from the balance history;
-   * answered once the index holds `visibleSeq`, like every query.
-   */
-  async balanceAt(balanceId: string, untilMs: number, visibleSeq: number, version?: number): Promise<QueryAnswer<BalanceRecord | undefined>> {
-    if (version === undefined || this.projector.checkpoint >= visibleSeq) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs));
-    // The index is behind the log: it can still answer, without waiting for the log's end, for a moment
-    // that nothing it lacks can change (balanceAsOfIfCurrent); otherwise it waits a batch at a time,
-    // at most as long as any query waits, for that or for the log's end.
-    const deadline = performance.now() + this.waitMsMax;
-    for (;;) {
-      while (this.swapping) await this.swapping;
-      let answer: CurrentAnswer;
-      try {
-        answer = await this.store.read((reader) => balanceAsOfIfCurrent(reader, balanceId, untilMs, version));
-      } catch (error) {
-        if (error instanceof QueryTimeoutError) return refuse({ code: 'SRCH_QUERY_TIMEOUT', message: error.message });
-        throw error;
-      }
-      if (answer.current) return { ok: true, value: answer.balance };
-      const left = deadline - performance.now();
-      if (this.projector.checkpoint >= visibleSeq || left <= 0) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs), Math.max(0, left));
-      await this.nextBatch(left);
-    }
-  }
-
-  /** A balance's changes inside a window, oldest first (undefined: the index does not hold the balance). */
-  async balanceChanges(balanceId: string, window: ChangeWindow, visibleSeq: number): Promise<QueryAnswer<ChangePage | undefined>> {
-    return this.query(visibleSeq, (reader) => balanceChanges(reader, balanceId, window));
   }
 
   /**
@@ -695,7 +643,6 @@ export class SecondaryIndex {
       clearTimeout(held.timer);
       held.resolve('the query index is closing');
     }
-    for (const waiter of this.batchWaiters.splice(0)) waiter();
     await this.store.close();
   }
 }

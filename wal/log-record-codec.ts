@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { Unpackr } from 'msgpackr';
 import type { LedgerEvent } from '../engine/events.js';
 import { ByteReader, ByteWriter } from '../codec/byte-writer.js';
-import { readEvent, writeEvent } from '../codec/event-codec.js';
+import { readEvent, writeEvent, type EventReadOptions } from '../codec/event-codec.js';
 
 export const CHECKSUM_BYTES = 32;
 export const GENESIS_CHECKSUM: Buffer = Buffer.alloc(CHECKSUM_BYTES);
@@ -77,7 +77,11 @@ export interface OpenedLogRecord {
   events(): Generator<LedgerEvent>;
 }
 
-export function openLogRecord(recordKey: number, record: Uint8Array): OpenedLogRecord {
+/**
+ * `options`: what each event is read with (codec/event-codec.ts readEvent); a reader that follows balances
+ * alone leaves the transaction records out. Records of the first format are decoded whole either way.
+ */
+export function openLogRecord(recordKey: number, record: Uint8Array, options?: EventReadOptions): OpenedLogRecord {
   if (record.length <= CHECKSUM_BYTES) throw new CorruptRecordError(recordKey, `only ${record.length} bytes`);
   const bytes = Buffer.from(record.buffer, record.byteOffset, record.length);
   const stored = bytes.subarray(0, CHECKSUM_BYTES);
@@ -98,7 +102,7 @@ export function openLogRecord(recordKey: number, record: Uint8Array): OpenedLogR
         for (let index = 0; index < count; index += 1) {
           let event: LedgerEvent;
           try {
-            event = readEvent(input);
+            event = readEvent(input, options);
           } catch (error) {
             throw undecodable(error);
           }
@@ -131,8 +135,8 @@ export function openLogRecord(recordKey: number, record: Uint8Array): OpenedLogR
 }
 
 /** A record decoded whole. */
-export function decodeLogRecord(recordKey: number, record: Uint8Array): DecodedLogRecord {
-  return decodeOpened(openLogRecord(recordKey, record));
+export function decodeLogRecord(recordKey: number, record: Uint8Array, options?: EventReadOptions): DecodedLogRecord {
+  return decodeOpened(openLogRecord(recordKey, record, options));
 }
 
 export function decodeOpened(logRecord: OpenedLogRecord): DecodedLogRecord {

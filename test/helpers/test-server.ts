@@ -84,7 +84,7 @@ export async function startTestServer(options: Partial<RuntimeOptions> = {}, app
         version: 'test', logLevel: process.env.FOLIO_LOG_LEVEL ?? 'warn', secretKey: passed.secretKey ?? '',
         tokenizationKey: passed.tokenizationKey ? new Uint8Array(passed.tokenizationKey) : undefined,
         hookTargets: options.hookTargets ?? { allowPrivateNetworks: false },
-        index: runtime.query !== undefined, snapshots: snapshots !== undefined, cutover: false, backupDir: passed.backup?.dir,
+        index: runtime.query !== undefined, history: runtime.historyShare, snapshots: snapshots !== undefined, cutover: false, backupDir: passed.backup?.dir,
         feed: true, inspector: true, replication: false, limits: DEFAULT_CONNECTION_LIMITS,
       },
     });

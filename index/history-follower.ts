@@ -1,0 +1,169 @@
+// Folds durable events into the balance history (history-store.ts): for each event, in log order, the
+// running totals of every balance it created or moved, the record of every balance it created or whose
+// metadata or identity it changed, and what its back-dated postings moved. A balance's state is its
+// creation record plus every posting since, its version rising once per event that moves it, exactly as
+// engine/balance-fold.ts counts, so the history cannot disagree with the fold. No engine state is read:
+// a balance not kept in memory is read back from the store's own last entries.
+//
+// A batch of events becomes one LMDB transaction with the checkpoint, so after a crash the store is
+// exactly as of some seq and resumes from there. Balances touched by a batch stay in memory until it is
+// committed (their entries are not in the store before that); past `balances_cached_max` the least
+// recently touched are dropped between batches and read back when needed.
+
+import type { LoggedEvent } from '../engine/events.js';
+import { applyPosting } from '../engine/ledger-state.js';
+import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
+import type { BalanceRecord, BalanceTotals } from '../engine/records.js';
+import { amountsEntry, backdatedEntry, emptyBatch, HistoryMismatchError, recordEntry, type HistoryBatch, type HistoryCheckpoint, type HistoryStore } from './history-store.js';
+
+export interface HistoryFollowerLimits {
+  /** Balances whose current state is kept in memory between batches. */
+  balances_cached_max: number;
+  /**
+   * Test only (0 everywhere else): a pause before each batch (app/history-worker.ts), so tests can hold
+   * the history behind the log and check what readers do meanwhile (test/balance-history-fresh.int.test.ts).
+   */
+  batch_pause_ms: number;
+}
+
+export const DEFAULT_HISTORY_FOLLOWER_LIMITS: HistoryFollowerLimits = { balances_cached_max: 50_000, batch_pause_ms: 0 };
+
+/** What one event did to balances: the entries it gets. */
+interface EventChanges {
+  created: Set<string>;
+  moved: Set<string>;
+  /** Balances whose metadata or identity changed (not created by the event). */
+  records: Set<string>;
+  /** Per balance and effective time, what back-dated postings moved. */
+  backdated: Map<string, Map<number, BalanceTotals>>;
+}
+
+export class HistoryFollower {
+  private readonly balances = new Map<string, BalanceRecord>();
+  private readonly limits: HistoryFollowerLimits;
+  private _checkpoint: HistoryCheckpoint;
+
+  constructor(private readonly store: HistoryStore, limits: Partial<HistoryFollowerLimits> = {}) {
+    this.limits = { ...DEFAULT_HISTORY_FOLLOWER_LIMITS, ...limits };
+    store.initialize();
+    this._checkpoint = store.checkpoint();
+  }
+
+  get checkpoint(): HistoryCheckpoint {
+    return this._checkpoint;
+  }
+
+  /**
+   * Folds `events` (the log's, in order, starting right after the checkpoint) and commits their entries
+   * with the new checkpoint. Throws HistoryMismatchError, with nothing written, when an event names a
+   * balance the store does not hold (the store and the log disagree: it must start over).
+   */
+  async apply(events: Iterable<LoggedEvent>): Promise<void> {
+    const batch = emptyBatch(this._checkpoint);
+    try {
+      for (const { seq, event } of events) {
+        if (seq !== batch.checkpoint.seq + 1) throw new Error(`the balance history expected seq ${batch.checkpoint.seq + 1}, not ${seq}`);
+        this.fold(seq, event, batch);
+        batch.checkpoint = { seq, at: event.at };
+      }
+      if (batch.checkpoint.seq === this._checkpoint.seq) return;
+      await this.store.write(batch);
+    } catch (error) {
+      // The cached balances may hold changes that never reached the store.
+      this.balances.clear();
+      throw error;
+    }
+    this._checkpoint = batch.checkpoint;
+    this.trimCache();
+  }
+
+  /** Forgets every cached balance and rereads the checkpoint (after the store was reset). */
+  restart(): void {
+    this.balances.clear();
+    this._checkpoint = this.store.checkpoint();
+  }
+
+  private fold(seq: number, event: LoggedEvent['event'], batch: HistoryBatch): void {
+    const changes: EventChanges = { created: new Set(), moved: new Set(), records: new Set(), backdated: new Map() };
+    for (const created of event.balances ?? []) {
+      const balance = { ...created };
+      this.touch(balance.balance_id, balance);
+      changes.created.add(balance.balance_id);
+    }
+    for (const { balance_id, meta_data } of event.balance_meta ?? []) {
+      this.current(balance_id, seq).meta_data = meta_data;
+      changes.records.add(balance_id);
+    }
+    for (const posting of event.postings ?? []) {
+      const balance = this.current(posting.balance_id, seq);
+      applyPosting(balance, posting);
+      if (posting.effective_at !== undefined && posting.effective_at < event.at) {
+        let byTime = changes.backdated.get(posting.balance_id);
+        if (!byTime) changes.backdated.set(posting.balance_id, (byTime = new Map()));
+        let change = byTime.get(posting.effective_at);
+        if (!change) byTime.set(posting.effective_at, (change = { credit_balance: 0n, debit_balance: 0n, inflight_credit_balance: 0n, inflight_debit_balance: 0n }));
+        change[`${posting.field}_balance`] += posting.amount;
+      }
+      if (!changes.moved.has(posting.balance_id)) {
+        changes.moved.add(posting.balance_id);
+        balance.version += 1;
+      }
+    }
+    for (const patch of event.metadata_patches ?? []) {
+      if (metadataTarget(patch.entity_id) !== 'balance') continue;
+      const balance = this.current(patch.entity_id, seq);
+      balance.meta_data = mergeMetaData(balance.meta_data, patch.meta_data);
+      changes.records.add(patch.entity_id);
+    }
+    for (const { balance_id, identity_id } of event.balance_identities ?? []) {
+      this.current(balance_id, seq).identity_id = identity_id;
+      changes.records.add(balance_id);
+    }
+    const at = event.at;
+    for (const balanceId of changes.created) batch.amounts.push([[balanceId, at, seq], amountsEntry(this.cached(balanceId))]);
+    for (const balanceId of changes.moved) {
+      if (!changes.created.has(balanceId)) batch.amounts.push([[balanceId, at, seq], amountsEntry(this.cached(balanceId))]);
+    }
+    for (const balanceId of changes.created) batch.records.push([[balanceId, at, seq], recordEntry(this.cached(balanceId))]);
+    for (const balanceId of changes.records) {
+      if (!changes.created.has(balanceId)) batch.records.push([[balanceId, at, seq], recordEntry(this.cached(balanceId))]);
+    }
+    for (const [balanceId, byTime] of changes.backdated) {
+      for (const [effectiveAt, change] of byTime) batch.backdated.push([[balanceId, at, seq, effectiveAt], backdatedEntry(change)]);
+    }
+  }
+
+  /** The balance's state now, from memory or else the store; a balance neither holds means a mismatch. */
+  private current(balanceId: string, seq: number): BalanceRecord {
+    const cached = this.balances.get(balanceId);
+    if (cached) {
+      this.touch(balanceId, cached);
+      return cached;
+    }
+    const stored = this.store.current(balanceId);
+    if (!stored) throw new HistoryMismatchError(`the event at seq ${seq} names balance ${balanceId}, which the balance history does not hold`);
+    this.touch(balanceId, stored);
+    return stored;
+  }
+
+  private cached(balanceId: string): BalanceRecord {
+    return this.balances.get(balanceId) as BalanceRecord;
+  }
+
+  /** Keeps the balance as the most recently used (a Map iterates in insertion order). */
+  private touch(balanceId: string, balance: BalanceRecord): void {
+    this.balances.delete(balanceId);
+    this.balances.set(balanceId, balance);
+  }
+
+  /** Forgets the least recently used balances once there are too many; they are read back on need. */
+  private trimCache(): void {
+    let excess = this.balances.size - this.limits.balances_cached_max;
+    if (excess <= 0) return;
+    excess += Math.floor(this.limits.balances_cached_max / 4);
+    for (const balanceId of this.balances.keys()) {
+      if (excess-- <= 0) break;
+      this.balances.delete(balanceId);
+    }
+  }
+}
