@@ -295,7 +295,7 @@ function remoteQuery(client: EngineClient): QueryPort & IndexGaugeSources {
   const call = <T>(method: string, args: unknown[]): Promise<T> => client.call('query', method, args);
   return {
     filter: (collection, query, visibleSeq) => call('filter', [collection, query, visibleSeq]),
-    search: (collection, query, visibleSeq) => call('search', [collection, query, visibleSeq]),
+    search: (collection, query, requiredSeq) => call('search', [collection, query, requiredSeq]),
     reindexStatus: () => call('reindexStatus', []),
     startReindex: () => call('startReindex', []),
     get checkpointSeq() {

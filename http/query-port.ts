@@ -93,12 +93,21 @@ export interface SearchResult {
   groups?: Array<{ key: unknown[]; found: number; records: QueryRecord[] }>;
   /** What the hits' highlights look for, as the query side resolved it. */
   highlight: HighlightSpec;
+  /** The seq the full-text indexes held every record of: the answer finds every record of an event up to it. */
+  index_seq: number;
 }
 
 export interface QueryPort {
-  /** `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it. */
-  filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
-  search(collection: SearchCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<SearchResult>>;
+  /**
+   * `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it
+   * (the index is waited for, bounded). `index_seq`: the seq the index held when it answered.
+   */
+  filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number; index_seq: number }>>;
+  /**
+   * From the index as it stands: its full-text indexes may trail the log, and the answer says how far
+   * (`index_seq`). `requiredSeq` (a caller's X-Folio-Seq): wait, bounded, until the index holds it.
+   */
+  search(collection: SearchCollection, query: SearchRequest, requiredSeq?: number): Promise<QueryResult<SearchResult>>;
   reindexStatus(): object | Promise<object>;
   startReindex(): QueryResult<object> | Promise<QueryResult<object>>;
   checkpointSeq: number;

@@ -18,7 +18,7 @@ import {
 } from './reconciliation-tables.js';
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
@@ -50,6 +50,11 @@ export interface TableLayout {
   indexes: readonly (readonly string[])[];
   /** The time column whose records are counted per second (secondCountsTable), if any. */
   countedTime?: string;
+  /**
+   * Rows are deleted (identities): row ids are then never reused (AUTOINCREMENT), so a new row always
+   * lies above what the full-text index holds, where its text track finds it (TEXT_TARGETS).
+   */
+  rowsDeleted?: true;
   /**
    * Indexes over the rows where a column is set (not ''): small when few rows have a value, and what
    * reconciliation looks groups up by (reconciliation-tables.ts). A query must say `<column> != ''`
@@ -131,6 +136,7 @@ export const LAYOUTS: Record<Collection, TableLayout> = {
       'category', 'street', 'city', 'state', 'country', 'post_code', 'nationality', 'meta_data',
     ],
     indexes: [['created_at'], ['identity_type', 'created_at'], ['email_address'], ['last_name'], ['organization_name']],
+    rowsDeleted: true,
   },
   reconciliations: {
     table: 'reconciliations',
@@ -170,6 +176,47 @@ export const INDEX_ID_KEY = 'index_id';
  */
 export function textChangesKey(collection: Collection): string {
   return `text_changes:${collection}`;
+}
+
+/**
+ * The full-text indexes follow the rows on a track of their own (projector.ts textBatch): each is filled
+ * from its table's new rows in row id order, up to a mark the row batches leave, and may trail them.
+ * `text_rowid:<target>` is the highest row id a full-text index holds; `text_checkpoint` the log seq
+ * every row of which is in every full-text index. A row at or below its mark is kept in step by the
+ * update and delete triggers; one above it is indexed as it stands when the track reaches it.
+ */
+export type TextTarget = Collection | 'transaction_texts';
+export const TEXT_TARGETS: readonly TextTarget[] = [...COLLECTIONS, 'transaction_texts'];
+export const TEXT_CHECKPOINT_KEY = 'text_checkpoint';
+
+export function textRowKey(target: TextTarget): string {
+  return `text_rowid:${target}`;
+}
+
+/**
+ * One row per batch of rows committed and not yet in the full-text indexes: its checkpoint seq and
+ * each text target's highest row id at that commit (`<target>_row`).
+ */
+export const TEXT_MARKS_TABLE = 'text_marks';
+
+function textMarksSql(): string {
+  return `CREATE TABLE ${TEXT_MARKS_TABLE} (seq INTEGER PRIMARY KEY, ${TEXT_TARGETS.map((target) => `${target}_row INTEGER NOT NULL`).join(', ')});`;
+}
+
+/** The row id column of a text target's table. */
+export function textTargetRowId(target: TextTarget): string {
+  return target === 'transaction_texts' ? 'text_id' : ROW_ID;
+}
+
+/** A row batch's mark (bound: the checkpoint seq), written in the batch's own transaction. */
+export function textMarkSql(): string {
+  const rows = TEXT_TARGETS.map((target) => `(SELECT coalesce(max(${textTargetRowId(target)}), 0) FROM ${target})`);
+  return `INSERT OR REPLACE INTO ${TEXT_MARKS_TABLE} (seq, ${TEXT_TARGETS.map((target) => `${target}_row`).join(', ')}) VALUES (?, ${rows.join(', ')})`;
+}
+
+/** The condition of a full-text trigger: the row is in the full-text index already. */
+function textIndexed(target: TextTarget): string {
+  return `old.${textTargetRowId(target)} <= (SELECT value FROM index_state WHERE key = '${textRowKey(target)}')`;
 }
 
 function countTextChange(collection: Collection): string {
@@ -223,7 +270,7 @@ function tableSql(layout: TableLayout): string {
     return `${column} ${type}${constraint}`;
   });
   const terms = (layout.termColumns ?? []).map((term) => `${term.name} TEXT GENERATED ALWAYS AS (hex(${term.of})) VIRTUAL`);
-  return `CREATE TABLE ${layout.table} (${ROW_ID} INTEGER PRIMARY KEY, ${[...columns, ...terms].join(', ')});`;
+  return `CREATE TABLE ${layout.table} (${ROW_ID} INTEGER PRIMARY KEY${layout.rowsDeleted ? ' AUTOINCREMENT' : ''}, ${[...columns, ...terms].join(', ')});`;
 }
 
 /** The FTS5 options every full-text table shares, whoever builds it: built segments must read alike. */
@@ -254,6 +301,7 @@ function fullTextSql(layout: TableLayout, fill: string[]): string[] {
   const columns = ftsColumns(layout);
   const searchList = columns.join(', ');
   const newValues = columns.map((column) => `new.${column}`).join(', ');
+  // (A row's values are indexed as they stand by the text track, textInsertSql.)
   const oldValues = columns.map((column) => `old.${column}`).join(', ');
   // The stored columns behind the full-text ones (a term column is generated from another).
   const stored = [...layout.searchColumns, ...(layout.termColumns ?? []).map((term) => term.of)];
@@ -269,16 +317,15 @@ function fullTextSql(layout: TableLayout, fill: string[]): string[] {
     ...(terms.length === 0 ? [] : [
       `INSERT INTO ${fts}(${fts}, rank) VALUES ('rank', 'bm25(${[...layout.searchColumns.map(() => '1.0'), ...terms.map(() => '0.0')].join(', ')})')`,
     ]),
-    `CREATE TRIGGER ${name}_fts_insert AFTER INSERT ON ${name} BEGIN
-       INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues}); END`,
-    // Only a change to searched text touches the full-text index: balance amounts and transaction
-    // statuses change all the time and must not pay for it.
+    // New rows reach the full-text index on its own track (TEXT_TARGETS); a row already in it is kept in
+    // step here. Only a change to searched text touches the full-text index: balance amounts and
+    // transaction statuses change all the time and must not pay for it.
     // Each also counts the change (textChangesKey): a count of matches taken before it no longer holds.
-    `CREATE TRIGGER ${name}_fts_update AFTER UPDATE OF ${stored.join(', ')} ON ${name} WHEN ${changed} BEGIN
+    `CREATE TRIGGER ${name}_fts_update AFTER UPDATE OF ${stored.join(', ')} ON ${name} WHEN (${changed}) AND ${textIndexed(name)} BEGIN
        INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues});
        INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues});
        ${countTextChange(name)} END`,
-    `CREATE TRIGGER ${name}_fts_delete AFTER DELETE ON ${name} BEGIN
+    `CREATE TRIGGER ${name}_fts_delete AFTER DELETE ON ${name} WHEN ${textIndexed(name)} BEGIN
        INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues});
        ${countTextChange(name)} END`,
   ];
@@ -362,7 +409,9 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
   return [
     'CREATE TABLE index_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);',
     `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0),
-       ('${INDEX_ID_KEY}', abs(random()) % 9007199254740991), ${COLLECTIONS.map((collection) => `('${textChangesKey(collection)}', 0)`).join(', ')};`,
+       ('${INDEX_ID_KEY}', abs(random()) % 9007199254740991), ${COLLECTIONS.map((collection) => `('${textChangesKey(collection)}', 0)`).join(', ')},
+       ('${TEXT_CHECKPOINT_KEY}', 0), ${TEXT_TARGETS.map((target) => `('${textRowKey(target)}', 0)`).join(', ')};`,
+    textMarksSql(),
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
     RECONCILIATION_TABLES_SQL,
     script(COLLECTIONS.flatMap((collection) => secondCountsSql(LAYOUTS[collection], 'table'))),
@@ -413,8 +462,25 @@ export function fullTextFromCopySql(built: string): string {
   return script([
     ...COLLECTIONS.flatMap((collection) => fullTextSql(LAYOUTS[collection], copyShadows(ftsShadowTables(collection), built))),
     ...transactionTextsFullTextSql(copyShadows(shadowTablesOf(TRANSACTION_TEXTS_FTS), built)),
+    // Every row is in the full-text indexes now: the text track stands where the rows do.
+    ...TEXT_TARGETS.map((target) => `UPDATE index_state SET value = (SELECT coalesce(max(${textTargetRowId(target)}), 0) FROM ${target}) WHERE key = '${textRowKey(target)}'`),
+    `UPDATE index_state SET value = (SELECT value FROM index_state WHERE key = 'checkpoint') WHERE key = '${TEXT_CHECKPOINT_KEY}'`,
+    `DELETE FROM ${TEXT_MARKS_TABLE}`,
     `UPDATE index_state SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version'`,
   ]);
+}
+
+/**
+ * The text track's step for one target: its rows above its mark, up to a row id, into its full-text
+ * index, as they stand (external content: the index holds the words, the row the text).
+ */
+export function textInsertSql(target: TextTarget): string {
+  if (target === 'transaction_texts') {
+    return `INSERT INTO ${TRANSACTION_TEXTS_FTS}(rowid, reference, description) SELECT text_id, reference, description FROM transaction_texts WHERE text_id > ? AND text_id <= ? ORDER BY text_id`;
+  }
+  const layout = LAYOUTS[target];
+  const columns = ftsColumns(layout).join(', ');
+  return `INSERT INTO ${ftsTable(target)}(rowid, ${columns}) SELECT ${ROW_ID}, ${columns} FROM ${target} WHERE ${ROW_ID} > ? AND ${ROW_ID} <= ? ORDER BY ${ROW_ID}`;
 }
 
 /**

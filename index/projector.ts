@@ -51,6 +51,12 @@ import {
   deleteSql,
   LAYOUTS,
   selectColumns,
+  TEXT_CHECKPOINT_KEY,
+  TEXT_MARKS_TABLE,
+  TEXT_TARGETS,
+  textInsertSql,
+  textMarkSql,
+  textRowKey,
   upsertSql,
   type Collection,
 } from './index-schema.js';
@@ -94,6 +100,24 @@ export interface ProjectorLimits {
    * log on purpose and check what waits for it (test/index-keeps-pace.int.test.ts).
    */
   batch_pause_ms: number;
+  /**
+   * Whether the full-text indexes follow the rows here (index-schema.ts TEXT_TARGETS): off in a file being
+   * built, whose full-text indexes are built whole at its end.
+   */
+  text_track: boolean;
+  /**
+   * How far (ms) the full-text indexes may trail the rows before they take turns with them: below it
+   * they are brought up to date only when the rows are (their work waits for a quiet moment), past it
+   * a text batch follows every row batch.
+   */
+  text_lag_ms_max: number;
+  /** Rows put into the full-text indexes per text batch (one SQLite transaction). */
+  text_batch_rows_max: number;
+  /**
+   * Test only (0 everywhere else): rows reach the full-text indexes no sooner than this after they were
+   * committed, so tests can hold those indexes behind the rows while the rows keep up.
+   */
+  text_pause_ms: number;
 }
 
 export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
@@ -105,7 +129,14 @@ export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
   retry_max_ms: 60_000,
   isolate: false,
   batch_pause_ms: 0,
+  text_track: true,
+  text_lag_ms_max: 30_000,
+  text_batch_rows_max: 20_000,
+  text_pause_ms: 0,
 };
+
+/** Marks read per text batch (a row batch leaves one each). */
+const TEXT_MARKS_READ_MAX = 256;
 
 /** Failures in a row at one log seq after which its event is reported as a poison event. */
 export const POISON_ATTEMPTS = 3;
@@ -139,12 +170,16 @@ class BatchFailure extends Error {
  * A file being rebuilt is thrown away whole if the build fails, so its batches only pace the progress
  * reports: larger ones spend less time waiting on commits (about a tenth off filling the tables).
  */
-export const REBUILD_PROJECTOR_LIMITS: Partial<ProjectorLimits> = { batch_rows_max: 200_000 };
+export const REBUILD_PROJECTOR_LIMITS: Partial<ProjectorLimits> = { batch_rows_max: 200_000, text_track: false };
 
 export interface BatchReport {
   checkpoint: number;
+  /** The seq the full-text indexes hold every row of. */
+  text_checkpoint: number;
   /** Rows of the collections (ledgers, balances, transactions, identities) written. */
   rows: number;
+  /** Rows put into the full-text indexes (a text batch; 0 for a batch of rows). */
+  text_rows: number;
   events: number;
   milliseconds: number;
 }
@@ -154,6 +189,14 @@ const PREFETCH_IDS_MAX = 5_000;
 export class Projector {
   private checkpointSeq: number;
   private checkpointAt: number;
+  private textCheckpointSeq: number;
+  /** When each row batch not yet in the full-text indexes committed (its checkpoint seq and performance.now()). */
+  private readonly textMarks: Array<{ seq: number; at: number }> = [];
+  /** Someone waits for the full-text indexes: they get the next turn. */
+  private textWanted = false;
+  /** After a failed text batch, no other before this time (performance.now()). */
+  private textRetryAt = 0;
+  private textFailures = 0;
   /** Current state of balances, as the rows hold them after the last commit (plus this batch's changes). */
   private readonly balances = new Map<string, BalanceRecord>();
   private readonly statements = new Map<string, PreparedStatement>();
@@ -183,7 +226,10 @@ export class Projector {
   ) {
     this.checkpointSeq = start.seq;
     this.checkpointAt = start.at;
+    this.textCheckpointSeq = start.text_seq;
     this.limits = { ...DEFAULT_PROJECTOR_LIMITS, ...limits };
+    // Row batches committed before this start: their times are unknown, so they count as old.
+    if (this.limits.text_track && this.textCheckpointSeq < this.checkpointSeq) this.textMarks.push({ seq: this.checkpointSeq, at: Number.NEGATIVE_INFINITY });
     if (this.limits.isolate) this.isolateUntil = Number.MAX_SAFE_INTEGER;
   }
 
@@ -204,13 +250,24 @@ export class Projector {
     let start = await store.checkpoint();
     if (start.seq > 0 && !sameHistory(source, start)) {
       await store.reset();
-      start = { seq: 0, at: 0 };
+      start = { seq: 0, at: 0, text_seq: 0 };
     }
     return new Projector(store, source, start, options.limits ?? {}, options.onError ?? (() => undefined), options.onPoison ?? (() => undefined));
   }
 
   get checkpoint(): number {
     return this.checkpointSeq;
+  }
+
+  /** The seq the full-text indexes hold every row of (the checkpoint when they follow no track here). */
+  get textCheckpoint(): number {
+    return this.limits.text_track ? this.textCheckpointSeq : this.checkpointSeq;
+  }
+
+  /** Someone waits for the full-text indexes: they take the next turn, ahead of the rows. */
+  wantText(): void {
+    this.textWanted = true;
+    this.wake();
   }
 
   get failure(): Error | undefined {
@@ -229,16 +286,41 @@ export class Projector {
   /** The log moved on: project what is durable, unless a batch loop is already running. */
   wake(): void {
     if (this.stopped || this.loop || this.retryTimer) return;
-    if (this.checkpointSeq >= this.source.durableSeq) return;
+    if (this.checkpointSeq >= this.source.durableSeq && !this.textBehind()) return;
     this.loop = this.run().finally(() => {
       this.loop = undefined;
     });
   }
 
-  /** Resolves once the projector has caught up with the durable log as it stands when called. */
+  /** Whether the full-text indexes lack rows the index holds (and may take a text batch now). */
+  private textBehind(): boolean {
+    if (!this.limits.text_track || this.textCheckpointSeq >= this.checkpointSeq || performance.now() < this.textRetryAt) return false;
+    return this.limits.text_pause_ms === 0 || !this.textHeldBack();
+  }
+
+  /** Test only (text_pause_ms): the oldest rows not in the full-text indexes are too young; a wake follows. */
+  private textHeldBack(): boolean {
+    const oldest = this.textMarks[0];
+    if (!oldest) return false;
+    const left = oldest.at + this.limits.text_pause_ms - performance.now();
+    if (left <= 0) return false;
+    setTimeout(() => this.wake(), left + 1).unref();
+    return true;
+  }
+
+  /** Whether the full-text indexes take the next turn though rows are waiting: asked for, or too far behind. */
+  private textDue(): boolean {
+    const oldest = this.textMarks[0];
+    return this.textWanted || (oldest !== undefined && performance.now() - oldest.at > this.limits.text_lag_ms_max);
+  }
+
+  /**
+   * Resolves once the projector has caught up with the durable log as it stands when called, full-text
+   * indexes included.
+   */
   async catchUp(): Promise<void> {
     const target = this.source.durableSeq;
-    while (this.checkpointSeq < target) {
+    while (this.checkpointSeq < target || (this.limits.text_track && this.textCheckpointSeq < target)) {
       if (this.stopped) throw new Error('the projector was stopped');
       if (this._failure) throw this._failure;
       this.wake();
@@ -258,7 +340,14 @@ export class Projector {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopped && this.checkpointSeq < this.source.durableSeq) {
+    while (!this.stopped) {
+      const rowsBehind = this.checkpointSeq < this.source.durableSeq;
+      const textBehind = this.textBehind();
+      if (!rowsBehind && !textBehind) return;
+      if (textBehind && (!rowsBehind || this.textDue())) {
+        await this.textTurn();
+        continue;
+      }
       if (this.limits.batch_pause_ms > 0) await new Promise((resolve) => setTimeout(resolve, this.limits.batch_pause_ms));
       if (this.stopped) return;
       const target = this.source.durableSeq;
@@ -337,6 +426,8 @@ export class Projector {
     this.pendingParts = [];
     this.checkpointSeq = 0;
     this.checkpointAt = 0;
+    this.textCheckpointSeq = 0;
+    this.textMarks.length = 0;
   }
 
   private async batch(targetSeq: number): Promise<void> {
@@ -386,6 +477,8 @@ export class Projector {
       if (writing) rows += await writing;
       rows += await this.writeBalances(balances);
       await writer.run(`UPDATE index_state SET value = CASE key WHEN 'checkpoint' THEN ? ELSE ? END WHERE key IN ('checkpoint', 'checkpoint_at')`, [lastSeq, lastAt]);
+      // Where the full-text indexes are to catch up to for this checkpoint (textBatch).
+      await this.statement(textMarkSql()).run([lastSeq]);
       await writer.run('COMMIT');
     } catch (error) {
       await writer.run('ROLLBACK').catch(() => undefined);
@@ -399,9 +492,77 @@ export class Projector {
     }
     this.checkpointSeq = lastSeq;
     this.checkpointAt = lastAt;
+    if (this.limits.text_track && lastSeq > this.textCheckpointSeq) this.textMarks.push({ seq: lastSeq, at: performance.now() });
     this.trimBalanceCache();
-    const report = { checkpoint: lastSeq, rows, events: eventCount, milliseconds: performance.now() - started };
+    this.report({ checkpoint: lastSeq, text_checkpoint: this.textCheckpoint, rows, text_rows: 0, events: eventCount, milliseconds: performance.now() - started });
+  }
+
+  private report(report: BatchReport): void {
     for (const listener of this.batchListeners) listener(report);
+  }
+
+  /** A text batch; a failure is reported and the batch tried again after a pause growing to a minute. */
+  private async textTurn(): Promise<void> {
+    try {
+      await this.textBatch();
+      this.textFailures = 0;
+    } catch (error) {
+      this.textFailures += 1;
+      this.onError(error as Error);
+      this.textRetryAt = performance.now() + backoffMs(this.limits.retry_first_ms, this.limits.retry_max_ms, this.textFailures);
+      const retry = setTimeout(() => this.wake(), this.textRetryAt - performance.now() + 1);
+      retry.unref();
+    }
+  }
+
+  /**
+   * Brings the full-text indexes up to one or more row batches' marks (index-schema.ts TEXT_TARGETS): each
+   * target's rows above what its index holds, up to the mark, in row id order, as they stand, at most
+   * `text_batch_rows_max` of them (but at least one batch's), in one transaction with the new marks and
+   * the text checkpoint.
+   */
+  private async textBatch(): Promise<void> {
+    const started = performance.now();
+    const writer = this.store.writer;
+    let reached: Record<string, number> | undefined;
+    let textRows = 0;
+    await writer.run('BEGIN');
+    try {
+      const held = await writer.all<{ key: string; value: number }>(`SELECT key, value FROM index_state WHERE key IN (${TEXT_TARGETS.map((target) => `'${textRowKey(target)}'`).join(', ')})`);
+      const from = new Map(held.map((row) => [row.key, row.value]));
+      let marks = await writer.all<Record<string, number>>(`SELECT * FROM ${TEXT_MARKS_TABLE} WHERE seq > ? ORDER BY seq LIMIT ${TEXT_MARKS_READ_MAX}`, [this.textCheckpointSeq]);
+      if (marks.length === 0) {
+        // Rows without a mark (none should be): the index as it stands is the mark.
+        await this.statement(textMarkSql()).run([this.checkpointSeq]);
+        marks = await writer.all<Record<string, number>>(`SELECT * FROM ${TEXT_MARKS_TABLE} WHERE seq = ?`, [this.checkpointSeq]);
+      }
+      const rowsTo = (mark: Record<string, number>): number => TEXT_TARGETS.reduce((sum, target) => sum + Math.max(0, (mark[`${target}_row`] ?? 0) - (from.get(textRowKey(target)) ?? 0)), 0);
+      for (const mark of marks) {
+        if (reached && rowsTo(mark) > this.limits.text_batch_rows_max) break;
+        reached = mark;
+      }
+      if (!reached) throw new Error('the full-text indexes have no mark to reach');
+      for (const target of TEXT_TARGETS) {
+        const start = from.get(textRowKey(target)) ?? 0;
+        const end = reached[`${target}_row`] ?? 0;
+        if (end <= start) continue;
+        textRows += await this.statement(textInsertSql(target)).run([start, end]);
+      }
+      const settings: Array<[string, number]> = [
+        ...TEXT_TARGETS.map((target): [string, number] => [textRowKey(target), Math.max(reached?.[`${target}_row`] ?? 0, from.get(textRowKey(target)) ?? 0)]),
+        [TEXT_CHECKPOINT_KEY, reached.seq as number],
+      ];
+      for (const [key, value] of settings) await this.statement('UPDATE index_state SET value = ? WHERE key = ?').run([value, key]);
+      await this.statement(`DELETE FROM ${TEXT_MARKS_TABLE} WHERE seq <= ?`).run([reached.seq as number]);
+      await writer.run('COMMIT');
+    } catch (error) {
+      await writer.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    this.textCheckpointSeq = reached.seq as number;
+    while (this.textMarks.length > 0 && (this.textMarks[0] as { seq: number }).seq <= this.textCheckpointSeq) this.textMarks.shift();
+    if (this.textCheckpointSeq >= this.checkpointSeq) this.textWanted = false;
+    this.report({ checkpoint: this.checkpointSeq, text_checkpoint: this.textCheckpointSeq, rows: 0, text_rows: textRows, events: 0, milliseconds: performance.now() - started });
   }
 
   /**

@@ -39,6 +39,8 @@ export type QueryAnswer<T> = Result<T, { code: QueryErrorCode; message: string }
 export interface FilterPage {
   records: IndexedRecord[];
   total_count?: number;
+  /** The seq the index held every row of when it answered (at least the seq the filter waited for). */
+  index_seq: number;
 }
 
 export interface SearchPage {
@@ -53,6 +55,8 @@ export interface SearchPage {
   groups?: Array<{ key: unknown[]; found: number; records: IndexedRecord[] }>;
   /** What the hits' highlights look for. */
   highlight: HighlightSpec;
+  /** The seq the full-text indexes held every row of when it answered: every record of an event up to it can be found. */
+  index_seq: number;
 }
 
 /** Blnk's words for a rebuild (`in_progress`), with `idle` before the first one (Blnk answers 404 then). */
@@ -73,6 +77,9 @@ export interface ReindexStatus {
   index_checkpoint_seq: number;
   index_lag_events: number;
   index_lag_seconds: number;
+  /** The full-text indexes, which follow the rows and may trail them: the seq they hold every row of. */
+  index_text_checkpoint_seq: number;
+  index_text_lag_events: number;
   /**
    * Set while the live index is stuck on one event it keeps failing on (a poison event): its log seq,
    * the last error, attempts so far and since when. The index stays at the event before it.
@@ -170,6 +177,8 @@ const fromRow: Record<Collection, (row: SelectedRow) => IndexedRecord> = {
 
 interface Waiter {
   seq: number;
+  /** The full-text indexes must hold `seq` too. */
+  text: boolean;
   resolve: (reached: boolean) => void;
   timer: NodeJS.Timeout;
 }
@@ -197,7 +206,7 @@ export class SecondaryIndex {
   /** Settles when a swap in progress is over; queries wait on it. */
   private swapping: Promise<void> | undefined;
   private rebuild: { projector?: ProjectorThread; promise: Promise<void> } | undefined;
-  private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds' | 'phase' | 'total_records' | 'processed_records' | 'paused'> = {
+  private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds' | 'index_text_checkpoint_seq' | 'index_text_lag_events' | 'phase' | 'total_records' | 'processed_records' | 'paused'> = {
     status: 'idle', processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
   };
   private reindexStartedMs = 0;
@@ -307,6 +316,11 @@ export class SecondaryIndex {
     return this.projector.checkpoint;
   }
 
+  /** The seq the full-text indexes hold every row of (they follow the rows, and may trail them). */
+  get textCheckpointSeq(): number {
+    return this.projector.textCheckpoint;
+  }
+
   lagEvents(): number {
     return Math.max(0, this.options.source.durableSeq - this.projector.checkpoint);
   }
@@ -316,13 +330,18 @@ export class SecondaryIndex {
     return oldest ? (performance.now() - oldest.at) / 1000 : 0;
   }
 
-  /** Resolves true once the index holds everything up to `seq`, or false after `timeoutMs`. */
-  waitFor(seq: number, timeoutMs = this.waitMsMax): Promise<boolean> {
-    if (this.projector.checkpoint >= seq) return Promise.resolve(true);
+  /**
+   * Resolves true once the index holds everything up to `seq` (with `text`, its full-text indexes too), or
+   * false after `timeoutMs`.
+   */
+  waitFor(seq: number, timeoutMs = this.waitMsMax, text = false): Promise<boolean> {
+    if (this.holds(seq, text)) return Promise.resolve(true);
     this.wakeProjectors();
+    if (text) this.projector.wantText();
     return new Promise((resolve) => {
       const waiter: Waiter = {
         seq,
+        text,
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
@@ -331,6 +350,10 @@ export class SecondaryIndex {
       };
       this.waiters.push(waiter);
     });
+  }
+
+  private holds(seq: number, text: boolean): boolean {
+    return this.projector.checkpoint >= seq && (!text || this.projector.textCheckpoint >= seq);
   }
 
   private watch(projector: ProjectorThread): void {
@@ -353,7 +376,7 @@ export class SecondaryIndex {
     if (checkpoint >= this.options.source.durableSeq) this.appliedBytes = this.durableBytes;
     for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.waiters[index] as Waiter;
-      if (waiter.seq > checkpoint) continue;
+      if (!this.holds(waiter.seq, waiter.text)) continue;
       clearTimeout(waiter.timer);
       this.waiters.splice(index, 1);
       waiter.resolve(true);
@@ -464,26 +487,34 @@ export class SecondaryIndex {
     if (!compiled.ok) return refuse({ code: 'GEN_BAD_REQUEST', message: compiled.message });
     return this.query(visibleSeq, async (reader) => {
       const { select, count } = compiled.value;
+      const indexSeq = this.projector.checkpoint;
       const rows = await reader.all<SelectedRow>(select.sql, select.params);
-      const page: FilterPage = { records: rows.map(fromRow[collection]) };
+      const page: FilterPage = { records: rows.map(fromRow[collection]), index_seq: indexSeq };
       if (count) page.total_count = (await reader.all<{ total: number }>(count.sql, count.params))[0]?.total ?? 0;
       return page;
     });
   }
 
-  async search(collection: Collection, request: SearchRequest, visibleSeq: number): Promise<QueryAnswer<SearchPage>> {
+  /**
+   * A search, from the index as it stands: the full-text indexes follow the rows on their own track and
+   * may trail them, and the answer says how far they were (`index_seq`). With `requiredSeq` (a caller's
+   * X-Folio-Seq) it first waits, as long as any query waits, until rows and full-text indexes hold it.
+   */
+  async search(collection: Collection, request: SearchRequest, requiredSeq?: number): Promise<QueryAnswer<SearchPage>> {
     const started = performance.now();
     const compiled = compileSearch(collection, request);
     if (!compiled.ok) return refuse({ code: 'SRCH_QUERY_INVALID', message: compiled.message });
     const plan = compiled.value;
-    const answer = await this.query(visibleSeq, async (reader) => {
+    let indexSeq = 0;
+    const answer = await this.query(requiredSeq ?? 0, async (reader) => {
+      indexSeq = this.projector.textCheckpoint;
       try {
         return await runSearch(reader, collection, plan);
       } catch (error) {
         if (error instanceof SearchRefusal) return error;
         throw error;
       }
-    });
+    }, this.waitMsMax, true);
     if (!answer.ok) return answer;
     const result = answer.value;
     if (result instanceof SearchRefusal) return refuse({ code: 'SRCH_QUERY_INVALID', message: result.message });
@@ -493,6 +524,7 @@ export class SecondaryIndex {
       records: result.rows.map(fromRow[collection]),
       search_time_ms: Math.round(performance.now() - started),
       highlight: plan.highlight,
+      index_seq: indexSeq,
     };
     if (result.facets) page.facet_counts = result.facets;
     if (result.groups) page.groups = result.groups.map((group) => ({ key: group.key, found: group.found, records: group.rows.map(fromRow[collection]) }));
@@ -504,12 +536,16 @@ export class SecondaryIndex {
    * `waitMs`: a background run may wait longer for the index than a request does.
    */
   reconciliationRead<T>(seq: number, waitMs: number, work: (reader: SqliteConnection) => Promise<T>): Promise<QueryAnswer<T>> {
-    return this.query(seq, work, waitMs);
+    // Candidates found by text containing a statement's words come from a full-text index.
+    return this.query(seq, work, waitMs, true);
   }
 
-  /** Waits for the index to reach `visibleSeq`, then runs `work` on one reader for its whole length. */
-  private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>, waitMs = this.waitMsMax): Promise<QueryAnswer<T>> {
-    if (!(await this.waitFor(visibleSeq, waitMs))) {
+  /**
+   * Waits for the index to reach `visibleSeq` (with `text`, its full-text indexes too), then runs `work`
+   * on one reader for its whole length.
+   */
+  private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>, waitMs = this.waitMsMax, text = false): Promise<QueryAnswer<T>> {
+    if (!(await this.waitFor(visibleSeq, waitMs, text))) {
       return refuse({ code: 'SRCH_INDEX_BEHIND', message: `the search index is ${this.lagEvents()} events behind the log; try again shortly` });
     }
     while (this.swapping) await this.swapping;
@@ -534,6 +570,8 @@ export class SecondaryIndex {
       index_checkpoint_seq: this.projector.checkpoint,
       index_lag_events: this.lagEvents(),
       index_lag_seconds: Number(this.lagSeconds().toFixed(3)),
+      index_text_checkpoint_seq: this.projector.textCheckpoint,
+      index_text_lag_events: Math.max(0, target - this.projector.textCheckpoint),
       phase: this.reindex.status === 'in_progress' ? 'indexing' : this.reindex.status,
       total_records: target,
       processed_records: processed,
