@@ -3,18 +3,21 @@
 // metadata or identity it changed, and what its back-dated postings moved. A balance's state is its
 // creation record plus every posting since, its version rising once per event that moves it, exactly as
 // engine/balance-fold.ts counts, so the history cannot disagree with the fold. No engine state is read:
-// a balance not kept in memory is read back from the store's own last entries.
+// a balance not kept in memory is read back from the store's own last entries (its amounts; its record
+// only when an event changes its metadata or identity).
 //
 // A batch of events becomes one LMDB transaction with the checkpoint, so after a crash the store is
 // exactly as of some seq and resumes from there. Balances touched by a batch stay in memory until it is
-// committed (their entries are not in the store before that); past `balances_cached_max` the least
-// recently touched are dropped between batches and read back when needed.
+// committed (their entries are not in the store before that); past `balances_cached_max` the oldest
+// kept are dropped between batches (first in, first out: moving an entry to the end of a large Map on
+// every use made V8 rebuild the Map over and over, half the thread's time at 100,000 balances) and read
+// back when needed.
 
 import type { LoggedEvent } from '../engine/events.js';
 import { applyPosting } from '../engine/ledger-state.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
 import type { BalanceRecord, BalanceTotals } from '../engine/records.js';
-import { amountsEntry, backdatedEntry, emptyBatch, HistoryMismatchError, recordEntry, type HistoryBatch, type HistoryCheckpoint, type HistoryStore } from './history-store.js';
+import { amountsEntry, backdatedEntry, emptyBatch, HistoryMismatchError, recordEntry, type BalanceAmounts, type HistoryBatch, type HistoryCheckpoint, type HistoryStore } from './history-store.js';
 
 export interface HistoryFollowerLimits {
   /** Balances whose current state is kept in memory between batches. */
@@ -38,8 +41,18 @@ interface EventChanges {
   backdated: Map<string, Map<number, BalanceTotals>>;
 }
 
+/**
+ * What the follower keeps of a balance: its amounts (what nearly every event changes), and its record
+ * (identity, metadata, fixed fields) once an event needed it: a balance read back from the store is
+ * read back by its last amounts alone, one seek.
+ */
+interface Tracked {
+  amounts: BalanceAmounts;
+  record: BalanceRecord | undefined;
+}
+
 export class HistoryFollower {
-  private readonly balances = new Map<string, BalanceRecord>();
+  private readonly balances = new Map<string, Tracked>();
   private readonly limits: HistoryFollowerLimits;
   private _checkpoint: HistoryCheckpoint;
 
@@ -67,7 +80,7 @@ export class HistoryFollower {
         batch.checkpoint = { seq, at: event.at };
       }
       if (batch.checkpoint.seq === this._checkpoint.seq) return;
-      await this.store.write(batch);
+      this.store.write(batch);
     } catch (error) {
       // The cached balances may hold changes that never reached the store.
       this.balances.clear();
@@ -86,17 +99,17 @@ export class HistoryFollower {
   private fold(seq: number, event: LoggedEvent['event'], batch: HistoryBatch): void {
     const changes: EventChanges = { created: new Set(), moved: new Set(), records: new Set(), backdated: new Map() };
     for (const created of event.balances ?? []) {
-      const balance = { ...created };
-      this.touch(balance.balance_id, balance);
-      changes.created.add(balance.balance_id);
+      const { credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance, version } = created;
+      this.balances.set(created.balance_id, { amounts: { credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance, version }, record: { ...created } });
+      changes.created.add(created.balance_id);
     }
     for (const { balance_id, meta_data } of event.balance_meta ?? []) {
-      this.current(balance_id, seq).meta_data = meta_data;
+      this.record(balance_id, seq).meta_data = meta_data;
       changes.records.add(balance_id);
     }
     for (const posting of event.postings ?? []) {
-      const balance = this.current(posting.balance_id, seq);
-      applyPosting(balance, posting);
+      const { amounts } = this.tracked(posting.balance_id, seq);
+      applyPosting(amounts as BalanceRecord, posting);
       if (posting.effective_at !== undefined && posting.effective_at < event.at) {
         let byTime = changes.backdated.get(posting.balance_id);
         if (!byTime) changes.backdated.set(posting.balance_id, (byTime = new Map()));
@@ -106,57 +119,65 @@ export class HistoryFollower {
       }
       if (!changes.moved.has(posting.balance_id)) {
         changes.moved.add(posting.balance_id);
-        balance.version += 1;
+        amounts.version += 1;
       }
     }
     for (const patch of event.metadata_patches ?? []) {
       if (metadataTarget(patch.entity_id) !== 'balance') continue;
-      const balance = this.current(patch.entity_id, seq);
-      balance.meta_data = mergeMetaData(balance.meta_data, patch.meta_data);
+      const record = this.record(patch.entity_id, seq);
+      record.meta_data = mergeMetaData(record.meta_data, patch.meta_data);
       changes.records.add(patch.entity_id);
     }
     for (const { balance_id, identity_id } of event.balance_identities ?? []) {
-      this.current(balance_id, seq).identity_id = identity_id;
+      this.record(balance_id, seq).identity_id = identity_id;
       changes.records.add(balance_id);
     }
     const at = event.at;
-    for (const balanceId of changes.created) batch.amounts.push([[balanceId, at, seq], amountsEntry(this.cached(balanceId))]);
+    for (const balanceId of changes.created) batch.amounts.push([[balanceId, at, seq], amountsEntry(this.cached(balanceId).amounts)]);
     for (const balanceId of changes.moved) {
-      if (!changes.created.has(balanceId)) batch.amounts.push([[balanceId, at, seq], amountsEntry(this.cached(balanceId))]);
+      if (!changes.created.has(balanceId)) batch.amounts.push([[balanceId, at, seq], amountsEntry(this.cached(balanceId).amounts)]);
     }
-    for (const balanceId of changes.created) batch.records.push([[balanceId, at, seq], recordEntry(this.cached(balanceId))]);
+    for (const balanceId of changes.created) batch.records.push([[balanceId, at, seq], this.recordEntryOf(balanceId)]);
     for (const balanceId of changes.records) {
-      if (!changes.created.has(balanceId)) batch.records.push([[balanceId, at, seq], recordEntry(this.cached(balanceId))]);
+      if (!changes.created.has(balanceId)) batch.records.push([[balanceId, at, seq], this.recordEntryOf(balanceId)]);
     }
     for (const [balanceId, byTime] of changes.backdated) {
       for (const [effectiveAt, change] of byTime) batch.backdated.push([[balanceId, at, seq, effectiveAt], backdatedEntry(change)]);
     }
   }
 
-  /** The balance's state now, from memory or else the store; a balance neither holds means a mismatch. */
-  private current(balanceId: string, seq: number): BalanceRecord {
+  /** A records entry: the record with the amounts of the moment. */
+  private recordEntryOf(balanceId: string): Buffer {
+    const { amounts, record } = this.cached(balanceId);
+    return recordEntry({ ...(record as BalanceRecord), ...amounts });
+  }
+
+  /** The balance as kept, from memory or else the store's last amounts; one neither holds means a mismatch. */
+  private tracked(balanceId: string, seq: number): Tracked {
     const cached = this.balances.get(balanceId);
-    if (cached) {
-      this.touch(balanceId, cached);
-      return cached;
+    if (cached) return cached;
+    const amounts = this.store.currentAmounts(balanceId);
+    if (!amounts) throw new HistoryMismatchError(`the event at seq ${seq} names balance ${balanceId}, which the balance history does not hold`);
+    const tracked: Tracked = { amounts, record: undefined };
+    this.balances.set(balanceId, tracked);
+    return tracked;
+  }
+
+  /** The balance's record, read back from the store the first time an event needs it. */
+  private record(balanceId: string, seq: number): BalanceRecord {
+    const tracked = this.tracked(balanceId, seq);
+    if (!tracked.record) {
+      tracked.record = this.store.currentRecord(balanceId);
+      if (!tracked.record) throw new HistoryMismatchError(`the event at seq ${seq} names balance ${balanceId}, whose record the balance history does not hold`);
     }
-    const stored = this.store.current(balanceId);
-    if (!stored) throw new HistoryMismatchError(`the event at seq ${seq} names balance ${balanceId}, which the balance history does not hold`);
-    this.touch(balanceId, stored);
-    return stored;
+    return tracked.record;
   }
 
-  private cached(balanceId: string): BalanceRecord {
-    return this.balances.get(balanceId) as BalanceRecord;
+  private cached(balanceId: string): Tracked {
+    return this.balances.get(balanceId) as Tracked;
   }
 
-  /** Keeps the balance as the most recently used (a Map iterates in insertion order). */
-  private touch(balanceId: string, balance: BalanceRecord): void {
-    this.balances.delete(balanceId);
-    this.balances.set(balanceId, balance);
-  }
-
-  /** Forgets the least recently used balances once there are too many; they are read back on need. */
+  /** Forgets the balances kept longest once there are too many; they are read back on need. */
   private trimCache(): void {
     let excess = this.balances.size - this.limits.balances_cached_max;
     if (excess <= 0) return;

@@ -2,6 +2,8 @@
 // process's threads share (a SharedArrayBuffer handed to each):
 //   checkpoint      the last log seq the history store has committed (the follower's thread writes it
 //                   after each commit and wakes whoever waits on it)
+//   wanted          the highest seq a reader is waiting for the store to reach (readers raise it and wake
+//                   the follower, which otherwise gathers records for a few milliseconds per commit)
 //   backdated       the newest log seq of an event that carried a transaction with an effective date
 //                   (a posting dated before its event can only come from one), or BACKDATED_PENDING while
 //                   such an event is applied but its record not yet sealed; the engine's thread writes it
@@ -14,7 +16,8 @@
 const BACKDATED_PENDING = BigInt(Number.MAX_SAFE_INTEGER);
 const CHECKPOINT_SLOT = 0;
 const BACKDATED_SLOT = 1;
-const SLOTS = 2;
+const WANTED_SLOT = 2;
+const SLOTS = 3;
 
 /** Atomics.waitAsync (Node 24; the compiled lib here predates it). */
 type WaitAsync = (array: BigInt64Array, index: number, value: bigint, timeoutMs: number) => { async: boolean; value: Promise<string> | string };
@@ -54,8 +57,37 @@ export class HistoryProgress {
 
   /** Resolves once the checkpoint differs from `seq`, or after `timeoutMs`: whichever comes first. */
   async changedFrom(seq: number, timeoutMs: number): Promise<void> {
+    await this.waitWhile(CHECKPOINT_SLOT, seq, timeoutMs);
+  }
+
+  /** The highest seq a reader waits for the store to reach. */
+  get wanted(): number {
+    return Number(Atomics.load(this.slots, WANTED_SLOT));
+  }
+
+  /** A reader waits for the store to reach `seq`: the follower is woken to apply what it holds now. */
+  want(seq: number): void {
+    for (;;) {
+      const current = Atomics.load(this.slots, WANTED_SLOT);
+      if (current >= BigInt(seq)) return;
+      if (Atomics.compareExchange(this.slots, WANTED_SLOT, current, BigInt(seq)) === current) break;
+    }
+    Atomics.notify(this.slots, WANTED_SLOT);
+  }
+
+  /** The follower starts (again): nothing is wanted of it yet. */
+  wantedNothing(): void {
+    Atomics.store(this.slots, WANTED_SLOT, 0n);
+  }
+
+  /** Resolves once `wanted` differs from `seq`, or after `timeoutMs`. */
+  async wantedChangedFrom(seq: number, timeoutMs: number): Promise<void> {
+    await this.waitWhile(WANTED_SLOT, seq, timeoutMs);
+  }
+
+  private async waitWhile(slot: number, value: number, timeoutMs: number): Promise<void> {
     if (timeoutMs <= 0) return;
-    const waited = waitAsync(this.slots, CHECKPOINT_SLOT, BigInt(seq), timeoutMs);
+    const waited = waitAsync(this.slots, slot, BigInt(value), timeoutMs);
     if (waited.async) await waited.value;
   }
 }

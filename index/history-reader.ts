@@ -92,7 +92,9 @@ export class BalanceHistoryReader {
       if (left <= 0) {
         return refuse({ code: 'SRCH_INDEX_BEHIND', message: `the balance history is ${Math.max(0, visibleSeq - reached)} events behind the log; try again shortly` });
       }
-      // Committed meanwhile (published moves after each commit): look again; else wait for the next commit.
+      // Committed meanwhile (published moves after each commit): look again; else wake the follower (it
+      // gathers records for a few milliseconds otherwise) and wait for its next commit.
+      this.progress.want(visibleSeq);
       if (published <= reached) await this.progress.changedFrom(published, left);
       else await new Promise((resolve) => setImmediate(resolve));
     }

@@ -166,13 +166,17 @@ export class HistoryStore {
     });
   }
 
-  /** Writes a batch's entries and its checkpoint in one transaction. */
-  async write(batch: HistoryBatch): Promise<void> {
-    await this.env.transaction(() => {
-      for (const [key, value] of batch.amounts) void this.amounts.put(key, value);
-      for (const [key, value] of batch.records) void this.records.put(key, value);
-      for (const [key, value] of batch.backdated) void this.backdated.put(key, value);
-      void this.state.put(CHECKPOINT_KEY, [batch.checkpoint.seq, batch.checkpoint.at]);
+  /**
+   * Writes a batch's entries and its checkpoint in one transaction, synchronously: the follower has a
+   * thread of its own, and a synchronous transaction puts each entry directly (lmdb-js's asynchronous
+   * puts are queued as instructions for its writer first, which measured a third more CPU per entry).
+   */
+  write(batch: HistoryBatch): void {
+    this.env.transactionSync(() => {
+      for (const [key, value] of batch.amounts) this.amounts.putSync(key, value);
+      for (const [key, value] of batch.records) this.records.putSync(key, value);
+      for (const [key, value] of batch.backdated) this.backdated.putSync(key, value);
+      this.state.putSync(CHECKPOINT_KEY, [batch.checkpoint.seq, batch.checkpoint.at]);
     });
   }
 
@@ -190,14 +194,16 @@ export class HistoryStore {
   }
 
   /**
-   * The balance's state after the last event the store holds (the follower's starting point for a
-   * balance it has not kept in memory), or undefined when the store does not hold it.
+   * A balance's amounts after the last event the store holds (where the follower starts for a balance
+   * it has not kept in memory), or undefined when the store does not hold it.
    */
-  current(balanceId: string): BalanceRecord | undefined {
-    const record = this.lastRecord(balanceId, KEY_END);
-    if (!record) return undefined;
-    const amounts = this.lastAmounts(balanceId, KEY_END);
-    return amounts ? { ...record, ...amounts } : record;
+  currentAmounts(balanceId: string): BalanceAmounts | undefined {
+    return this.lastAmounts(balanceId, KEY_END);
+  }
+
+  /** A balance's record (identity, metadata, fixed fields) after the last event the store holds. */
+  currentRecord(balanceId: string): BalanceRecord | undefined {
+    return this.lastRecord(balanceId, KEY_END);
   }
 
   /**
@@ -288,7 +294,7 @@ export class HistoryStore {
 const writer = new ByteWriter(1024);
 
 /** An amounts entry: the version (f64), then credit, debit, inflight credit and inflight debit. */
-export function amountsEntry(balance: BalanceRecord): Buffer {
+export function amountsEntry(balance: BalanceAmounts): Buffer {
   writer.reset();
   writer.f64(balance.version);
   writeTotals(writer, balance);
