@@ -51,6 +51,12 @@ export interface TableLayout {
   /** The time column whose records are counted per second (secondCountsTable), if any. */
   countedTime?: string;
   /**
+   * Columns a row keeps from its first version on (a balance's ledger, indicator, currency and creation
+   * time): an upsert does not set them again, so the secondary indexes over them alone are left alone
+   * when the row changes (SQLite rewrites an index entry whenever an UPDATE names one of its columns).
+   */
+  fixedColumns?: readonly string[];
+  /**
    * Rows are deleted (identities): row ids are then never reused (AUTOINCREMENT), so a new row always
    * lies above what the full-text index holds, where its text track finds it (TEXT_TARGETS).
    */
@@ -99,6 +105,7 @@ export const LAYOUTS: Record<Collection, TableLayout> = {
     integerColumns: ['version', 'created_at'],
     searchColumns: ['indicator', 'currency', 'meta_data'],
     indexes: [['created_at'], ['ledger_id', 'created_at'], ['identity_id'], ['indicator'], ['currency', 'created_at'], ['balance']],
+    fixedColumns: ['ledger_id', 'indicator', 'currency', 'created_at'],
   },
   transactions: {
     table: 'transactions',
@@ -493,7 +500,7 @@ export function upsertSql(layout: TableLayout): string {
   const columns = [...layout.columns];
   const picks = columns.map((_, index) => `value->>${index}`).join(', ');
   const updates = layout.columns
-    .filter((column) => column !== layout.idColumn)
+    .filter((column) => column !== layout.idColumn && !(layout.fixedColumns ?? []).includes(column))
     .map((column) => `${column} = excluded.${column}`)
     .join(', ');
   return `INSERT INTO ${layout.table} (${columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT))) WHERE true
