@@ -17,6 +17,11 @@ export interface RowChanges {
   /** null = deleted. */
   identities: Map<string, IdentityRecord | null>;
   balances: Map<string, BalanceRecord>;
+  /**
+   * Balances whose row changes beyond its amounts (created, or metadata or identity changed): the rest
+   * are written with an upsert that sets the amounts alone (index-schema.ts upsertAmountsSql).
+   */
+  balanceRecords: Set<string>;
   transactions: Map<string, TransactionRecord>;
   reconciliations: Map<string, ReconciliationRecord>;
   /** Rows appended as they are (uploads and results are written once, keyed by position). */
@@ -26,7 +31,7 @@ export interface RowChanges {
 
 export function emptyChanges(): RowChanges {
   return {
-    ledgers: new Map(), identities: new Map(), balances: new Map(), transactions: new Map(), reconciliations: new Map(),
+    ledgers: new Map(), identities: new Map(), balances: new Map(), balanceRecords: new Set(), transactions: new Map(), reconciliations: new Map(),
     externalRecords: [], reconciliationResults: [],
   };
 }
@@ -108,11 +113,13 @@ export function foldEvent(
     const balance = { ...created };
     balances.set(balance.balance_id, balance);
     changes.balances.set(balance.balance_id, balance);
+    changes.balanceRecords.add(balance.balance_id);
   }
   for (const { balance_id, meta_data } of event.balance_meta ?? []) {
     const balance = current(balances, balance_id);
     balance.meta_data = meta_data;
     changes.balances.set(balance_id, balance);
+    changes.balanceRecords.add(balance_id);
   }
   for (const posting of event.postings ?? []) {
     const balance = current(balances, posting.balance_id);
@@ -132,6 +139,7 @@ export function foldEvent(
     const balance = current(balances, balance_id);
     balance.identity_id = identity_id;
     changes.balances.set(balance_id, balance);
+    changes.balanceRecords.add(balance_id);
   }
 }
 
@@ -149,6 +157,7 @@ function foldPatch(
       const balance = current(balances, id);
       balance.meta_data = mergeMetaData(balance.meta_data, patch);
       changes.balances.set(id, balance);
+      changes.balanceRecords.add(id);
       return;
     }
     case 'ledger': {

@@ -507,6 +507,24 @@ export function upsertSql(layout: TableLayout): string {
     ON CONFLICT(${layout.idColumn}) DO UPDATE SET ${updates}`;
 }
 
+/**
+ * The balances' upsert for a row whose amounts alone changed (index/event-fold.ts balanceRecords): its
+ * rows carry every column (the insert part needs them, though an existing row is what this is for) and
+ * the update sets the amount columns and the version only, so only the index over the balance's amount
+ * is rewritten and no full-text trigger looks at the row (balances change with nearly every transfer).
+ */
+export function upsertAmountsSql(layout: TableLayout, amountColumns: readonly string[]): string {
+  const picks = layout.columns.map((_, index) => `value->>${index}`).join(', ');
+  const updates = amountColumns.map((column) => `${column} = excluded.${column}`).join(', ');
+  return `INSERT INTO ${layout.table} (${layout.columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT))) WHERE true
+    ON CONFLICT(${layout.idColumn}) DO UPDATE SET ${updates}`;
+}
+
+/** The balance columns a posting changes. */
+export const BALANCE_AMOUNT_COLUMNS = [
+  'balance', 'credit_balance', 'debit_balance', 'inflight_balance', 'inflight_credit_balance', 'inflight_debit_balance', 'available_balance', 'version',
+] as const;
+
 export function deleteSql(layout: TableLayout): string {
   return `DELETE FROM ${layout.table} WHERE ${layout.idColumn} IN (SELECT value FROM json_each(?))`;
 }

@@ -57,6 +57,8 @@ import {
   textInsertSql,
   textMarkSql,
   textRowKey,
+  BALANCE_AMOUNT_COLUMNS,
+  upsertAmountsSql,
   upsertSql,
   type Collection,
 } from './index-schema.js';
@@ -440,6 +442,8 @@ export class Projector {
     let eventCount = 0;
     // Balances change with nearly every event; within a batch each is written once, at its end.
     const balances = new Map<string, BalanceRecord>();
+    // Of those, the ones whose row changes beyond its amounts.
+    const balanceRecords = new Set<string>();
     await writer.run('BEGIN');
     try {
       // One slice's rows are written while the next slice is read and folded: SQLite works through a
@@ -461,6 +465,7 @@ export class Projector {
           }
         }
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
+        for (const balanceId of changes.balanceRecords) balanceRecords.add(balanceId);
         changes.balances.clear();
         const written = this.write(changes);
         // Awaited on the next turn; a failure meanwhile must not count as unhandled (that ends the thread).
@@ -475,7 +480,7 @@ export class Projector {
         }
       }
       if (writing) rows += await writing;
-      rows += await this.writeBalances(balances);
+      rows += await this.writeBalances(balances, balanceRecords);
       await writer.run(`UPDATE index_state SET value = CASE key WHEN 'checkpoint' THEN ? ELSE ? END WHERE key IN ('checkpoint', 'checkpoint_at')`, [lastSeq, lastAt]);
       // Where the full-text indexes are to catch up to for this checkpoint (textBatch).
       await this.statement(textMarkSql()).run([lastSeq]);
@@ -674,18 +679,25 @@ export class Projector {
     return changedRowCount(changes);
   }
 
-  /** Writes the batch's balances in slice-sized statements, so no single step holds the event loop long. */
-  private async writeBalances(balances: Map<string, BalanceRecord>): Promise<number> {
-    const statement = this.statement(upsertSql(LAYOUTS.balances));
-    let rows: SqlValue[][] = [];
+  /**
+   * Writes the batch's balances in slice-sized statements, so no single step holds the event loop long:
+   * those whose amounts alone changed with an upsert that sets nothing else, the others whole. Rows keep
+   * the order they first appeared in the batch within each statement (new balances are all in `records`,
+   * so their row ids still follow the log).
+   */
+  private async writeBalances(balances: Map<string, BalanceRecord>, records: Set<string>): Promise<number> {
+    const whole = this.statement(upsertSql(LAYOUTS.balances));
+    const amounts = this.statement(upsertAmountsSql(LAYOUTS.balances, BALANCE_AMOUNT_COLUMNS));
+    const pending: Array<{ statement: PreparedStatement; rows: SqlValue[][] }> = [{ statement: whole, rows: [] }, { statement: amounts, rows: [] }];
     for (const balance of balances.values()) {
-      rows.push(balanceRow(balance));
-      if (rows.length >= this.limits.slice_rows_max) {
-        await statement.run([jsonBytes(rows)]);
-        rows = [];
+      const target = pending[records.has(balance.balance_id) ? 0 : 1] as { statement: PreparedStatement; rows: SqlValue[][] };
+      target.rows.push(balanceRow(balance));
+      if (target.rows.length >= this.limits.slice_rows_max) {
+        await target.statement.run([jsonBytes(target.rows)]);
+        target.rows = [];
       }
     }
-    if (rows.length > 0) await statement.run([jsonBytes(rows)]);
+    for (const { statement, rows } of pending) if (rows.length > 0) await statement.run([jsonBytes(rows)]);
     return balances.size;
   }
 
