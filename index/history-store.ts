@@ -48,6 +48,11 @@ const MAP_BYTES = 1024 ** 3;
 /** Above every time and seq: the open end of a key range. */
 const KEY_END = Number.MAX_VALUE;
 const CHECKPOINT_KEY = 'checkpoint';
+/**
+ * LMDB refuses keys past about 2 KB (lmdb-js throws). Balance ids are far shorter; a longer one cannot be
+ * held, so it is not looked up (a request naming one is answered as for any balance that does not exist).
+ */
+const BALANCE_ID_BYTES_MAX = 512;
 const FORMAT_KEY = 'format';
 
 /** Where the store stands: everything up to `seq` is in it; `at` is that event's time (0 for none). */
@@ -211,6 +216,7 @@ export class HistoryStore {
    * it. See the header for how it is put together.
    */
   balanceAsOf(transaction: HistoryRead, balanceId: string, untilMs: number): BalanceRecord | undefined {
+    if (!fitsKey(balanceId)) return undefined;
     const record = this.lastRecord(balanceId, untilMs, transaction) ?? this.firstRecord(balanceId, transaction);
     if (!record) return undefined;
     const totals = this.lastAmounts(balanceId, untilMs, transaction);
@@ -232,11 +238,12 @@ export class HistoryStore {
 
   /** Whether the store holds the balance (it was created at or before the checkpoint). */
   holds(transaction: HistoryRead, balanceId: string): boolean {
-    return this.firstRecord(balanceId, transaction) !== undefined;
+    return fitsKey(balanceId) && this.firstRecord(balanceId, transaction) !== undefined;
   }
 
   /** The changes of a balance inside a window, oldest first; undefined when the store does not hold it. */
   changes(transaction: HistoryRead, balanceId: string, window: ChangeWindow): ChangePage | undefined {
+    if (!fitsKey(balanceId)) return undefined;
     const first = this.firstRecord(balanceId, transaction);
     if (!first) return undefined;
     const { after } = window;
@@ -287,6 +294,10 @@ export class HistoryStore {
   async close(): Promise<void> {
     await this.env.close();
   }
+}
+
+function fitsKey(balanceId: string): boolean {
+  return Buffer.byteLength(balanceId, 'utf8') <= BALANCE_ID_BYTES_MAX;
 }
 
 // ---- entries as bytes ----
