@@ -53,6 +53,8 @@ interface Tracked {
 
 export class HistoryFollower {
   private readonly balances = new Map<string, Tracked>();
+  /** Balances whose record the current batch holds in memory (let go once it is committed). */
+  private recordsHeld: string[] = [];
   private readonly limits: HistoryFollowerLimits;
   private _checkpoint: HistoryCheckpoint;
 
@@ -84,15 +86,24 @@ export class HistoryFollower {
     } catch (error) {
       // The cached balances may hold changes that never reached the store.
       this.balances.clear();
+      this.recordsHeld = [];
       throw error;
     }
     this._checkpoint = batch.checkpoint;
+    // Records are needed again only when an event changes a balance's metadata or identity (rarely):
+    // read back then, rather than kept for every balance created.
+    for (const balanceId of this.recordsHeld) {
+      const tracked = this.balances.get(balanceId);
+      if (tracked) tracked.record = undefined;
+    }
+    this.recordsHeld = [];
     this.trimCache();
   }
 
   /** Forgets every cached balance and rereads the checkpoint (after the store was reset). */
   restart(): void {
     this.balances.clear();
+    this.recordsHeld = [];
     this._checkpoint = this.store.checkpoint();
   }
 
@@ -101,6 +112,7 @@ export class HistoryFollower {
     for (const created of event.balances ?? []) {
       const { credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance, version } = created;
       this.balances.set(created.balance_id, { amounts: { credit_balance, debit_balance, inflight_credit_balance, inflight_debit_balance, version }, record: { ...created } });
+      this.recordsHeld.push(created.balance_id);
       changes.created.add(created.balance_id);
     }
     for (const { balance_id, meta_data } of event.balance_meta ?? []) {
@@ -169,6 +181,7 @@ export class HistoryFollower {
     if (!tracked.record) {
       tracked.record = this.store.currentRecord(balanceId);
       if (!tracked.record) throw new HistoryMismatchError(`the event at seq ${seq} names balance ${balanceId}, whose record the balance history does not hold`);
+      this.recordsHeld.push(balanceId);
     }
     return tracked.record;
   }

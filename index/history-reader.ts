@@ -100,6 +100,19 @@ export class BalanceHistoryReader {
     }
   }
 
+  /** Resolves true once the store has applied `seq` (waking its follower), or false after `timeoutMs`. */
+  async reached(seq: number, timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const published = this.progress.checkpoint;
+      if (published >= seq) return true;
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      this.progress.want(seq);
+      await this.progress.changedFrom(published, left);
+    }
+  }
+
   /** The store, once its directory exists (the runtime creates it before anything reads). */
   private opened(): HistoryStore | undefined {
     if (!this.store && fs.existsSync(this.dir)) this.store = HistoryStore.open(this.dir);

@@ -13,8 +13,8 @@ import { packRecords, type DurableRecord } from './pushed-records.js';
 const RESTART_DELAY_MS = 1_000;
 const RESTART_DELAY_MS_MAX = 60_000;
 /** The follower's heap: its live data is the balances it keeps and one batch of records. */
-const YOUNG_GENERATION_MB = 16;
-const OLD_GENERATION_MB = 128;
+const YOUNG_GENERATION_MB = 8;
+const OLD_GENERATION_MB = 64;
 /** Bytes of durable records held between two hand-overs; past it the follower reads the log instead. */
 const HELD_BYTES_MAX = 16 * 1024 * 1024;
 /** What the follower's thread is called (bench/process-cpu.ts reads thread names). */
