@@ -24,16 +24,15 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Router } from '@koa/router';
 import autocannon from 'autocannon';
 import { LedgerEngine } from '../engine/ledger-engine.js';
 import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
-import { apiKeyText, newApiKeySecret } from '../http/api-key-secret.js';
-import { ApiKeyUsage } from '../http/api-key-usage.js';
-import { authenticate, authorize, type Principal } from '../http/auth.js';
-import { routeAccess } from '../http/route-scopes.js';
+import { apiKeyText, newApiKeySecret } from '../http/access/api-key-secret.js';
+import { ApiKeyUsage } from '../http/access/api-key-usage.js';
+import { authenticate, authorize, type Principal } from '../http/access/auth.js';
+import { routeAccess } from '../http/access/route-scopes.js';
 import { MemoryLog } from '../wal/memory-log.js';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/folio.js');
 const MASTER_KEY = 'bench-master-key-5c1d0b7e-0123456789abcdef';
@@ -192,10 +191,8 @@ function authMicroseconds(): { apiKey: number; master: number } {
     name: 'bench', owner_id: 'bench', scopes: ['transactions:write'], expires_at: Date.now() + 3_600_000, secret_hash: secretHash, created_by: '',
   } });
   if (!created.ok) throw new Error('cannot create a key');
-  const router = new Router();
-  router.post('/transactions', () => undefined);
   const usage = new ApiKeyUsage(engine, 3_600_000);
-  const middleware = authenticate({ secretKey: MASTER_KEY, view: engine.view, clock: { now: () => Date.now() }, usage, router });
+  const middleware = authenticate({ secretKey: MASTER_KEY, view: engine.view, clock: { now: () => Date.now() }, usage });
   const access = routeAccess('POST', '/transactions');
   const next = (): Promise<void> => Promise.resolve();
   const run = (key: string): number => {

@@ -21,7 +21,7 @@ import type { BenchResult, Figure } from './report.js';
 import { LISTENING_LINE, makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
 import type { BenchSettings } from './settings.js';
 import { median, percentileOfSorted, Samples } from './stats.js';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 
 export const PROXY_RATIO_TARGET = 0.8;
 export const PROXY_P99_ADDED_MS_MAX = 2;

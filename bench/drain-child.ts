@@ -6,7 +6,7 @@
 //
 //   node dist/bench/drain-child.js <transfers> <sources> <dataDir>
 
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { transferCommand, type CreateTransactionCommand } from '../engine/commands.js';
 
 export interface DrainResult {

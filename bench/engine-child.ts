@@ -8,9 +8,9 @@
 //
 //   node dist/bench/engine-child.js <memory|lmdb> <seconds> <clients> [dataDir]
 
-import { LedgerRuntime } from '../app/ledger-runtime.js';
-import { systemClock } from '../app/system-clock.js';
-import { UuidV7Ids } from '../app/uuid-v7-ids.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import { systemClock } from '../runtime/system-clock.js';
+import { UuidV7Ids } from '../runtime/uuid-v7-ids.js';
 import { transferCommand, type CreateTransactionCommand } from '../engine/commands.js';
 import { LedgerEngine } from '../engine/ledger-engine.js';
 import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';

@@ -20,21 +20,20 @@
 // INDEX_BENCH_TRANSACTIONS, INDEX_BENCH_BALANCES, INDEX_BENCH_QUERIES, INDEX_BENCH_LOAD_SECONDS,
 // INDEX_BENCH_CONNECTIONS, INDEX_BENCH_DIR (kept when given; a temp dir is removed otherwise).
 
-import { createHttpServer } from '../app/http-server.js';
 import { mulberry32 } from './mulberry32.js';
-import { INDEX_PROJECTOR_WORKER } from '../app/index-workers.js';
-import { BalanceFolds } from '../app/balance-folds.js';
+import { INDEX_PROJECTOR_WORKER } from '../runtime/index-workers.js';
+import { BalanceFolds } from '../runtime/balance-folds.js';
 import autocannon from 'autocannon';
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
-import { createApp } from '../http/app.js';
-import { Metrics } from '../http/metrics.js';
+import { BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from '../http/server/body-bytes-in-flight.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../http/server/server-limits.js';
+import { startLedgerHttp } from '../server/ledger-http.js';
 import type { FilterRequest } from '../index/filter-compiler.js';
 import { indexFileIn, removeIndexFiles } from '../index/index-store.js';
 import type { SearchRequest } from '../index/search-compiler.js';
@@ -228,7 +227,7 @@ async function closeTarget(target: QueryTarget): Promise<void> {
 
 /**
  * Brings the balance history of a data directory up to the end of its log, in this thread, as its
- * follower does in its own (app/history-worker.ts): the changes per second it writes.
+ * follower does in its own (runtime/history-worker.ts): the changes per second it writes.
  */
 async function followHistory(dataDir: string, log: LmdbLog): Promise<{ seconds: number; changes: number; changes_per_second: number }> {
   const store = HistoryStore.open(historyDirIn(dataDir));
@@ -375,15 +374,14 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-index-lag-'));
   try {
     const runtime = await LedgerRuntime.open({ dataDir });
-    const metrics = new Metrics({
-      queuedTransactions: () => runtime.engine.view.queuedCount(),
-      lookupBacklog: () => runtime.store.backlog,
-      unflushedEvents: () => runtime.log.unflushedEvents,
-    });
-    const app = createApp({ core: runtime, logger: pino({ level: 'silent' }), metrics, version: 'bench' });
-    const server = createHttpServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const logger = pino({ level: 'silent' });
+    // HTTP on this thread, as folio serve assembles it (server/ledger-http.ts): the index's lag is read here.
+    const http = await startLedgerHttp({
+      host: '127.0.0.1', port: 0, workers: 0, limits: DEFAULT_CONNECTION_LIMITS, bodyBytesInFlightMax: BODY_BYTES_IN_FLIGHT_MAX_DEFAULT,
+      version: 'bench', logger, logLevel: 'silent', secretKey: '', hookTargets: { allowPrivateNetworks: false }, dataDir,
+      snapshots: false, index: true, replication: false, onWorkersFailed: () => undefined,
+    }, { runtime });
+    const url = `http://127.0.0.1:${http.address.port}`;
     const query = runtime.query as SecondaryIndex;
     const lags: number[] = [];
     // The lag over time as well, [seconds into the load, lag in ms], for the report's chart.
@@ -416,8 +414,7 @@ async function measureLagUnderLoad(): Promise<Record<string, unknown>> {
     });
     clearInterval(sampler);
     const caughtUp = await query.waitFor(runtime.log.durableSeq, 60_000);
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await http.close();
     await runtime.close();
     const lag = summary(lags.map((seconds) => seconds * 1000));
     const figures = {

@@ -3,7 +3,7 @@
 // makes the load fail: a bench that measured error answers would report nonsense.
 
 import autocannon from 'autocannon';
-import { HTTP_THREAD_NAME } from '../app/http-workers.js';
+import { HTTP_THREAD_NAME } from '../workers/http-workers.js';
 import { MAIN_THREAD_NAME, processCpuMicros, threadCpuMicros } from './process-cpu.js';
 
 export interface LoadOptions {
@@ -44,7 +44,7 @@ export interface LoadSummary {
   /** Server CPU time over wall time during the load, in cores. */
   serverCpuCores?: number;
   /**
-   * The engine's thread (the server's main thread) and its HTTP worker threads (app/http-workers.ts),
+   * The engine's thread (the server's main thread) and its HTTP worker threads (workers/http-workers.ts),
    * each's CPU per 2xx response; undefined without serverPid.
    */
   threadCpuMicrosPerRequest?: { engine: number; http: number };
@@ -55,8 +55,7 @@ export class LoadFailure extends Error {
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
-  const cpuBefore = options.serverPid === undefined ? 0 : processCpuMicros(options.serverPid);
-  const threadsBefore = options.serverPid === undefined ? undefined : threadCpuMicros(options.serverPid);
+  const cpuBefore = options.serverPid === undefined ? undefined : readServerCpu(options.serverPid);
   const started = performance.now();
   const running = autocannon({
     title: options.title,
@@ -73,8 +72,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
   options.onStart?.(running);
   const result = await running;
   const wallMicros = (performance.now() - started) * 1000;
-  const cpuMicros = options.serverPid === undefined ? undefined : processCpuMicros(options.serverPid) - cpuBefore;
-  const threads = threadsBefore && options.serverPid !== undefined ? threadShares(threadsBefore, threadCpuMicros(options.serverPid)) : undefined;
+  const cpu = cpuBefore && options.serverPid !== undefined ? serverCpuUsed(cpuBefore, readServerCpu(options.serverPid)) : undefined;
+  const cpuMicros = cpu?.total;
 
   const problems: string[] = [];
   if (result.non2xx > 0) {
@@ -100,14 +99,36 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
     durationSeconds: result.duration,
     serverCpuMicrosPerRequest: cpuMicros === undefined ? undefined : cpuMicros / result['2xx'],
     serverCpuCores: cpuMicros === undefined ? undefined : cpuMicros / wallMicros,
-    threadCpuMicrosPerRequest: threads && { engine: threads.engine / result['2xx'], http: threads.http / result['2xx'] },
+    threadCpuMicrosPerRequest: cpu && { engine: cpu.engine / result['2xx'], http: cpu.http / result['2xx'] },
   };
 }
 
-/** CPU used between two readings by the main thread (the engine's) and by the HTTP worker threads together. */
-function threadShares(before: Map<string, number>, after: Map<string, number>): { engine: number; http: number } {
-  const used = (name: string): number => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+/** A server's CPU so far: the whole process (threads that ended included) and each live thread by name. */
+export interface ServerCpuReading {
+  total: number;
+  threads: Map<string, number>;
+}
+
+/** CPU a server used between two readings, by kind of thread (microseconds). */
+export interface ServerCpuUsed {
+  total: number;
+  /** The main thread: the engine's in `folio serve`. */
+  engine: number;
+  /** The HTTP worker threads (workers/http-workers.ts) together. */
+  http: number;
+  /** Everything else: the index projector, snapshots, libuv's pool, V8's helpers, threads that ended. */
+  other: number;
+}
+
+export function readServerCpu(pid: number): ServerCpuReading {
+  return { total: processCpuMicros(pid), threads: threadCpuMicros(pid) };
+}
+
+export function serverCpuUsed(before: ServerCpuReading, after: ServerCpuReading): ServerCpuUsed {
+  const used = (name: string): number => (after.threads.get(name) ?? 0) - (before.threads.get(name) ?? 0);
   let http = 0;
-  for (const name of after.keys()) if (name.startsWith(HTTP_THREAD_NAME)) http += used(name);
-  return { engine: used(MAIN_THREAD_NAME), http };
+  for (const name of after.threads.keys()) if (name.startsWith(HTTP_THREAD_NAME)) http += used(name);
+  const engine = used(MAIN_THREAD_NAME);
+  const total = after.total - before.total;
+  return { total, engine, http, other: total - engine - http };
 }

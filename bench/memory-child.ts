@@ -11,7 +11,7 @@
 //   node --expose-gc dist/bench/memory-child.js restart <dataDir>
 
 import fs from 'node:fs';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { transferCommand, type CreateTransactionCommand } from '../engine/commands.js';
 
 export interface MemorySnapshot {

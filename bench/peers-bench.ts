@@ -1,208 +1,238 @@
 // Bench `peers`: Folio against a ledger on PostgreSQL (bench/postgres-peer: the same transfer semantics
-// in SQL), in one run. Each workload (single durable transfers at 64 clients, atomic batches of 10 at 64
-// and of 1,000 at 8) over each balance set (1,000 and 100,000 funded balances) runs on Folio over HTTP
-// (the built server in a child process, driven by autocannon), on Folio in-process (the runtime in a
-// child process, no HTTP) and on the Postgres peer called directly with pg (no HTTP in front, which
-// favours it), one right after the other so the ratios compare like moments. Then a throughput curve:
-// single transfers at 1 to 256 connections for Folio over HTTP, bare Koa and the peer. Both ledgers
-// commit durably: Folio acknowledges after its log is flushed, PostgreSQL runs with fsync and
-// synchronous_commit on.
+// in plpgsql), in one run, on three sides: Folio over HTTP (the built server as `npm start` runs it,
+// query index included), the peer called directly with pg (one connection per client, no HTTP in
+// front), and the same peer behind the bare Koa + koa-body server the http bench uses, with a pg pool
+// (what a caller of a small service on PostgreSQL gets). Folio and the peer behind Koa are driven by
+// the same autocannon load, so the HTTP client costs both the same.
+//
+// The rows: single transfers and atomic batches of 10 at 64 clients and batches of 1,000 at 8, over
+// 1,000 and over 100,000 funded balances (random pairs, transfers of 1), the hot pair (every transfer
+// between the same two balances) at 64 clients, and one client. Then the sweep: single transfers over
+// 1,000 balances at 1 to 256 clients (the points a row already measured are that row), with bare Koa
+// answering a static body for scale. Each load runs on every side with the same warm-up and the same
+// measured seconds, one side right after the other, the order turned by one each load (so no side
+// always gets the quieter moment), and each side waits before its window until the servers are done
+// with earlier work (Folio's index, a snapshot, PostgreSQL's background work). Last, Folio's server
+// CPU per single transfer over a million balances (FOLIO_BENCH_BALANCES; 100,000 in a quick run), on a
+// second Folio funded with that set alone, beside the CPU of the rows over 1,000 and 100,000: total
+// and by kind of thread, from /proc.
+//
+// Both ledgers commit durably: Folio answers after its log is flushed, PostgreSQL runs with fsync and
+// synchronous_commit on. Everything listens on 127.0.0.1.
 
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import { stopServers } from './http-bench.js';
-import { runJsonChild, makeTempDir, removeTempDir } from './resources.js';
-import type { BenchResult, Figure } from './report.js';
-import { expectJson, explainFailure, startBareKoa, startFolio, type RunningServer } from './servers.js';
+import type { BenchResult } from './report.js';
+import { expectJson, explainFailure, startBareKoa, startFolio, startPeerKoa, type RunningServer } from './servers.js';
 import type { BenchSettings } from './settings.js';
-import type { InProcessResult } from './peers/folio-in-process-child.js';
-import { fundOverHttp, requestBodies, runHttpPeerLoad, settle, type HttpPeerLoad } from './peers/http-peer-load.js';
-import { BALANCE_COUNTS, SWEEP_CONNECTIONS, WORKLOADS, workloadLabel, type Workload } from './peers/peer-workloads.js';
-import { PostgresPeerRig, type PostgresPeerLoad } from './peers/postgres-peer-load.js';
+import { fundOverHttp, IDLE, requestBody, runHttpPeerLoad, settleFolio, type HttpPeerLoad } from './peers/http-peer-load.js';
+import { peersFigures, type CpuAtBalances, type RowFigures, type SweepPoint } from './peers/peer-figures.js';
+import {
+  BALANCE_COUNTS, CLIENTS, loadLabel, QUICK_BALANCE_COUNTS, pairSource, peerRows, SINGLE, sideOrder, SWEEP_CONNECTIONS, sweepLoads,
+  type PeerLoad, type Side,
+} from './peers/peer-workloads.js';
+import { PEER_CLIENTS_MAX, PostgresPeerRig, type PostgresPeerLoad } from './peers/postgres-peer-load.js';
 
-export const SINGLE_RATIO_TARGET = 10;
-export const BATCH_1000_RATIO_TARGET = 30;
-/** For scale, from the issue: a published Postgres ledger on this kind of machine. */
-const PUBLISHED_POSTGRES_PER_SECOND: Partial<Record<Workload['name'], number>> = { single: 1_800, 'batch-10': 4_500 };
-
-const CHILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'peers/folio-in-process-child.js');
-
-export interface PeerRow {
-  workload: Workload['name'];
-  balances: number;
-  clients: number;
+export interface PeerRow extends RowFigures {
   batch: number;
+  /** The order the sides ran in. */
+  order: Side[];
+  /** The host's load averages as the row began. */
+  load_average: number[];
   folio_http: HttpPeerLoad;
-  folio_in_process: InProcessResult;
-  postgres: PostgresPeerLoad;
-}
-
-export interface SweepPoint {
-  connections: number;
-  folio_http: number;
-  bare_koa: number;
-  postgres: number;
-  /** Median latency of a transfer at this many connections, milliseconds. */
-  folio_p50_ms: number;
-  postgres_p50_ms: number;
-}
-
-async function inProcess(workload: Workload, balances: number, warmupSeconds: number, seconds: number): Promise<InProcessResult> {
-  const dataDir = makeTempDir('peers-in-process');
-  try {
-    const args = [balances, workload.batch, workload.clients, warmupSeconds, seconds].map(String);
-    return await runJsonChild<InProcessResult>(CHILD, [...args, dataDir], { timeoutMs: (warmupSeconds + seconds + 300) * 1000 });
-  } finally {
-    removeTempDir(dataDir);
-  }
-}
-
-function ratioTarget(workload: Workload['name']): Figure['target'] {
-  if (workload === 'single') return { op: '>=', value: SINGLE_RATIO_TARGET };
-  if (workload === 'batch-1000') return { op: '>=', value: BATCH_1000_RATIO_TARGET };
-  return undefined;
-}
-
-function rowFigures(row: PeerRow): Figure[] {
-  const label = workloadLabel({ name: row.workload, batch: row.batch, clients: row.clients }, row.balances);
-  const published = PUBLISHED_POSTGRES_PER_SECOND[row.workload];
-  const target = ratioTarget(row.workload);
-  const postgres = row.postgres.transfersPerSecond;
-  return [
-    { label: `Folio HTTP transfers/s (${label}, ${row.clients} clients)`, value: row.folio_http.transfersPerSecond, unit: '/s' },
-    { label: `Folio in-process transfers/s (${label})`, value: row.folio_in_process.transfersPerSecond, unit: '/s' },
-    {
-      label: `Postgres peer transfers/s (${label})`, value: postgres, unit: '/s',
-      ...(published ? { note: `a published Postgres ledger: ~${published.toLocaleString('en-US')}/s` } : {}),
-    },
-    { label: `Folio HTTP / Postgres (${label})`, value: row.folio_http.transfersPerSecond / postgres, unit: 'ratio', digits: 2, ...(target ? { target } : {}) },
-    { label: `Folio in-process / Postgres (${label})`, value: row.folio_in_process.transfersPerSecond / postgres, unit: 'ratio', digits: 2, ...(target ? { target } : {}) },
-  ];
-}
-
-function latencyFigures(row: PeerRow): Figure[] {
-  const label = workloadLabel({ name: row.workload, batch: row.batch, clients: row.clients }, row.balances);
-  return [
-    { label: `Folio HTTP p50 (${label})`, value: row.folio_http.latencyP50Ms, unit: 'ms', digits: 1 },
-    { label: `Folio HTTP p99 (${label})`, value: row.folio_http.latencyP99Ms, unit: 'ms', digits: 1 },
-    { label: `Folio in-process p50 (${label})`, value: row.folio_in_process.latencyMs.p50, unit: 'ms', digits: 1 },
-    { label: `Folio in-process p99 (${label})`, value: row.folio_in_process.latencyMs.p99, unit: 'ms', digits: 1 },
-    { label: `Postgres peer p50 (${label})`, value: row.postgres.latencyMs.p50, unit: 'ms', digits: 1 },
-    { label: `Postgres peer p99 (${label})`, value: row.postgres.latencyMs.p99, unit: 'ms', digits: 1 },
-  ];
+  peer_direct: PostgresPeerLoad;
+  peer_koa: HttpPeerLoad;
 }
 
 type Log = (line: string) => void;
 
-/** Every workload over every balance set, on Folio over HTTP, Folio in-process and the peer, one after the other. */
-async function measureWorkloads(postgres: PostgresPeerRig, folio: RunningServer, warmupSeconds: number, seconds: number, log: Log): Promise<PeerRow[]> {
-  const rows: PeerRow[] = [];
-  for (const balances of BALANCE_COUNTS) {
-    for (const workload of WORKLOADS) {
-      const label = workloadLabel(workload, balances);
-      const folioHttp = await runHttpPeerLoad({
-        title: `folio http ${label}`, url: folio.url, serverPid: folio.pid, workload, bodies: requestBodies(workload, balances, 7),
-        connections: workload.clients, warmupSeconds, seconds, settles: true,
-      });
-      const folioInProcess = await inProcess(workload, balances, warmupSeconds, seconds);
-      const peer = await postgres.load(workload, balances, workload.clients, warmupSeconds, seconds);
-      rows.push({ workload: workload.name, balances, clients: workload.clients, batch: workload.batch, folio_http: folioHttp, folio_in_process: folioInProcess, postgres: peer });
-      log(
-        `peers: ${label}, ${workload.clients} clients: Folio HTTP ${Math.round(folioHttp.transfersPerSecond)}/s, ` +
-        `in-process ${Math.round(folioInProcess.transfersPerSecond)}/s, Postgres ${Math.round(peer.transfersPerSecond)}/s ` +
-        `(x${(folioHttp.transfersPerSecond / peer.transfersPerSecond).toFixed(2)} over HTTP)`,
-      );
+interface Rig {
+  postgres: PostgresPeerRig;
+  folio: RunningServer;
+  peerKoa: RunningServer;
+  /** Settles that ended with a server still busy: which side, after which load. */
+  unsettled: string[];
+}
+
+/** One load on every side, in the order given; each side's servers settle after its warm-up and after its window. */
+async function measureLoad(rig: Rig, load: PeerLoad, order: Side[], warmupSeconds: number, seconds: number): Promise<PeerRow> {
+  const label = loadLabel(load);
+  const loadAverage = os.loadavg().map((value) => Number(value.toFixed(2)));
+  const settled = (side: string) => (idle: boolean): void => {
+    if (!idle) rig.unsettled.push(`${side}, ${label}`);
+  };
+  const peerIdle = (side: string) => async (): Promise<void> => settled(side)(await rig.postgres.idle(IDLE));
+  const measured: Partial<Pick<PeerRow, Side>> = {};
+  for (const side of order) {
+    if (side === 'peer_direct') {
+      measured.peer_direct = await rig.postgres.load(load, warmupSeconds, seconds);
+      await peerIdle(side)();
+      continue;
     }
-  }
-  return rows;
-}
-
-/** Single transfers over the smaller balance set at each connection count: bare Koa, Folio over HTTP, the peer. */
-async function measureSweep(postgres: PostgresPeerRig, folio: RunningServer, bare: RunningServer, seconds: number, log: Log): Promise<SweepPoint[]> {
-  const single = WORKLOADS.find((workload) => workload.name === 'single')!;
-  const balances = BALANCE_COUNTS[0]!;
-  const bodies = requestBodies(single, balances, 11);
-  const sweep: SweepPoint[] = [];
-  for (const connections of SWEEP_CONNECTIONS) {
-    const options = { workload: single, bodies, connections, warmupSeconds: 1, seconds };
-    const bareRun = await runHttpPeerLoad({ ...options, title: `bare koa ${connections} connections`, url: bare.url, serverPid: bare.pid, settles: false });
-    const folioRun = await runHttpPeerLoad({ ...options, title: `folio ${connections} connections`, url: folio.url, serverPid: folio.pid, settles: true });
-    const peerRun = await postgres.load(single, balances, connections, 1, seconds);
-    sweep.push({
-      connections, folio_http: folioRun.transfersPerSecond, bare_koa: bareRun.transfersPerSecond, postgres: peerRun.transfersPerSecond,
-      folio_p50_ms: folioRun.latencyP50Ms, postgres_p50_ms: peerRun.latencyMs.p50,
+    const folio = side === 'folio_http';
+    measured[side] = await runHttpPeerLoad({
+      title: `${folio ? 'folio' : 'peer behind koa'} ${label}`, server: folio ? rig.folio : rig.peerKoa, load, seed: 7,
+      warmupSeconds, seconds, cpu: folio,
+      settle: folio ? async () => settled(side)(await settleFolio(rig.folio)) : peerIdle(side),
     });
-    log(`peers: ${connections} connections: bare Koa ${Math.round(bareRun.transfersPerSecond)}/s, Folio ${Math.round(folioRun.transfersPerSecond)}/s, Postgres ${Math.round(peerRun.transfersPerSecond)}/s`);
   }
-  return sweep;
+  return {
+    label, workload: load.workload.name, balances: load.balances, clients: load.clients, batch: load.workload.batch,
+    order, load_average: loadAverage, folio_http: measured.folio_http!, peer_direct: measured.peer_direct!, peer_koa: measured.peer_koa!,
+  };
 }
 
-export async function peersBench(settings: BenchSettings, log: Log): Promise<BenchResult> {
+function rowLine(row: PeerRow): string {
+  const rate = (value: number): string => `${Math.round(value)}/s`;
+  return `peers: ${row.label}: Folio HTTP ${rate(row.folio_http.transfersPerSecond)}, peer direct ${rate(row.peer_direct.transfersPerSecond)}, ` +
+    `peer behind Koa ${rate(row.peer_koa.transfersPerSecond)} (x${(row.folio_http.transfersPerSecond / row.peer_direct.transfersPerSecond).toFixed(2)} ` +
+    `the direct peer; order ${row.order.join(', ')}; load ${row.load_average[0]})`;
+}
+
+/** The sweep's points from the rows and the sweep's own loads, each with bare Koa at the same client count. */
+async function measureSweep(rows: PeerRow[], sweepRows: PeerRow[], smallest: number, bare: RunningServer, seconds: number, log: Log): Promise<SweepPoint[]> {
+  const points: SweepPoint[] = [];
+  for (const clients of SWEEP_CONNECTIONS) {
+    const load: PeerLoad = { workload: SINGLE, balances: smallest, clients };
+    const row = [...rows, ...sweepRows].find((candidate) => candidate.workload === 'single' && candidate.balances === load.balances && candidate.clients === clients);
+    if (!row) throw new Error(`no measurement of ${loadLabel(load)}`);
+    // A static answer needs no more than a second to warm up.
+    const bareRun = await runHttpPeerLoad({
+      title: `bare koa ${clients} clients`, server: bare, load, seed: 11, warmupSeconds: 1, seconds, cpu: false, settle: async () => undefined,
+    });
+    points.push({
+      connections: clients, folio_http: row.folio_http.transfersPerSecond, peer_direct: row.peer_direct.transfersPerSecond,
+      peer_koa: row.peer_koa.transfersPerSecond, bare_koa: bareRun.transfersPerSecond, folio_p50_ms: row.folio_http.latencyP50Ms,
+      peer_direct_p50_ms: row.peer_direct.latencyMs.p50, peer_koa_p50_ms: row.peer_koa.latencyP50Ms,
+    });
+    log(`peers: sweep, ${clients} clients: Folio HTTP ${Math.round(row.folio_http.transfersPerSecond)}/s, peer direct ${Math.round(row.peer_direct.transfersPerSecond)}/s, ` +
+      `peer behind Koa ${Math.round(row.peer_koa.transfersPerSecond)}/s, bare Koa ${Math.round(bareRun.transfersPerSecond)}/s`);
+  }
+  return points;
+}
+
+/** A second Folio with only the largest set, funded over HTTP, then single transfers at 64 clients: its CPU per transfer. */
+async function measureLargestSet(balances: number, warmupSeconds: number, seconds: number, log: Log): Promise<{ fundingSeconds: number; load: HttpPeerLoad; unsettled: boolean }> {
+  let folio: RunningServer | undefined;
+  let failing = false;
+  try {
+    folio = await startFolio('peers-largest');
+    const started = performance.now();
+    log(`peers: funding ${balances.toLocaleString('en-US')} balances on a second Folio`);
+    await fundOverHttp(folio.url, balances);
+    let settled = await settleFolio(folio);
+    const fundingSeconds = (performance.now() - started) / 1000;
+    log(`peers: funded and settled in ${fundingSeconds.toFixed(1)} s`);
+    const server = folio;
+    const load = await runHttpPeerLoad({
+      title: `folio single over ${balances} balances`, server, load: { workload: SINGLE, balances, clients: CLIENTS }, seed: 7,
+      warmupSeconds, seconds, cpu: true,
+      settle: async () => {
+        const idle = await settleFolio(server);
+        settled = settled && idle;
+      },
+    });
+    return { fundingSeconds, load, unsettled: !settled };
+  } catch (error) {
+    failing = true;
+    throw explainFailure(error, [folio]);
+  } finally {
+    await stopServers([folio], failing, log);
+  }
+}
+
+export async function peersBench(settings: BenchSettings, benchLog: Log): Promise<BenchResult> {
+  const began = performance.now();
+  const log: Log = (line) => benchLog(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+  const balanceCounts = settings.quick ? QUICK_BALANCE_COUNTS : BALANCE_COUNTS;
   const warmupSeconds = settings.quick ? 1 : 3;
-  const sweepSeconds = Math.max(2, Math.round(settings.seconds / 2));
+  // The sweep's own points are half a row's length (a quick run's 1 s): 1 to 256 clients in the time of two rows.
+  const sweepSeconds = Math.max(1, Math.round(settings.seconds / 2));
+  const largest = settings.balances;
   let postgres: PostgresPeerRig | undefined;
   let folio: RunningServer | undefined;
+  let peerKoa: RunningServer | undefined;
   let bare: RunningServer | undefined;
   let failing = false;
-  let rows: PeerRow[];
+  const rows: PeerRow[] = [];
+  const sweepRows: PeerRow[] = [];
   let sweep: SweepPoint[];
   let postgresVersion: string;
+  const fundingSeconds: Record<string, number> = {};
+  const unsettled: string[] = [];
   try {
     postgres = await PostgresPeerRig.start();
     postgresVersion = postgres.server.version;
     log(`peers: ${postgresVersion.split(',')[0]} on 127.0.0.1:${postgres.server.connection.port}`);
     folio = await startFolio('peers');
-    for (const balances of BALANCE_COUNTS) {
-      log(`peers: funding ${balances} balances on both`);
-      await postgres.fund(balances);
-      await fundOverHttp(folio.url, balances);
+    peerKoa = await startPeerKoa(postgres.server.connection, PEER_CLIENTS_MAX);
+    for (const balances of balanceCounts) {
+      log(`peers: funding ${balances.toLocaleString('en-US')} balances on Folio and on the peer`);
+      const started = performance.now();
+      await Promise.all([postgres.fund(balances), fundOverHttp(folio.url, balances)]);
+      fundingSeconds[String(balances)] = (performance.now() - started) / 1000;
     }
     await postgres.settle();
-    await settle(folio.url);
-    rows = await measureWorkloads(postgres, folio, warmupSeconds, settings.seconds, log);
-    // The bare server answers with the JSON of a real Folio transfer, as in the http bench.
-    const sample = await expectJson(folio.url, 'POST', '/transactions', 201, JSON.parse(requestBodies(WORKLOADS[0]!, BALANCE_COUNTS[0]!, 3)[0]!));
+    await settleFolio(folio);
+    const rig: Rig = { postgres, folio, peerKoa, unsettled };
+    const plan = peerRows(balanceCounts);
+    for (const [index, load] of plan.entries()) {
+      const row = await measureLoad(rig, load, sideOrder(index), warmupSeconds, settings.seconds);
+      rows.push(row);
+      log(rowLine(row));
+    }
+    for (const [index, load] of sweepLoads(plan, balanceCounts).entries()) {
+      const row = await measureLoad(rig, load, sideOrder(plan.length + index), warmupSeconds, sweepSeconds);
+      sweepRows.push(row);
+      log(rowLine(row));
+    }
+    // Bare Koa answers with the JSON of a real Folio transfer, as in the http bench.
+    const sample = await expectJson(folio.url, 'POST', '/transactions', 201, JSON.parse(requestBody(plan[0]!, pairSource(SINGLE, balanceCounts[0]!, 3))));
     bare = await startBareKoa(sample.text);
-    sweep = await measureSweep(postgres, folio, bare, sweepSeconds, log);
+    sweep = await measureSweep(rows, sweepRows, balanceCounts[0]!, bare, sweepSeconds, log);
     if (!(await postgres.sumsToZero())) throw new Error('the Postgres peer\'s balances do not sum to zero after the run');
   } catch (error) {
     failing = true;
-    throw explainFailure(error, [bare, folio]);
+    throw explainFailure(error, [bare, peerKoa, folio]);
   } finally {
-    await stopServers([bare, folio], failing, log);
+    await stopServers([bare, peerKoa, folio], failing, log);
     await postgres?.stop().catch((error: unknown) => {
       if (!failing) throw error;
       log(`also: ${(error as Error).message}`);
     });
   }
 
-  const figures = rows.flatMap(rowFigures);
-  const headline = rows.find((row) => row.workload === 'single' && row.balances === BALANCE_COUNTS[0]);
-  if (headline) figures.push(...latencyFigures(headline));
-  // Issue 31's: a commit here is the log's fdatasyncs plus two crossings between threads; the peer's is
-  // PostgreSQL's WAL flush. docs/performance.md says where the single client's time goes.
-  for (const point of sweep.filter((candidate) => candidate.connections <= 4)) {
-    const clients = point.connections === 1 ? '1 client' : `${point.connections} clients`;
-    figures.push(
-      { label: `single transfers, ${clients}: Folio over HTTP`, value: point.folio_http, unit: 'per s' },
-      { label: `single transfers, ${clients}: Postgres peer`, value: point.postgres, unit: 'per s' },
-      { label: `single transfers, ${clients}: Folio p50`, value: point.folio_p50_ms, unit: 'ms', digits: 2 },
-      { label: `single transfers, ${clients}: Postgres peer p50`, value: point.postgres_p50_ms, unit: 'ms', digits: 2 },
-    );
+  const largestRun = await measureLargestSet(largest, warmupSeconds, settings.seconds, log);
+  if (largestRun.unsettled) unsettled.push(`folio_http, ${largest} balances`);
+  const cpu: CpuAtBalances[] = balanceCounts.map((balances) => {
+    const row = rows.find((candidate) => candidate.workload === 'single' && candidate.balances === balances && candidate.clients === CLIENTS);
+    return { balances, cpu: row!.folio_http.cpuMicrosPerTransfer! };
+  });
+  cpu.push({ balances: largest, cpu: largestRun.load.cpuMicrosPerTransfer! });
+  for (const size of cpu) {
+    log(`peers: server CPU per single transfer over ${size.balances} balances: ${size.cpu.total.toFixed(1)} µs ` +
+      `(engine ${size.cpu.engine.toFixed(1)}, HTTP workers ${size.cpu.http.toFixed(1)}, the rest ${size.cpu.other.toFixed(1)})`);
   }
   return {
     name: 'peers',
-    figures,
+    figures: peersFigures(rows, sweep, cpu, balanceCounts[0]),
     details: {
       postgres_version: postgresVersion,
       postgres_durability: 'fsync on, synchronous_commit on, full_page_writes on',
-      folio_in_process: 'LedgerRuntime with its LMDB log and lookup store, without the query index (the peer has none)',
-      folio_http: 'the built server with everything on, query index included',
+      folio_http: `the built server as npm start runs it (query index included), holding the ${balanceCounts.join(' and ')} balance sets`,
+      peer_direct: 'the peer\'s plpgsql transfer called with pg from the bench process, one connection per client',
+      peer_koa: `the same peer behind bare Koa + koa-body with a pg pool of ${PEER_CLIENTS_MAX} connections opened before the run (at N clients, N busy)`,
+      largest_set: `a second Folio holding only the ${largest} balances, single transfers at ${CLIENTS} clients`,
       warmup_seconds: warmupSeconds,
       seconds: settings.seconds,
       sweep_seconds: sweepSeconds,
+      funding_seconds: { ...fundingSeconds, [String(largest)]: largestRun.fundingSeconds },
+      unsettled,
       rows,
+      sweep_rows: sweepRows,
       sweep,
+      cpu_per_transfer: cpu,
+      largest_set_load: largestRun.load,
     },
   };
 }

@@ -55,3 +55,67 @@ export function threadCpuMicros(pid: number): Map<string, number> {
   }
   return byName;
 }
+
+/** Pids of the process's descendants alive now (found by their parent pid in /proc/<pid>/stat). */
+export function descendantPids(pid: number): number[] {
+  const childrenOf = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // ended between the listing and the read
+    }
+    const parent = Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[1]); // field 4
+    const siblings = childrenOf.get(parent);
+    if (siblings) siblings.push(Number(entry));
+    else childrenOf.set(parent, [Number(entry)]);
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0;) {
+    const next = childrenOf.get(queue.pop()!) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
+}
+
+/** utime + stime of the process and its descendants alive now, in microseconds (a server made of processes: PostgreSQL). */
+export function processTreeCpuMicros(pid: number): number {
+  let total = processCpuMicros(pid);
+  for (const child of descendantPids(pid)) {
+    try {
+      total += processCpuMicros(child);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
+}
+
+export interface IdleWait {
+  /** Below this much CPU (in cores) over one window, the process counts as idle. */
+  coresMax: number;
+  windowMs: number;
+  timeoutMs: number;
+}
+
+/**
+ * Waits until what `cpuMicros` reads grows by less than `coresMax` cores over a window: a server that has
+ * finished the work an earlier load left it (an index catching up, a snapshot, a vacuum). Resolves
+ * false if it is still busy after `timeoutMs`.
+ */
+export async function waitUntilIdle(cpuMicros: () => number, wait: IdleWait): Promise<boolean> {
+  const deadline = performance.now() + wait.timeoutMs;
+  let before = cpuMicros();
+  for (;;) {
+    const started = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, wait.windowMs));
+    const after = cpuMicros();
+    const cores = (after - before) / ((performance.now() - started) * 1000);
+    if (cores < wait.coresMax) return true;
+    if (performance.now() > deadline) return false;
+    before = after;
+  }
+}

@@ -13,7 +13,7 @@
 // lines is timed too. Memory: the process's resident size before, and its peak during the runs.
 
 import fs from 'node:fs';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import type { Clock } from '../engine/ports.js';
 import type { ExternalRecord } from '../engine/reconciliation-records.js';
 import { transferCommand } from '../engine/commands.js';

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();

@@ -1,11 +1,13 @@
 // The servers the HTTP benches load: Folio as the built CLI in a child process (the way it runs in
-// production, on its own data directory), and the bare Koa + koa-body baseline, also a child process so
-// both get a CPU of their own away from the load generator. Plus a tiny JSON client for set-up requests.
+// production, on its own data directory), and the bare Koa + koa-body baseline or the Postgres peer
+// behind that same Koa server, also child processes so each gets a CPU of its own away from the load
+// generator. Plus a tiny JSON client for set-up requests.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LISTENING_LINE, makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from './resources.js';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
+import type { PostgresConnection } from './postgres/postgres-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FOLIO_CLI = path.resolve(HERE, '../bin/folio.js');
@@ -73,13 +75,26 @@ export async function startFolio(label: string, options: { nodeArgs?: string[]; 
 }
 
 /** The baseline: Koa + koa-body answering POST /transactions with `responseJson`, status 201. */
-export async function startBareKoa(responseJson: string): Promise<RunningServer> {
-  const child = spawnChild(process.execPath, [...NODE_FLAGS, BARE_SERVER], {
-    env: { ...process.env, FOLIO_BENCH_BARE_RESPONSE: responseJson },
-  });
-  const watch = watchExit('bare Koa', child);
+export function startBareKoa(responseJson: string): Promise<RunningServer> {
+  return startKoaServer('bare Koa', { FOLIO_BENCH_BARE_RESPONSE: responseJson });
+}
+
+/** How long the peer behind Koa may take to open its pool (hundreds of connections on a busy machine). */
+const PEER_KOA_START_MS = 120_000;
+
+/**
+ * The same Koa server in front of the Postgres peer (bench/postgres-peer), calling it through a pg pool
+ * of `poolConnections` connections (opened before it listens) for each POST.
+ */
+export function startPeerKoa(connection: PostgresConnection, poolConnections: number): Promise<RunningServer> {
+  return startKoaServer('peer behind Koa', { FOLIO_BENCH_PEER: JSON.stringify({ connection, pool_connections: poolConnections }) }, PEER_KOA_START_MS);
+}
+
+async function startKoaServer(name: string, env: Record<string, string>, startMs?: number): Promise<RunningServer> {
+  const child = spawnChild(process.execPath, [...NODE_FLAGS, BARE_SERVER], { env: { ...process.env, ...env } });
+  const watch = watchExit(name, child);
   try {
-    const [, url] = await waitForOutput(child, LISTENING_LINE);
+    const [, url] = await waitForOutput(child, LISTENING_LINE, startMs);
     return {
       url: url!,
       pid: child.pid,

@@ -2,11 +2,11 @@
 // bin/folio.ts once it knows the runtime is the one Folio supports.
 
 import { cloudCommand } from '../cloud/cloud-command.js';
-import { ConfigError, loadConfig } from '../app/config.js';
-import { openApiCommand } from '../app/openapi-command.js';
+import { ConfigError, loadConfig } from '../server/config.js';
+import { openApiCommand } from '../server/openapi-command.js';
 import { reconCommand } from '../ops/recon-command.js';
 import { reindexCommand } from '../ops/reindex-command.js';
-import { serve } from '../app/serve.js';
+import { serve } from '../server/serve.js';
 import { backupDataDir } from '../ops/backup.js';
 import { backupCommand, restoreCommand, snapshotCommand, snapshotsCommand, verifyCommand } from '../ops/snapshot-commands.js';
 
@@ -32,6 +32,9 @@ commands:
   replication status [--config FILE] [--json]
                            a replicated group as PostgreSQL holds it: the lease, the log's end, and
                            every node's role, term, applied seq and lag (docs/operations.md)
+  replication leave [--data DIR]
+                           make a data directory of a group an independent single-node ledger, its
+                           log kept whole (for one its group refuses: docs/operations.md)
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -70,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
     case 'replication': {
       // Loaded only here: no other command loads the PostgreSQL client.
       const { replicationCommand } = await import('../ops/replication-command.js');
-      return replicationCommand(args, loadConfig(option(args, '--config')));
+      return replicationCommand(args, loadConfig(option(args, '--config')), (name) => option(args, name));
     }
     case undefined:
     case 'help':
@@ -115,7 +118,7 @@ function exitWhenWritten(code: number): void {
 function isOperatorError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
   return name === 'CorruptRecordError' || name === 'SnapshotFileError' || name === 'RestoreError' || name === 'BackupError'
-    || name === 'DataDirLockedError' || name === 'SealError';
+    || name === 'DataDirLockedError' || name === 'SealError' || name === 'GroupMemberError';
 }
 
 function operatorMessage(error: Error, command: string | undefined): string {

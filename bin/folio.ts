@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 
 /** The oldest major version of Node that Folio runs on (package.json engines says the same). */
 export const NODE_MAJOR_MIN = 24;

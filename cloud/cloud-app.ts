@@ -3,20 +3,22 @@
 //   request log -> error envelope -> loopback Host check and shutdown guard -> caller identification
 //   -> JSON body reader (not for the OAuth form routes) -> routes
 // Both paths share the same Host check, shutdown guard and caller identification, and answer errors
-// in the core's error envelope (http/error-envelope.ts).
+// in the core's error envelope (http/middleware/error-envelope.ts).
 
 import { Router } from '@koa/router';
 import type http from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
-import { FOLIO_VERSION } from '../app/version.js';
+import { FOLIO_VERSION } from '../server/version.js';
 import { ApiError } from '../http/api-error.js';
-import { errorEnvelope } from '../http/error-envelope.js';
-import { jsonBody } from '../http/json-body.js';
-import { refuseNonLoopbackHost } from '../http/loopback-host.js';
+import { errorEnvelope } from '../http/middleware/error-envelope.js';
+import { jsonBody } from '../http/middleware/json-body.js';
+import { refuseNonLoopbackHost } from '../http/middleware/loopback-host.js';
 import { ROUTER_OPTIONS } from '../http/router-options.js';
 import { identifyCaller } from './cloud-auth.js';
 import { deploymentRoutes } from './deployment-routes.js';
+import { credentialRoutes } from './credential-routes.js';
+import { consoleRoutes } from '../http/routes/console-routes.js';
 import { userRoutes } from './user-routes.js';
 import type { Deployments } from './deployments.js';
 import type { ClientRegistry } from './oauth-clients.js';
@@ -74,6 +76,10 @@ export function createCloudApp(parts: CloudParts): CloudApp {
   userRoutes(router, parts);
   oauthRoutes(router, parts);
   deploymentRoutes(router, parts);
+  credentialRoutes(router);
+  // The console, served here from the same files as a core serves it: its data calls go through the
+  // proxy below with the person's token (docs/decisions-cloud.md, "The console").
+  consoleRoutes(router, { api: 'proxy' });
 
   koa.use(async (ctx, next) => {
     const started = performance.now();

@@ -6,7 +6,7 @@
 
 import type Koa from 'koa';
 import { ApiError } from '../http/api-error.js';
-import { presentedKey } from '../http/auth.js';
+import { presentedKey } from '../http/access/auth.js';
 import { scopesCover, type CloudScope } from './cloud-scopes.js';
 import { matchesHash } from './secrets.js';
 import type { TokenHolder, TokenService } from './token-service.js';

@@ -3,15 +3,16 @@
 // is generated at the first start and printed once), FOLIO_LOG_LEVEL, FOLIO_CLOUD_PUBLIC_URL (the origin
 // users and clients reach the cloud at, when a TLS-terminating proxy stands in front: the OAuth issuer, and
 // https there makes the sign-in cookie Secure), FOLIO_CLOUD_TRUSTED_PROXIES (comma-separated addresses of
-// such proxies, whose X-Forwarded-For names the client), the connection limits FOLIO_CLOUD_HEADERS_TIMEOUT_MS,
-// FOLIO_CLOUD_REQUEST_TIMEOUT_MS and FOLIO_CLOUD_CONNECTIONS_MAX (http/server-limits.ts), and for every core
+// such proxies, whose X-Forwarded-For names the client, and which are not held to the connection cap per
+// address), the connection limits FOLIO_CLOUD_HEADERS_TIMEOUT_MS, FOLIO_CLOUD_REQUEST_TIMEOUT_MS,
+// FOLIO_CLOUD_CONNECTIONS_MAX and FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX (http/server/server-limits.ts), and for every core
 // it runs FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS (hooks may deliver to loopback and private addresses;
 // off unless set: cores do not read the control plane's own FOLIO_* settings, core-process.ts). The other
 // limits are named here so the services and tests share them.
 
-import { ConfigError, parseFlag } from '../app/config.js';
+import { ConfigError, parseFlag } from '../server/config.js';
 import { masterKeyRefusal } from '../http/app.js';
-import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server-limits.js';
+import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server/server-limits.js';
 
 export interface CloudConfig {
   host: string;
@@ -22,7 +23,7 @@ export interface CloudConfig {
   log_level: string;
   /** The origin users and clients reach the cloud at; unset: the address it listens on. */
   public_url?: string;
-  /** Reverse proxies whose X-Forwarded-For is believed about the client's address; unset: none. */
+  /** Reverse proxies whose X-Forwarded-For is believed about the client's address (and not held to the cap per address); unset: none. */
   trusted_proxies?: string[];
   /** Unset fields take DEFAULT_CONNECTION_LIMITS. */
   connections?: Partial<ConnectionLimits>;
@@ -101,6 +102,7 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
   if (env.FOLIO_CLOUD_HEADERS_TIMEOUT_MS) connections.headers_timeout_ms = Number(env.FOLIO_CLOUD_HEADERS_TIMEOUT_MS);
   if (env.FOLIO_CLOUD_REQUEST_TIMEOUT_MS) connections.request_timeout_ms = Number(env.FOLIO_CLOUD_REQUEST_TIMEOUT_MS);
   if (env.FOLIO_CLOUD_CONNECTIONS_MAX) connections.connections_max = Number(env.FOLIO_CLOUD_CONNECTIONS_MAX);
+  if (env.FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX) connections.connections_per_address_max = Number(env.FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX);
   config.connections = connections;
   const problem = cloudConfigRefusal(config);
   if (problem) throw new ConfigError(problem);

@@ -1,6 +1,6 @@
 // The control plane's own refusals: codes the core never answers with (users, OAuth clients,
 // deployments, the proxy), kept out of the core's table (http/api-error.ts) and its API reference.
-// They are answered in the same error envelope as the core's (http/error-envelope.ts).
+// They are answered in the same error envelope as the core's (http/middleware/error-envelope.ts).
 
 import { EnvelopeError } from '../http/api-error.js';
 

@@ -8,8 +8,8 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { masterKeyRefusal } from '../http/app.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
-import { isLoopback } from '../http/loopback-host.js';
-import { createLimitedServer } from '../http/server-limits.js';
+import { isLoopback } from '../http/middleware/loopback-host.js';
+import { createLimitedServer } from '../http/server/server-limits.js';
 import { createCloudApp } from './cloud-app.js';
 import { cloudConfigRefusal, connectionLimitsOf, publicUrlOf, type CloudConfig } from './cloud-config.js';
 import { CloudStore } from './cloud-store.js';
@@ -84,7 +84,8 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     apiKeyHash, users, clients, tokens, deployments, upgrades, logger, now, loopbackOnly,
     publicUrl: () => publicUrl as URL, trustedProxies: config.trusted_proxies ?? [],
   });
-  const server = createLimitedServer((req, res) => app.handle(req, res), connectionLimitsOf(config));
+  // A trusted proxy carries many clients' connections: only connections_max holds it.
+  const server = createLimitedServer((req, res) => app.handle(req, res), connectionLimitsOf(config), { unlimitedAddresses: config.trusted_proxies ?? [] });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -3,7 +3,7 @@
 // (proxy-keys.ts). Each call is bounded by a timeout; a non-2xx answer becomes a CoreCallError carrying
 // the core's error code.
 
-import type { CutoverAnswer, CutoverPosition, CutoverStatus } from '../http/cutover-port.js';
+import type { CutoverAnswer, CutoverPosition, CutoverStatus } from '../http/ports/cutover-port.js';
 
 export class CoreCallError extends Error {
   override readonly name = 'CoreCallError';
@@ -12,7 +12,7 @@ export class CoreCallError extends Error {
   }
 }
 
-/** An API key as the core lists it (http/access-views.ts). */
+/** An API key as the core lists it (http/access/access-views.ts). */
 export interface CoreApiKey {
   api_key_id: string;
   owner_id: string;

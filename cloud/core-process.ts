@@ -1,5 +1,5 @@
 // One Folio core as a child process: the same `folio serve` an operator runs (this Node, the flags of
-// app/node-flags.ts, dist/bin/folio.js), on 127.0.0.1 with FOLIO_PORT=0, its own data directory and its
+// threads/node-flags.ts, dist/bin/folio.js), on 127.0.0.1 with FOLIO_PORT=0, its own data directory and its
 // own master key. The address is read from the `listening on http://HOST:PORT` line it prints. Its
 // standard input is a pipe the control plane holds open and never writes: with FOLIO_STOP_ON_STDIN_END
 // the core stops when that pipe ends, so no core outlives a control plane that was killed. It runs in
@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 /** Lines of a core's stderr kept for reports on why it stopped. */

@@ -8,11 +8,11 @@
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import { FOLIO_VERSION } from '../app/version.js';
+import { FOLIO_VERSION } from '../server/version.js';
 import { CloudError } from './cloud-errors.js';
 import { ApiError } from '../http/api-error.js';
 import { toJsonText } from '../wire/json-text.js';
-import { validate } from '../http/validation.js';
+import { validate } from '../http/schemas/validation.js';
 import { requireOperator, requireScopes, type CloudPrincipal } from './cloud-auth.js';
 import { deploymentView, type DeploymentRecord, type Deployments } from './deployments.js';
 import type { Upgrades } from './upgrade.js';

@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { CloudError } from './cloud-errors.js';
 import { ApiError, EnvelopeError } from '../http/api-error.js';
 import { toJsonText } from '../wire/json-text.js';
-import { validate } from '../http/validation.js';
+import { validate } from '../http/schemas/validation.js';
 import { requireOperator } from './cloud-auth.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import { CLOUD_SCOPES, parseScopeList, withinScopes } from './cloud-scopes.js';

@@ -16,7 +16,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ScopeResource } from '../http/route-scopes.js';
+import type { ScopeResource } from '../http/access/route-scopes.js';
 import type { CoreApiKey, CoreClient } from './core-client.js';
 import { TENANT_RESOURCES } from './proxy-routes.js';
 

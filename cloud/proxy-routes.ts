@@ -1,5 +1,5 @@
 // The closed list of the core's routes the proxy forwards, derived from the core's own access table
-// (http/route-scopes.ts, which test/route-scopes.int.test.ts checks against the core's router), so it
+// (http/access/route-scopes.ts, which test/route-scopes.int.test.ts checks against the core's router), so it
 // follows the core's routes without a second list to keep in step. A route is forwarded when a tenant's
 // data is what it serves:
 //   - routes on the tenant resources (ledgers, balances, transactions, identities, search,
@@ -7,8 +7,10 @@
 //   - `GET /` and the public `/health` and `/openapi.json`.
 // Never forwarded: every master-key route (hooks, metrics, backups, the search rebuild, snapshots and
 // cutover under /admin), the API key routes (the proxy calls the core with API keys of its own, which a
-// tenant must neither list nor revoke), and the /docs page (a page with scripts, which would run on the
-// control plane's origin, where its sign-in page lives). docs/decisions-cloud.md says why.
+// tenant must neither list nor revoke, and `GET /api-keys/current` would describe the proxy's key, not
+// the caller), and the pages with scripts, /docs and /console (they would run on the control plane's
+// origin, where its sign-in page lives; the control plane serves its own copy of the console, which
+// calls the core through this proxy). docs/decisions-cloud.md says why.
 //
 // Matching is the core router's own: the same @koa/router layers with the same options (case-sensitive,
 // see http/router-options.ts), over the same patterns, on the path exactly as the core will read it. A
@@ -19,22 +21,28 @@
 // answer as trying every layer, since a static segment matches only itself in the same case.
 
 import { Router, type Layer } from '@koa/router';
-import { parseRouteAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from '../http/route-scopes.js';
+import { parseRouteAccess, ROUTE_ACCESS_TABLE, type RouteAccess } from '../http/access/route-scopes.js';
 import { ROUTER_OPTIONS } from '../http/router-options.js';
 
 /** The core's resources a tenant reaches through the proxy. */
 export const TENANT_RESOURCES: readonly string[] = ['ledgers', 'balances', 'transactions', 'identities', 'search', 'reconciliation', 'metadata'];
 
-/** Public routes that serve a page with scripts: not served from the control plane's origin. */
-const PAGE_PREFIX = '/docs';
+/** Public routes that serve a page with scripts: never forwarded onto the control plane's origin. */
+const PAGE_PREFIXES = ['/docs', '/console'];
+/** The API key routes: the proxy's own keys are the core's API keys, which a tenant neither sees nor manages. */
+const API_KEY_PREFIX = '/api-keys';
+
+function under(pattern: string, prefix: string): boolean {
+  return pattern === prefix || pattern.startsWith(`${prefix}/`);
+}
 
 /** Whether a route with this access, at this pattern, is one the proxy forwards (the parameters decide `:collection` routes). */
 function forwardsAccess(access: RouteAccess, pattern: string, params: Record<string, string>): boolean {
   switch (access.kind) {
     case 'public':
-      return pattern !== PAGE_PREFIX && !pattern.startsWith(`${PAGE_PREFIX}/`);
+      return !PAGE_PREFIXES.some((prefix) => under(pattern, prefix));
     case 'any_key':
-      return true;
+      return !under(pattern, API_KEY_PREFIX);
     case 'master':
       return false;
     case 'scope':

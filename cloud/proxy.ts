@@ -37,7 +37,7 @@
 import http from 'node:http';
 import { CloudError } from './cloud-errors.js';
 import { ApiError, EnvelopeError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
-import { envelopeText, toApiError } from '../http/error-envelope.js';
+import { envelopeText, toApiError } from '../http/middleware/error-envelope.js';
 import { callerOf, requireScopesOf } from './cloud-auth.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import { proxyScopesFor } from './cloud-scopes.js';

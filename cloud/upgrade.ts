@@ -7,7 +7,7 @@
 //   1. the old core writes a snapshot now, and `folio backup` copies it and the log into the new
 //      directory (so the new core replays only a short tail, and has no snapshot due right after it
 //      takes over);
-//   2. the new core starts there as a follower of the old one's log (app/log-follower.ts), copying each
+//   2. the new core starts there as a follower of the old one's log (cutover/log-follower.ts), copying each
 //      record byte for byte as it becomes durable, and rebuilding its lookups and query index;
 //   3. we wait until it is close behind, its index too, and warm both state hashes.
 // Cutover, the only part that pauses writes:
@@ -25,12 +25,12 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { NODE_FLAGS } from '../app/node-flags.js';
-import type { CutoverPosition, CutoverStatus } from '../http/cutover-port.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
+import type { CutoverPosition, CutoverStatus } from '../http/ports/cutover-port.js';
 import { CLOUD_LIMITS } from './cloud-config.js';
 import type { CoreLogger } from './core-process.js';
 import { folioEntryFile } from './core-process.js';
-import { FOLIO_VERSION } from '../app/version.js';
+import { FOLIO_VERSION } from '../server/version.js';
 import type { DeploymentRecord, Deployments, LiveInstance } from './deployments.js';
 import type { SupervisedCore } from './supervised-core.js';
 import { WriteGate } from './write-gate.js';

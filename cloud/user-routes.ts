@@ -5,7 +5,7 @@ import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { CloudError } from './cloud-errors.js';
 import { ApiError } from '../http/api-error.js';
-import { validate } from '../http/validation.js';
+import { validate } from '../http/schemas/validation.js';
 import { requireOperator } from './cloud-auth.js';
 import { sendJson } from './deployment-routes.js';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from './secrets.js';

@@ -12,7 +12,7 @@ import type { BalanceRecord } from './records.js';
 
 /**
  * The fold as a value that events are fed to one at a time, so a long history can be read in chunks
- * (app/balance-folds.ts) and a fold can start from a known record (a balance snapshot).
+ * (runtime/balance-folds.ts) and a fold can start from a known record (a balance snapshot).
  */
 export class BalanceFold {
   private balance: BalanceRecord | undefined;

@@ -62,7 +62,7 @@ export type DryRunCommand = CommandOf<DryRunOp>;
 
 export class LedgerEngine {
   readonly state: LedgerState;
-  /** Named, read-only queries of the state: what every reader outside engine/ and app/ uses. */
+  /** Named, read-only queries of the state: what every reader outside engine/ and runtime/ uses. */
   readonly view: LedgerView;
   readonly limits: EngineLimits;
   private readonly settings: DecisionSettings;

@@ -1,8 +1,8 @@
-// The read side of the working state, as named queries: what every reader outside engine/ and app/ asks
+// The read side of the working state, as named queries: what every reader outside engine/ and runtime/ asks
 // of the ledger (http/ through its LedgerCore port, reconciliation runs, the API key check). Records are
 // handed out as the state holds them and must not be changed by the caller. Nothing here writes.
 //
-// Keeping reads to this list (the architecture test forbids `engine.state` outside engine/ and app/) is
+// Keeping reads to this list (the architecture test forbids `engine.state` outside engine/ and runtime/) is
 // what lets them be answered elsewhere: by the engine's thread for an HTTP worker, or by a standby.
 
 import { hooksWithoutSecrets } from './decide-registry.js';
@@ -153,6 +153,11 @@ export class LedgerView {
 
   upload(uploadId: string): UploadRecord | undefined {
     return this.state.uploads.get(uploadId);
+  }
+
+  /** Uploaded statements, newest first. */
+  uploads(page: Page): UploadRecord[] {
+    return newestFirst(this.state.uploads, page);
   }
 }
 

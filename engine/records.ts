@@ -32,9 +32,20 @@ export function idOfGeneratedReference(reference: string): string | undefined {
   return reference.startsWith(GENERATED_REFERENCE_PREFIX) ? TRANSACTION_ID_PREFIX + reference.slice(GENERATED_REFERENCE_PREFIX.length) : undefined;
 }
 
-/** Whether the record's reference is the one generated from its id. */
+/**
+ * Whether the record's reference is the one generated from its id. Compared in place, character by
+ * character, rather than by building the generated reference: this runs for every transaction recorded.
+ */
 export function hasGeneratedReference(record: { transaction_id: string; reference: string }): boolean {
-  return record.transaction_id.startsWith(TRANSACTION_ID_PREFIX) && record.reference === generatedReference(record.transaction_id);
+  const id = record.transaction_id;
+  const reference = record.reference;
+  const tail = id.length - TRANSACTION_ID_PREFIX.length;
+  if (reference.length !== GENERATED_REFERENCE_PREFIX.length + tail) return false;
+  if (!id.startsWith(TRANSACTION_ID_PREFIX) || !reference.startsWith(GENERATED_REFERENCE_PREFIX)) return false;
+  for (let index = 0; index < tail; index += 1) {
+    if (reference.charCodeAt(GENERATED_REFERENCE_PREFIX.length + index) !== id.charCodeAt(TRANSACTION_ID_PREFIX.length + index)) return false;
+  }
+  return true;
 }
 
 export interface LedgerRecord {

@@ -8,7 +8,7 @@
 // `learnFromAnswer` reads each successful answer once: it records the write here and feeds the id pools
 // that later requests draw from.
 
-import { parseJsonExact } from '../http/lossless-json.js';
+import { parseJsonExact } from '../http/schemas/lossless-json.js';
 import type { SentCase } from './fuzz-case.js';
 import type { FuzzAnswer } from './fuzz-request.js';
 import { entryOf, RepeatedArray, type FuzzJson } from './fuzz-json.js';

@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { CLOUD_SCOPES } from '../cloud/cloud-scopes.js';
 import type { FuzzJson } from './fuzz-json.js';
 import { FUZZ_ROUTES, type FuzzRoute, type RouteVia } from './route-table.js';
+import { CONSOLE_FILES } from '../http/routes/console-routes.js';
 
 export interface CloudFuzzCredentials {
   operatorKey: string;
@@ -107,6 +108,10 @@ export function cloudFuzzRoutes(credentials: CloudFuzzCredentials): FuzzRoute[] 
     { method: 'GET', path: '/deployments', weight: 3, via: asOperator },
     { method: 'GET', path: '/deployments/:id', params: { id: { values: [credentials.deploymentId, instanceId, 'dep_nope'] } }, weight: 3, via: asOperator },
     { method: 'POST', path: '/deployments', body: newDeploymentBody, schemaSource: 'declared', weight: 2, via: asToken },
+    { method: 'GET', path: '/credentials/current', weight: 2, via: asToken },
+    { method: 'GET', path: '/credentials/current', weight: 1, via: asOperator },
+    { method: 'GET', path: '/console', weight: 1, page: true, via: { prefix: '' } },
+    { method: 'GET', path: '/console/:file', params: { file: { values: [...Object.keys(CONSOLE_FILES), 'nope.js', '..'] } }, weight: 2, via: { prefix: '' } },
     { method: 'POST', path: '/deployments/:id/upgrade', params: { id: { values: [credentials.deploymentId, instanceId, 'dep_nope'] } }, body: upgradeBody, schemaSource: 'declared', weight: 2, via: asToken },
   ];
   // The control plane's own routes get about a fifth of the cases; the proxied ones the rest.

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LISTENING_LINE, makeTempDir, removeTempDir, spawnChild, waitForOutput, type Child } from '../bench/resources.js';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 import { createSender } from './fuzz-request.js';
 import { FuzzSession } from './fuzz-session.js';
 import { indexCatchUpProblem, isHealthy, lostWrites, zeroSumViolations } from './ledger-checks.js';

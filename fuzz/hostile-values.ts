@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { DeepNest, FuzzObject, LongString, RawNumber, RepeatedArray, type FuzzJson, type JsonKind } from './fuzz-json.js';
 
-/** The server's body limit (http/json-body.ts BODY_BYTES_MAX); strings go up to it and just past it. */
+/** The server's body limit (http/middleware/json-body.ts BODY_BYTES_MAX); strings go up to it and just past it. */
 export const BODY_LIMIT_BYTES = 10 * 1024 * 1024;
 
 export const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype'] as const;

@@ -3,7 +3,7 @@
 // inflight; and every acknowledged write is still there, transactions with the same precise amount
 // digit for digit and findable by their reference.
 
-import { parseJsonExact } from '../http/lossless-json.js';
+import { parseJsonExact } from '../http/schemas/lossless-json.js';
 import type { AcknowledgedWrites } from './acknowledged-writes.js';
 import type { Sender } from './fuzz-request.js';
 import { percentEncode } from './route-requests.js';

@@ -9,14 +9,16 @@
 // `declared`; those are listed in `DECLARED_SCHEMA_ROUTES`.
 
 import { z } from 'zod';
-import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access-schemas.js';
-import { pageQuerySchema } from '../http/common-schemas.js';
-import { createIdentitySchema, identitySchema, metadataUpdateSchema } from '../http/identity-schemas.js';
-import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/ledger-schemas.js';
-import { monitorSchema } from '../http/monitor-schemas.js';
-import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/query-schemas.js';
+import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access/access-schemas.js';
+import { pageQuerySchema } from '../http/schemas/common-schemas.js';
+import { createIdentitySchema, identitySchema, metadataUpdateSchema } from '../http/schemas/identity-schemas.js';
+import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/schemas/ledger-schemas.js';
+import { monitorSchema } from '../http/schemas/monitor-schemas.js';
+import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/schemas/query-schemas.js';
 import { fieldListSchema } from '../http/routes/identity-token-routes.js';
 import { recoverQuerySchema } from '../http/routes/queue-recovery-routes.js';
+import { deliveriesQuerySchema } from '../http/routes/hook-routes.js';
+import { CONSOLE_FILES } from '../http/routes/console-routes.js';
 import {
   BULK_TRANSACTIONS_MAX,
   bulkCommitSchema,
@@ -25,7 +27,7 @@ import {
   inflightActionSchema,
   refundSchema,
   transactionShape,
-} from '../http/transaction-schemas.js';
+} from '../http/schemas/transaction-schemas.js';
 import { atQuerySchema, historyQuerySchema, snapshotQuerySchema } from '../http/routes/balance-history-routes.js';
 import { balanceIdentitySchema, balanceQuerySchema } from '../http/routes/balance-routes.js';
 import { eventsQuerySchema } from '../http/routes/event-routes.js';
@@ -73,7 +75,7 @@ export interface FuzzRoute {
 // --- Stand-ins for schemas the routes do not export -------------------------------------------------
 
 /**
- * The route's own transaction shape (http/transaction-schemas.ts), arranged as the union of the forms the
+ * The route's own transaction shape (http/schemas/transaction-schemas.ts), arranged as the union of the forms the
  * route accepts (one of precise_amount and amount; source or sources; destination or destinations): the
  * shape alone leaves those choices to checks across fields, so nearly every body drawn from it would
  * fail them, and the code behind them would go untried.
@@ -95,7 +97,7 @@ const sideForms = [
 const transactionBody = z.union(amountForms.flatMap((amount) => sideForms.map((sides) => transactionOptions.extend({ ...amount, ...sides }))));
 const bulkBody = bulkShape.extend({ transactions: z.array(transactionBody).min(1).max(BULK_TRANSACTIONS_MAX) });
 
-/** http/query-schemas.ts `searchSchema` (module-private; routes call validateSearch). */
+/** http/schemas/query-schemas.ts `searchSchema` (module-private; routes call validateSearch). */
 const searchBody = z.object({
   q: z.string().max(1_000).optional(),
   filter_by: z.string().max(8_000).optional(),
@@ -113,7 +115,7 @@ const searchBody = z.object({
   highlight_fields: z.string().max(2_000).optional(),
 });
 
-/** http/reconciliation-schemas.ts `ruleShape` (module-private; the route converts with ruleCommandFrom). */
+/** http/schemas/reconciliation-schemas.ts `ruleShape` (module-private; the route converts with ruleCommandFrom). */
 const ruleBody = z.object({
   name: z.string().max(100),
   description: z.string().max(200).optional(),
@@ -129,9 +131,9 @@ const runFields = {
   matching_rule_ids: z.array(z.string().max(64)).max(16).optional(),
   dry_run: z.boolean().optional(),
 };
-/** http/reconciliation-schemas.ts `startShape` (module-private). */
+/** http/schemas/reconciliation-schemas.ts `startShape` (module-private). */
 const startBody = z.object({ upload_id: z.string().max(64), ...runFields });
-/** http/reconciliation-schemas.ts `instantShape` with external records as http/external-records-input.ts reads them. */
+/** http/schemas/reconciliation-schemas.ts `instantShape` with external records as http/schemas/external-records-input.ts reads them. */
 const instantBody = z.object({
   external_transactions: z.array(z.object({
     id: z.string().max(64), amount: z.union([z.number(), z.string().max(40)]), currency: z.enum([...CURRENCIES, 'usd']),
@@ -139,7 +141,7 @@ const instantBody = z.object({
   })).max(50).optional(),
   ...runFields,
 });
-/** http/reconciliation-schemas.ts `resultsPageSchema` (module-private). */
+/** http/schemas/reconciliation-schemas.ts `resultsPageSchema` (module-private). */
 const resultsQuery = z.object({ limit: z.string().max(8).optional(), offset: z.string().max(8).optional() });
 
 // --- Path parameters --------------------------------------------------------------------------------
@@ -163,6 +165,7 @@ const inspectQuery = z.object({
   wait_ms: z.coerce.number().int().min(0).max(20).optional(),
   state_hash: z.enum(['true', 'false']).optional(),
   lag_window_ms: z.coerce.number().int().min(1).max(3_600_000).optional(),
+  group: z.enum(['true', 'false']).optional(),
 });
 
 const declared = 'declared' as const;
@@ -177,6 +180,8 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/docs/start.js', weight: 1 },
   { method: 'GET', path: '/docs/swagger-ui.css', weight: 1 },
   { method: 'GET', path: '/docs/swagger-ui-bundle.js', weight: 1 },
+  { method: 'GET', path: '/console', weight: 1 },
+  { method: 'GET', path: '/console/:file', params: { file: { values: [...Object.keys(CONSOLE_FILES), 'index.html', 'nope.js', '..', '%2e%2e', 'main.js%00'] } }, weight: 2 },
 
   { method: 'POST', path: '/ledgers', body: createLedgerSchema, schemaSource: exported, weight: 20 },
   { method: 'GET', path: '/ledgers', query: pageQuerySchema, schemaSource: exported, weight: 5 },
@@ -243,9 +248,11 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'PUT', path: '/hooks/:id', params: { id: hookId }, body: hookSchema, schemaSource: exported, weight: 5 },
   { method: 'DELETE', path: '/hooks/:id', params: { id: hookId }, weight: 5 },
   { method: 'POST', path: '/hooks/:id/rotate-secret', params: { id: hookId }, weight: 3 },
+  { method: 'GET', path: '/hooks/:id/deliveries', params: { id: hookId }, query: deliveriesQuerySchema, schemaSource: exported, weight: 2 },
 
   // Uploads are multipart; the fuzzer's JSON bodies exercise the refusal (test/reconciliation-api.int.test.ts covers files).
   { method: 'POST', path: '/reconciliation/upload', weight: 1 },
+  { method: 'GET', path: '/reconciliation/uploads', query: pageQuerySchema, schemaSource: exported, weight: 2 },
   { method: 'POST', path: '/reconciliation/matching-rules', body: ruleBody, schemaSource: declared, weight: 8 },
   { method: 'GET', path: '/reconciliation/matching-rules', weight: 2 },
   { method: 'GET', path: '/reconciliation/matching-rules/:id', params: { id: ruleId }, weight: 2 },
@@ -259,6 +266,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
 
   { method: 'POST', path: '/api-keys', body: createApiKeySchema, schemaSource: exported, weight: 10 },
   { method: 'GET', path: '/api-keys', query: listApiKeysQuerySchema, schemaSource: exported, weight: 3 },
+  { method: 'GET', path: '/api-keys/current', weight: 2 },
   { method: 'DELETE', path: '/api-keys/:id', params: { id: apiKeyId }, weight: 3 },
 
   { method: 'POST', path: '/backup', weight: 1 },

@@ -39,13 +39,22 @@ export function hookEventName(status: TransactionStatus): string {
   return EVENT_NAMES[status];
 }
 
-export function transactionChanges(event: LedgerEvent): TransactionChange[] {
-  const records = event.transactions;
-  if (!records || !event.type.startsWith('transaction.')) return [];
+/**
+ * The holds a commit or void of the same event acts on: their records in the event are their new state
+ * after that action, not a change of their own (neither a PRE delivery nor a notification).
+ */
+export function actedOnIn(records: readonly TransactionRecord[]): Set<string> {
   const actedOn = new Set<string>();
   for (const record of records) {
     if (record.action === 'commit' || record.action === 'void') actedOn.add(record.parent_transaction);
   }
+  return actedOn;
+}
+
+export function transactionChanges(event: LedgerEvent): TransactionChange[] {
+  const records = event.transactions;
+  if (!records || !event.type.startsWith('transaction.')) return [];
+  const actedOn = actedOnIn(records);
   const changes: TransactionChange[] = [];
   records.forEach((record, index) => {
     const types: HookType[] = [];

@@ -14,6 +14,8 @@
 //     finished are saved in the outbox store, so a restart resumes from there and skips what was
 //     recorded as finished.
 // Deliveries may repeat after a crash and may arrive out of order; X-Event-ID identifies each one.
+// Each registered hook's recent deliveries, with their status and attempts, are followed in a bounded
+// history in memory (delivery-history.ts) for GET /hooks/:id/deliveries.
 // The server's notification webhook (notifications.ts: Blnk's events, derived from the log) rides the
 // same window, queue, retries and progress: its notifications are derived from the same events.
 
@@ -23,11 +25,13 @@ import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import type { HookRecord, HookType, TransactionRecord } from '../engine/records.js';
 import { deliveryEventId, hookEventName, transactionChanges } from './hook-deliveries.js';
 import { hookBody, hookHeaders, notificationBody, type DeliveryTarget } from './hook-payload.js';
-import { notificationEventId, notificationsIn, type Notification, type NotificationDeriver, type NotificationTarget } from './notifications.js';
+import type { NotificationDeriver } from './notification-draft.js';
+import { notificationEventId, notificationsIn, type Notification, type NotificationTarget } from './notifications.js';
 import { urlRefusal, type TargetPolicy } from './hook-targets.js';
 import { deliveryClient, type DeliveryClient } from './delivery-client.js';
 import { HookSecretSealer, SealError } from './signing-secrets.js';
 import type { HookOutboxStore } from './outbox-store.js';
+import type { DeliveryEntry, DeliveryHistory } from './delivery-history.js';
 import { backoffMs } from '../engine/backoff.js';
 
 export interface HookDeliveryLimits {
@@ -87,6 +91,8 @@ export interface HookDispatcherOptions {
    * announcing their failure through the webhook that failed could only fail again.
    */
   onGiveUp?: (failure: GivenUpDelivery) => void;
+  /** Where registered hooks' deliveries are followed (it outlives a dispatcher stopped and started again). */
+  history?: DeliveryHistory;
 }
 
 export interface GivenUpDelivery {
@@ -114,6 +120,8 @@ interface Delivery {
   body?: string;
   hook?: { hookId: string; type: HookType; record: TransactionRecord };
   notification?: Notification;
+  /** Its entry in the history of its hook's deliveries. */
+  entry?: DeliveryEntry;
 }
 
 /** Where an attempt goes and how it is signed and bounded. */
@@ -277,6 +285,12 @@ export class HookDispatcher {
     if (seq <= this.finishedHorizon && this.options.store.isFinished(seq, eventId)) return;
     this.openBySeq.set(seq, (this.openBySeq.get(seq) ?? 0) + 1);
     this.inMemory += 1;
+    const hook = delivery.hook;
+    if (hook && this.options.history) {
+      delivery.entry = this.options.history.open(hook.hookId, {
+        event_id: eventId, event: hookEventName(hook.record.status), transaction_id: hook.record.transaction_id, hook_type: hook.type, seq,
+      });
+    }
     this.enqueue(delivery);
   }
 
@@ -307,6 +321,7 @@ export class HookDispatcher {
       this.options.logger?.error({ err: error, event_id: delivery.eventId }, 'hook delivery failed unexpectedly');
       if (!this.closed) {
         this.stats.failed += 1;
+        if (delivery.entry) delivery.entry.status = 'failed';
         this.finish(delivery);
       }
     });
@@ -315,13 +330,20 @@ export class HookDispatcher {
   private async attempt(delivery: Delivery): Promise<void> {
     if (this.closed) return;
     const endpoint = this.endpoint(delivery);
+    const entry = delivery.entry;
     if (!endpoint) {
       this.stats.dropped += 1;
+      if (entry) entry.status = 'dropped';
       this.finish(delivery);
       return;
     }
     delivery.body ??= this.bodyOf(delivery);
     this.stats.attempts += 1;
+    if (entry) {
+      entry.attempts += 1;
+      entry.last_attempt_at = this.now();
+      entry.next_attempt_at = 0;
+    }
     let failure: string | undefined;
     try {
       // Checked at each attempt: an address written in the URL never goes through the guarded lookup.
@@ -338,14 +360,21 @@ export class HookDispatcher {
       failure = error instanceof SealError ? error.message : (error as { code?: string }).code ?? (error as Error).message;
     }
     if (this.closed) return;
+    if (entry) entry.last_failure = failure ?? '';
     if (failure === undefined) {
       this.stats.delivered += 1;
+      if (entry) entry.status = 'delivered';
       this.finish(delivery);
     } else if (delivery.retries < endpoint.retryCount) {
       delivery.retries += 1;
+      if (entry) {
+        entry.status = 'retrying';
+        entry.next_attempt_at = this.now() + this.backoffMs(delivery.retries);
+      }
       this.retryLater(delivery);
     } else {
       this.stats.failed += 1;
+      if (entry) entry.status = 'failed';
       this.options.logger?.warn(
         { hook_id: endpoint.hookId ?? 'notifications', event_id: delivery.eventId, seq: delivery.seq, attempts: delivery.retries + 1, failure },
         'hook delivery failed; giving up',

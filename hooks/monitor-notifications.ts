@@ -4,7 +4,7 @@
 
 import type { LedgerEvent } from '../engine/events.js';
 import { balanceView, monitorView } from '../wire/views.js';
-import type { NotificationDraft } from './notifications.js';
+import type { NotificationDraft } from './notification-draft.js';
 
 export function balanceMonitorNotifications(event: LedgerEvent): NotificationDraft[] {
   if (!event.monitor_alerts) return [];

@@ -6,26 +6,17 @@
 //
 // Each kind of notification is one deriver: given a logged event, the notifications it calls for, each
 // a name (`balance.monitor`, `reconciliation.completed`, ...) and the data to send. A feature adds its
-// deriver to NOTIFICATION_DERIVERS; the dispatcher (hook-dispatcher.ts) delivers them to the webhook
+// deriver to NOTIFICATION_DERIVERS (its shape is notification-draft.ts); the dispatcher (hook-dispatcher.ts) delivers them to the webhook
 // with the same signing, retries, backoff and durable progress as hook deliveries.
 
 import { hash } from 'node:crypto';
 import type { LedgerEvent } from '../engine/events.js';
+import type { NotificationDeriver, NotificationDraft } from './notification-draft.js';
 import { reconciliationNotifications } from './reconciliation-notifications.js';
 import { balanceMonitorNotifications } from './monitor-notifications.js';
 import { balanceNotifications, identityNotifications, ledgerNotifications } from './record-notifications.js';
 import { systemErrorNotifications } from './system-notifications.js';
 import { bulkNotifications, transactionNotifications } from './transaction-notifications.js';
-
-/** One notification an event calls for: its event name and the `data` of the body. */
-export interface NotificationDraft {
-  name: string;
-  /** Anything toJsonText writes (RawJson included): sent as the body's `data`. */
-  data: unknown;
-}
-
-/** The notifications one kind of event calls for (most events call for none). Must be pure. */
-export type NotificationDeriver = (event: LedgerEvent) => NotificationDraft[];
 
 /** A notification in its place in the log. */
 export interface Notification extends NotificationDraft {
@@ -38,7 +29,7 @@ export interface NotificationTarget {
   url: string;
   /** Key of the HMAC signature; empty sends unsigned (and start-up warns). */
   secret: string;
-  /** Headers the receiver expects on every delivery (Blnk's `notification.webhook.headers`), checked by app/config.ts. */
+  /** Headers the receiver expects on every delivery (Blnk's `notification.webhook.headers`), checked by server/config.ts. */
   headers?: Readonly<Record<string, string>>;
   /** Seconds per delivery attempt. */
   timeout_seconds: number;

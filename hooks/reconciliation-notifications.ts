@@ -7,7 +7,7 @@
 
 import type { LedgerEvent } from '../engine/events.js';
 import { reconciliationView } from '../wire/reconciliation-views.js';
-import type { NotificationDeriver, NotificationDraft } from './notifications.js';
+import type { NotificationDeriver, NotificationDraft } from './notification-draft.js';
 
 export const reconciliationNotifications: NotificationDeriver = (event: LedgerEvent): NotificationDraft[] => {
   if (event.type !== 'reconciliation.completed' && event.type !== 'reconciliation.failed') return [];

@@ -8,7 +8,7 @@ import type { LedgerEvent } from '../engine/events.js';
 import { GENERAL_LEDGER_ID } from '../engine/records.js';
 import { identityView } from '../wire/identity-view.js';
 import { balanceView, ledgerView } from '../wire/views.js';
-import type { NotificationDraft } from './notifications.js';
+import type { NotificationDraft } from './notification-draft.js';
 
 export function ledgerNotifications(event: LedgerEvent): NotificationDraft[] {
   if (event.type !== 'ledger.created' || !event.ledgers) return [];

@@ -8,7 +8,7 @@
 // that file with the log; without it sealed secrets cannot be opened, deliveries of those hooks fail
 // (never go out unsigned), and rotating each hook's secret gives it a fresh one. The nodes of a
 // replicated group share one key: each may have to sign after a failover, and a node whose key differs
-// is refused when it joins (app/replication-node.ts compares `fingerprint()`s, which reveal nothing of
+// is refused when it joins (replication/replication-node.ts compares `fingerprint()`s, which reveal nothing of
 // the key). The key can be given in the configuration (hooks.seal_key, FOLIO_HOOK_SEAL_KEY), as the
 // master key is: it is then written to the key file at start (`provisionIn`), and a key file that holds
 // another key stops the start.

@@ -4,7 +4,7 @@
 
 import type { LedgerEvent } from '../engine/events.js';
 import { timeText } from '../wire/views.js';
-import type { NotificationDraft } from './notifications.js';
+import type { NotificationDraft } from './notification-draft.js';
 
 export function systemErrorNotifications(event: LedgerEvent): NotificationDraft[] {
   if (event.type !== 'system.error') return [];

@@ -17,16 +17,13 @@
 import type { LedgerEvent } from '../engine/events.js';
 import { transactionJson } from '../wire/transaction-json.js';
 import { timeText } from '../wire/views.js';
-import { hookEventName } from './hook-deliveries.js';
-import type { NotificationDraft } from './notifications.js';
+import { actedOnIn, hookEventName } from './hook-deliveries.js';
+import type { NotificationDraft } from './notification-draft.js';
 
 export function transactionNotifications(event: LedgerEvent): NotificationDraft[] {
   const records = event.transactions;
   if (!records || !event.type.startsWith('transaction.')) return [];
-  const actedOn = new Set<string>();
-  for (const record of records) {
-    if (record.action === 'commit' || record.action === 'void') actedOn.add(record.parent_transaction);
-  }
+  const actedOn = actedOnIn(records);
   return records
     .filter((record) => record.status !== 'QUEUED' && !actedOn.has(record.transaction_id))
     .map((record) => ({ name: hookEventName(record.status), data: transactionJson(record) }));

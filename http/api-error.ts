@@ -4,6 +4,7 @@
 // status Blnk gives it (../shared/spec/decisions.md; docs/decisions-blnk.md lists the codes and where they apply).
 
 import type { Rejection } from '../engine/rejections.js';
+import { NODE_REFUSAL_RETRY_AFTER_SECONDS, type NodeRefusal } from './ports/node-refusal.js';
 
 /** HTTP status of every code Folio answers with. A code missing here is a bug caught by the type. */
 export const STATUS_BY_CODE = {
@@ -22,6 +23,9 @@ export const STATUS_BY_CODE = {
   GEN_INTERNAL_ERROR: 500,
   QUEUE_BACKPRESSURE: 503,
   GEN_SHUTTING_DOWN: 503,
+  GEN_CONNECTIONS_EXCEEDED: 503,
+  // the process's cap on request body bytes held at once (http/middleware/json-body.ts, http/server/body-bytes-in-flight.ts)
+  GEN_BODY_BYTES_IN_FLIGHT_EXCEEDED: 503,
   LGR_NOT_FOUND: 404,
   BAL_NOT_FOUND: 404,
   BAL_DUPLICATE_INDICATOR: 409,
@@ -84,14 +88,16 @@ export const STATUS_BY_CODE = {
   // moving a ledger to a new process (http/routes/cutover-routes.ts)
   CUTOVER_FENCED: 503,
   CUTOVER_CONFLICT: 409,
-  // a replicated group (http/leader-redirect.ts, http/read-your-writes.ts, app/replication-node.ts)
+  // a replicated group (http/middleware/leader-redirect.ts, http/middleware/read-your-writes.ts, replication/replication-node.ts)
   REPL_NO_LEADER: 503,
   REPL_NOT_LEADER: 503,
   REPL_REJOINING: 503,
   REPL_SEQ_INVALID: 400,
   REPL_SEQ_NOT_APPLIED: 503,
+  REPL_SEQ_BEYOND_LOG: 409,
   // the change feed (http/routes/event-routes.ts)
   FEED_CURSOR_INVALID: 400,
+  FEED_CURSOR_AHEAD: 409,
   FEED_STREAMS_EXCEEDED: 503,
 } as const;
 
@@ -127,6 +133,11 @@ export class ApiError extends EnvelopeError {
 
 /** Seconds a client should wait before retrying after QUEUE_BACKPRESSURE. */
 export const BACKPRESSURE_RETRY_AFTER_SECONDS = 1;
+
+/** A refusal of the node (ports/node-refusal.ts) as the API reports it: always with Retry-After. */
+export function fromNodeRefusal(refusal: NodeRefusal): ApiError {
+  return new ApiError(refusal.code, refusal.message, undefined, { 'Retry-After': String(NODE_REFUSAL_RETRY_AFTER_SECONDS) });
+}
 
 export function fromRejection(rejection: Rejection): ApiError {
   const headers = rejection.code === 'QUEUE_BACKPRESSURE'

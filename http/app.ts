@@ -1,28 +1,28 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
 //   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
-//   loopback only) -> authentication -> writes to the leader (a replicated node that does not lead) ->
-//   read-your-writes wait (X-Folio-Seq) -> cutover fence -> body reader -> API key mark on created records ->
-//   write backpressure -> routes (each behind its access check, see auth.ts)
+//   loopback only) -> authentication -> the router: no route is 404 (405 for another method), and each
+//   route runs behind its front (route-front.ts): its access check -> writes to the leader (a replicated
+//   node that does not lead) -> read-your-writes wait (X-Folio-Seq, reads) -> cutover fence and write
+//   backpressure (writes) -> body reader (counted against the process's body bytes in flight) -> API key
+//   mark on created records -> the route. No body is read before the route is known and the caller may
+//   use it.
 
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Clock } from '../engine/ports.js';
-import { ApiKeyUsage } from './api-key-usage.js';
-import { authenticate } from './auth.js';
-import { errorEnvelope } from './error-envelope.js';
-import { markGeneratedBy } from './generated-by.js';
-import { jsonBody } from './json-body.js';
-import { isLoopback, loopbackHostOnly } from './loopback-host.js';
-import type { LedgerCore } from './ledger-core.js';
+import { ApiKeyUsage } from './access/api-key-usage.js';
+import { authenticate } from './access/auth.js';
+import { errorEnvelope } from './middleware/error-envelope.js';
+import { BodyBytesInFlight, BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from './server/body-bytes-in-flight.js';
+import { isLoopback, loopbackHostOnly } from './middleware/loopback-host.js';
+import type { LedgerCore } from './ports/ledger-core.js';
 import type { Metrics } from './metrics.js';
-import { requestLog } from './request-log.js';
+import { requestLog } from './middleware/request-log.js';
 import { ROUTER_OPTIONS } from './router-options.js';
-import { refuseWhenOverloaded } from './backpressure.js';
-import { refuseWhileShuttingDown } from './shutdown-guard.js';
-import { sendWritesToLeader } from './leader-redirect.js';
-import { waitForRequestedSeq } from './read-your-writes.js';
-import type { ReplicationInspector, ReplicationPort, ReplicationStatus } from './replication-port.js';
+import { refuseWhileShuttingDown } from './middleware/shutdown-guard.js';
+import { RouteFront } from './middleware/route-front.js';
+import type { ReplicationInspector, ReplicationPort, ReplicationStatus } from './ports/replication-port.js';
 import { replicationRoutes } from './routes/replication-routes.js';
 import { eventRoutes, type ChangeFeedPort, type FeedStreams } from './routes/event-routes.js';
 import { apiKeyRoutes } from './routes/api-key-routes.js';
@@ -41,9 +41,10 @@ import { refundRoutes } from './routes/refund-routes.js';
 import { queueRecoveryRoutes } from './routes/queue-recovery-routes.js';
 import { backupRoutes, type BackupPort } from './routes/backup-routes.js';
 import { adminRoutes, type SnapshotAdmin } from './routes/admin-routes.js';
-import type { CutoverPort } from './cutover-port.js';
-import { cutoverRoutes, fenceGuard } from './routes/cutover-routes.js';
+import type { CutoverPort } from './ports/cutover-port.js';
+import { cutoverRoutes } from './routes/cutover-routes.js';
 import { docsRoutes } from './routes/docs-routes.js';
+import { consoleRoutes } from './routes/console-routes.js';
 import { systemRoutes } from './routes/system-routes.js';
 import { transactionRoutes } from './routes/transaction-routes.js';
 
@@ -53,6 +54,11 @@ export interface AppOptions {
   metrics: Metrics;
   version: string;
   bodyBytesMax?: number;
+  /**
+   * The process's count of request body bytes in flight (server.body_bytes_in_flight_max), shared by
+   * every HTTP thread; absent, this app counts alone against the default cap.
+   */
+  bodyBytesInFlight?: BodyBytesInFlight;
   /** Operator snapshot routes (/admin/snapshots), guarded by the master key when one is set. */
   snapshots?: SnapshotAdmin;
   /** The master key (server.secret_key); empty or absent leaves authentication off. */
@@ -116,6 +122,7 @@ export function createApp(options: AppOptions): FolioApp {
   if (options.inspector) replicationRoutes(router, options.inspector);
   const streams: FeedStreams | undefined = options.feed ? eventRoutes(router, options.feed) : undefined;
   docsRoutes(router, options.version);
+  consoleRoutes(router);
   ledgerRoutes(router, options.core);
   balanceRoutes(router, options.core);
   balanceMonitorRoutes(router, options.core);
@@ -140,21 +147,21 @@ export function createApp(options: AppOptions): FolioApp {
     queryRoutes(router, options.core, options.core.query);
     options.metrics.watchIndex(options.core.query);
   }
-  if (options.core.reconciliation) reconciliationRoutes(router, options.core, options.core.reconciliation, options.bodyBytesMax);
+  const bodyBytesInFlight = options.bodyBytesInFlight ?? BodyBytesInFlight.local(BODY_BYTES_IN_FLIGHT_MAX_DEFAULT);
+  if (options.core.reconciliation) reconciliationRoutes(router, options.core, options.core.reconciliation, { bodyBytesMax: options.bodyBytesMax, bodyBytesInFlight });
   metadataRoutes(router, options.core); // last: its first path segment is a parameter
 
   koa.use(requestLog(options.logger, options.metrics));
   koa.use(errorEnvelope(options.logger));
   koa.use(refuseWhileShuttingDown(() => shuttingDown));
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
-  koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage, router }));
-  if (replication) koa.use(sendWritesToLeader(replication));
-  koa.use(waitForRequestedSeq(options.core));
-  if (options.cutover) koa.use(fenceGuard(options.cutover));
-  koa.use(jsonBody({ bodyBytesMax: options.bodyBytesMax, uploadPaths: new Set([UPLOAD_PATH]) }));
-  koa.use(markGeneratedBy());
-  koa.use(refuseWhenOverloaded(options.core));
-  koa.use(router.routes());
+  koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage }));
+  const front = new RouteFront(router, {
+    core: options.core, replication, cutover: options.cutover,
+    bodyBytesMax: options.bodyBytesMax, bodyBytesInFlight,
+    uploadRoutes: new Set([UPLOAD_PATH]),
+  });
+  koa.use(front.routes());
   koa.use(router.allowedMethods({ throw: true }));
 
   return {

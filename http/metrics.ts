@@ -80,6 +80,25 @@ export class Metrics {
     });
   }
 
+  private connectionsWatched = false;
+
+  /** Connections refused at the caps (http/server/connection-admission.ts): the process's count, whichever thread answers. */
+  watchConnections(source: { refusals(): { per_address: number; connections_max: number } }): void {
+    if (this.connectionsWatched) return;
+    this.connectionsWatched = true;
+    new client.Counter({
+      name: 'folio_connections_refused_total',
+      help: 'Connections refused as they were accepted: per_address over server.connections_per_address_max (answered 503), connections_max over server.connections_max (closed)',
+      labelNames: ['reason'], registers: [this.registry],
+      collect() {
+        const refused = source.refusals();
+        this.reset();
+        this.inc({ reason: 'per_address' }, refused.per_address);
+        this.inc({ reason: 'connections_max' }, refused.connections_max);
+      },
+    });
+  }
+
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.requests.observe(method, route, status, seconds);
   }

@@ -4,7 +4,7 @@
 // Map lookup and one bucket scan.
 //
 // With HTTP on several worker threads each keeps its own; a scrape shows them summed (`showSummed`,
-// fed by app/http-worker.ts from the totals the workers report to the engine's thread).
+// fed by workers/http-worker.ts from the totals the workers report to the engine's thread).
 
 /** Latency histogram bucket bounds, in seconds. */
 export const LATENCY_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];

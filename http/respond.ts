@@ -6,8 +6,8 @@
 import type Koa from 'koa';
 import { fromRejection } from './api-error.js';
 import { toJsonText } from '../wire/json-text.js';
-import type { LedgerCore } from './ledger-core.js';
-import { INDEX_SEQ_HEADER, SEQ_HEADER } from './read-your-writes.js';
+import type { LedgerCore } from './ports/ledger-core.js';
+import { INDEX_SEQ_HEADER, SEQ_HEADER } from './middleware/read-your-writes.js';
 import type { DryRunCommand, Outcome } from '../engine/ledger-engine.js';
 import type { Projection } from '../engine/projection.js';
 

@@ -23,7 +23,7 @@ export interface HistoryFollowerLimits {
   /** Balances whose current state is kept in memory between batches. */
   balances_cached_max: number;
   /**
-   * Test only (0 everywhere else): a pause before each batch (app/history-worker.ts), so tests can hold
+   * Test only (0 everywhere else): a pause before each batch (runtime/history-worker.ts), so tests can hold
    * the history behind the log and check what readers do meanwhile (test/balance-history-fresh.int.test.ts).
    */
   batch_pause_ms: number;

@@ -7,7 +7,7 @@
 //   backdated       the newest log seq of an event that carried a transaction with an effective date
 //                   (a posting dated before its event can only come from one), or BACKDATED_PENDING while
 //                   such an event is applied but its record not yet sealed; the engine's thread writes it
-//                   (app/ledger-runtime.ts) before any other thread can learn of that event's seq
+//                   (runtime/ledger-runtime.ts) before any other thread can learn of that event's seq
 // A reader that knows seq V is visible, and finds `backdated` at or below the store's checkpoint C, knows
 // that no event in (C, V] dated a posting back: for a moment before C's event time, the store's answer
 // as of C is the answer as of V (history-reader.ts).

@@ -1,5 +1,5 @@
 // The main thread's handle on the balance history's follower, which runs in a thread of its own
-// (app/history-worker.ts): it hands over each durable record's bytes as the log reports it (a copy, packed
+// (runtime/history-worker.ts): it hands over each durable record's bytes as the log reports it (a copy, packed
 // per turn of the event loop: the query index's projector gets the same records on its own schedule),
 // and restarts the thread from its checkpoint if it dies. Nothing here waits for the follower: readers
 // learn its progress from shared memory (history-progress.ts).
@@ -32,7 +32,7 @@ export type ToHistoryWorker = { type: 'durable'; seq: number; batch?: ReturnType
 export type FromHistoryWorker = { type: 'ready' } | { type: 'error'; message: string } | { type: 'stopped' } | { type: 'failed'; message: string };
 
 export interface HistoryThreadOptions {
-  /** The thread's module (app/history-worker.ts: it opens the log, which index/ does not know). */
+  /** The thread's module (runtime/history-worker.ts: it opens the log, which index/ does not know). */
   worker: WorkerEntry;
   walDir: string;
   historyDir: string;

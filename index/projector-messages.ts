@@ -1,5 +1,5 @@
 // What the main thread and the projector's thread say to each other (projector-thread.ts, and the
-// thread's own module, app/index-projector-worker.ts).
+// thread's own module, runtime/index-projector-worker.ts).
 
 import type { BatchReport, PoisonReport, ProjectorLimits } from './projector.js';
 import type { RecordBatch } from './pushed-records.js';

@@ -1,4 +1,4 @@
-// The main thread's handle on a projector running in its own worker thread (app/index-projector-worker.ts): it
+// The main thread's handle on a projector running in its own worker thread (runtime/index-projector-worker.ts): it
 // passes on how far the log is durable, mirrors the checkpoint from the worker's batch reports, and
 // stops or finishes the worker. A worker that dies unexpectedly is reported as an error and started
 // again from its checkpoint after a pause. A worker that keeps dying at the same checkpoint (an event
@@ -29,7 +29,7 @@ const YOUNG_GENERATION_MB = 32;
 const OLD_GENERATION_MB = 192;
 
 export interface ProjectorThreadOptions {
-  /** The thread's module (app/index-projector-worker.ts: it opens the log, which the index does not know). */
+  /** The thread's module (runtime/index-projector-worker.ts: it opens the log, which the index does not know). */
   worker: WorkerEntry;
   walDir: string;
   indexFile: string;

@@ -10,7 +10,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../app/config.js';
+import { loadConfig } from '../server/config.js';
 import { Progress } from './progress.js';
 import { serverUrl, serviceHeaders } from './server-address.js';
 import type { OptionReader } from './snapshot-commands.js';

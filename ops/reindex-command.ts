@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { buildIndexFile } from '../index/secondary-index.js';
 import { indexFileIn, removeIndexFiles } from '../index/index-store.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
-import type { FolioConfig } from '../app/config.js';
+import type { FolioConfig } from '../server/config.js';
 import { serverUrl, serviceHeaders } from './server-address.js';
 
 const POLL_INTERVAL_MS = 250;

@@ -1,56 +1,28 @@
-// `folio replication status [--config FILE] [--json]`: the group as PostgreSQL holds it, read with the
-// same replication.postgres_url (FOLIO_REPLICATION_URL) the nodes use: the lease (term, holder, time
-// left by the database's clock), the end of the log, and every node as it last reported itself (role,
-// term, applied seq, how many events and milliseconds it is behind, its address, how long ago it
-// reported). A node that has not reported for REPORT_STALE_MS is shown as silent: it may be dead. Loaded
-// only for this command, so no other command loads the PostgreSQL client.
+// `folio replication leave [--data DIR]`: makes a data directory that belongs to a group an independent
+// single-node ledger (runtime/data-dir-membership.ts leaveGroup): for a directory its group refuses because it
+// holds writes it acknowledged alone (replication/log-alignment.ts), or one that is to serve without its group for
+// good. Its log is kept whole; nothing goes to PostgreSQL. docs/operations.md says when to use it.
+//
+// `folio replication status [--config FILE] [--json]`: the group as PostgreSQL holds it
+// (replication/postgres/group-status.ts), read with the same replication.postgres_url (FOLIO_REPLICATION_URL) the
+// nodes use. Loaded only for this command, so no other command loads the PostgreSQL client.
 
-import type { FolioConfig } from '../app/config.js';
-import { ConfigError } from '../app/config.js';
-import { readLease, readNodes } from '../replication/lease-store.js';
-import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres-client.js';
-import { logEnd } from '../replication/postgres-log-store.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FolioConfig } from '../server/config.js';
+import { ConfigError } from '../server/config.js';
+import { leaveGroup, membershipFileIn } from '../runtime/data-dir-membership.js';
+import { LmdbLog } from '../wal/lmdb-log.js';
+import { LogReader } from '../wal/log-reader.js';
+import { readGroupStatus, type GroupStatus } from '../replication/postgres/group-status.js';
+import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres/postgres-client.js';
 
-/** A report older than this: the node is shown as silent. */
-const REPORT_STALE_MS = 5_000;
-
-export interface GroupStatus {
-  lease: { term: number; holder: string; url: string; expires_in_ms: number };
-  log_end_seq: number;
-  nodes: Array<{
-    name: string;
-    role: string;
-    term: number;
-    applied_seq: number;
-    behind_events: number;
-    lag_ms: number | null;
-    url: string;
-    reported_ms_ago: number;
-    silent: boolean;
-  }>;
-}
+export type { GroupStatus } from '../replication/postgres/group-status.js';
 
 export async function groupStatus(postgresUrl: string): Promise<GroupStatus> {
   const client = await connectPostgres({ url: postgresUrl, limits: DEFAULT_CONNECTION_LIMITS, application_name: 'folio replication status' });
   try {
-    const lease = await readLease(client);
-    const end = (await logEnd(client))?.last_seq ?? 0;
-    const nodes = await readNodes(client);
-    return {
-      lease: { term: lease.term, holder: lease.holder_name, url: lease.holder_url, expires_in_ms: Math.round(lease.expires_at_ms - lease.database_now_ms) },
-      log_end_seq: end,
-      nodes: nodes.map((node) => ({
-        name: node.name,
-        role: node.role,
-        term: node.term,
-        applied_seq: node.applied_seq,
-        behind_events: Math.max(0, end - node.applied_seq),
-        lag_ms: node.lag_ms ?? null,
-        url: node.url,
-        reported_ms_ago: Math.round(node.reported_ms_ago),
-        silent: node.reported_ms_ago > REPORT_STALE_MS,
-      })),
-    };
+    return await readGroupStatus(client);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -75,10 +47,13 @@ export function statusText(status: GroupStatus): string {
   return `${lines.join('\n')}\n`;
 }
 
-export async function replicationCommand(args: string[], config: FolioConfig): Promise<number> {
+const USAGE = 'usage: folio replication status [--config FILE] [--json]\n       folio replication leave [--data DIR] [--config FILE]\n';
+
+export async function replicationCommand(args: string[], config: FolioConfig, option: (name: string) => string | undefined): Promise<number> {
   const [sub] = args;
+  if (sub === 'leave') return leaveCommand(option('--data') ?? config.data_dir);
   if (sub !== 'status') {
-    process.stderr.write('usage: folio replication status [--config FILE] [--json]\n');
+    process.stderr.write(USAGE);
     return 2;
   }
   if (config.replication.postgres_url === '') {
@@ -93,5 +68,28 @@ export async function replicationCommand(args: string[], config: FolioConfig): P
     return 1;
   }
   process.stdout.write(args.includes('--json') ? `${JSON.stringify(status, null, 2)}\n` : statusText(status));
+  return 0;
+}
+
+/** `folio replication leave`: the directory's membership removed (if it had one), and what it now is. */
+async function leaveCommand(dataDir: string): Promise<number> {
+  const report = await leaveGroup(dataDir);
+  let endSeq = 0;
+  if (fs.existsSync(path.join(LmdbLog.directoryIn(dataDir), 'data.mdb'))) {
+    const reader = LogReader.open(dataDir);
+    try {
+      endSeq = reader.endSeq();
+    } finally {
+      await reader.close();
+    }
+  }
+  const what = report.left
+    ? `${dataDir} has left its group (it was node ${report.node_id ?? 'with an unreadable id'})`
+    : `${dataDir} holds no group membership (no ${membershipFileIn(dataDir)}; removed by hand, or never joined)`;
+  process.stdout.write(
+    `${what}: it is an independent single-node ledger, its log kept whole to seq ${endSeq}.\n`
+    + 'Serve it without FOLIO_REPLICATION_URL. The writes it holds that its group does not stay here only: the group refuses this directory while it holds them, '
+    + 'so to put the node back in the group start it with an empty data directory (docs/operations.md).\n',
+  );
   return 0;
 }

@@ -1,7 +1,7 @@
 // Where operator commands reach a running server: the configured address (a wildcard host is reached
 // on loopback) unless `--url` names another, and the headers that carry the master key when one is set.
 
-import type { FolioConfig } from '../app/config.js';
+import type { FolioConfig } from '../server/config.js';
 
 export function serverUrl(config: FolioConfig, override?: string): string {
   if (override !== undefined) return override.replace(/\/$/, '');

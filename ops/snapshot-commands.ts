@@ -10,7 +10,7 @@ import { restoreDataDir } from './restore.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { BODY_OFFSET, readHeader, readSnapshot, SnapshotFileError } from '../snapshots/snapshot-file.js';
 import { verifyDataDir, type VerifyReport } from './verify.js';
-import { ConfigError, loadConfig } from '../app/config.js';
+import { ConfigError, loadConfig } from '../server/config.js';
 
 /** Reads `--name value` from the arguments. */
 export type OptionReader = (name: string) => string | undefined;

@@ -1,4 +1,4 @@
-// What matching needs from the ledger's query side, declared here as matching uses it; app/ plugs in the
+// What matching needs from the ledger's query side, declared here as matching uses it; runtime/ plugs in the
 // SQLite index (index/reconciliation-queries.ts). Every lookup goes through an index and is bounded:
 // a batch of probes answers at most `rowsMax` rows or `undefined` (more than that: the caller splits
 // the batch), and groups are read only up to `membersMax` members. The one read that is not a lookup,

@@ -11,13 +11,8 @@
 // sentAt + lease_ms x (1 - clock_drift_max) - safety_margin_ms has stopped before any other node can take
 // the term, as long as its clock runs no more than clock_drift_max faster or slower than the database's.
 
-/** The lease row: which term is current, who holds it, and (database time, ms) until when. */
-export interface Lease {
-  term: number;
-  /** The holder's incarnation (a name and a random id: two processes given the same name still differ). */
-  holder: string;
-  expires_at_ms: number;
-}
+// The lease row's shape is the store's (postgres/lease-store.ts), which keeps it.
+import type { Lease } from './postgres/lease-store.js';
 
 export interface LeaseTimings {
   /** How long a granted lease lasts. */

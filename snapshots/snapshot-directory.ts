@@ -56,7 +56,7 @@ export interface WrittenSnapshot {
 export type SnapshotIdentity = Omit<SnapshotHeader, 'format_version' | 'counts' | 'balance_table' | 'body_bytes' | 'body_sha256'>;
 
 /**
- * Checks a written file before it gets its final name (app/state-replica.ts checkReadsBack: restored, it
+ * Checks a written file before it gets its final name (runtime/state-replica.ts checkReadsBack: restored, it
  * must hash to its header's state hash); throwing removes the file and fails the write.
  */
 export type ReadBackCheck = (file: string, header: SnapshotHeader) => void;

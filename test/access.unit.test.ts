@@ -4,10 +4,10 @@
 
 import t from 'tap';
 import { ApiError } from '../http/api-error.js';
-import { apiKeyText, MasterKey, newApiKeySecret, parseApiKeyText, secretMatches, sha256Hex } from '../http/api-key-secret.js';
-import { authorize, presentedKey, type Principal } from '../http/auth.js';
-import { routeAccess, ROUTE_ACCESS_TABLE } from '../http/route-scopes.js';
-import { covers, firstUncovered, parseScope, type Scope } from '../http/scopes.js';
+import { apiKeyText, MasterKey, newApiKeySecret, parseApiKeyText, secretMatches, sha256Hex } from '../http/access/api-key-secret.js';
+import { authorize, presentedKey, type Principal } from '../http/access/auth.js';
+import { routeAccess, ROUTE_ACCESS_TABLE } from '../http/access/route-scopes.js';
+import { covers, firstUncovered, parseScope, type Scope } from '../http/access/scopes.js';
 
 t.test('scopes parse as resource:action with wildcards', async (t) => {
   t.same(parseScope('ledgers:read'), { resource: 'ledgers', action: 'read' });

@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { transferCommand } from '../engine/commands.js';
-import { DEFAULT_BALANCE_FOLD_LIMITS } from '../app/balance-folds.js';
+import { DEFAULT_BALANCE_FOLD_LIMITS } from '../runtime/balance-folds.js';
 import { startTestServer } from './helpers/test-server.js';
 
 const EVENTS = 30_000;

@@ -71,7 +71,7 @@ function foldedChanges(balanceId: string, events: Array<{ seq: number; event: Le
   for (const { seq, event } of events) {
     const created = event.balances?.some((candidate) => candidate.balance_id === balanceId) ?? false;
     const moved = event.postings?.some((posting) => posting.balance_id === balanceId) ?? false;
-    // The fold carries on from the state reached, handed over as a creation record (as app/balance-folds.ts does).
+    // The fold carries on from the state reached, handed over as a creation record (as runtime/balance-folds.ts does).
     const before: LedgerEvent[] = balance ? [{ type: 'balance.created', at: event.at, balances: [balance] }] : [];
     balance = foldBalance(balanceId, [...before, event]) ?? balance;
     if (!balance || (!created && !moved)) continue;

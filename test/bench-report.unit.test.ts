@@ -11,7 +11,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { formatNumber, targetText } from '../bench/report.js';
 import { writeReport } from '../bench/results-report/write-report.js';
-import { engineFixture, httpFixture, indexFixture, peersFixture, snapshotsFixture, writeFixtures } from './helpers/bench-result-fixtures.js';
+import { engineFixture, httpFixture, indexFixture, legacyPeersFixture, peersFixture, snapshotsFixture, writeFixtures } from './helpers/bench-result-fixtures.js';
 
 const ORDER = ['engine', 'http', 'index', 'snapshots', 'peers'];
 const CHARTS = ['throughput-connections.svg', 'latency-percentiles.svg', 'index-lag.svg', 'startup-snapshot-vs-replay.svg'];
@@ -43,7 +43,7 @@ t.test('the full report holds every figure beside its target, with its run and m
   }
   t.match(report, 'Fixture CPU 9000, 2 cores, 8.0 GiB memory, load average 0.51 0.42 0.33 at the start and 0.61 0.52 0.43 at the end, Node v24.0.0-fixture');
   t.ok(report.indexOf('## engine') < report.indexOf('## http') && report.indexOf('## snapshots') < report.indexOf('## peers'), 'benches in the given order');
-  t.match(report, /## Targets[\s\S]*\| peers \| Folio HTTP \/ Postgres \(batch-1000, 1,000 balances\) \| 27\.6 \| ratio \| >= 30\.0 \| MISSED/);
+  t.match(report, /## Targets[\s\S]*\| peers \| Folio HTTP \/ peer direct \(batch-1000, 1,000 balances, 8 clients\) \| 3\.55 \| ratio \| >= 5\.00 \| MISSED/);
 });
 
 t.test('each chart is a well-formed SVG, linked from the report with its numbers', async (t) => {
@@ -60,12 +60,27 @@ t.test('each chart is a well-formed SVG, linked from the report with its numbers
     t.match(report, `](charts/${name})`, `the report links ${name}`);
   }
   const throughput = fs.readFileSync(path.join(dir, 'charts', 'throughput-connections.svg'), 'utf8');
-  for (const series of ['Folio over HTTP', 'bare Koa', 'Postgres peer (direct)']) t.match(throughput, series, `throughput chart has ${series}`);
-  t.match(report, '| 256 | 5,000 | 12,500 | 1,500 |', 'the sweep\'s numbers under its chart');
+  for (const series of ['Folio over HTTP', 'Postgres peer behind Koa', 'Postgres peer (direct)', 'bare Koa (static answer)']) {
+    t.match(throughput, series, `throughput chart has ${series}`);
+  }
+  t.match(report, '| clients | Folio over HTTP | Postgres peer behind Koa | Postgres peer (direct) | bare Koa (static answer) |');
+  t.match(report, '| 256 | 5,000 | 2,000 | 1,500 | 12,500 |', 'the sweep\'s numbers under its chart');
   t.match(report, '| Postgres peer (direct) | 9.5 | 15.3 | 31.5 |', 'latency percentiles under their chart');
+  t.match(report, '| Postgres peer behind Koa | 11.0 | 18.0 | 40.0 |');
   t.match(report, '| full replay of the log | 7,777 |');
   t.match(report, '| from a snapshot (median) | 987 |');
   t.match(report, /\| 2 \| \d+\.\d \|/, 'index lag at whole seconds');
+});
+
+t.test('a peers result recorded before issue 39 still draws its charts, with the lines it has', async (t) => {
+  const dir = tempDir(t);
+  writeFixtures(dir, [legacyPeersFixture()]);
+  const written = writeReport({ quick: false, resultsDir: dir });
+  const report = fs.readFileSync(written.reportFile, 'utf8');
+  t.match(report, '| clients | Folio over HTTP | Postgres peer (direct) | bare Koa (static answer) |', 'no column for the peer behind Koa it did not measure');
+  t.match(report, '| 4 | 1,200 | 2,800 | 32,000 |');
+  t.match(report, '| Folio in-process | 1.5 | 2.5 | 8.0 |');
+  t.match(report, '| Postgres peer (direct) | 17.8 | 30.0 | 47.8 |');
 });
 
 t.test('a chart without data is named, not drawn, and an old drawing of it goes', async (t) => {

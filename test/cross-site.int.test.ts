@@ -6,8 +6,8 @@
 import http from 'node:http';
 import t from 'tap';
 import { createApp, MASTER_KEY_LENGTH_MIN } from '../http/app.js';
-import { exposureWarning } from '../app/serve.js';
-import { loadConfig, ConfigError } from '../app/config.js';
+import { exposureWarning } from '../server/serve-parts.js';
+import { loadConfig, ConfigError } from '../server/config.js';
 import { startTestServer, type TestServer } from './helpers/test-server.js';
 
 interface RawResponse {

@@ -1,5 +1,5 @@
-// The core's side of a cutover (http/routes/cutover-routes.ts, app/cutover-control.ts,
-// app/log-follower.ts), on real processes: a fenced leader refuses writes with 503 CUTOVER_FENCED and
+// The core's side of a cutover (http/routes/cutover-routes.ts, cutover/cutover-control.ts,
+// cutover/log-follower.ts), on real processes: a fenced leader refuses writes with 503 CUTOVER_FENCED and
 // Retry-After, appends nothing more (its queue work waits too), and takes writes again once unfenced;
 // a follower started on a backup copies the leader's log byte for byte (same checksum, same state hash
 // at the same seq), refuses writes, is promoted only at exactly the leader's position, and then works

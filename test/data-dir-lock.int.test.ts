@@ -1,4 +1,4 @@
-// One server per data directory, with a lock the kernel drops when its holder dies (app/data-dir-lock.ts).
+// One server per data directory, with a lock the kernel drops when its holder dies (runtime/data-dir-lock.ts).
 // The built CLI is started under a parent that never reaps its children (`exec sleep`, as PID 1 is in a
 // container without an init): killed with SIGKILL, the server stays a zombie and `kill(pid, 0)` keeps
 // succeeding on it, which kept the pid-file lock held for good. The next start must work, with every
@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { DataDirLockedError, LOCK_FILE } from '../app/data-dir-lock.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { DataDirLockedError, LOCK_FILE } from '../runtime/data-dir-lock.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { startChildServer } from './helpers/child-server.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCE_FOLDERS = ['app', 'bench', 'bin', 'cloud', 'codec', 'engine', 'fuzz', 'hooks', 'http', 'index', 'lookups', 'ops', 'reconciliation', 'replication', 'snapshots', 'test', 'threads', 'wal', 'wire'];
+const SOURCE_FOLDERS = ['bench', 'bin', 'cloud', 'codec', 'console', 'cutover', 'engine', 'fuzz', 'hooks', 'http', 'index', 'lookups', 'ops', 'reconciliation', 'replication', 'runtime', 'server', 'snapshots', 'test', 'threads', 'wal', 'wire', 'workers'];
 const FOLDERS = [...SOURCE_FOLDERS, 'docs', '.ci'];
 const EXTENSIONS = 'ts|md|mjs|sql|json';
 /** `folder/...` paths, and bare file names, as written in text. */

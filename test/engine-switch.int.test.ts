@@ -1,5 +1,5 @@
 // The engine host switching the ledger it serves, as a replicated node's does on a rejoin
-// (app/engine-host.ts, app/remote-ledger.ts), over a real channel and real ledgers in temp dirs: while it
+// (workers/engine-host.ts, workers/remote-ledger.ts), over a real channel and real ledgers in temp dirs: while it
 // refuses, every call is answered 503 REPL_REJOINING with Retry-After; a call under way is waited for
 // (bounded); a write's wait for its seq is tied to the ledger that appended it (answered from what that
 // ledger made durable, refused once it has stopped short, never left waiting), and what the worker has
@@ -9,17 +9,16 @@
 import fs from 'node:fs';
 import { MessageChannel } from 'node:worker_threads';
 import t, { type Test } from 'tap';
-import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../http/api-error.js';
-import { EngineHost } from '../app/engine-host.js';
-import { EngineClient, holdWhileWritesHeld } from '../app/remote-ledger.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
-import { notLeader } from '../app/record-replicator.js';
+import { NodeRefusal } from '../http/ports/node-refusal.js';
+import { EngineHost } from '../workers/engine-host.js';
+import { SharedSeqs } from '../workers/engine-channel.js';
+import { EngineClient, holdWhileWritesHeld } from '../workers/remote-ledger.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import { notLeader } from '../replication/record-replicator.js';
 import type { Outcome } from '../engine/ledger-engine.js';
 import { tempDataDir } from './helpers/test-server.js';
 
-const REJOINING = new ApiError('REPL_REJOINING', 'this node is rejoining its replication group; retry shortly', undefined, {
-  'Retry-After': String(BACKPRESSURE_RETRY_AFTER_SECONDS),
-});
+const REJOINING = new NodeRefusal('REPL_REJOINING');
 const silent = { error: () => undefined };
 
 async function openLedger(t: Test): Promise<LedgerRuntime> {
@@ -55,7 +54,7 @@ async function hostAndClient(t: Test): Promise<{ engine: EngineHost; client: Eng
   t.teardown(() => engine.close());
   const channel = new MessageChannel();
   engine.attach(channel.port1);
-  const client = new EngineClient(channel.port2);
+  const client = new EngineClient(channel.port2, SharedSeqs.over(engine.seqsBuffer));
   await client.ready;
   return { engine, client };
 }
@@ -67,8 +66,8 @@ t.test('an engine host that changes its ledger', async (t) => {
   const { engine, client } = await hostAndClient(t);
 
   const refused = await client.call('view', 'queuedCount', []).catch((error: unknown) => error);
-  t.ok(refused instanceof ApiError, 'before any ledger is served, a call is refused');
-  t.match(refused, { code: 'REPL_REJOINING', status: 503, headers: { 'Retry-After': '1' } }, 'with 503 REPL_REJOINING and Retry-After');
+  t.ok(refused instanceof NodeRefusal, 'before any ledger is served, a call is refused');
+  t.match(refused, { code: 'REPL_REJOINING' }, 'as the node rejoining (503 with Retry-After at the edge)');
   t.ok(client.state.refusal, 'and the state says every request is refused');
 
   engine.serve({ runtime: first });
@@ -83,15 +82,17 @@ t.test('an engine host that changes its ledger', async (t) => {
   // what the first ledger made durable, whatever the second reaches.
   const late = await createLedger(client, 'the last on the first');
   await first.log.flush();
-  // A call under way when the ledger is refused: the host waits for it.
-  const underWay = client.call<boolean>('core', 'appliedSeqReached', [first.log.appendedSeq + 1_000, 300]);
+  // A call under way when the ledger is refused (a leader stepping down, its log stopped: a seq past its
+  // end may yet come from the group, so it is waited for): the host waits for it.
+  first.log.stopAppending(notLeader());
+  const underWay = client.call('core', 'appliedSeqReached', [first.log.appendedSeq + 1_000, 300]);
   // Calls of one channel are carried out in order: once this one is answered, the one before is under way.
   await client.call('view', 'queuedCount', []);
   engine.refuse(REJOINING);
   await nextState(client);
   const drained = await engine.drain(5_000);
   t.equal(drained, true, 'drain waits for the call under way');
-  t.equal(await underWay, false, 'which finished on the ledger it started on');
+  t.match(await underWay, { outcome: 'timed_out' }, 'which finished on the ledger it started on');
   t.match(await client.call('view', 'queuedCount', []).catch((error: unknown) => error), { code: 'REPL_REJOINING' }, 'while refusing, every call is refused');
 
   engine.serve({ runtime: second });
@@ -107,7 +108,7 @@ t.test('an engine host that changes its ledger', async (t) => {
   const stopped = nextState(client);
   second.log.stopAppending(notLeader());
   await stopped;
-  t.match(await pending.catch((error: unknown) => error), { code: 'REPL_NOT_LEADER', status: 503 }, 'a wait past where the stopped log got is refused REPL_NOT_LEADER');
+  t.match(await pending.catch((error: unknown) => error), { name: 'NodeRefusal', code: 'REPL_NOT_LEADER' }, 'a wait past where the stopped log got is refused REPL_NOT_LEADER');
   t.match(await client.durable(second.log.appendedSeq + 500).catch((error: unknown) => error), { code: 'REPL_NOT_LEADER' }, 'and so is a new one');
 
   // A wait of a ledger replaced before it got there is refused when it is replaced.
@@ -115,7 +116,7 @@ t.test('an engine host that changes its ledger', async (t) => {
   await nextState(client);
   const orphan = client.durable(third.log.appendedSeq + 1_000);
   engine.refuse(REJOINING);
-  t.match(await orphan.catch((error: unknown) => error), { status: 503 }, 'a wait on a ledger that is replaced is refused, 503');
+  t.match(await orphan.catch((error: unknown) => error), { name: 'NodeRefusal', code: 'REPL_REJOINING' }, 'a wait on a ledger that is replaced is refused with what replaced it (503 at the edge)');
 });
 
 t.test('while writes are held, commands are refused on the engine side and a worker\'s own stamps hold', async (t) => {
@@ -128,7 +129,7 @@ t.test('while writes are held, commands are refused on the engine side and a wor
   engine.serve({ runtime });
   await nextState(client);
   t.equal(writer.held, true, 'the worker\'s stamps hold');
-  t.match(await createLedger(client, 'held').catch((error: unknown) => error), { code: 'REPL_NO_LEADER', status: 503 }, 'a command reaching the engine is refused 503 REPL_NO_LEADER');
+  t.match(await createLedger(client, 'held').catch((error: unknown) => error), { name: 'NodeRefusal', code: 'REPL_NO_LEADER' }, 'a command reaching the engine is refused REPL_NO_LEADER (503 at the edge)');
   engine.holdWrites(false);
   await nextState(client);
   t.equal(writer.held, false, 'released');

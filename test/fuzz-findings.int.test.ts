@@ -5,8 +5,8 @@
 
 import net from 'node:net';
 import t from 'tap';
-import { DataDirLockedError } from '../app/data-dir-lock.js';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { DataDirLockedError } from '../runtime/data-dir-lock.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { accessServerFor } from './helpers/access-server.js';
 import { startTestServer, tempDataDir } from './helpers/test-server.js';
 

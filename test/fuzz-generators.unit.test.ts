@@ -17,9 +17,9 @@ import { impliedPreciseAmount } from '../fuzz/exact-amounts.js';
 import { IdPools } from '../fuzz/id-pools.js';
 import { bodyArbitrary } from '../fuzz/route-requests.js';
 import { DECLARED_SCHEMA_ROUTES, FUZZ_ROUTES, routeKey } from '../fuzz/route-table.js';
-import { parseJsonLossless } from '../http/lossless-json.js';
-import { validateSearch } from '../http/query-schemas.js';
-import { validateBulk, validateTransaction } from '../http/transaction-commands.js';
+import { parseJsonLossless } from '../http/schemas/lossless-json.js';
+import { validateSearch } from '../http/schemas/query-schemas.js';
+import { validateBulk, validateTransaction } from '../http/schemas/transaction-commands.js';
 
 const SAMPLES = 200;
 const context = new IdPools().context(Date.UTC(2026, 0, 1));

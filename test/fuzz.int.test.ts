@@ -10,10 +10,10 @@
 
 import fs from 'node:fs';
 import t from 'tap';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
-import { snapshotAdmin } from '../app/snapshot-admin.js';
-import { ChangeFeed } from '../app/change-feed.js';
-import { nodeInspector } from '../app/node-inspector.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import { snapshotAdmin } from '../runtime/snapshot-admin.js';
+import { ChangeFeed } from '../runtime/change-feed.js';
+import { nodeInspector } from '../server/node-inspector.js';
 import { createSender } from '../fuzz/fuzz-request.js';
 import { FuzzSession } from '../fuzz/fuzz-session.js';
 import { setUpLedger } from '../fuzz/ledger-setup.js';

@@ -9,9 +9,9 @@ import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
 import type { IdPrefix } from '../engine/ports.js';
 import { deliveryEventId, hookEventName, transactionChanges } from '../hooks/hook-deliveries.js';
 import { hookBody, hookHeaders, hookSignature } from '../hooks/hook-payload.js';
-import { validateTransaction } from '../http/transaction-commands.js';
+import { validateTransaction } from '../http/schemas/transaction-commands.js';
 import { MemoryLog } from '../wal/memory-log.js';
-import { loadConfig, notificationTarget } from '../app/config.js';
+import { loadConfig, notificationTarget } from '../server/config.js';
 
 function engineForTest(): { engine: LedgerEngine; log: MemoryLog; clock: { ms: number } } {
   const clock = { ms: Date.UTC(2030, 0, 1) };

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { ConfigError, INDEX_LAG_MS_MAX, INDEX_WRITE_WAIT_MS_MAX, loadConfig } from '../app/config.js';
+import { ConfigError, INDEX_LAG_MS_MAX, INDEX_WRITE_WAIT_MS_MAX, loadConfig } from '../server/config.js';
 import { DEFAULT_WRITE_HOLD_LIMITS } from '../index/secondary-index.js';
 
 const load = (env: Record<string, string>, file?: string) => loadConfig(file, { FOLIO_DATA_DIR: '/tmp/x', ...env });

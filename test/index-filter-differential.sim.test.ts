@@ -4,7 +4,7 @@
 // for record and byte for byte. FOLIO_SEED=<n> replays a run; the seed is printed on every failure.
 
 import t from 'tap';
-import { identityView } from '../http/identity-view.js';
+import { identityView } from '../http/views/identity-view.js';
 import { toJsonText } from '../wire/json-text.js';
 import { transactionJson } from '../wire/transaction-json.js';
 import { balanceView, ledgerView } from '../wire/views.js';

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { DecimalLiteral } from '../wire/amounts.js';
 import { toJsonText } from '../wire/json-text.js';
-import { parseJsonLossless } from '../http/lossless-json.js';
+import { parseJsonLossless } from '../http/schemas/lossless-json.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
 t.test('bigints are written as bare digits, whatever their size', async (t) => {

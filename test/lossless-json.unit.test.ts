@@ -1,11 +1,11 @@
-// Unit tests for http/lossless-json.ts. Bodies take one of two paths (plain JSON.parse when no long run
+// Unit tests for http/schemas/lossless-json.ts. Bodies take one of two paths (plain JSON.parse when no long run
 // of digits appears, JSON.parse with the exact-number reviver otherwise), so most cases here run through both and
 // must agree with JSON.parse wherever no digit is at stake. A seeded generator adds documents nobody
 // thought to write down; its seed is printed on failure so the case replays.
 
 import t from 'tap';
 import { DecimalLiteral } from '../wire/amounts.js';
-import { JSON_DEPTH_MAX, JsonSyntaxError, parseJsonExact, parseJsonLossless } from '../http/lossless-json.js';
+import { JSON_DEPTH_MAX, JsonSyntaxError, parseJsonExact, parseJsonLossless } from '../http/schemas/lossless-json.js';
 import { seededRandom } from './helpers/seeded-random.js';
 
 /** A string value holding sixteen digits: its presence sends a document down the reviver path. */

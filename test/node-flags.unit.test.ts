@@ -1,4 +1,4 @@
-// The V8 flags Folio runs with are written in three places that cannot share code (app/node-flags.ts,
+// The V8 flags Folio runs with are written in three places that cannot share code (threads/node-flags.ts,
 // package.json's start script, the first line of bin/folio.ts): they must agree, and this Node must
 // accept them.
 
@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
-import { NODE_FLAGS } from '../app/node-flags.js';
+import { NODE_FLAGS } from '../threads/node-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const flags = NODE_FLAGS.join(' ');
@@ -26,7 +26,7 @@ t.test('this Node accepts them', async (t) => {
 });
 
 t.test('worker threads get the young generation their own limits ask for, not the main thread\'s flag', async (t) => {
-  const nodeFlags = pathToFileURL(path.join(ROOT, 'dist/app/node-flags.js')).href;
+  const nodeFlags = pathToFileURL(path.join(ROOT, 'dist/threads/node-flags.js')).href;
   // A worker asking for 32 MB of young generation and 192 MB of old: its heap limit tells which applied.
   const script = (own: boolean) => `
     const { Worker } = await import('node:worker_threads');

@@ -7,7 +7,8 @@
 
 import t from 'tap';
 import type { LedgerEvent } from '../engine/events.js';
-import { notificationsIn, type NotificationDeriver, type NotificationTarget } from '../hooks/notifications.js';
+import type { NotificationDeriver } from '../hooks/notification-draft.js';
+import { notificationsIn, type NotificationTarget } from '../hooks/notifications.js';
 import { blnkSignatureValid, freePort, HookReceiver, signatureValid } from './helpers/hook-receiver.js';
 import { startTestServer, tempDataDir } from './helpers/test-server.js';
 

@@ -2,8 +2,12 @@
 // it must keep the ledger's invariants, or the bench would compare Folio with something that does less.
 // Balances sum to zero, a reused reference and an overdraft are refused with nothing written, a batch
 // is all or nothing, concurrent transfers over the same balances neither deadlock nor lose a unit, and
-// amounts beyond 2^53 stay exact.
+// amounts beyond 2^53 stay exact. Behind the bench's Koa server (dist/bench/bare-koa-server.js, built by
+// `npm test`) each POST is the peer's transfer or batch, answered once committed, refusals as 422.
 
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { PeerLedger, type PeerTransfer } from '../bench/postgres-peer/peer-ledger.js';
@@ -26,7 +30,7 @@ t.before(async () => {
   await ledger.createBalances(['world', 'a', 'b', 'c', 'd', 'big-1', 'big-2'], 'USD');
   await ledger.createBalances(['euro'], 'EUR');
   for (const id of ['a', 'b', 'c', 'd']) {
-    t.same(await ledger.transfer(transfer('world', id, FUNDS, { allowOverdraft: true })), { ok: true }, `fund ${id}`);
+    t.match(await ledger.transfer(transfer('world', id, FUNDS, { allowOverdraft: true })), { ok: true }, `fund ${id}`);
   }
 });
 
@@ -55,7 +59,7 @@ t.test('the server listens on loopback and commits durably', async (t) => {
 });
 
 t.test('a reused reference is refused and writes nothing', async (t) => {
-  t.same(await ledger.transfer(transfer('a', 'b', 5n, { reference: 'invoice-1' })), { ok: true });
+  t.match(await ledger.transfer(transfer('a', 'b', 5n, { reference: 'invoice-1' })), { ok: true, transactionId: /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/ }, 'the id the peer gave it (a UUIDv7)');
   const count = await ledger.transactionCount();
   t.same(await ledger.transfer(transfer('c', 'd', 7n, { reference: 'invoice-1' })), { ok: false, code: 'TXN_DUPLICATE_REFERENCE', index: 0 });
   t.equal(await ledger.transactionCount(), count, 'no transaction recorded');
@@ -69,11 +73,11 @@ t.test('an overdraft is refused unless allowed', async (t) => {
   const before = await ledger.balance('c');
   t.same(await ledger.transfer(transfer('c', 'd', before! + 1n)), { ok: false, code: 'TXN_INSUFFICIENT_FUNDS', index: 0 });
   t.equal(await ledger.balance('c'), before, 'nothing moved');
-  t.same(await ledger.transfer(transfer('c', 'd', before!)), { ok: true }, 'exactly the whole balance is allowed');
+  t.match(await ledger.transfer(transfer('c', 'd', before!)), { ok: true }, 'exactly the whole balance is allowed');
   t.equal(await ledger.balance('c'), 0n);
-  t.same(await ledger.transfer(transfer('c', 'd', 10n, { allowOverdraft: true })), { ok: true }, 'allowed overdraft');
+  t.match(await ledger.transfer(transfer('c', 'd', 10n, { allowOverdraft: true })), { ok: true }, 'allowed overdraft');
   t.equal(await ledger.balance('c'), -10n);
-  t.same(await ledger.transfer(transfer('d', 'c', before! + 10n)), { ok: true }, 'back to where it was');
+  t.match(await ledger.transfer(transfer('d', 'c', before! + 10n)), { ok: true }, 'back to where it was');
   await expectZeroSums(t);
 });
 
@@ -105,7 +109,7 @@ t.test('amounts beyond 2^53 stay exact', async (t) => {
   const amounts = [2n ** 53n + 1n, 10n ** 39n + 7n, 10n ** 40n - 1n];
   let expected = 0n;
   for (const amount of amounts) {
-    t.same(await ledger.transfer(transfer('big-1', 'big-2', amount, { allowOverdraft: true })), { ok: true });
+    t.match(await ledger.transfer(transfer('big-1', 'big-2', amount, { allowOverdraft: true })), { ok: true });
     expected += amount;
   }
   t.equal(await ledger.balance('big-2'), expected, 'the sum to the last unit');
@@ -146,5 +150,66 @@ t.test('concurrent transfers and batches over the same balances neither deadlock
   await Promise.all(work);
   await Promise.all(clients.map((client) => client.close()));
   for (const id of ids) t.equal(await ledger.balance(id), expected.get(id), `balance ${id} moved by exactly its transfers`);
+  await expectZeroSums(t);
+});
+
+const KOA_SERVER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bench/bare-koa-server.js');
+
+t.test('behind Koa, each POST is the peer\'s transfer or batch, answered once committed', async (t) => {
+  const child = spawn(process.execPath, [KOA_SERVER], {
+    env: { ...process.env, FOLIO_BENCH_PEER: JSON.stringify({ connection: server.connection, pool_connections: 2 }) },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  t.teardown(async () => {
+    child.stdin.end();
+    await exited;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (match) resolve(match[1]!);
+    });
+    void exited.then(() => reject(new Error(`the Koa server exited: ${stderr}`)));
+  });
+  const post = async (route: string, body: unknown): Promise<{ status: number; body: any }> => {
+    const response = await fetch(url + route, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await response.text();
+    return { status: response.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+  };
+  const aBefore = (await ledger.balance('a'))!;
+  const bBefore = (await ledger.balance('b'))!;
+
+  const single = await post('/transactions', { description: 'test', source: 'a', destination: 'b', precise_amount: 3, currency: 'USD', skip_queue: true });
+  t.equal(single.status, 201);
+  t.match(single.body, { transaction_id: /^[0-9a-f]{8}-/, source: 'a', destination: 'b', precise_amount: '3', status: 'APPLIED' });
+  t.equal(single.body.reference, `ref_${single.body.transaction_id}`);
+  t.equal(await ledger.balance('a'), aBefore - 3n, 'committed before the answer');
+
+  // More requests in flight than the pool has connections: they wait for one, none fails.
+  const many = await Promise.all(Array.from({ length: 8 }, () => post('/transactions', { source: 'b', destination: 'a', precise_amount: '1', currency: 'USD' })));
+  t.same(many.map((answer) => answer.status), Array(8).fill(201));
+
+  const bulk = await post('/transactions/bulk', {
+    atomic: true, transactions: [{ source: 'a', destination: 'b', precise_amount: 2, currency: 'USD' }, { source: 'b', destination: 'a', precise_amount: 7, currency: 'USD' }],
+  });
+  t.equal(bulk.status, 201);
+  t.match(bulk.body, { status: 'applied', transaction_count: 2 });
+  t.equal(await ledger.balance('a'), aBefore - 3n + 8n - 2n + 7n);
+  t.equal(await ledger.balance('b'), bBefore + 3n - 8n + 2n - 7n);
+
+  const count = await ledger.transactionCount();
+  const overdraft = await post('/transactions/bulk', {
+    transactions: [{ source: 'a', destination: 'b', precise_amount: 1, currency: 'USD' }, { source: 'c', destination: 'd', precise_amount: (FUNDS * 10n).toString(), currency: 'USD' }],
+  });
+  t.same([overdraft.status, overdraft.body], [422, { error: { code: 'TXN_INSUFFICIENT_FUNDS', index: 1 } }]);
+  t.equal(await ledger.transactionCount(), count, 'a refused batch writes nothing');
+  for (const body of [{ source: 'a', destination: 'b', precise_amount: 1.5, currency: 'USD' }, { source: 'a', precise_amount: 1, currency: 'USD' }, [1]]) {
+    t.equal((await post('/transactions', body)).status, 400, `malformed: ${JSON.stringify(body)}`);
+  }
   await expectZeroSums(t);
 });

@@ -5,11 +5,11 @@
 // letter-case variant of a path is forwarded or routed.
 
 import t from 'tap';
-import { CutoverControl } from '../app/cutover-control.js';
-import { snapshotAdmin } from '../app/snapshot-admin.js';
+import { CutoverControl } from '../cutover/cutover-control.js';
+import { snapshotAdmin } from '../runtime/snapshot-admin.js';
 import { ProxyRoutes, TENANT_RESOURCES } from '../cloud/proxy-routes.js';
 import { createApp } from '../http/app.js';
-import { routeAccess } from '../http/route-scopes.js';
+import { routeAccess } from '../http/access/route-scopes.js';
 import { routerApp } from './helpers/router-app.js';
 
 /** A path the pattern matches: each parameter filled with `1` (or with what `fill` says for it). */
@@ -63,6 +63,7 @@ t.test('the proxy forwards tenant routes only, matched exactly as the core match
   for (const [method, path] of [
     ['POST', '/search/reindex'], ['GET', '/admin/cutover/status'], ['GET', '/ADMIN/cutover/status'], ['POST', '/admin/snapshots'], ['GET', '/docs'],
     ['GET', '/docs/start.js'], ['GET', '/metrics'], ['GET', '/backup'], ['OPTIONS', '/ledgers'], ['GET', '/nope'], ['POST', '/api-keys/filter'],
+    ['GET', '/console'], ['GET', '/console/main.js'], ['GET', '/api-keys/current'],
   ] as const) {
     t.notOk(routes.forwards(method, path), `${method} ${path} is not forwarded`);
   }

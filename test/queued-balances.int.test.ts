@@ -3,7 +3,7 @@
 // balances are read and further transactions decided against them.
 
 import t from 'tap';
-import { ConfigError, loadConfig } from '../app/config.js';
+import { ConfigError, loadConfig } from '../server/config.js';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 async function created(server: TestServer, route: string, body: unknown): Promise<any> {

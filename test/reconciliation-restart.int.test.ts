@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import t from 'tap';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { startChildServer } from './helpers/child-server.js';
 import { freePort, HookReceiver } from './helpers/hook-receiver.js';
 import { csvOf, uploadFile } from './helpers/reconciliation-client.js';

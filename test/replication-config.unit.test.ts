@@ -3,8 +3,8 @@
 // lengths and the hook sealing key are checked; a replicated node cannot also follow a data directory.
 
 import t from 'tap';
-import { ConfigError, loadConfig } from '../app/config.js';
-import { replicationSettings } from '../app/replication-settings.js';
+import { ConfigError, loadConfig } from '../server/config.js';
+import { replicationSettings } from '../replication/replication-settings.js';
 import { usableLeaseMs } from '../replication/lease-rules.js';
 
 const URL = 'postgres://folio:s3cret@127.0.0.1:5432/postgres';

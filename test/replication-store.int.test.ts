@@ -7,20 +7,22 @@
 //     the end, contiguous inside; the leader's replicator gathers the records handed to it while a
 //     statement is in flight into the next one (fewer transactions than records), and a refusal refuses
 //     every record after it, sent or gathered;
-//   - alignment drops the tail the group never committed, and the lookups, the query index and the
-//     snapshots follow: the dropped transfers are not found by id, by reference, by filter, a snapshot
-//     taken after them is gone, and their references are free again; a log that differs from the group's
-//     from its first record, or by more than the limit, is refused with nothing dropped.
+//   - alignment drops the tail the group never committed that the node sealed as the group's leader, and
+//     the lookups, the query index and the snapshots follow: the dropped transfers are not found by id, by
+//     reference, by filter, a snapshot taken after them is gone, and their references are free again; a
+//     tail sealed without the group (a single node's, acknowledged alone), also after a leader's, is
+//     refused naming its seqs, with nothing dropped; a log that differs from the group's from its first
+//     record, or by more than the limit, is refused with nothing dropped.
 
 import pg from 'pg';
 import t from 'tap';
 import { startPostgres } from '../bench/postgres/postgres-server.js';
-import { alignWithGroup, DivergedLogError } from '../app/log-alignment.js';
-import { readLease, renewLease, takeLease } from '../replication/lease-store.js';
-import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres-client.js';
-import { AppendRefused, appendRecord, appendRecords, logEnd, termsInLog } from '../replication/postgres-log-store.js';
-import { PostgresRecordReplicator } from '../app/record-replicator.js';
-import { ensureSchema } from '../replication/replication-schema.js';
+import { AcknowledgedAloneError, alignWithGroup, DivergedLogError } from '../replication/log-alignment.js';
+import { readLease, renewLease, takeLease } from '../replication/postgres/lease-store.js';
+import { connectPostgres, DEFAULT_CONNECTION_LIMITS } from '../replication/postgres/postgres-client.js';
+import { AppendRefused, appendRecord, appendRecords, logEnd, termsInLog } from '../replication/postgres/postgres-log-store.js';
+import { PostgresRecordReplicator } from '../replication/record-replicator.js';
+import { ensureSchema } from '../replication/postgres/replication-schema.js';
 import { listSnapshots, snapshotDirectoryIn } from '../snapshots/snapshot-directory.js';
 import { snapshotNow, startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
@@ -187,25 +189,30 @@ async function settled(server: TestServer): Promise<void> {
   }
 }
 
-t.test('a rejoining node drops the tail the group never committed, and its lookups, index and snapshots follow', async (t) => {
-  await freshSchema();
-  const dataDir = tempDataDir('repl-align');
-  let server = await startTestServer({ dataDir, snapshots: { every_events: 0, every_seconds: 0, keep: 5 } });
-  const kept = [await transfer(server, 'kept-1', 100), await transfer(server, 'kept-2', 200), await transfer(server, 'kept-3', 300)];
+/** A single node's ledger whose records up to now the group has committed, as its leader's replicator would; its end seq. */
+async function committedByGroup(server: TestServer, client: Awaited<ReturnType<typeof open>>): Promise<number> {
   await settled(server);
-  const committedSeq = server.runtime.log.appendedSeq;
-  const balanceAtCommit = (await server.request('GET', '/balances/indicator/@rejoin/currency/USD')).body.balance;
-  // The group commits everything up to here, record by record, as the leader's replicator would.
-  const client = await open('align');
-  t.teardown(() => client.end());
-  t.equal(await takeLease(client, 0, holder('a'), 60_000), 1);
+  if (await takeLease(client, 0, holder('a'), 60_000) !== 1) throw new Error('the first term was not taken');
   let previous = 0;
   for (const logRecord of server.runtime.log.logRecords(1)) {
     await appendRecord(client, { term: 1, first_seq: logRecord.first_seq, last_seq: logRecord.last_seq, previous_first_seq: previous, bytes: server.runtime.log.rawRecord(logRecord.first_seq)! });
     previous = logRecord.first_seq;
   }
-  // Then two more, written here but never committed by the group, seen by the lookups and the index, and
-  // a snapshot taken after them.
+  return server.runtime.log.appendedSeq;
+}
+
+t.test('a rejoining node drops the tail the group never committed, and its lookups, index and snapshots follow', async (t) => {
+  await freshSchema();
+  const dataDir = tempDataDir('repl-align');
+  let server = await startTestServer({ dataDir, snapshots: { every_events: 0, every_seconds: 0, keep: 5 } });
+  const kept = [await transfer(server, 'kept-1', 100), await transfer(server, 'kept-2', 200), await transfer(server, 'kept-3', 300)];
+  const client = await open('align');
+  t.teardown(() => client.end());
+  const committedSeq = await committedByGroup(server, client);
+  const balanceAtCommit = (await server.request('GET', '/balances/indicator/@rejoin/currency/USD')).body.balance;
+  // Then two more, sealed here as the group's leader but never committed by the group, seen by the lookups
+  // and the index (the worst case: a leader's durable records are committed ones), and a snapshot taken after them.
+  await server.runtime.log.sealAsLeader();
   const dropped = [await transfer(server, 'lost-4', 400), await transfer(server, 'lost-5', 500)];
   await settled(server);
   t.same(await filteredReferences(server), ['kept-1', 'kept-2', 'kept-3', 'lost-4', 'lost-5'], 'before: the index holds all five');
@@ -229,6 +236,44 @@ t.test('a rejoining node drops the tail the group never committed, and its looku
   t.same(await filteredReferences(server), ['kept-1', 'kept-2', 'kept-3'], 'the index holds only what was committed');
   await transfer(server, 'lost-4', 401);
   t.pass('a dropped transfer\'s reference is free again');
+});
+
+t.test('writes a node acknowledged alone are never dropped: the join is refused naming their seqs', async (t) => {
+  await freshSchema();
+  const client = await open('alone');
+  t.teardown(() => client.end());
+  const dataDir = tempDataDir('repl-alone');
+  let server = await startTestServer({ dataDir });
+  await transfer(server, 'group-1', 100);
+  const committedSeq = await committedByGroup(server, client);
+  // Acknowledged by this node alone, after the group committed the rest.
+  const alone = await transfer(server, 'alone-2', 200);
+  const end = server.runtime.log.appendedSeq;
+  await server.stop();
+  const refusal = await alignWithGroup(dataDir, client, 64).then(() => undefined, (error: unknown) => error);
+  t.type(refusal, AcknowledgedAloneError, 'the join is refused');
+  t.match(refusal, { first_seq: committedSeq + 1, last_seq: end }, 'naming the seqs the group does not hold');
+  t.match((refusal as Error).message, `seqs ${committedSeq + 1}-${end}`);
+  t.match((refusal as Error).message, `folio replication leave --data ${dataDir}`, 'and the command that resolves it');
+  server = await startTestServer({ dataDir });
+  t.equal(server.runtime.log.appendedSeq, end, 'nothing was dropped');
+  t.equal((await server.request('GET', `/transactions/${alone}`)).status, 200, 'the write acknowledged alone is there');
+
+  // A leader's uncommitted records followed by writes of the node alone: the whole tail is refused.
+  await server.runtime.log.sealAsLeader();
+  const leaderSealedFrom = server.runtime.log.appendedSeq + 1;
+  await transfer(server, 'leader-3', 300);
+  await server.stop();
+  server = await startTestServer({ dataDir });
+  t.equal(server.runtime.log.leaderSealsFromSeq(), undefined, 'opening alone clears the leader\'s mark');
+  await transfer(server, 'alone-4', 400);
+  const tailEnd = server.runtime.log.appendedSeq;
+  await server.stop();
+  await t.rejects(alignWithGroup(dataDir, client, 64), { name: 'AcknowledgedAloneError', first_seq: committedSeq + 1, last_seq: tailEnd },
+    `the tail from seq ${committedSeq + 1} (a leader's from ${leaderSealedFrom}, then the node's alone) is refused`);
+  const reopened = await startTestServer({ dataDir });
+  t.equal(reopened.runtime.log.appendedSeq, tailEnd, 'and nothing was dropped');
+  await reopened.stop();
 });
 
 t.test('a log of another history is refused, and nothing is dropped', async (t) => {

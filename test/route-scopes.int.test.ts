@@ -3,9 +3,9 @@
 // added without a declared scope fails here.
 
 import t from 'tap';
-import { CutoverControl } from '../app/cutover-control.js';
+import { CutoverControl } from '../cutover/cutover-control.js';
 import { createApp } from '../http/app.js';
-import { parseRouteAccess, ROUTE_ACCESS_TABLE } from '../http/route-scopes.js';
+import { parseRouteAccess, ROUTE_ACCESS_TABLE } from '../http/access/route-scopes.js';
 import { routerApp } from './helpers/router-app.js';
 
 t.test('every registered route declares its access', async (t) => {
@@ -31,5 +31,6 @@ t.test('every table entry parses', async (t) => {
   const publicRoutes = Object.entries(ROUTE_ACCESS_TABLE).filter(([, access]) => access === 'public').map(([route]) => route);
   t.same(publicRoutes, [
     'GET /health', 'GET /openapi.json', 'GET /docs', 'GET /docs/start.js', 'GET /docs/swagger-ui.css', 'GET /docs/swagger-ui-bundle.js',
-  ], 'only /health and the API description are public');
+    'GET /console', 'GET /console/:file',
+  ], 'only /health, the API description and the console\'s static files are public');
 });

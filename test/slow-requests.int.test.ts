@@ -7,7 +7,7 @@
 
 import net from 'node:net';
 import t, { type Test } from 'tap';
-import { ConfigError, loadConfig } from '../app/config.js';
+import { ConfigError, loadConfig } from '../server/config.js';
 import { loadCloudConfig } from '../cloud/cloud-config.js';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { removeDir, startCloudRig, type CloudRig } from './helpers/cloud-rig.js';

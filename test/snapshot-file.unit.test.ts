@@ -16,7 +16,7 @@ import { BODY_OFFSET, readHeader, readSnapshot, SnapshotFileError } from '../sna
 import { stateHash } from '../snapshots/state-hash.js';
 import { restoreState } from '../snapshots/state-restore.js';
 import { randomHistory } from './helpers/random-history.js';
-import { checkReadsBack } from '../app/state-replica.js';
+import { checkReadsBack } from '../runtime/state-replica.js';
 
 function tempDir(t: { teardown(cleanup: () => void): void }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-snapfile-'));

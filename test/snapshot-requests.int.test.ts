@@ -4,7 +4,7 @@
 // HTTP), and the job it waited for still finishes.
 
 import t from 'tap';
-import { SnapshotError, SnapshotService } from '../app/snapshot-service.js';
+import { SnapshotError, SnapshotService } from '../runtime/snapshot-service.js';
 import { startTestServer } from './helpers/test-server.js';
 
 t.test('a snapshot request waits a bounded time, then is told to ask again', async (t) => {

@@ -10,7 +10,7 @@ import { foldBalance } from '../engine/balance-fold.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { LogReader } from '../wal/log-reader.js';
 import { restoreDataDir, RestoreError } from '../ops/restore.js';
-import type { SnapshotInfo } from '../app/snapshot-service.js';
+import type { SnapshotInfo } from '../runtime/snapshot-service.js';
 import { snapshotNow, startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 const SCHEDULE = { every_events: 0, every_seconds: 0, keep: 5 };

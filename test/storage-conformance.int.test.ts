@@ -35,7 +35,7 @@ interface Implementation {
 function openLmdb(dataDir: string): Storage {
   const log = LmdbLog.open({ dir: LmdbLog.directoryIn(dataDir) });
   const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(dataDir), log);
-  // As the runtime wires them (app/ledger-runtime.ts): sealed records feed the lookups, commits release them.
+  // As the runtime wires them (runtime/ledger-runtime.ts): sealed records feed the lookups, commits release them.
   log.onSeal((lastSeq) => store.sealed(lastSeq));
   log.onCommit(() => store.logDurable(log.durableSeq));
   const close = async (): Promise<void> => {

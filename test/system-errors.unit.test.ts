@@ -1,9 +1,9 @@
-// The system errors the notification webhook announces (app/system-errors.ts): gathered and logged in
+// The system errors the notification webhook announces (runtime/system-errors.ts): gathered and logged in
 // one event, at most SYSTEM_ERRORS_PER_MINUTE_MAX a minute, the ones left out counted in the next event,
 // nothing at all while the ledger is not doing its own work (a follower, a fenced leader).
 
 import t from 'tap';
-import { SYSTEM_ERRORS_PER_MINUTE_MAX, SystemErrorReporter } from '../app/system-errors.js';
+import { SYSTEM_ERRORS_PER_MINUTE_MAX, SystemErrorReporter } from '../runtime/system-errors.js';
 import { systemErrorNotifications } from '../hooks/system-notifications.js';
 import { engineRig } from './helpers/engine-rig.js';
 

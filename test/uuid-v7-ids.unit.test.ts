@@ -2,7 +2,7 @@
 // creation order, even in a burst that exhausts the per-millisecond counter or when the clock steps back.
 
 import t from 'tap';
-import { UuidV7Ids } from '../app/uuid-v7-ids.js';
+import { UuidV7Ids } from '../runtime/uuid-v7-ids.js';
 
 const SHAPE = /^txn_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -7,7 +7,7 @@ import t from 'tap';
 import type { LedgerEvent } from '../engine/events.js';
 import { LogReader } from '../wal/log-reader.js';
 import { snapshotDirectoryIn, writeSnapshotFile } from '../snapshots/snapshot-directory.js';
-import { StateReplica } from '../app/state-replica.js';
+import { StateReplica } from '../runtime/state-replica.js';
 import { verifyDataDir } from '../ops/verify.js';
 import { decodeLogRecord, encodeLogRecord } from '../wal/log-record-codec.js';
 import { readRecord, recordKeys, writeRecord } from './helpers/log-surgery.js';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { foldBalance } from '../engine/balance-fold.js';
 import t, { type Test } from 'tap';
-import { LedgerRuntime } from '../app/ledger-runtime.js';
+import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import { LedgerEngine } from '../engine/ledger-engine.js';
 import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';

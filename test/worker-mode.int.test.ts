@@ -1,13 +1,13 @@
-// The server with HTTP on worker threads (app/http-workers.ts), as `folio serve` runs by default: what
+// The server with HTTP on worker threads (workers/http-workers.ts), as `folio serve` runs by default: what
 // crosses the thread boundary arrives whole (exact amounts far past 2^53, errors in their envelope with
 // their headers), many writers through two workers leave every currency at zero with every reference
-// once, the change feed reads across, and stopping ends the workers. The rest of the suite runs in this
-// mode with FOLIO_TEST_WORKERS=1 (docs/decisions-threads.md).
+// once, the change feed reads the log from the worker, and stopping ends the workers. The rest of the
+// suite runs in this mode with FOLIO_TEST_WORKERS=1 (docs/decisions-threads.md).
 
 import net from 'node:net';
 import os from 'node:os';
 import t from 'tap';
-import { ConfigError, loadConfig, WORKERS_MAX } from '../app/config.js';
+import { ConfigError, loadConfig, WORKERS_MAX } from '../server/config.js';
 import { sendRequest, startTestServer } from './helpers/test-server.js';
 
 const MASTER_KEY = 'k'.repeat(40);

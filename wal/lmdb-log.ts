@@ -14,22 +14,28 @@
 // records flushed and waiting for the replicator have a bound of their own (records_replicating_max), so
 // the disk goes on writing the next records while earlier ones commit elsewhere. A replication that
 // fails is not fatal like a disk: the log stops taking events, every waiter is refused with the
-// replicator's error, and the owner (app/replication-node.ts) rejoins.
+// replicator's error, and the owner (replication/replication-node.ts) rejoins. Whether the records at the log's
+// end were sealed as the group's leader (and so may be dropped on rejoining if the group never committed
+// them) is one mark written when the lead is taken or a ledger opens alone (leader-seals.ts), never per record.
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { assert } from '../engine/assert.js';
 import type { EventLog } from '../engine/ports.js';
+import { LeaderSeals } from './leader-seals.js';
 import {
+  checkedRecords,
   CorruptRecordError,
   decodeLogRecord,
   decodeOpened,
   encodeLogRecord,
   GENESIS_CHECKSUM,
   openLogRecord,
+  sizedEventsIn,
   type DecodedLogRecord,
   type OpenedLogRecord,
+  type SizedEvent,
 } from './log-record-codec.js';
 
 export interface LmdbLogOptions {
@@ -56,7 +62,7 @@ export interface SealedRecord {
 }
 
 /**
- * Where sealed records are committed beside the local disk (PostgreSQL, app/record-replicator.ts). Called
+ * Where sealed records are committed beside the local disk (PostgreSQL, replication/record-replicator.ts). Called
  * once per sealed record, in log order; the promise resolves when the record is committed there and
  * rejects when it is not (and will not be): the log then stops, see `replicationLost`.
  */
@@ -81,8 +87,9 @@ interface Deferred {
   lastSeq: number;
   /** Seq of the record's first event (its key), once sealed. */
   firstSeq?: number;
-  /** The record's bytes as written, handed to durable-record listeners (then dropped). */
+  /** The record's bytes as written, and its events, handed to durable-record listeners (then dropped). */
   record?: Buffer;
+  events?: readonly LedgerEvent[];
   /** Set when this record's own flush reported; it counts only once every earlier record has too. */
   flushed?: boolean;
   /** Set when the replicator committed this record (or none was asked to). */
@@ -110,6 +117,8 @@ export interface DurableRecord {
   last_seq: number;
   /** Absent for a record sealed before any durable-record listener was registered. */
   bytes?: Buffer;
+  /** The events in it, as the engine built them (or as a copied record decoded); absent with the bytes. */
+  events?: readonly LedgerEvent[];
 }
 
 export interface CommitStats {
@@ -143,6 +152,8 @@ export class LmdbLog implements EventLog {
   /** Records handed to LMDB whose flush has not reported yet. */
   private recordsFlushing = 0;
   private replicator: RecordReplicator | undefined;
+  /** Opened when first needed (on the thread that opens the ledger; a reader's thread never needs it). */
+  private leaderSeals: LeaderSeals | undefined;
   private readonly replicationLostListeners: Array<(error: Error) => void> = [];
 
   private constructor(options: LmdbLogOptions) {
@@ -248,7 +259,7 @@ export class LmdbLog implements EventLog {
     const firstSeq = this.sealedSeq + 1;
     this.pending = [];
     const record = encodeLogRecord({ first_seq: firstSeq, prev_checksum: this.lastChecksum, events });
-    this.write(firstSeq, firstSeq + events.length - 1, record);
+    this.write(firstSeq, firstSeq + events.length - 1, record, events);
   }
 
   /**
@@ -263,7 +274,7 @@ export class LmdbLog implements EventLog {
     if (logRecord.first_seq !== this.sealedSeq + 1) throw new CorruptRecordError(logRecord.first_seq, `expected a record starting at seq ${this.sealedSeq + 1}`);
     if (!logRecord.prev_checksum.equals(this.lastChecksum)) throw new CorruptRecordError(logRecord.first_seq, 'does not chain to the record before it');
     this._appendedSeq = logRecord.last_seq;
-    this.write(logRecord.first_seq, logRecord.last_seq, record, false);
+    this.write(logRecord.first_seq, logRecord.last_seq, record, logRecord.events, false);
   }
 
   /**
@@ -274,6 +285,34 @@ export class LmdbLog implements EventLog {
   replicateTo(replicator: RecordReplicator): void {
     assert(this.pending.length === 0, 'a replicator is installed before this log appends events of its own');
     this.replicator = replicator;
+  }
+
+  /**
+   * Marks every record this log seals from now on as sealed by the group's leader (leader-seals.ts), and
+   * waits until the mark is on disk: a node that has just taken the lead, before it seals anything of its
+   * own. Those records, if the group never commits them, are the ones a rejoin may drop.
+   */
+  async sealAsLeader(): Promise<void> {
+    assert(this.pending.length === 0 && !this.replicator, 'the lead is marked before this log appends events of its own');
+    await this.seals().set(this.sealedSeq + 1);
+  }
+
+  /**
+   * Marks the log as sealed without a group from now on (a ledger opened as a single node or a cutover
+   * follower, before it appends or copies anything): no record of it may be dropped by a rejoin.
+   */
+  async sealAsSingleNode(): Promise<void> {
+    await this.seals().set(undefined);
+  }
+
+  /** The seq from which this log's records were sealed as the group's leader, if they were. */
+  leaderSealsFromSeq(): number | undefined {
+    return this.seals().fromSeq();
+  }
+
+  private seals(): LeaderSeals {
+    this.leaderSeals ??= LeaderSeals.in(this.env);
+    return this.leaderSeals;
   }
 
   /** Called once if the replicator refuses a record: the log has stopped taking events. */
@@ -299,14 +338,17 @@ export class LmdbLog implements EventLog {
    * Hands a sealed record to LMDB (and to the replicator, for a record of this log's own); its waiters
    * resolve once it and every record before it are on disk and replicated.
    */
-  private write(firstSeq: number, lastSeq: number, record: Buffer, own = true): void {
+  private write(firstSeq: number, lastSeq: number, record: Buffer, events: readonly LedgerEvent[], own = true): void {
     const waiter = this.pendingDeferred ?? deferred(lastSeq);
     waiter.lastSeq = lastSeq;
     this.pendingDeferred = undefined;
     this.lastChecksum = Buffer.from(record.subarray(0, 32));
     this.sealedSeq = lastSeq;
     waiter.firstSeq = firstSeq;
-    if (this.durableRecordListeners.length > 0) waiter.record = record;
+    if (this.durableRecordListeners.length > 0) {
+      waiter.record = record;
+      waiter.events = events;
+    }
     this.inFlight.push(waiter);
     const started = performance.now();
     this.recordsFlushing += 1;
@@ -343,8 +385,12 @@ export class LmdbLog implements EventLog {
       waiter.resolve();
       if (this.durableRecordListeners.length > 0) {
         const durable: DurableRecord = { first_seq: waiter.firstSeq as number, last_seq: waiter.lastSeq };
-        if (waiter.record) durable.bytes = waiter.record;
+        if (waiter.record) {
+          durable.bytes = waiter.record;
+          durable.events = waiter.events;
+        }
         waiter.record = undefined;
+        waiter.events = undefined;
         for (const listener of this.durableRecordListeners) listener(durable);
       }
       for (const listener of this.commitListeners) listener(waiter.stats as CommitStats);
@@ -436,24 +482,17 @@ export class LmdbLog implements EventLog {
     for (const logRecord of this.openedLogRecords(fromKey)) yield decodeOpened(logRecord);
   }
 
+  /**
+   * As `read`, each event with the bytes it takes in its record, decoded only as it is pulled: a reader
+   * with a byte budget (the change feed) stops pulling once it is spent.
+   */
+  sizedEvents(fromSeq: number, toSeq: number): Generator<SizedEvent & { seq: number }> {
+    return sizedEventsIn(this.openedLogRecords(this.startKeyFor(fromSeq)), fromSeq, toSeq);
+  }
+
   /** As `logRecords`, with each record's events decoded only as they are iterated. */
-  private *openedLogRecords(fromKey: number): Generator<OpenedLogRecord> {
-    let previous: OpenedLogRecord | undefined;
-    for (const { key, value } of this.records.getRange({ start: fromKey })) {
-      const logRecord = openLogRecord(key, value);
-      if (previous) {
-        if (logRecord.first_seq !== previous.last_seq + 1) {
-          throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
-        }
-        if (!logRecord.prev_checksum.equals(previous.checksum)) {
-          throw new CorruptRecordError(key, 'does not chain to the record before it');
-        }
-      } else if (key === 1 && !logRecord.prev_checksum.equals(GENESIS_CHECKSUM)) {
-        throw new CorruptRecordError(key, 'first record does not start the chain');
-      }
-      previous = logRecord;
-      yield logRecord;
-    }
+  private openedLogRecords(fromKey: number): Generator<OpenedLogRecord> {
+    return checkedRecords(this.records.getRange({ start: fromKey }));
   }
 
   private lastLogRecord(): OpenedLogRecord | undefined {
@@ -463,6 +502,8 @@ export class LmdbLog implements EventLog {
 
   async close(): Promise<void> {
     if (!this.failure) await this.flush();
+    // A leader's log closed with everything committed by the group holds no record a rejoin may drop.
+    if (this.replicator && !this.failure) await this.seals().set(undefined);
     await this.env.close();
   }
 }

@@ -75,6 +75,14 @@ export interface OpenedLogRecord {
   checksum: Buffer;
   last_seq: number;
   events(): Generator<LedgerEvent>;
+  /** The events with the bytes each takes in the record (format 1: the record's bytes shared out evenly). */
+  sizedEvents(): Generator<SizedEvent>;
+}
+
+/** An event as decoded, and how many bytes of its record it took: what a reader's byte budget counts. */
+export interface SizedEvent {
+  event: LedgerEvent;
+  bytes: number;
 }
 
 /**
@@ -91,15 +99,17 @@ export function openLogRecord(recordKey: number, record: Uint8Array, options?: E
   const undecodable = (error: unknown): CorruptRecordError =>
     new CorruptRecordError(recordKey, `undecodable payload (${(error as Error).message})`);
   let header: { first_seq: number; prev_checksum: Uint8Array; count: number };
-  let events: () => Generator<LedgerEvent>;
+  let events: (size?: { bytes: number }) => Generator<LedgerEvent>;
   try {
     if (payload[0] === FORMAT_2) {
       const head = new ByteReader(payload, 1);
       header = { first_seq: head.f64(), prev_checksum: head.bytes(CHECKSUM_BYTES), count: head.u32() };
       const count = header.count;
-      events = function* format2Events(): Generator<LedgerEvent> {
+      // `size`, when given, is told each event's bytes before the event is yielded.
+      events = function* format2Events(size?: { bytes: number }): Generator<LedgerEvent> {
         const input = new ByteReader(payload, FORMAT_2_EVENTS_AT);
         for (let index = 0; index < count; index += 1) {
+          const start = input.position;
           let event: LedgerEvent;
           try {
             event = readEvent(input, options);
@@ -109,6 +119,7 @@ export function openLogRecord(recordKey: number, record: Uint8Array, options?: E
           // ByteReader does not check bounds (reads past the end give undefined or short text), so an
           // event cut short can decode without an error: it is refused here, before anyone sees it.
           if (input.position > payload.length) throw undecodable(new Error(`event ${index} runs past the end of the record`));
+          if (size) size.bytes = input.position - start;
           yield event;
         }
         if (input.position !== payload.length) throw undecodable(new Error(`${payload.length - input.position} bytes after the last event`));
@@ -117,7 +128,9 @@ export function openLogRecord(recordKey: number, record: Uint8Array, options?: E
       const decoded = unpackr.unpack(payload) as LogRecordContents;
       const list = Array.isArray(decoded.events) ? decoded.events : [];
       header = { first_seq: decoded.first_seq, prev_checksum: decoded.prev_checksum, count: list.length };
-      events = function* format1Events(): Generator<LedgerEvent> {
+      const share = Math.ceil(payload.length / Math.max(1, list.length));
+      events = function* format1Events(size?: { bytes: number }): Generator<LedgerEvent> {
+        if (size) size.bytes = share;
         yield* list;
       };
     }
@@ -130,8 +143,45 @@ export function openLogRecord(recordKey: number, record: Uint8Array, options?: E
     prev_checksum: Buffer.from(header.prev_checksum),
     checksum: Buffer.from(stored),
     last_seq: header.first_seq + header.count - 1,
-    events,
+    events: () => events(),
+    *sizedEvents() {
+      const size = { bytes: 0 };
+      for (const event of events(size)) yield { event, bytes: size.bytes };
+    },
   };
+}
+
+/**
+ * Records from `entries` (key and bytes, in key order, as LMDB's range gives them), each checked against
+ * its checksum and linked to the one before it; the first one read, if it is the log's first, must start
+ * the chain. Throws CorruptRecordError naming the first record that fails.
+ */
+export function* checkedRecords(entries: Iterable<{ key: number; value: Uint8Array }>): Generator<OpenedLogRecord> {
+  let previous: OpenedLogRecord | undefined;
+  for (const { key, value } of entries) {
+    const logRecord = openLogRecord(key, value);
+    if (previous) {
+      if (logRecord.first_seq !== previous.last_seq + 1) throw new CorruptRecordError(key, `expected first seq ${previous.last_seq + 1}`);
+      if (!logRecord.prev_checksum.equals(previous.checksum)) throw new CorruptRecordError(key, 'does not chain to the record before it');
+    } else if (key === 1 && !logRecord.prev_checksum.equals(GENESIS_CHECKSUM)) {
+      throw new CorruptRecordError(key, 'first record does not start the chain');
+    }
+    previous = logRecord;
+    yield logRecord;
+  }
+}
+
+/** The events of `records` from `fromSeq` to `toSeq`, with their sizes, each decoded only as it is pulled. */
+export function* sizedEventsIn(records: Iterable<OpenedLogRecord>, fromSeq: number, toSeq: number): Generator<SizedEvent & { seq: number }> {
+  for (const logRecord of records) {
+    if (logRecord.first_seq > toSeq) return;
+    let seq = logRecord.first_seq;
+    for (const { event, bytes } of logRecord.sizedEvents()) {
+      if (seq > toSeq) return;
+      if (seq >= fromSeq) yield { seq, event, bytes };
+      seq += 1;
+    }
+  }
 }
 
 /** A record decoded whole. */

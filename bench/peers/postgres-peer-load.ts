@@ -1,12 +1,19 @@
 // The Postgres side of the peers bench: a throwaway PostgreSQL with the peer's schema, its balance sets
 // created and funded through the peer's own batch function, and closed-loop loads driven directly with
-// pg from this process (no HTTP in front of it, which favours the peer). Connections are opened as a
-// load first needs them and reused by the loads after it.
+// pg from this process (no HTTP in front of it): one connection per client, opened as a load first
+// needs them and reused by the loads after it. The peer behind Koa (bench/bare-koa-server.ts) opens
+// its own pool to the same server, so the server admits both at their widest.
 
 import { PeerLedger, type PeerTransfer } from '../postgres-peer/peer-ledger.js';
 import { startPostgres, type RunningPostgres } from '../postgres/postgres-server.js';
+import { processTreeCpuMicros, waitUntilIdle, type IdleWait } from '../process-cpu.js';
 import { runClosedLoop, type ClosedLoopResult } from './closed-loop.js';
-import { balanceNames, CURRENCY, FUNDING, FUNDING_BATCH, pairSource, WORLD, type Workload } from './peer-workloads.js';
+import { balanceNames, CURRENCY, FUNDING, FUNDING_BATCH, pairSource, SWEEP_CONNECTIONS, WORLD, type PeerLoad } from './peer-workloads.js';
+
+/** The most clients of any load: each has a connection of its own, directly or in the pool behind Koa. */
+export const PEER_CLIENTS_MAX = Math.max(...SWEEP_CONNECTIONS);
+/** Both sides' connections at their widest, plus a few for the bench's own (funding, checks) and PostgreSQL's. */
+const MAX_CONNECTIONS = 2 * PEER_CLIENTS_MAX + 20;
 
 export interface PostgresPeerLoad extends ClosedLoopResult {
   transfersPerSecond: number;
@@ -22,7 +29,7 @@ export class PostgresPeerRig {
   private constructor(readonly server: RunningPostgres) {}
 
   static async start(): Promise<PostgresPeerRig> {
-    const server = await startPostgres({ label: 'peers-postgres' });
+    const server = await startPostgres({ label: 'peers-postgres', settings: { max_connections: String(MAX_CONNECTIONS) } });
     const rig = new PostgresPeerRig(server);
     try {
       const [admin] = await rig.connected(1);
@@ -53,9 +60,11 @@ export class PostgresPeerRig {
     await admin!.maintain();
   }
 
-  async load(workload: Workload, balances: number, clients: number, warmupSeconds: number, seconds: number): Promise<PostgresPeerLoad> {
+  /** A closed loop of `load.clients` clients, each on a connection of its own, for a warm-up and then `seconds`. */
+  async load(load: PeerLoad, warmupSeconds: number, seconds: number): Promise<PostgresPeerLoad> {
+    const { workload, clients } = load;
     const ledgers = await this.connected(clients);
-    const pairs = ledgers.map((_, client) => pairSource(balances, 1 + client));
+    const pairs = ledgers.map((_, client) => pairSource(workload, load.balances, 1 + client));
     const loop = await runClosedLoop({
       clients, warmupSeconds, seconds,
       async operation(client) {
@@ -70,6 +79,11 @@ export class PostgresPeerRig {
       },
     });
     return { ...loop, transfersPerSecond: (loop.operations * workload.batch) / seconds };
+  }
+
+  /** Waits until PostgreSQL (the postmaster and every backend and helper process) is idle; false if it was not by the end of the wait. */
+  idle(wait: IdleWait): Promise<boolean> {
+    return waitUntilIdle(() => processTreeCpuMicros(this.server.pid), wait);
   }
 
   /** Checks the ledger's invariant after the loads: each currency's balances sum to zero. */

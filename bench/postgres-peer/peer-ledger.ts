@@ -1,4 +1,5 @@
-// The driver of the Postgres peer (schema.sql): one connection to it, with npm `pg`. Transfers are one
+// The driver of the Postgres peer (schema.sql): one connection to it, or a pool of them (the peer behind
+// a service), with npm `pg`. Transfers are one
 // call each, a batch is one call that is one database transaction; both run in autocommit, so each call
 // is committed durably (synchronous_commit on) before it resolves. Amounts go out and come back as
 // decimal text turned into bigint: never a JavaScript number. Refusals come back as values from a
@@ -16,6 +17,9 @@ export const PEER_REFUSAL_CODES = [
 ] as const;
 export type PeerRefusalCode = (typeof PEER_REFUSAL_CODES)[number];
 
+/** Connections a pool opens at once while it fills: PostgreSQL starts a process for each. */
+const POOL_CONNECTS_AT_ONCE = 32;
+
 /** The SQLSTATE schema.sql raises a refusal with. */
 const REFUSAL_SQLSTATE = 'FL001';
 
@@ -29,7 +33,10 @@ export interface PeerTransfer {
   allowOverdraft: boolean;
 }
 
-export type PeerOutcome = { ok: true } | { ok: false; code: PeerRefusalCode; index: number };
+export type PeerRefusal = { ok: false; code: PeerRefusalCode; index: number };
+export type PeerOutcome = { ok: true } | PeerRefusal;
+/** A transfer's outcome: with the id the peer gave the transaction when it was recorded. */
+export type PeerTransferOutcome = { ok: true; transactionId: string } | PeerRefusal;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -41,7 +48,7 @@ export function schemaSql(): string {
   throw new Error(`schema.sql not found beside ${HERE}`);
 }
 
-function refusal(error: unknown): PeerOutcome {
+function refusal(error: unknown): PeerRefusal {
   const { code, message, detail } = error as { code?: string; message?: string; detail?: string };
   if (code !== REFUSAL_SQLSTATE) throw error;
   if (!(PEER_REFUSAL_CODES as readonly string[]).includes(message ?? '')) throw new Error(`unknown peer refusal ${message}`);
@@ -49,12 +56,30 @@ function refusal(error: unknown): PeerOutcome {
 }
 
 export class PeerLedger {
-  private constructor(private readonly client: pg.Client) {}
+  private constructor(private readonly client: pg.Client | pg.Pool) {}
 
   static async connect(connection: PostgresConnection): Promise<PeerLedger> {
     const client = new pg.Client(connection);
     await client.connect();
     return new PeerLedger(client);
+  }
+
+  /**
+   * Over a pool of `connections` connections, all opened here and kept open (each call takes one while it
+   * runs), so no call waits for a connection to be set up, as none does on a connection of its own.
+   */
+  static async pooled(connection: PostgresConnection, connections: number): Promise<PeerLedger> {
+    const pool = new pg.Pool({ ...connection, max: connections, idleTimeoutMillis: 0 });
+    const opened: pg.PoolClient[] = [];
+    try {
+      while (opened.length < connections) {
+        const batch = Math.min(POOL_CONNECTS_AT_ONCE, connections - opened.length);
+        opened.push(...await Promise.all(Array.from({ length: batch }, () => pool.connect())));
+      }
+    } finally {
+      for (const client of opened) client.release();
+    }
+    return new PeerLedger(pool);
   }
 
   /** Creates the tables and functions in an empty database. */
@@ -66,14 +91,14 @@ export class PeerLedger {
     await this.client.query('SELECT ledger_create_balances($1, $2)', [ids, currency]);
   }
 
-  async transfer(transfer: PeerTransfer): Promise<PeerOutcome> {
+  async transfer(transfer: PeerTransfer): Promise<PeerTransferOutcome> {
     try {
-      await this.client.query({
+      const { rows } = await this.client.query<{ id: string }>({
         name: 'ledger_transfer',
-        text: 'SELECT ledger_transfer($1, $2, $3, $4, $5, $6)',
+        text: 'SELECT ledger_transfer($1, $2, $3, $4, $5, $6)::text AS id',
         values: [transfer.reference, transfer.source, transfer.destination, transfer.amount.toString(), transfer.currency, transfer.allowOverdraft],
       });
-      return { ok: true };
+      return { ok: true, transactionId: rows[0]!.id };
     } catch (error) {
       return refusal(error);
     }

@@ -3,7 +3,7 @@
 // waiting out 503s and dead connections, resending with the same reference until it gets a definite
 // answer), keeping every acknowledged write with which node answered it and when.
 
-import { parseJsonExact } from '../../http/lossless-json.js';
+import { parseJsonExact } from '../../http/schemas/lossless-json.js';
 import type { ReplicatedGroup } from './replicated-group.js';
 
 export interface Answer {

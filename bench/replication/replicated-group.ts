@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../../app/node-flags.js';
+import { NODE_FLAGS } from '../../threads/node-flags.js';
 import { startPostgres, type RunningPostgres } from '../postgres/postgres-server.js';
 import { makeTempDir, removeTempDir, spawnChild, waitForOutput, LISTENING_LINE, type Child } from '../resources.js';
 

@@ -1,6 +1,6 @@
 // The report's charts, drawn as SVG in Node by echarts' server-side renderer (no browser, no canvas),
-// each from the newest result of the bench that measured it: throughput against connections for Folio,
-// bare Koa and the Postgres peer (peers), latency percentiles of single transfers (peers, else http),
+// each from the newest result of the bench that measured it: throughput against concurrent clients for
+// Folio over HTTP, the Postgres peer behind Koa and called directly, and bare Koa (peers), latency percentiles of single transfers (peers, else http),
 // the index's lag over time under load (index), and start-up from a snapshot against a full replay
 // (snapshots). Every chart also carries its numbers as a table, printed under it in the report. A chart
 // whose bench has not run (or ran before it recorded what the chart needs) is listed as missing.
@@ -68,31 +68,39 @@ function withTarget(name: string, target: number): echarts.EChartsOption['yAxis'
   return { type: 'value', name, nameLocation: 'middle', nameGap: 60, max: ({ max }: { max: number }) => Math.ceil(Math.max(max, target * 1.1)) };
 }
 
+/** A point of the peers bench's sweep; results recorded before issue 39 have `postgres` and no peer behind Koa. */
 interface SweepPoint {
   connections: number;
   folio_http: number;
-  bare_koa: number;
-  postgres: number;
+  peer_direct?: number;
+  peer_koa?: number;
+  postgres?: number;
+  bare_koa?: number;
 }
 
 function throughputChart(results: StoredResult[]): Chart | string {
   const peers = findResult(results, 'peers');
   const sweep = peers?.details.sweep as SweepPoint[] | undefined;
   if (!peers || !Array.isArray(sweep) || sweep.length === 0) return 'throughput against connections: no peers result with a connection sweep';
-  const title = 'Single transfers/s against connections';
-  const series = [
+  const title = 'Single transfers/s against concurrent clients';
+  const lines = [
     { name: 'Folio over HTTP', values: sweep.map((point) => point.folio_http) },
-    { name: 'bare Koa', values: sweep.map((point) => point.bare_koa) },
-    { name: 'Postgres peer (direct)', values: sweep.map((point) => point.postgres) },
+    { name: 'Postgres peer behind Koa', values: sweep.map((point) => point.peer_koa) },
+    { name: 'Postgres peer (direct)', values: sweep.map((point) => point.peer_direct ?? point.postgres) },
+    { name: 'bare Koa (static answer)', values: sweep.map((point) => point.bare_koa) },
   ];
+  // A line the result has no numbers for (an older result) is left out rather than drawn at zero.
+  const series = lines.filter((line) => line.values.every((value) => typeof value === 'number')) as Array<{ name: string; values: number[] }>;
   const svg = render({
     ...base(title, 'transfers/s'),
-    xAxis: { type: 'category', name: 'concurrent connections', nameLocation: 'middle', nameGap: 35, data: sweep.map((point) => String(point.connections)) },
+    // A log axis: bare Koa's static answers run several times above the ledgers, and one client far below 256.
+    yAxis: { type: 'log', logBase: 10, name: 'transfers/s (log scale)', nameLocation: 'middle', nameGap: 60 },
+    xAxis: { type: 'category', name: 'concurrent clients', nameLocation: 'middle', nameGap: 35, data: sweep.map((point) => String(point.connections)) },
     series: series.map((line) => ({ type: 'line', name: line.name, data: line.values.map((value) => Math.round(value)), symbolSize: 7 })),
   });
   return {
     file: 'throughput-connections.svg', title, from: peers, svg,
-    table: { header: ['connections', ...series.map((line) => line.name)], rows: sweep.map((point, index) => [String(point.connections), ...series.map((line) => whole(line.values[index]))]) },
+    table: { header: ['clients', ...series.map((line) => line.name)], rows: sweep.map((point, index) => [String(point.connections), ...series.map((line) => whole(line.values[index]))]) },
   };
 }
 
@@ -105,15 +113,17 @@ interface LatencySeries {
 
 function peersLatencyRow(peers: StoredResult): Record<string, any> | undefined {
   const rows = peers.details.rows as Array<Record<string, any>> | undefined;
-  return rows?.find((candidate) => candidate.workload === 'single');
+  return rows?.find((candidate) => candidate.workload === 'single' && candidate.clients > 1);
 }
 
 function peersLatencies(row: Record<string, any>): LatencySeries[] {
-  return [
-    { name: 'Folio over HTTP', p50: row.folio_http.latencyP50Ms, p90: row.folio_http.latencyP90Ms ?? null, p99: row.folio_http.latencyP99Ms },
-    { name: 'Folio in-process', ...row.folio_in_process.latencyMs },
-    { name: 'Postgres peer (direct)', ...row.postgres.latencyMs },
-  ];
+  const overHttp = (name: string, load: Record<string, number>): LatencySeries => ({ name, p50: load.latencyP50Ms!, p90: load.latencyP90Ms ?? null, p99: load.latencyP99Ms! });
+  const series = [overHttp('Folio over HTTP', row.folio_http)];
+  if (row.peer_koa) series.push(overHttp('Postgres peer behind Koa', row.peer_koa));
+  // Results recorded before issue 39 measured Folio in-process instead of the peer behind Koa.
+  if (row.folio_in_process) series.push({ name: 'Folio in-process', ...row.folio_in_process.latencyMs });
+  series.push({ name: 'Postgres peer (direct)', ...(row.peer_direct ?? row.postgres).latencyMs });
+  return series;
 }
 
 function httpLatencies(http: StoredResult): LatencySeries[] | undefined {

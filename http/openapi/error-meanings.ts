@@ -19,6 +19,8 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   GEN_INTERNAL_ERROR: 'internal error',
   QUEUE_BACKPRESSURE: 'the server is behind on writes; retry after Retry-After seconds',
   GEN_SHUTTING_DOWN: 'the server is shutting down',
+  GEN_CONNECTIONS_EXCEEDED: 'this client address has as many connections open as it may (connections_per_address_max); the connection is closed: close another, or retry after Retry-After seconds',
+  GEN_BODY_BYTES_IN_FLIGHT_EXCEEDED: 'the server holds as many request body bytes as it may (server.body_bytes_in_flight_max); retry after Retry-After seconds',
   LGR_NOT_FOUND: 'ledger not found',
   BAL_NOT_FOUND: 'balance not found',
   BAL_DUPLICATE_INDICATOR: 'a balance with this indicator and currency already exists',
@@ -83,7 +85,9 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   REPL_NOT_LEADER: 'this node lost the lead before the write was committed: its outcome is unknown; retry it (with the same reference) after Retry-After seconds',
   REPL_REJOINING: 'this node is rejoining its group and serves nothing until it has; retry after Retry-After seconds',
   REPL_SEQ_INVALID: 'X-Folio-Seq must be a log seq, as an earlier answer gave it',
+  REPL_SEQ_BEYOND_LOG: 'X-Folio-Seq names a seq past the end of the log (details.log_end_seq says where it ends): this node leads or stands alone, or its group has no such seq',
   REPL_SEQ_NOT_APPLIED: 'this node has not applied the X-Folio-Seq asked for yet; retry after Retry-After seconds, or ask the leader',
   FEED_CURSOR_INVALID: 'the cursor is not one the change feed gave out (a log seq)',
+  FEED_CURSOR_AHEAD: "the cursor is past the end of this node's log (details.committed_seq says where it ends): the ledger was restored to an earlier point, or this standby has not caught up yet; resume from a cursor at or before it, or retry after Retry-After seconds",
   FEED_STREAMS_EXCEEDED: 'too many change feed streams are open on this node; retry after Retry-After seconds',
 };

@@ -7,8 +7,8 @@ import { transactionJson } from '../../wire/transaction-json.js';
 import { balanceView, ledgerView } from '../../wire/views.js';
 import { balanceLineageView, transactionLineageView } from '../../wire/lineage-views.js';
 import type { TrackedBalance } from '../../engine/fund-lineage.js';
-import { apiKeyView, hookView } from '../access-views.js';
-import { identityView } from '../identity-view.js';
+import { apiKeyView, hookView } from '../access/access-views.js';
+import { identityView } from '../views/identity-view.js';
 
 const CREATED_AT = Date.UTC(2026, 4, 4, 10, 20, 30);
 

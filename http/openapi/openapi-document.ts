@@ -7,8 +7,8 @@
 import type { Router } from '@koa/router';
 import type { z } from 'zod';
 import type { ErrorCode } from '../api-error.js';
-import { errorEnvelopeSchema } from '../error-envelope.js';
-import { routeAccess, type RouteAccess } from '../route-scopes.js';
+import { errorEnvelopeSchema } from '../middleware/error-envelope.js';
+import { routeAccess, type RouteAccess } from '../access/route-scopes.js';
 import { byStatus, errorCodesOf } from './error-answers.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
 import { jsonSchemaOf, type JsonSchema, type SchemaForm } from './json-schema.js';
@@ -157,7 +157,8 @@ function successResponse(answer: SuccessAnswer, components: ComponentSchemas): R
   if (!answer.schema) return { description: answer.description };
   const media: Record<string, unknown> = { schema: components.schemaOf(answer.schema, 'output') };
   if (answer.example !== undefined) media.example = answer.example;
-  return { description: answer.description, content: { [answer.contentType ?? 'application/json']: media } };
+  const types = typeof answer.contentType === 'string' ? [answer.contentType] : answer.contentType ?? ['application/json'];
+  return { description: answer.description, content: Object.fromEntries(types.map((type) => [type, media])) };
 }
 
 function errorResponse(codes: readonly ErrorCode[], components: ComponentSchemas): Record<string, unknown> {

@@ -15,8 +15,8 @@ export interface SuccessAnswer {
   description: string;
   /** The JSON body's schema (output form); absent for an empty body (204). */
   schema?: z.ZodType;
-  /** Another media type than application/json (the metrics text). */
-  contentType?: string;
+  /** Another media type than application/json (the metrics text), or several (the console's scripts and style sheet). */
+  contentType?: string | readonly string[];
   example?: unknown;
 }
 

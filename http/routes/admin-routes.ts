@@ -28,7 +28,7 @@ const snapshotSchema = z.object({
 }).meta({ id: 'Snapshot' });
 const snapshotExample = { seq: 120, file: 'snapshot-120.fsnap', size_bytes: 48_213, state_hash: 'c'.repeat(64), created_at: 1_777_890_030_000, created: true };
 
-/** What the routes need from the server's snapshot machinery (wired in app/). */
+/** What the routes need from the server's snapshot machinery (wired in runtime/snapshot-admin.ts). */
 export interface SnapshotAdmin {
   /** Writes a snapshot of everything logged so far, or says why not (with a wait before asking again, if any). */
   snapshotNow(): Promise<Result<SnapshotView, { code: 'SNAPSHOT_UNAVAILABLE'; message: string; retry_after_seconds?: number }>>;

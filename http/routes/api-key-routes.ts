@@ -1,5 +1,6 @@
-// API keys: create (the key is shown in this one response), list by owner, revoke. The master key
-// manages every key. Any other key manages only the keys of its own owner, can neither grant nor revoke
+// API keys: create (the key is shown in this one response), list by owner, revoke, and read the key a
+// request itself carries (GET /api-keys/current, any key: what a client such as the console may do with
+// it, without needing api-keys:read). The master key manages every key. Any other key manages only the keys of its own owner, can neither grant nor revoke
 // scopes beyond its own, and cannot make a key that expires after itself; the keys it makes are revoked
 // with it (engine/decide-registry.ts).
 
@@ -7,20 +8,20 @@ import type { Router } from '@koa/router';
 import type { Clock } from '../../engine/ports.js';
 import type { ApiKeyRecord } from '../../engine/records.js';
 import { ApiError } from '../api-error.js';
-import { apiKeyText, newApiKeySecret } from '../api-key-secret.js';
-import type { ApiKeyUsage } from '../api-key-usage.js';
-import { createApiKeySchema, listApiKeysQuerySchema } from '../access-schemas.js';
-import { apiKeyJsonSchema, apiKeyView } from '../access-views.js';
+import { apiKeyText, newApiKeySecret } from '../access/api-key-secret.js';
+import type { ApiKeyUsage } from '../access/api-key-usage.js';
+import { createApiKeySchema, listApiKeysQuerySchema } from '../access/access-schemas.js';
+import { apiKeyJsonSchema, apiKeyView } from '../access/access-views.js';
 import { z } from 'zod';
 import { rejectionsOf } from '../../engine/operations.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import type { Principal } from '../auth.js';
-import type { LedgerCore } from '../ledger-core.js';
+import type { Principal } from '../access/auth.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
-import { SEQ_HEADER } from '../read-your-writes.js';
-import { firstUncovered } from '../scopes.js';
-import { validate } from '../validation.js';
+import { SEQ_HEADER } from '../middleware/read-your-writes.js';
+import { firstUncovered } from '../access/scopes.js';
+import { validate } from '../schemas/validation.js';
 
 export interface ApiKeyRouteOptions {
   usage: ApiKeyUsage;
@@ -28,6 +29,15 @@ export interface ApiKeyRouteOptions {
 }
 
 const ACCESS_ERRORS = ['AUTH_CROSS_OWNER_ACCESS', 'AUTH_SCOPE_ESCALATION', 'APIKEY_OWNER_REQUIRED'] as const;
+
+/** The master key's scopes as GET /api-keys/current shows them: everything. */
+const MASTER_SCOPES = ['*:*'];
+
+const currentKeySchema = z.object({
+  kind: z.enum(['master', 'api_key']).meta({ description: 'master: the master key (or authentication is off); api_key: an API key' }),
+  scopes: z.array(z.string()).meta({ description: 'What the key may do, `resource:action` (`*:*` for the master key)' }),
+  api_key: apiKeyJsonSchema.optional().meta({ description: 'The API key\'s record (absent for the master key)' }),
+});
 
 export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRouteOptions): void {
   describeRoute(router, 'POST /api-keys', {
@@ -85,6 +95,21 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
       keys.push(apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at)));
     }
     await respond(ctx, core, 200, keys);
+  });
+
+  describeRoute(router, 'GET /api-keys/current', {
+    tag: 'API keys', summary: 'The key this request carries: its kind, scopes and record',
+    answers: answers(200, 'The key', currentKeySchema, { kind: 'api_key', scopes: (EXAMPLES.apiKey as { scopes: string[] }).scopes, api_key: EXAMPLES.apiKey }),
+  });
+  router.get('/api-keys/current', async (ctx) => {
+    const principal = ctx.state.principal as Principal;
+    if (principal.kind === 'master') {
+      await respond(ctx, core, 200, { kind: 'master', scopes: MASTER_SCOPES });
+      return;
+    }
+    const key = await creatorKey(core, principal) as ApiKeyRecord;
+    const view = apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at));
+    await respond(ctx, core, 200, { kind: 'api_key', scopes: key.scopes, api_key: view });
   });
 
   describeRoute(router, 'DELETE /api-keys/:id', { tag: 'API keys', summary: 'Revoke an API key and the keys it made', answers: answers(204, 'Revoked'), errors: [...ACCESS_ERRORS, ...rejectionsOf('api_key.revoke')] });

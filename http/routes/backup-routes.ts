@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ApiError } from '../api-error.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 
-/** What the routes need to make a backup (wired in app/ to ops/backup.ts). */
+/** What the routes need to make a backup (wired in server/serve-parts.ts to ops/backup.ts). */
 export interface BackupPort {
   /** Where backups go; undefined when none is configured. */
   readonly dir: string | undefined;

@@ -5,10 +5,10 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../api-error.js';
-import type { LedgerCore } from '../ledger-core.js';
-import { monitorSchema } from '../monitor-schemas.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
+import { monitorSchema } from '../schemas/monitor-schemas.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { monitorJsonSchema, monitorView } from '../../wire/views.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { rejectionsOf } from '../../engine/operations.js';

@@ -7,17 +7,17 @@
 //   GET  /admin/cutover/status    role, fence, seqs, log checksum; `at_seq=N` first waits (bounded) until
 //                                 the ledger stands at N, `state_hash=true` adds the state hash
 //   POST /admin/cutover/promote   a follower that stands exactly at {seq, log_checksum} becomes a leader
-// `fenceGuard` sits in the app's middleware before any body is read: a write counts as in flight from
-// there until its response is written, which is what the fence waits for.
+// `fenceGuard` sits in front of every route that writes or acts on the node but the cutover's own (the
+// route front, http/middleware/route-front.ts), before its body is read: a write counts as in flight from there
+// until its response is written, which is what the fence waits for.
 
 import type { Router } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
-import { isReadOnlyPost } from '../backpressure.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { CutoverRefusal, type CutoverPort } from '../cutover-port.js';
+import type { CutoverPort, CutoverResult } from '../ports/cutover-port.js';
 
 export const CUTOVER_PATH_PREFIX = '/admin/cutover/';
 /** The longest a status request waits for a follower to reach the seq it asks about. */
@@ -52,8 +52,6 @@ const statusExample = { ...positionExample, role: 'leader', fenced: false, appen
 /** Refuses writes while fenced and counts those admitted until their answer is written. */
 export function fenceGuard(port: CutoverPort): Koa.Middleware {
   return async (ctx, next) => {
-    const write = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !isReadOnlyPost(ctx.path) && !ctx.path.startsWith(CUTOVER_PATH_PREFIX);
-    if (!write) return next();
     const ticket = await port.writeStarted();
     if (!ticket) {
       throw new ApiError('CUTOVER_FENCED', 'this ledger is being moved to a new process; retry shortly', undefined, {
@@ -93,11 +91,9 @@ export function cutoverRoutes(router: Router, port: CutoverPort): void {
   });
 }
 
-async function refusalsAsConflicts<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof CutoverRefusal) throw new ApiError('CUTOVER_CONFLICT', error.message);
-    throw error;
-  }
+/** The value of a cutover request, or its conflict as the error envelope's 409. */
+async function refusalsAsConflicts<T>(work: () => Promise<CutoverResult<T>>): Promise<T> {
+  const result = await work();
+  if (!result.ok) throw new ApiError('CUTOVER_CONFLICT', result.rejection.message);
+  return result.value;
 }

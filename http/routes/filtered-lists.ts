@@ -4,12 +4,12 @@
 
 import type Koa from 'koa';
 import { ApiError } from '../api-error.js';
-import type { LedgerCore } from '../ledger-core.js';
-import { answered, recordView } from '../query-answers.js';
-import { filtersFromQuery } from '../query-param-filters.js';
-import type { FilterCollection } from '../query-port.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
+import { answered, recordView } from '../views/query-answers.js';
+import { filtersFromQuery } from '../schemas/query-param-filters.js';
+import type { FilterCollection } from '../ports/query-port.js';
 import { respond } from '../respond.js';
-import { INDEX_SEQ_HEADER } from '../read-your-writes.js';
+import { INDEX_SEQ_HEADER } from '../middleware/read-your-writes.js';
 
 /** Answers a filtered list when the query string asks for one; false when it does not (the plain list). */
 export async function answeredFilteredList(

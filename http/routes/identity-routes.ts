@@ -3,16 +3,16 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import { pageQuerySchema } from '../common-schemas.js';
-import { createIdentitySchema, identitySchema } from '../identity-schemas.js';
-import { identityView } from '../identity-view.js';
-import type { LedgerCore } from '../ledger-core.js';
+import { pageQuerySchema } from '../schemas/common-schemas.js';
+import { createIdentitySchema, identitySchema } from '../schemas/identity-schemas.js';
+import { identityView } from '../views/identity-view.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { answeredFilteredList } from './filtered-lists.js';
 import { rejectionsOf } from '../../engine/operations.js';
 import { z } from 'zod';
-import { identityJsonSchema } from '../identity-view.js';
+import { identityJsonSchema } from '../views/identity-view.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 

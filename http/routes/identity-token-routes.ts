@@ -13,9 +13,9 @@ import { z } from 'zod';
 import type { IdentityFields, IdentityRecord, MetaData } from '../../engine/records.js';
 import { ApiError } from '../api-error.js';
 import { IdentityTokens } from '../identity-tokens.js';
-import type { LedgerCore } from '../ledger-core.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 
 /** Tokenizable fields: the record's field and the name Blnk records it under. */

@@ -3,10 +3,10 @@
 // parameter: routes with a fixed first segment are matched before it.
 
 import type { Router } from '@koa/router';
-import { metadataUpdateSchema } from '../identity-schemas.js';
-import type { LedgerCore } from '../ledger-core.js';
+import { metadataUpdateSchema } from '../schemas/identity-schemas.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { z } from 'zod';
 import { rejectionsOf } from '../../engine/operations.js';
 import { describeRoute, answers } from '../openapi/route-docs.js';

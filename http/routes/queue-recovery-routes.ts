@@ -6,10 +6,10 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../api-error.js';
-import { formatGoDuration, parseGoDuration } from '../go-duration.js';
-import type { LedgerCore } from '../ledger-core.js';
+import { formatGoDuration, parseGoDuration } from '../schemas/go-duration.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 
 /** The shortest threshold (shorter ones are raised to it), and the default. */

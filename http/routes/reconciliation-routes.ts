@@ -1,6 +1,7 @@
 // Reconciliation over HTTP: uploads of statements, matching rules, runs (background and instant), a run's
 // status and its results page by page. Paths as the public Blnk ledger has them (../shared/spec/decisions.md).
 //   POST   /reconciliation/upload                 multipart: `file` (CSV or JSON array) and `source`
+//   GET    /reconciliation/uploads                ?limit&offset, newest first
 //   POST   /reconciliation/matching-rules         GET (list)   GET|PUT|DELETE /reconciliation/matching-rules/:id
 //   POST   /reconciliation/start                  201 {reconciliation_id}, runs in the background
 //   POST   /reconciliation/start-instant          200 with the finished run, its matches and unmatched records
@@ -23,25 +24,29 @@ import {
   uploadView,
 } from '../../wire/reconciliation-views.js';
 import { ApiError } from '../api-error.js';
-import { NAME_LENGTH_MAX } from '../common-schemas.js';
-import { fileKind, recordsOfFile, UploadRefusal } from '../external-records-input.js';
-import { BODY_BYTES_MAX } from '../json-body.js';
-import type { LedgerCore } from '../ledger-core.js';
-import { answered } from '../query-answers.js';
-import type { ReconciliationPort } from '../reconciliation-port.js';
-import { instantRequestFrom, resultsPageSchema, ruleCommandFrom, startCommandFrom } from '../reconciliation-schemas.js';
+import { NAME_LENGTH_MAX, pageQuerySchema } from '../schemas/common-schemas.js';
+import { fileKind, recordsOfFile, UploadRefusal } from '../schemas/external-records-input.js';
+import type { BodyBytesInFlight } from '../server/body-bytes-in-flight.js';
+import { BODY_BYTES_MAX, BodyHold, countedBody } from '../middleware/json-body.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
+import { answered } from '../views/query-answers.js';
+import type { ReconciliationPort } from '../ports/reconciliation-port.js';
+import { instantRequestFrom, resultsPageSchema, ruleCommandFrom, startCommandFrom } from '../schemas/reconciliation-schemas.js';
 import { accepted, respond } from '../respond.js';
-import { validate } from '../validation.js';
+import { validate } from '../schemas/validation.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { z } from 'zod';
 
 /** The route that reads multipart bodies itself (json-body.ts lets them through). */
 export const UPLOAD_PATH = '/reconciliation/upload';
+const UPLOADS_PATH = '/reconciliation/uploads';
 
-export function reconciliationRoutes(router: Router, core: LedgerCore, port: ReconciliationPort, bodyBytesMax = BODY_BYTES_MAX): void {
+export function reconciliationRoutes(
+  router: Router, core: LedgerCore, port: ReconciliationPort, limits: { bodyBytesMax?: number; bodyBytesInFlight?: BodyBytesInFlight } = {},
+): void {
   describeReconciliationRoutes(router);
 
-  router.post(UPLOAD_PATH, multipartReader(bodyBytesMax), async (ctx) => {
+  router.post(UPLOAD_PATH, multipartReader(limits.bodyBytesMax ?? BODY_BYTES_MAX, limits.bodyBytesInFlight), async (ctx) => {
     const upload = ctx.state.upload as ReadUpload | undefined;
     if (!upload) throw uploadFailed('send the statement as multipart/form-data: a `file` field (CSV or JSON) and a `source` field', { field: 'file' });
     const source = upload.source.trim();
@@ -95,6 +100,12 @@ export function reconciliationRoutes(router: Router, core: LedgerCore, port: Rec
     const request = instantRequestFrom(ctx.request.body);
     const { value, seq } = accepted(await port.runInstant(request, request.records, request.dry_run));
     await respond(ctx, core, 200, instantView(value.record, value.results, request.records), seq);
+  });
+
+  // Before /reconciliation/:id, which would take `uploads` for a run's id.
+  router.get(UPLOADS_PATH, async (ctx) => {
+    const page = validate(pageQuerySchema, ctx.query);
+    await respond(ctx, core, 200, (await core.view.uploads(page)).map(uploadView));
   });
 
   router.get('/reconciliation/:id', async (ctx) => {
@@ -160,6 +171,7 @@ function describeReconciliationRoutes(router: Router): void {
     description: 'A bad row refuses the whole upload, naming its line and field; nothing of it is stored.',
     answers: answers(201, 'The upload', uploadSchema), errors: ['RECON_UPLOAD_FAILED'],
   });
+  describeRoute(router, `GET ${UPLOADS_PATH}`, { tag: TAG, summary: 'List uploaded statements, newest first', query: pageQuerySchema, answers: answers(200, 'The uploads', z.array(uploadSchema)) });
   describeRoute(router, 'POST /reconciliation/matching-rules', { tag: TAG, summary: 'Create a matching rule', body: ruleBody, answers: answers(201, 'The rule', ruleSchema), errors: ['RECON_RULE_INVALID'], invalidCode: 'RECON_RULE_INVALID' });
   describeRoute(router, 'GET /reconciliation/matching-rules', { tag: TAG, summary: 'List matching rules', answers: answers(200, 'The rules', z.array(ruleSchema)) });
   describeRoute(router, 'GET /reconciliation/matching-rules/:id', { tag: TAG, summary: 'Read a matching rule', answers: answers(200, 'The rule', ruleSchema), errors: ['RECON_RULE_NOT_FOUND'] });
@@ -214,58 +226,78 @@ interface ReadUpload {
   source: string;
 }
 
+/** Room for the multipart framing and the small fields beside a file of the largest size. */
+const MULTIPART_FRAMING_BYTES_MAX = 128 * 1024;
+const FIELDS_BYTES_MAX = 64 * 1024;
+
 /**
  * Reads a multipart body into memory (nothing is written to disk): one `file` part of at most
- * `bytesMax` bytes, which must be UTF-8 text, and a few small fields. A body that is not multipart
- * (the JSON reader took it) leaves `ctx.state.upload` unset.
+ * `bytesMax` bytes, which must be UTF-8 text, and a few small fields. The bytes come through the body
+ * reader's counted stream (json-body.ts countedBody): inflated if compressed, and counted against the
+ * process's body bytes in flight until the route is done. A body that is not multipart (the JSON reader
+ * took it) leaves `ctx.state.upload` unset.
  */
-function multipartReader(bytesMax: number): Koa.Middleware {
+function multipartReader(bytesMax: number, inFlight: BodyBytesInFlight | undefined): Koa.Middleware {
   return async (ctx, next) => {
     if (!ctx.is('multipart')) return next();
-    const chunks: Buffer[] = [];
-    const reader = koaBody({
-      multipart: true,
-      json: false,
-      text: false,
-      urlencoded: false,
-      formidable: {
-        maxFiles: 1,
-        maxFileSize: bytesMax,
-        maxTotalFileSize: bytesMax,
-        maxFields: 8,
-        maxFieldsSize: 64 * 1024,
-        allowEmptyFiles: true,
-        minFileSize: 0,
-        fileWriteStreamHandler: () => new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            chunks.push(chunk);
-            done();
-          },
-        }),
-      },
-    });
+    const hold = new BodyHold(inFlight);
     try {
-      await reader(ctx as never, async () => undefined);
-    } catch (error) {
-      throw multipartError(error);
+      await readMultipart(ctx, bytesMax, hold);
+      return await next();
+    } finally {
+      hold.release();
     }
-    const files = (ctx.request as { files?: Record<string, unknown> }).files ?? {};
-    const file = (Array.isArray(files.file) ? files.file[0] : files.file) as { originalFilename?: string | null; mimetype?: string | null } | undefined;
-    if (!file) throw uploadFailed('the upload has no `file` field', { field: 'file' });
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-    } catch {
-      throw uploadFailed('the file is not UTF-8 text', { field: 'file' });
-    }
-    const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
-    const source = Array.isArray(fields.source) ? fields.source[0] : fields.source;
-    ctx.state.upload = { name: file.originalFilename ?? '', type: file.mimetype ?? '', text, source: typeof source === 'string' ? source : '' } satisfies ReadUpload;
-    return next();
   };
 }
 
+async function readMultipart(ctx: Koa.Context, bytesMax: number, hold: BodyHold): Promise<void> {
+  const chunks: Buffer[] = [];
+  const reader = koaBody({
+    multipart: true,
+    json: false,
+    text: false,
+    urlencoded: false,
+    formidable: {
+      maxFiles: 1,
+      maxFileSize: bytesMax,
+      maxTotalFileSize: bytesMax,
+      maxFields: 8,
+      maxFieldsSize: FIELDS_BYTES_MAX,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      fileWriteStreamHandler: () => new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          chunks.push(chunk);
+          done();
+        },
+      }),
+    },
+  });
+  // koa-body hands formidable `ctx.req`: here, the counted stream in its place, on a context otherwise ctx's.
+  const body = countedBody(ctx.req, bytesMax + FIELDS_BYTES_MAX + MULTIPART_FRAMING_BYTES_MAX, hold);
+  try {
+    await reader(Object.create(ctx, { req: { value: body } }) as never, async () => undefined);
+  } catch (error) {
+    body.destroy();
+    throw multipartError(error);
+  }
+  const files = (ctx.request as { files?: Record<string, unknown> }).files ?? {};
+  const file = (Array.isArray(files.file) ? files.file[0] : files.file) as { originalFilename?: string | null; mimetype?: string | null } | undefined;
+  if (!file) throw uploadFailed('the upload has no `file` field', { field: 'file' });
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw uploadFailed('the file is not UTF-8 text', { field: 'file' });
+  }
+  const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
+  const source = Array.isArray(fields.source) ? fields.source[0] : fields.source;
+  ctx.state.upload = { name: file.originalFilename ?? '', type: file.mimetype ?? '', text, source: typeof source === 'string' ? source : '' } satisfies ReadUpload;
+}
+
 function multipartError(error: unknown): ApiError {
+  // The body reader's own refusals (too large, too many bytes in flight, an unknown encoding) as they are.
+  if (error instanceof ApiError) return error;
   const code = typeof error === 'object' && error !== null ? (error as { httpCode?: unknown; code?: unknown }) : {};
   // formidable's codes: 1009 file too large, 1016 total too large, 1015 too many files.
   if (code.code === 1009 || code.code === 1016 || code.httpCode === 413) return new ApiError('GEN_PAYLOAD_TOO_LARGE', 'the uploaded file is too large');

@@ -3,15 +3,15 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import type { LedgerCore } from '../ledger-core.js';
-import { projectionView } from '../projection-view.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
+import { projectionView } from '../views/projection-view.js';
 import { accepted, projected, respond } from '../respond.js';
 import { rejectionsOf } from '../../engine/operations.js';
-import { refundSchema } from '../transaction-schemas.js';
-import { validate } from '../validation.js';
+import { refundSchema } from '../schemas/transaction-schemas.js';
+import { validate } from '../schemas/validation.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { describeRoute } from '../openapi/route-docs.js';
-import { projectionJsonSchema } from '../projection-view.js';
+import { projectionJsonSchema } from '../views/projection-view.js';
 import { transactionJson, transactionJsonSchema } from '../../wire/transaction-json.js';
 import { amountToPrecise } from '../../wire/amounts.js';
 import type { RefundCommand } from '../../engine/commands.js';

@@ -1,12 +1,12 @@
 // Service info, health and metrics: the routes that answer without touching the ledger. `GET /` is
 // Blnk's "server running..." check, with what is running. `GET /health` also says what this node is in
-// its replication group (http/replication-port.ts): a load balancer sends writes to the `leader`.
+// its replication group (http/ports/replication-port.ts): a load balancer sends writes to the `leader`.
 
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import type { Metrics } from '../metrics.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import type { ReplicationStatus } from '../replication-port.js';
+import type { ReplicationStatus } from '../ports/replication-port.js';
 
 const serviceSchema = z.object({ message: z.string(), service: z.string(), version: z.string() });
 const healthSchema = z.object({

@@ -4,22 +4,22 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import { pageQuerySchema } from '../common-schemas.js';
+import { pageQuerySchema } from '../schemas/common-schemas.js';
 import { rejectionsOf } from '../../engine/operations.js';
-import type { LedgerCore } from '../ledger-core.js';
-import { balanceProjectionView, projectionView } from '../projection-view.js';
+import type { LedgerCore } from '../ports/ledger-core.js';
+import { balanceProjectionView, projectionView } from '../views/projection-view.js';
 import type { BulkCommand, CommandOf } from '../../engine/commands.js';
 import type { BalanceProjection, Projection } from '../../engine/projection.js';
 import { reject } from '../../engine/rejections.js';
 import { accepted, projected, respond } from '../respond.js';
-import { LIST_SIZE_CODES, TRANSACTION_VALIDATION_CODES, validateBulk, validateTransaction } from '../transaction-commands.js';
-import { validate } from '../validation.js';
+import { LIST_SIZE_CODES, TRANSACTION_VALIDATION_CODES, validateBulk, validateTransaction } from '../schemas/transaction-commands.js';
+import { validate } from '../schemas/validation.js';
 import { answeredFilteredList } from './filtered-lists.js';
 import { z } from 'zod';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { bulkPreviewJsonSchema, projectionJsonSchema } from '../projection-view.js';
-import { bulkShape, transactionShape } from '../transaction-schemas.js';
+import { bulkPreviewJsonSchema, projectionJsonSchema } from '../views/projection-view.js';
+import { bulkShape, transactionShape } from '../schemas/transaction-schemas.js';
 import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
 import { transactionLineageJsonSchema, transactionLineageView } from '../../wire/lineage-views.js';
 

@@ -1,14 +1,14 @@
 // Test servers for authentication and hooks: the real runtime and Koa app on 127.0.0.1 with a master
 // key, an adjustable clock (for expiry) and hook delivery limits, plus a small client that sends a key.
 
-import { createHttpServer } from '../../app/http-server.js';
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { LedgerRuntime } from '../../app/ledger-runtime.js';
+import { LedgerRuntime } from '../../runtime/ledger-runtime.js';
 import type { HookDeliveryLimits } from '../../hooks/hook-dispatcher.js';
-import { createApp, type FolioApp } from '../../http/app.js';
-import { Metrics } from '../../http/metrics.js';
+import type { FolioApp } from '../../http/app.js';
+import { BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from '../../http/server/body-bytes-in-flight.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../../http/server/server-limits.js';
+import { startLedgerHttp } from '../../server/ledger-http.js';
 import { sendRequest, tempDataDir, type TestResponse } from './test-server.js';
 
 export const MASTER_KEY = 'test-master-key-0123456789abcdefghijklmn';
@@ -44,18 +44,16 @@ export async function startAccessServer(options: AccessServerOptions = {}): Prom
     hookTargets: { allowPrivateNetworks: options.allowPrivateNetworks ?? true },
   });
   const logger = pino({ level: process.env.FOLIO_LOG_LEVEL ?? 'warn' });
-  const metrics = new Metrics({
-    queuedTransactions: () => runtime.engine.view.queuedCount(),
-    lookupBacklog: () => runtime.store.backlog,
-    unflushedEvents: () => runtime.log.unflushedEvents,
-  });
-  const app = createApp({
-    core: runtime, logger, metrics, version: 'test', clock,
-    secretKey: options.secretKey ?? MASTER_KEY, apiKeyUseFlushMs: options.apiKeyUseFlushMs,
-  });
-  const server = createHttpServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // On this thread: its clock (API key expiry) and key-use interval are the test's.
+  const http = await startLedgerHttp({
+    host: '127.0.0.1', port: 0, workers: 0, limits: DEFAULT_CONNECTION_LIMITS, bodyBytesInFlightMax: BODY_BYTES_IN_FLIGHT_MAX_DEFAULT,
+    version: 'test', logger, logLevel: logger.level, secretKey: options.secretKey ?? MASTER_KEY,
+    hookTargets: { allowPrivateNetworks: options.allowPrivateNetworks ?? true }, dataDir, snapshots: false, index: true,
+    replication: false, clock, apiKeyUseFlushMs: options.apiKeyUseFlushMs,
+    onWorkersFailed: () => undefined,
+  }, { runtime });
+  const app = http.app as FolioApp;
+  const url = `http://127.0.0.1:${http.address.port}`;
   const as = (key: string | undefined, method: string, route: string, body?: unknown): Promise<TestResponse> =>
     sendRequest(url, method, route, body, key === undefined ? {} : { 'X-svc-key': key });
   let stopped = false;
@@ -72,9 +70,7 @@ export async function startAccessServer(options: AccessServerOptions = {}): Prom
     async stop() {
       if (stopped) return;
       stopped = true;
-      app.beginShutdown();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await http.close();
       await runtime.close();
     },
   };

@@ -23,20 +23,34 @@ export function peersFixture(startedAt = '2026-01-02T03:04:05.000Z', quick = fal
   const row = (workload: string, balances: number, batch: number, clients: number, scale: number) => ({
     workload, balances, batch, clients,
     folio_http: { transfersPerSecond: 12_345 * scale, latencyP50Ms: 4, latencyP90Ms: 7, latencyP99Ms: 13 },
-    folio_in_process: { transfersPerSecond: 45_678 * scale, latencyMs: latency(1.25, 2.5, 6.75) },
-    postgres: { transfersPerSecond: 1_234 * scale, latencyMs: latency(9.5, 15.25, 31.5) },
+    peer_direct: { transfersPerSecond: 1_234 * scale, latencyMs: latency(9.5, 15.25, 31.5) },
+    peer_koa: { transfersPerSecond: 1_000 * scale, latencyP50Ms: 11, latencyP90Ms: 18, latencyP99Ms: 40 },
   });
   return result('peers', startedAt, [
-    { label: 'Folio HTTP transfers/s (single, 1,000 balances, 64 clients)', value: 12_345, unit: '/s' },
-    { label: 'Postgres peer transfers/s (single, 1,000 balances)', value: 1_234, unit: '/s', note: 'a published Postgres ledger: ~1,800/s' },
-    { label: 'Folio HTTP / Postgres (single, 1,000 balances)', value: 10.0040, unit: 'ratio', digits: 1, target: { op: '>=', value: 10 }, met: true },
-    { label: 'Folio HTTP / Postgres (batch-1000, 1,000 balances)', value: 27.55, unit: 'ratio', digits: 1, target: { op: '>=', value: 30 }, met: false },
+    { label: 'Folio over HTTP transfers/s (single, 1,000 balances, 64 clients)', value: 12_345, unit: '/s' },
+    { label: 'Postgres peer direct transfers/s (single, 1,000 balances, 64 clients)', value: 1_234, unit: '/s' },
+    { label: 'Folio HTTP / peer direct (single, 1,000 balances, 64 clients)', value: 10.0040, unit: 'ratio', digits: 2, target: { op: '>=', value: 2 }, met: true },
+    { label: 'Folio HTTP / peer direct (batch-1000, 1,000 balances, 8 clients)', value: 3.554, unit: 'ratio', digits: 2, target: { op: '>=', value: 5 }, met: false },
   ], {
     rows: [row('single', 1_000, 1, 64, 1), row('batch-1000', 1_000, 1_000, 8, 3)],
     sweep: [1, 4, 16, 64, 256].map((connections, index) => ({
-      connections, folio_http: 1_000 * (index + 1), bare_koa: 2_500 * (index + 1), postgres: 300 * (index + 1),
+      connections, folio_http: 1_000 * (index + 1), peer_koa: 400 * (index + 1), peer_direct: 300 * (index + 1), bare_koa: 2_500 * (index + 1),
     })),
   }, quick);
+}
+
+/** A peers result as recorded before issue 39: Folio in-process, the peer only called directly (`postgres`). */
+export function legacyPeersFixture(): StoredResult {
+  const row = {
+    workload: 'single', balances: 1_000, batch: 1, clients: 64,
+    folio_http: { transfersPerSecond: 4_000, latencyP50Ms: 12, latencyP90Ms: 23, latencyP99Ms: 52 },
+    folio_in_process: { transfersPerSecond: 33_000, latencyMs: latency(1.5, 2.5, 8) },
+    postgres: { transfersPerSecond: 3_200, latencyMs: latency(17.75, 30, 47.75) },
+  };
+  return result('peers', '2025-12-01T00:00:00.000Z', [], {
+    rows: [row],
+    sweep: [1, 4].map((connections) => ({ connections, folio_http: 300 * connections, bare_koa: 8_000 * connections, postgres: 700 * connections })),
+  });
 }
 
 export function httpFixture(): StoredResult {

@@ -4,7 +4,7 @@
 
 import fs from 'node:fs';
 import type { Test } from 'tap';
-import type { RuntimeOptions } from '../../app/ledger-runtime.js';
+import type { RuntimeOptions } from '../../runtime/ledger-runtime.js';
 import { zeroSumViolations } from './engine-rig.js';
 import { startTestServer, type TestResponse, type TestServer } from './test-server.js';
 

@@ -4,7 +4,7 @@
 // Fetch cannot do this (it never pipelines), hence a raw socket.
 
 import net from 'node:net';
-import { parseJsonExact } from '../../http/lossless-json.js';
+import { parseJsonExact } from '../../http/schemas/lossless-json.js';
 import { jsonWithBigInts } from './test-server.js';
 
 export interface PipelinedRequest {

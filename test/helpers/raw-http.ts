@@ -12,10 +12,14 @@ export interface RawAnswer {
   body: string;
 }
 
-/** Sends `bytes` on a new connection and resolves with all the server sent, once it closes or after `timeoutMs`. */
-export function exchange(port: number, bytes: string | Buffer, timeoutMs = 10_000): Promise<{ text: string; closed: boolean }> {
+/**
+ * Sends `bytes` on a new connection (from `localAddress` when given: all of 127.0.0.0/8 reaches a server on
+ * 127.0.0.1) and resolves with all the server sent, once it closes or after `timeoutMs`, and how long that took.
+ */
+export function exchange(port: number, bytes: string | Buffer, timeoutMs = 10_000, localAddress?: string): Promise<{ text: string; closed: boolean; elapsedMs: number }> {
   return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    const started = Date.now();
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => socket.write(bytes));
     let text = '';
     let settled = false;
     const finish = (closed: boolean): void => {
@@ -23,7 +27,7 @@ export function exchange(port: number, bytes: string | Buffer, timeoutMs = 10_00
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve({ text, closed });
+      resolve({ text, closed, elapsedMs: Date.now() - started });
     };
     const timer = setTimeout(() => finish(false), timeoutMs);
     socket.setEncoding('latin1');
@@ -88,4 +92,28 @@ export function envelopeCodeOf(answer: RawAnswer | undefined): string | undefine
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A connection from `localAddress` that made one request (answered 200) and then sent part of the next
+ * request's headers: a slow client the server has certainly taken on, which holds its place until it is
+ * destroyed or the header deadline cuts it off. Undefined when the first request was not answered 200.
+ */
+export function slowConnection(port: number, localAddress = '127.0.0.1'): Promise<net.Socket | undefined> {
+  return new Promise((resolve) => {
+    const host = `Host: 127.0.0.1:${port}`;
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => socket.write(`GET /health HTTP/1.1\r\n${host}\r\n\r\n`));
+    socket.setEncoding('latin1');
+    socket.once('data', (chunk: string) => {
+      if (!chunk.startsWith('HTTP/1.1 200')) {
+        socket.destroy();
+        resolve(undefined);
+        return;
+      }
+      socket.write(`GET /health HTTP/1.1\r\n${host}\r\nX-Slow: `);
+      resolve(socket);
+    });
+    socket.on('error', () => resolve(undefined));
+    socket.on('close', () => resolve(undefined));
+  });
 }

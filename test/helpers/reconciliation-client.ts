@@ -2,7 +2,7 @@
 // rules, runs, and waiting for a background run to finish.
 
 import type { TestResponse, TestServer } from './test-server.js';
-import { parseJsonExact } from '../../http/lossless-json.js';
+import { parseJsonExact } from '../../http/schemas/lossless-json.js';
 
 export async function uploadFile(baseUrl: string, file: { name: string; type?: string; text: string }, source: string | undefined, headers: Record<string, string> = {}): Promise<TestResponse> {
   const form = new FormData();

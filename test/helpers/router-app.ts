@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import pino from 'pino';
 import type { Test } from 'tap';
-import { LedgerRuntime } from '../../app/ledger-runtime.js';
+import { LedgerRuntime } from '../../runtime/ledger-runtime.js';
 import { createApp, type AppOptions, type FolioApp } from '../../http/app.js';
 import { Metrics } from '../../http/metrics.js';
 import { tempDataDir } from './test-server.js';

@@ -2,7 +2,7 @@
 
 import fs from 'node:fs';
 import type { Test } from 'tap';
-import type { RuntimeOptions } from '../../app/ledger-runtime.js';
+import type { RuntimeOptions } from '../../runtime/ledger-runtime.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 export async function startScopedServer(t: Test, options: Partial<RuntimeOptions> = {}): Promise<TestServer> {

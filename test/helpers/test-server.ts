@@ -2,30 +2,29 @@
 // ephemeral 127.0.0.1 port, with LMDB in a fresh temp directory. `request` speaks JSON and returns the
 // raw text too, so tests can check exact digits of big amounts.
 
-import { createHttpServer } from '../../app/http-server.js';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { LedgerRuntime, type RuntimeOptions } from '../../app/ledger-runtime.js';
-import { ChangeFeed } from '../../app/change-feed.js';
-import { nodeInspector } from '../../app/node-inspector.js';
-import { snapshotAdmin } from '../../app/snapshot-admin.js';
-import { EngineHost } from '../../app/engine-host.js';
-import { HttpWorkers } from '../../app/http-workers.js';
-import { DEFAULT_CONNECTION_LIMITS } from '../../http/server-limits.js';
-import type { SnapshotInfo } from '../../app/snapshot-service.js';
-import { createApp, type AppOptions } from '../../http/app.js';
-import { Metrics } from '../../http/metrics.js';
-import { parseJsonExact } from '../../http/lossless-json.js';
+import { LedgerRuntime, type RuntimeOptions } from '../../runtime/ledger-runtime.js';
+import { nodeInspector } from '../../server/node-inspector.js';
+import type { HttpWorkers, RestartBudget } from '../../workers/http-workers.js';
+import { startLedgerHttp, type LedgerHttpOptions } from '../../server/ledger-http.js';
+import { BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from '../../http/server/body-bytes-in-flight.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../../http/server/server-limits.js';
+import type { SnapshotInfo } from '../../runtime/snapshot-service.js';
+import { parseJsonExact } from '../../http/schemas/lossless-json.js';
 
 export interface TestServer {
   url: string;
   dataDir: string;
   runtime: LedgerRuntime;
   request(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
+  /** The HTTP worker threads, when the server runs on them. */
+  workers?: HttpWorkers;
+  /** Why the workers were given up on (they failed past their restart budget), if they were. */
+  workersFailed(): Error | undefined;
   /** Stops the server and closes the stores; the data directory stays for restarts. */
   stop(): Promise<void>;
 }
@@ -46,13 +45,17 @@ export function tempDataDir(label = 'folio'): string {
  * App options a test may set beside the runtime's: the tokenization key, a backup port, the master key
  * (authentication on), and the operator snapshot routes (/admin/snapshots) on the server's own data dir.
  */
-export type TestAppOptions = Partial<Pick<AppOptions, 'tokenizationKey' | 'backup' | 'secretKey'>> & {
+export type TestAppOptions = Partial<Pick<LedgerHttpOptions, 'tokenizationKey' | 'backup' | 'secretKey'>> & {
   snapshotRoutes?: boolean;
   /**
-   * HTTP worker threads, as `folio serve` runs them (app/http-workers.ts); 0 serves on the test's own
+   * HTTP worker threads, as `folio serve` runs them (workers/http-workers.ts); 0 serves on the test's own
    * thread. Default: TEST_WORKERS_DEFAULT, so the whole suite can be run in either mode.
    */
   workers?: number;
+  /** The process's cap on request body bytes in flight (server.body_bytes_in_flight_max). */
+  bodyBytesInFlightMax?: number;
+  /** How many failed workers are replaced (workers/http-workers.ts WORKER_RESTART_BUDGET unless given). */
+  restartBudget?: RestartBudget;
 };
 
 /**
@@ -64,56 +67,32 @@ export const TEST_WORKERS_DEFAULT = Number(process.env.FOLIO_TEST_WORKERS ?? 1);
 export async function startTestServer(options: Partial<RuntimeOptions> = {}, appOptions: TestAppOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const runtime = await LedgerRuntime.open({ ...options, dataDir });
-  const logger = pino({ level: process.env.FOLIO_LOG_LEVEL ?? 'warn' });
-  const metrics = new Metrics({
-    queuedTransactions: () => runtime.engine.view.queuedCount(),
-    lookupBacklog: () => runtime.store.backlog,
-    unflushedEvents: () => runtime.log.unflushedEvents,
-  });
-  runtime.onCommit((stats) => metrics.observeWalCommit(stats.events, stats.milliseconds));
-  const { snapshotRoutes, workers = TEST_WORKERS_DEFAULT, ...passed } = appOptions;
-  const snapshots = snapshotRoutes ? snapshotAdmin(runtime, dataDir) : undefined;
-  const feed = new ChangeFeed(runtime.log);
+  const logLevel = process.env.FOLIO_LOG_LEVEL ?? 'warn';
+  const { snapshotRoutes, workers = TEST_WORKERS_DEFAULT, bodyBytesInFlightMax = BODY_BYTES_IN_FLIGHT_MAX_DEFAULT, restartBudget, ...passed } = appOptions;
+  let workersFailed: Error | undefined;
+  const logger = pino({ level: logLevel });
   const inspector = nodeInspector(() => ({ runtime, status: () => ({ role: 'single', term: 0, applied_seq: runtime.visibleSeq() }) }));
-  if (workers > 0) {
-    const engine = new EngineHost({ runtime, logger, snapshots, feed, inspector, backup: passed.backup });
-    const pool = await HttpWorkers.start({
-      count: workers, host: '127.0.0.1', port: 0, engine,
-      onFailure: (error) => logger.error({ err: error }, 'an HTTP worker failed'),
-      settings: {
-        version: 'test', logLevel: process.env.FOLIO_LOG_LEVEL ?? 'warn', secretKey: passed.secretKey ?? '',
-        tokenizationKey: passed.tokenizationKey ? new Uint8Array(passed.tokenizationKey) : undefined,
-        hookTargets: options.hookTargets ?? { allowPrivateNetworks: false },
-        index: runtime.query !== undefined, history: runtime.historyShare, snapshots: snapshots !== undefined, cutover: false, backupDir: passed.backup?.dir,
-        feed: true, inspector: true, replication: false, limits: DEFAULT_CONNECTION_LIMITS,
-      },
-    });
-    const url = `http://127.0.0.1:${pool.address.port}`;
-    return {
-      url,
-      dataDir,
-      runtime,
-      request: (method, route, body, headers) => sendRequest(url, method, route, body, headers),
-      async stop() {
-        await pool.close();
-        engine.close();
-        await runtime.close();
-      },
-    };
-  }
-  const app = createApp({ core: runtime, logger, metrics, version: 'test', snapshots, feed, inspector, ...passed });
-  const server = createHttpServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  // Assembled as `folio serve` assembles it (server/ledger-http.ts), on an ephemeral loopback port.
+  const http = await startLedgerHttp({
+    host: '127.0.0.1', port: 0, workers, limits: DEFAULT_CONNECTION_LIMITS, bodyBytesInFlightMax,
+    version: 'test', logger, logLevel, secretKey: passed.secretKey ?? '', tokenizationKey: passed.tokenizationKey,
+    hookTargets: options.hookTargets ?? { allowPrivateNetworks: false }, backup: passed.backup, dataDir,
+    snapshots: snapshotRoutes === true, index: runtime.query !== undefined, replication: false, restartBudget,
+    onWorkersFailed: (error) => {
+      workersFailed = error;
+      logger.error({ err: error }, 'HTTP workers keep failing');
+    },
+  }, { runtime, inspector });
+  const url = `http://127.0.0.1:${http.address.port}`;
   return {
     url,
     dataDir,
     runtime,
+    workers: http.workers,
+    workersFailed: () => workersFailed,
     request: (method, route, body, headers) => sendRequest(url, method, route, body, headers),
     async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await http.close();
       await runtime.close();
     },
   };
