@@ -6,8 +6,9 @@
 //   2. Builds the index of that log, and copies the log and its index aside: the small size.
 //   3. Seeds the rest, up to N transactions (default 1,000,000).
 //   4. Projection: builds the index from the whole log in the projector's thread, as a rebuild does;
-//      rows/s and events/s with FTS (balance history rows counted apart), and the main thread's
-//      event-loop delay meanwhile.
+//      rows/s and events/s with FTS, and the main thread's event-loop delay meanwhile. The balance
+//      history (index/history-store.ts) is followed to the log's end before the queries, and its rate
+//      printed.
 //   5. Filters, searches, balance as of a time and history pages on both indexes, through the same code
 //      the routes call, each shape's runs interleaved between the two sizes (measureQueries says why):
 //      p50/p99 per query shape and size, and how each p99 grew; one fold of the busy balance at the
@@ -39,6 +40,11 @@ import type { SearchRequest } from '../index/search-compiler.js';
 import { ProjectorThread } from '../index/projector-thread.js';
 import { SecondaryIndex } from '../index/secondary-index.js';
 import { LmdbLog } from '../wal/lmdb-log.js';
+import type { LoggedEvent } from '../engine/events.js';
+import { HistoryFollower } from '../index/history-follower.js';
+import { HistoryProgress } from '../index/history-progress.js';
+import { BalanceHistoryReader } from '../index/history-reader.js';
+import { historyDirIn, HistoryStore } from '../index/history-store.js';
 import { percentileOfSorted } from './stats.js';
 
 const TRANSACTIONS = Number(process.env.INDEX_BENCH_TRANSACTIONS ?? 1_000_000);
@@ -152,7 +158,6 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   const file = indexFileIn(dataDir);
   const delay = monitorEventLoopDelay({ resolution: 5 });
   let rows = 0;
-  let historyRows = 0;
   let events = 0;
   let batches = 0;
   const cpuBefore = process.cpuUsage();
@@ -165,7 +170,6 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   });
   thread.onBatch((report) => {
     rows += report.rows;
-    historyRows += report.history_rows;
     events += report.events;
     batches += 1;
   });
@@ -180,11 +184,9 @@ async function measureProjection(dataDir: string): Promise<Record<string, number
   return {
     seconds: Number(seconds.toFixed(1)),
     rows,
-    history_rows: historyRows,
     events,
     batches,
     rows_per_second: Math.round(rows / seconds),
-    rows_per_second_with_history: Math.round((rows + historyRows) / seconds),
     events_per_second: Math.round(events / seconds),
     process_cpu_seconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
     idle_event_loop_delay_p99_ms: idle.p99,
@@ -200,6 +202,7 @@ interface QueryTarget {
   seeded: Seeded;
   runtime: LedgerRuntime;
   index: SecondaryIndex;
+  history: BalanceHistoryReader;
   seq: number;
   next: () => number;
 }
@@ -208,12 +211,46 @@ async function openTarget(dataDir: string, seeded: Seeded): Promise<QueryTarget>
   const runtime = await LedgerRuntime.open({ dataDir, index: false });
   const index = await SecondaryIndex.open({ dataDir, walDir: LmdbLog.directoryIn(dataDir), source: runtime.log, projectorWorker: INDEX_PROJECTOR_WORKER });
   await index.waitFor(runtime.log.durableSeq, 600_000);
-  return { seeded, runtime, index, seq: runtime.log.durableSeq, next: random(7) };
+  const built = await followHistory(dataDir, runtime.log);
+  process.stdout.write(`  balance history of ${dataDir}: ${built.changes} balance changes followed in ${built.seconds} s (${built.changes_per_second} a second, in the bench's own thread)\n`);
+  const progress = new HistoryProgress();
+  progress.published(runtime.log.durableSeq);
+  const history = new BalanceHistoryReader(historyDirIn(dataDir), progress);
+  return { seeded, runtime, index, history, seq: runtime.log.durableSeq, next: random(7) };
 }
 
 async function closeTarget(target: QueryTarget): Promise<void> {
+  await target.history.close();
   await target.index.close();
   await target.runtime.close();
+}
+
+/**
+ * Brings the balance history of a data directory up to the end of its log, in this thread, as its
+ * follower does in its own (runtime/history-worker.ts): the changes per second it writes.
+ */
+async function followHistory(dataDir: string, log: LmdbLog): Promise<{ seconds: number; changes: number; changes_per_second: number }> {
+  const store = HistoryStore.open(historyDirIn(dataDir));
+  const follower = new HistoryFollower(store);
+  const started = performance.now();
+  let changes = 0;
+  try {
+    for (;;) {
+      const from = follower.checkpoint.seq + 1;
+      if (from > log.durableSeq) break;
+      const batch: LoggedEvent[] = [];
+      for (const logged of log.read(from, log.durableSeq)) {
+        batch.push(logged);
+        changes += (logged.event.postings?.length ?? 0) + (logged.event.balances?.length ?? 0);
+        if (batch.length >= 5_000) break;
+      }
+      await follower.apply(batch);
+    }
+  } finally {
+    await store.close();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds: Number(seconds.toFixed(1)), changes, changes_per_second: Math.round(changes / Math.max(seconds, 0.001)) };
 }
 
 /** A query shape: one run of it on a target. */
@@ -267,7 +304,7 @@ const SHAPES: Shape[] = (() => {
       label: 'balance as of <any time>, busy balance',
       run: async (target) => {
         const { seeded } = target;
-        const answer = await target.index.balanceAt(seeded.busyId, seeded.firstAt - 1_000 + Math.floor(target.next() * (span(target) + 2_000)), target.seq);
+        const answer = await target.history.balanceAt(seeded.busyId, seeded.firstAt - 1_000 + Math.floor(target.next() * (span(target) + 2_000)), target.seq);
         if (!answer.ok) throw new Error(answer.rejection.message);
       },
     },
@@ -275,8 +312,8 @@ const SHAPES: Shape[] = (() => {
       label: 'history page of 100 changes from <any time>, busy balance',
       run: async (target) => {
         const from = target.seeded.firstAt + Math.floor(target.next() * span(target) * 0.99);
-        const answer = await target.index.balanceChanges(target.seeded.busyId, { from_ms: from, to_ms: Number.MAX_SAFE_INTEGER, limit: 100 }, target.seq);
-        if (!answer.ok || !answer.value || answer.value.changes.length === 0) throw new Error('no history page');
+        const answer = await target.history.balanceChanges(target.seeded.busyId, { from_ms: from, to_ms: Number.MAX_SAFE_INTEGER, limit: 100 }, target.seq);
+        if (!answer.ok || !answer.value.page || answer.value.page.changes.length === 0) throw new Error('no history page');
       },
     },
   ];
@@ -310,14 +347,14 @@ async function measureQueries(targets: QueryTarget[]): Promise<Array<Array<Recor
 }
 
 /** One fold of the busy balance at the middle of the log, as `from_source=true` answers it, checked against the index. */
-async function foldOfBusyBalance({ seeded, runtime, index, seq }: QueryTarget): Promise<Record<string, unknown>> {
+async function foldOfBusyBalance({ seeded, runtime, history, seq }: QueryTarget): Promise<Record<string, unknown>> {
   const started = performance.now();
   const middle = seeded.firstAt + Math.floor((seeded.lastAt - seeded.firstAt) / 2);
-  const [folded, indexed] = [await new BalanceFolds(runtime.log).at(seeded.busyId, middle, seq), await index.balanceAt(seeded.busyId, middle, seq)];
+  const [folded, indexed] = [await new BalanceFolds(runtime.log).at(seeded.busyId, middle, seq), await history.balanceAt(seeded.busyId, middle, seq)];
   const ms = Math.round(performance.now() - started);
-  const same = folded.ok && indexed.ok && JSON.stringify(folded.value.balance, exact) === JSON.stringify(indexed.value, exact);
-  if (!same) throw new Error('the index and the fold disagree on the busy balance at the middle of the log');
-  process.stdout.write(`  busy balance at the middle of ${seeded.transactions} transactions, folded (from_source=true): ${ms} ms, the same as the index's\n`);
+  const same = folded.ok && indexed.ok && JSON.stringify(folded.value.balance, exact) === JSON.stringify(indexed.value.balance, exact);
+  if (!same) throw new Error('the balance history and the fold disagree on the busy balance at the middle of the log');
+  process.stdout.write(`  busy balance at the middle of ${seeded.transactions} transactions, folded (from_source=true): ${ms} ms, the same as the balance history's\n`);
   return { query: 'busy balance at the middle of the log, folded (from_source=true)', runs: 1, ms };
 }
 
@@ -417,7 +454,7 @@ async function main(): Promise<void> {
     process.stdout.write('projection (full build with FTS)\n');
     const projection = reusing ? {} as Record<string, number> : await measureProjection(dataDir);
     if (!reusing) process.stdout.write(`  ${projection.rows} rows from ${projection.events} events in ${projection.seconds} s: ${projection.rows_per_second} rows/s, `
-      + `${projection.events_per_second} events/s, and ${projection.history_rows} balance history rows (${projection.rows_per_second_with_history} rows/s counting them); `
+      + `${projection.events_per_second} events/s; `
       + `main event loop delay p99 ${projection.event_loop_delay_p99_ms} ms, max ${projection.event_loop_delay_max_ms} ms `
       + `(idle machine noise: p99 ${projection.idle_event_loop_delay_p99_ms} ms, max ${projection.idle_event_loop_delay_max_ms} ms); `
       + `${projection.process_cpu_seconds} CPU s; file ${projection.index_file_mb} MB\n`);

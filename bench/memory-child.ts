@@ -137,11 +137,14 @@ async function main(): Promise<void> {
     await runtime.durable(lastSeq);
   }
   const createSeconds = (performance.now() - started) / 1000;
-  // Records waiting for the lookup store, and log records waiting for the index, are memory a running
-  // server would have freed by now: measure the server at rest.
+  // Records waiting for the lookup store, and log records waiting for the index and the balance history,
+  // are memory a running server would have freed by now: measure the server at rest.
   while (runtime.store.backlog > 0) await sleep(50);
   if (runtime.query && !(await runtime.query.waitFor(runtime.log.durableSeq, INDEX_CATCH_UP_MS))) {
     throw new Error(`the index did not catch up within ${INDEX_CATCH_UP_MS} ms`);
+  }
+  if (runtime.history && !(await runtime.history.reached(runtime.log.durableSeq, INDEX_CATCH_UP_MS))) {
+    throw new Error(`the balance history did not catch up within ${INDEX_CATCH_UP_MS} ms`);
   }
   const created = engine.state.balances.size;
   if (created < balances + 2) throw new Error(`expected at least ${balances + 2} balances, found ${created}`);

@@ -192,10 +192,14 @@ export function fixedPartOf(bytes: Buffer, offset: number): { fixedEnd: number; 
   return { fixedEnd, meta, settings };
 }
 
-function skipAmount(input: ByteReader): void {
+/** Moves past an amount written by writeAmount without reading it. */
+export function skipAmount(input: ByteReader): void {
   const tag = input.u8();
   if (tag === AMOUNT_POSITIVE_64 || tag === AMOUNT_NEGATIVE_64) input.position += 8;
-  else if (tag === AMOUNT_POSITIVE_BIG || tag === AMOUNT_NEGATIVE_BIG) input.position += 2 + input.u16();
+  else if (tag === AMOUNT_POSITIVE_BIG || tag === AMOUNT_NEGATIVE_BIG) {
+    const length = input.u16();
+    input.position += length;
+  }
 }
 
 export function isEmpty(meta: MetaData): boolean {

@@ -22,7 +22,7 @@
 import { Packr, Unpackr } from 'msgpackr';
 import type { EventType, LedgerEvent, Posting, PostingField } from '../engine/events.js';
 import { OPTIONAL_TRANSACTION_FIELDS, type MetaData, type TransactionRecord, type TransactionStatus } from '../engine/records.js';
-import { packMeta, readAmount, readBalanceAt, readMeta, writeAmount, writeBalance, writePackedMeta } from './balance-codec.js';
+import { packMeta, readAmount, readBalanceAt, readMeta, skipAmount, writeAmount, writeBalance, writePackedMeta } from './balance-codec.js';
 import { ByteReader, ByteWriter } from './byte-writer.js';
 import { readExternalRecordChunks, readResultChunks, writeExternalRecordChunks, writeResultChunks } from './reconciliation-codec.js';
 
@@ -247,7 +247,38 @@ export function readTransaction(input: ByteReader): TransactionRecord {
   return record;
 }
 
-export function readEvent(input: ByteReader): LedgerEvent {
+/**
+ * Moves past one transaction record without building it, for readers that follow balances alone (the
+ * balance history, index/history-follower.ts): the record's strings and metadata are most of an
+ * event's bytes and most of the time spent decoding it.
+ */
+export function skipTransaction(input: ByteReader): void {
+  // transaction_id, parent_transaction, source, destination, reference, currency
+  for (let field = 0; field < 6; field += 1) skipBytes(input, input.u16());
+  skipAmount(input); // precise_amount
+  skipAmount(input); // precision
+  skipBytes(input, input.u32()); // description
+  skipBytes(input, 1); // status
+  skipBytes(input, input.u16()); // hash
+  skipBytes(input, 1 + 4 * 8); // flags, four times
+  skipBytes(input, input.u32()); // metadata
+  const optional = input.u8();
+  if (optional & OPTIONAL_BATCH_ID) skipBytes(input, input.u16());
+  if (optional & OPTIONAL_COMMITTED) skipAmount(input);
+  if (optional & OPTIONAL_BLOB) skipBytes(input, input.u32());
+}
+
+/** `length` read first, then added: `input.position += input.u16()` would add it to the position before the read. */
+function skipBytes(input: ByteReader, length: number): void {
+  input.position += length;
+}
+
+/** What readEvent builds: everything (the default), or the event without its transaction records. */
+export interface EventReadOptions {
+  transactions?: boolean;
+}
+
+export function readEvent(input: ByteReader, options?: EventReadOptions): LedgerEvent {
   const type = EVENT_TYPES[input.u8()];
   if (type === undefined) throw new Error('unknown event type code');
   const event: LedgerEvent = { type, at: input.f64() };
@@ -258,7 +289,10 @@ export function readEvent(input: ByteReader): LedgerEvent {
     for (let index = 0; index < count; index += 1) balances[index] = readBalanceAt(input);
     event.balances = balances;
   }
-  if (parts & PART_TRANSACTIONS) {
+  if (parts & PART_TRANSACTIONS && options?.transactions === false) {
+    const count = input.u32();
+    for (let index = 0; index < count; index += 1) skipTransaction(input);
+  } else if (parts & PART_TRANSACTIONS) {
     const count = input.u32();
     const transactions = new Array(count);
     for (let index = 0; index < count; index += 1) transactions[index] = readTransaction(input);

@@ -7,7 +7,7 @@ import type Koa from 'koa';
 import { fromRejection } from './api-error.js';
 import { toJsonText } from '../wire/json-text.js';
 import type { LedgerCore } from './ports/ledger-core.js';
-import { SEQ_HEADER } from './middleware/read-your-writes.js';
+import { INDEX_SEQ_HEADER, SEQ_HEADER } from './middleware/read-your-writes.js';
 import type { DryRunCommand, Outcome } from '../engine/ledger-engine.js';
 import type { Projection } from '../engine/projection.js';
 
@@ -18,6 +18,19 @@ export async function respond(ctx: Koa.Context, core: LedgerCore, status: number
   ctx.status = status;
   ctx.type = 'application/json';
   ctx.body = body;
+}
+
+/**
+ * An answer read from a store that takes durable records alone (the balance history), exact as of `seq`
+ * and depending on nothing after `indexSeq`, the seq the store had reached: it shows nothing a crash
+ * could take back, so it goes at once, without waiting for `seq` to be durable.
+ */
+export function respondFromIndex(ctx: Koa.Context, status: number, value: unknown, seq: number, indexSeq: number): void {
+  ctx.set(SEQ_HEADER, String(seq));
+  ctx.set(INDEX_SEQ_HEADER, String(indexSeq));
+  ctx.status = status;
+  ctx.type = 'application/json';
+  ctx.body = toJsonText(value);
 }
 
 /** The value of an accepted command, or the rejection as an API error. */

@@ -17,6 +17,11 @@ export interface RowChanges {
   /** null = deleted. */
   identities: Map<string, IdentityRecord | null>;
   balances: Map<string, BalanceRecord>;
+  /**
+   * Balances whose row changes beyond its amounts (created, or metadata or identity changed): the rest
+   * are written with an upsert that sets the amounts alone (index-schema.ts upsertAmountsSql).
+   */
+  balanceRecords: Set<string>;
   transactions: Map<string, TransactionRecord>;
   reconciliations: Map<string, ReconciliationRecord>;
   /** Rows appended as they are (uploads and results are written once, keyed by position). */
@@ -26,7 +31,7 @@ export interface RowChanges {
 
 export function emptyChanges(): RowChanges {
   return {
-    ledgers: new Map(), identities: new Map(), balances: new Map(), transactions: new Map(), reconciliations: new Map(),
+    ledgers: new Map(), identities: new Map(), balances: new Map(), balanceRecords: new Set(), transactions: new Map(), reconciliations: new Map(),
     externalRecords: [], reconciliationResults: [],
   };
 }
@@ -77,38 +82,15 @@ export class ProjectionError extends Error {
 
 /**
  * What one event has done to balances so far. The parts of a cut event share it, so a balance's version
- * rises once per event however the event was cut, and the balance history gets one row per balance per
- * event, written once the event's last part is folded.
+ * rises once per event however the event was cut.
  */
 export interface EventProgress {
-  /** Balances the event created. */
-  created: Set<string>;
   /** Balances a posting of the event moved. */
   moved: Set<string>;
-  /** Existing balances whose metadata or identity the event changed. */
-  metadata: Set<string>;
-  /** Per balance and effective time, what the event's back-dated postings moved (see BackdatedChange). */
-  backdated: Map<string, Map<number, BackdatedChange>>;
 }
-
-/**
- * What postings dated before their event (a transaction's `effective_date`) moved on one balance: signed
- * totals per amount. The balance history keeps them apart, since they count for "as of" times between
- * their effective time and their event's time.
- */
-export type BackdatedChange = BalanceTotals;
 
 export function newEventProgress(): EventProgress {
-  return { created: new Set(), moved: new Set(), metadata: new Set(), backdated: new Map() };
-}
-
-function addBackdated(progress: EventProgress, posting: Posting): void {
-  const effectiveAt = posting.effective_at as number;
-  let byTime = progress.backdated.get(posting.balance_id);
-  if (!byTime) progress.backdated.set(posting.balance_id, (byTime = new Map()));
-  let change = byTime.get(effectiveAt);
-  if (!change) byTime.set(effectiveAt, (change = { credit_balance: 0n, debit_balance: 0n, inflight_credit_balance: 0n, inflight_debit_balance: 0n }));
-  change[`${posting.field}_balance`] += posting.amount;
+  return { moved: new Set() };
 }
 
 /**
@@ -131,18 +113,17 @@ export function foldEvent(
     const balance = { ...created };
     balances.set(balance.balance_id, balance);
     changes.balances.set(balance.balance_id, balance);
-    progress.created.add(balance.balance_id);
+    changes.balanceRecords.add(balance.balance_id);
   }
   for (const { balance_id, meta_data } of event.balance_meta ?? []) {
     const balance = current(balances, balance_id);
     balance.meta_data = meta_data;
     changes.balances.set(balance_id, balance);
-    progress.metadata.add(balance_id);
+    changes.balanceRecords.add(balance_id);
   }
   for (const posting of event.postings ?? []) {
     const balance = current(balances, posting.balance_id);
     applyPosting(balance, posting);
-    if (posting.effective_at !== undefined && posting.effective_at < event.at) addBackdated(progress, posting);
     if (!progress.moved.has(balance.balance_id)) {
       progress.moved.add(balance.balance_id);
       balance.version += 1;
@@ -150,7 +131,7 @@ export function foldEvent(
     changes.balances.set(balance.balance_id, balance);
   }
   for (const record of event.transactions ?? []) changes.transactions.set(record.transaction_id, record);
-  for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched, progress);
+  for (const patch of event.metadata_patches ?? []) foldPatch(patch, balances, changes, patched);
   for (const chunk of event.external_records ?? []) changes.externalRecords.push(chunk);
   for (const run of event.reconciliations ?? []) changes.reconciliations.set(run.reconciliation_id, run);
   for (const chunk of event.reconciliation_results ?? []) changes.reconciliationResults.push(chunk);
@@ -158,7 +139,7 @@ export function foldEvent(
     const balance = current(balances, balance_id);
     balance.identity_id = identity_id;
     changes.balances.set(balance_id, balance);
-    progress.metadata.add(balance_id);
+    changes.balanceRecords.add(balance_id);
   }
 }
 
@@ -167,7 +148,6 @@ function foldPatch(
   balances: Map<string, BalanceRecord>,
   changes: RowChanges,
   patched: PatchedRecords,
-  progress: EventProgress,
 ): void {
   const missing = (): never => {
     throw new ProjectionError(`a metadata patch names ${id}, which the index does not hold`);
@@ -177,7 +157,7 @@ function foldPatch(
       const balance = current(balances, id);
       balance.meta_data = mergeMetaData(balance.meta_data, patch);
       changes.balances.set(id, balance);
-      progress.metadata.add(id);
+      changes.balanceRecords.add(id);
       return;
     }
     case 'ledger': {

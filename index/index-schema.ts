@@ -7,10 +7,7 @@
 // flags are 0/1; `meta_data` is JSON text for json_extract and FTS; `extra` holds what has no column
 // (split shares, rejection, hold progress, metadata with integers beyond 2^53) as base64 msgpack.
 //
-// Balance history: `balance_changes` holds a balance's running totals after every event that created or
-// moved it, `balance_meta_changes` its metadata after every event that created or changed it (see
-// docs/decisions-query.md). Both name the balance by its row id (the projector assigns balances' row ids
-// itself, so it knows them before the row is written) and are appended in log order.
+// Balance history is not here: index/history-store.ts keeps it beside the log, in LMDB.
 
 import {
   contentlessTransactionTextsSql,
@@ -21,7 +18,7 @@ import {
 } from './reconciliation-tables.js';
 
 /** Bump when the layout changes: an index with another version is thrown away and rebuilt from the log. */
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 14;
 
 export type Collection = 'ledgers' | 'balances' | 'transactions' | 'identities' | 'reconciliations';
 export const COLLECTIONS: readonly Collection[] = ['ledgers', 'balances', 'transactions', 'identities', 'reconciliations'];
@@ -53,6 +50,17 @@ export interface TableLayout {
   indexes: readonly (readonly string[])[];
   /** The time column whose records are counted per second (secondCountsTable), if any. */
   countedTime?: string;
+  /**
+   * Columns a row keeps from its first version on (a balance's ledger, indicator, currency and creation
+   * time): an upsert does not set them again, so the secondary indexes over them alone are left alone
+   * when the row changes (SQLite rewrites an index entry whenever an UPDATE names one of its columns).
+   */
+  fixedColumns?: readonly string[];
+  /**
+   * Rows are deleted (identities): row ids are then never reused (AUTOINCREMENT), so a new row always
+   * lies above what the full-text index holds, where its text track finds it (TEXT_TARGETS).
+   */
+  rowsDeleted?: true;
   /**
    * Indexes over the rows where a column is set (not ''): small when few rows have a value, and what
    * reconciliation looks groups up by (reconciliation-tables.ts). A query must say `<column> != ''`
@@ -97,6 +105,7 @@ export const LAYOUTS: Record<Collection, TableLayout> = {
     integerColumns: ['version', 'created_at'],
     searchColumns: ['indicator', 'currency', 'meta_data'],
     indexes: [['created_at'], ['ledger_id', 'created_at'], ['identity_id'], ['indicator'], ['currency', 'created_at'], ['balance']],
+    fixedColumns: ['ledger_id', 'indicator', 'currency', 'created_at'],
   },
   transactions: {
     table: 'transactions',
@@ -134,6 +143,7 @@ export const LAYOUTS: Record<Collection, TableLayout> = {
       'category', 'street', 'city', 'state', 'country', 'post_code', 'nationality', 'meta_data',
     ],
     indexes: [['created_at'], ['identity_type', 'created_at'], ['email_address'], ['last_name'], ['organization_name']],
+    rowsDeleted: true,
   },
   reconciliations: {
     table: 'reconciliations',
@@ -173,6 +183,47 @@ export const INDEX_ID_KEY = 'index_id';
  */
 export function textChangesKey(collection: Collection): string {
   return `text_changes:${collection}`;
+}
+
+/**
+ * The full-text indexes follow the rows on a track of their own (projector.ts textBatch): each is filled
+ * from its table's new rows in row id order, up to a mark the row batches leave, and may trail them.
+ * `text_rowid:<target>` is the highest row id a full-text index holds; `text_checkpoint` the log seq
+ * every row of which is in every full-text index. A row at or below its mark is kept in step by the
+ * update and delete triggers; one above it is indexed as it stands when the track reaches it.
+ */
+export type TextTarget = Collection | 'transaction_texts';
+export const TEXT_TARGETS: readonly TextTarget[] = [...COLLECTIONS, 'transaction_texts'];
+export const TEXT_CHECKPOINT_KEY = 'text_checkpoint';
+
+export function textRowKey(target: TextTarget): string {
+  return `text_rowid:${target}`;
+}
+
+/**
+ * One row per batch of rows committed and not yet in the full-text indexes: its checkpoint seq and
+ * each text target's highest row id at that commit (`<target>_row`).
+ */
+export const TEXT_MARKS_TABLE = 'text_marks';
+
+function textMarksSql(): string {
+  return `CREATE TABLE ${TEXT_MARKS_TABLE} (seq INTEGER PRIMARY KEY, ${TEXT_TARGETS.map((target) => `${target}_row INTEGER NOT NULL`).join(', ')});`;
+}
+
+/** The row id column of a text target's table. */
+export function textTargetRowId(target: TextTarget): string {
+  return target === 'transaction_texts' ? 'text_id' : ROW_ID;
+}
+
+/** A row batch's mark (bound: the checkpoint seq), written in the batch's own transaction. */
+export function textMarkSql(): string {
+  const rows = TEXT_TARGETS.map((target) => `(SELECT coalesce(max(${textTargetRowId(target)}), 0) FROM ${target})`);
+  return `INSERT OR REPLACE INTO ${TEXT_MARKS_TABLE} (seq, ${TEXT_TARGETS.map((target) => `${target}_row`).join(', ')}) VALUES (?, ${rows.join(', ')})`;
+}
+
+/** The condition of a full-text trigger: the row is in the full-text index already. */
+function textIndexed(target: TextTarget): string {
+  return `old.${textTargetRowId(target)} <= (SELECT value FROM index_state WHERE key = '${textRowKey(target)}')`;
 }
 
 function countTextChange(collection: Collection): string {
@@ -226,7 +277,7 @@ function tableSql(layout: TableLayout): string {
     return `${column} ${type}${constraint}`;
   });
   const terms = (layout.termColumns ?? []).map((term) => `${term.name} TEXT GENERATED ALWAYS AS (hex(${term.of})) VIRTUAL`);
-  return `CREATE TABLE ${layout.table} (${ROW_ID} INTEGER PRIMARY KEY, ${[...columns, ...terms].join(', ')});`;
+  return `CREATE TABLE ${layout.table} (${ROW_ID} INTEGER PRIMARY KEY${layout.rowsDeleted ? ' AUTOINCREMENT' : ''}, ${[...columns, ...terms].join(', ')});`;
 }
 
 /** The FTS5 options every full-text table shares, whoever builds it: built segments must read alike. */
@@ -257,6 +308,7 @@ function fullTextSql(layout: TableLayout, fill: string[]): string[] {
   const columns = ftsColumns(layout);
   const searchList = columns.join(', ');
   const newValues = columns.map((column) => `new.${column}`).join(', ');
+  // (A row's values are indexed as they stand by the text track, textInsertSql.)
   const oldValues = columns.map((column) => `old.${column}`).join(', ');
   // The stored columns behind the full-text ones (a term column is generated from another).
   const stored = [...layout.searchColumns, ...(layout.termColumns ?? []).map((term) => term.of)];
@@ -272,16 +324,15 @@ function fullTextSql(layout: TableLayout, fill: string[]): string[] {
     ...(terms.length === 0 ? [] : [
       `INSERT INTO ${fts}(${fts}, rank) VALUES ('rank', 'bm25(${[...layout.searchColumns.map(() => '1.0'), ...terms.map(() => '0.0')].join(', ')})')`,
     ]),
-    `CREATE TRIGGER ${name}_fts_insert AFTER INSERT ON ${name} BEGIN
-       INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues}); END`,
-    // Only a change to searched text touches the full-text index: balance amounts and transaction
-    // statuses change all the time and must not pay for it.
+    // New rows reach the full-text index on its own track (TEXT_TARGETS); a row already in it is kept in
+    // step here. Only a change to searched text touches the full-text index: balance amounts and
+    // transaction statuses change all the time and must not pay for it.
     // Each also counts the change (textChangesKey): a count of matches taken before it no longer holds.
-    `CREATE TRIGGER ${name}_fts_update AFTER UPDATE OF ${stored.join(', ')} ON ${name} WHEN ${changed} BEGIN
+    `CREATE TRIGGER ${name}_fts_update AFTER UPDATE OF ${stored.join(', ')} ON ${name} WHEN (${changed}) AND ${textIndexed(name)} BEGIN
        INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues});
        INSERT INTO ${fts}(rowid, ${searchList}) VALUES (new.${ROW_ID}, ${newValues});
        ${countTextChange(name)} END`,
-    `CREATE TRIGGER ${name}_fts_delete AFTER DELETE ON ${name} BEGIN
+    `CREATE TRIGGER ${name}_fts_delete AFTER DELETE ON ${name} WHEN ${textIndexed(name)} BEGIN
        INSERT INTO ${fts}(${fts}, rowid, ${searchList}) VALUES ('delete', old.${ROW_ID}, ${oldValues});
        ${countTextChange(name)} END`,
   ];
@@ -302,62 +353,6 @@ function shadowTablesOf(fts: string): string[] {
 
 function copyShadows(shadows: string[], built: string): string[] {
   return shadows.flatMap((shadow) => [`DELETE FROM ${shadow}`, `INSERT INTO ${shadow} SELECT * FROM ${built}.${shadow}`]);
-}
-
-/**
- * Balance history, appended in log order (rowid order is log order) and found through indexes on
- * (balance, time, seq): "as of T" is a seek to the last entry at or before T plus a short range of the
- * back-dated changes recorded after T, a window of changes one range scan. Running totals are integers
- * (decimal text beyond 2^53; record-rows.ts historyAmount); `at` is the event's time.
- * `balance_backdated_changes` holds what postings dated before their event (`effective_at`) moved, as
- * signed decimal text: they count for the times between their effective time and their event
- * (docs/decisions-query.md).
- */
-export const HISTORY_TABLES = {
-  amounts: 'balance_changes',
-  metadata: 'balance_meta_changes',
-  backdated: 'balance_backdated_changes',
-} as const;
-/**
- * A running-totals row keeps the version and the four amounts in one text column, `totals`
- * (record-rows.ts balanceTotalsText): the writer unpacks each column of a row from JSON inside SQLite,
- * one lookup per column, and with two rows per transfer that was a quarter of the rebuild's SQLite time;
- * four columns instead of eight took it from 0.66 s to 0.36 s per 300,000 transfers.
- */
-export const HISTORY_AMOUNT_COLUMNS = ['balance_key', 'at', 'seq', 'totals'] as const;
-export const HISTORY_META_COLUMNS = ['balance_key', 'at', 'seq', 'identity_id', 'meta_data', 'extra'] as const;
-export const HISTORY_BACKDATED_COLUMNS = [
-  'balance_key', 'at', 'seq', 'effective_at', 'credit_balance', 'debit_balance', 'inflight_credit_balance', 'inflight_debit_balance',
-] as const;
-
-function historyTablesSql(): string[] {
-  const amounts = 'credit_balance TEXT NOT NULL, debit_balance TEXT NOT NULL, inflight_credit_balance TEXT NOT NULL, inflight_debit_balance TEXT NOT NULL';
-  return [
-    `CREATE TABLE ${HISTORY_TABLES.amounts} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, totals TEXT NOT NULL)`,
-    `CREATE TABLE ${HISTORY_TABLES.metadata} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, identity_id TEXT NOT NULL, meta_data TEXT NOT NULL, extra TEXT)`,
-    `CREATE TABLE ${HISTORY_TABLES.backdated} (balance_key INTEGER NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL, effective_at INTEGER NOT NULL, ${amounts})`,
-  ];
-}
-
-/**
- * The running totals' index holds every column (a covering index): a page of changes is one contiguous
- * read of the index instead of a table row per change, scattered over the log order the table is in
- * (a tenth of the time, and no tail, at 100,000 changes of one balance). Back-dated changes are read
- * as a range too, so theirs covers them as well. Metadata rows are read one at a time, so their index
- * holds the key alone.
- */
-function historyIndexesSql(): string[] {
-  return [
-    `CREATE INDEX ${HISTORY_TABLES.amounts}_by_balance ON ${HISTORY_TABLES.amounts}(${HISTORY_AMOUNT_COLUMNS.join(', ')})`,
-    `CREATE INDEX ${HISTORY_TABLES.metadata}_by_balance ON ${HISTORY_TABLES.metadata}(balance_key, at, seq)`,
-    `CREATE INDEX ${HISTORY_TABLES.backdated}_by_balance ON ${HISTORY_TABLES.backdated}(${HISTORY_BACKDATED_COLUMNS.join(', ')})`,
-  ];
-}
-
-/** Appends history rows sent as one JSON array of row arrays (as upsertSql does for records). */
-export function historyInsertSql(table: string, columns: readonly string[]): string {
-  const picks = columns.map((_, index) => `value->>${index}`).join(', ');
-  return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT)))`;
 }
 
 /**
@@ -421,15 +416,15 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
   return [
     'CREATE TABLE index_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);',
     `INSERT INTO index_state (key, value) VALUES ('schema_version', ${deferred ? SCHEMA_VERSION_UNFINISHED : SCHEMA_VERSION}), ('checkpoint', 0), ('checkpoint_at', 0),
-       ('${INDEX_ID_KEY}', abs(random()) % 9007199254740991), ${COLLECTIONS.map((collection) => `('${textChangesKey(collection)}', 0)`).join(', ')};`,
+       ('${INDEX_ID_KEY}', abs(random()) % 9007199254740991), ${COLLECTIONS.map((collection) => `('${textChangesKey(collection)}', 0)`).join(', ')},
+       ('${TEXT_CHECKPOINT_KEY}', 0), ${TEXT_TARGETS.map((target) => `('${textRowKey(target)}', 0)`).join(', ')};`,
+    textMarksSql(),
     ...COLLECTIONS.map((collection) => tableSql(LAYOUTS[collection])),
     RECONCILIATION_TABLES_SQL,
-    script(historyTablesSql()),
     script(COLLECTIONS.flatMap((collection) => secondCountsSql(LAYOUTS[collection], 'table'))),
     ...(deferred ? [] : COLLECTIONS.map((collection) => script([
       ...secondaryIndexesSql(LAYOUTS[collection]), ...fullTextSql(LAYOUTS[collection], []), ...secondCountsSql(LAYOUTS[collection], 'triggers'),
     ]))),
-    ...(deferred ? [] : [script(historyIndexesSql())]),
     ...(deferred ? [] : [script([...transactionTextsIndexesSql(), ...transactionTextsFullTextSql([])])]),
   ].join('\n');
 }
@@ -438,7 +433,6 @@ export function schemaSql(options: { deferred?: boolean } = {}): string {
 export function deferredIndexesSql(): string {
   return script([
     ...COLLECTIONS.flatMap((collection) => secondaryIndexesSql(LAYOUTS[collection])),
-    ...historyIndexesSql(),
     ...transactionTextsIndexesSql(),
     ...COLLECTIONS.flatMap((collection) => [...secondCountsSql(LAYOUTS[collection], 'fill'), ...secondCountsSql(LAYOUTS[collection], 'triggers')]),
   ]);
@@ -475,8 +469,25 @@ export function fullTextFromCopySql(built: string): string {
   return script([
     ...COLLECTIONS.flatMap((collection) => fullTextSql(LAYOUTS[collection], copyShadows(ftsShadowTables(collection), built))),
     ...transactionTextsFullTextSql(copyShadows(shadowTablesOf(TRANSACTION_TEXTS_FTS), built)),
+    // Every row is in the full-text indexes now: the text track stands where the rows do.
+    ...TEXT_TARGETS.map((target) => `UPDATE index_state SET value = (SELECT coalesce(max(${textTargetRowId(target)}), 0) FROM ${target}) WHERE key = '${textRowKey(target)}'`),
+    `UPDATE index_state SET value = (SELECT value FROM index_state WHERE key = 'checkpoint') WHERE key = '${TEXT_CHECKPOINT_KEY}'`,
+    `DELETE FROM ${TEXT_MARKS_TABLE}`,
     `UPDATE index_state SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version'`,
   ]);
+}
+
+/**
+ * The text track's step for one target: its rows above its mark, up to a row id, into its full-text
+ * index, as they stand (external content: the index holds the words, the row the text).
+ */
+export function textInsertSql(target: TextTarget): string {
+  if (target === 'transaction_texts') {
+    return `INSERT INTO ${TRANSACTION_TEXTS_FTS}(rowid, reference, description) SELECT text_id, reference, description FROM transaction_texts WHERE text_id > ? AND text_id <= ? ORDER BY text_id`;
+  }
+  const layout = LAYOUTS[target];
+  const columns = ftsColumns(layout).join(', ');
+  return `INSERT INTO ${ftsTable(target)}(rowid, ${columns}) SELECT ${ROW_ID}, ${columns} FROM ${target} WHERE ${ROW_ID} > ? AND ${ROW_ID} <= ? ORDER BY ${ROW_ID}`;
 }
 
 /**
@@ -485,17 +496,34 @@ export function fullTextFromCopySql(built: string): string {
  * lookup rather than a re-parse of the row's text. The JSON is bound as UTF-8 bytes (a Buffer) and read
  * back as text: that copies the bytes instead of transcoding a long JavaScript string in the binding.
  */
-export function upsertSql(layout: TableLayout, options: { rowId?: boolean } = {}): string {
-  // With `rowId`, each row array starts with the row id the writer chose (balances: see HISTORY_TABLES).
-  const columns = options.rowId ? [ROW_ID, ...layout.columns] : [...layout.columns];
+export function upsertSql(layout: TableLayout): string {
+  const columns = [...layout.columns];
   const picks = columns.map((_, index) => `value->>${index}`).join(', ');
   const updates = layout.columns
-    .filter((column) => column !== layout.idColumn)
+    .filter((column) => column !== layout.idColumn && !(layout.fixedColumns ?? []).includes(column))
     .map((column) => `${column} = excluded.${column}`)
     .join(', ');
   return `INSERT INTO ${layout.table} (${columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT))) WHERE true
     ON CONFLICT(${layout.idColumn}) DO UPDATE SET ${updates}`;
 }
+
+/**
+ * The balances' upsert for a row whose amounts alone changed (index/event-fold.ts balanceRecords): its
+ * rows carry every column (the insert part needs them, though an existing row is what this is for) and
+ * the update sets the amount columns and the version only, so only the index over the balance's amount
+ * is rewritten and no full-text trigger looks at the row (balances change with nearly every transfer).
+ */
+export function upsertAmountsSql(layout: TableLayout, amountColumns: readonly string[]): string {
+  const picks = layout.columns.map((_, index) => `value->>${index}`).join(', ');
+  const updates = amountColumns.map((column) => `${column} = excluded.${column}`).join(', ');
+  return `INSERT INTO ${layout.table} (${layout.columns.join(', ')}) SELECT ${picks} FROM jsonb_each(jsonb(CAST(? AS TEXT))) WHERE true
+    ON CONFLICT(${layout.idColumn}) DO UPDATE SET ${updates}`;
+}
+
+/** The balance columns a posting changes. */
+export const BALANCE_AMOUNT_COLUMNS = [
+  'balance', 'credit_balance', 'debit_balance', 'inflight_balance', 'inflight_credit_balance', 'inflight_debit_balance', 'available_balance', 'version',
+] as const;
 
 export function deleteSql(layout: TableLayout): string {
   return `DELETE FROM ${layout.table} WHERE ${layout.idColumn} IN (SELECT value FROM json_each(?))`;

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildFullTextInChild, fullTextFileFor } from './full-text-build.js';
-import { COLLECTIONS, deferredIndexesSql, fullTextFromCopySql, HISTORY_TABLES, LAYOUTS, schemaSql, SCHEMA_VERSION, secondCountsTable, vocabularySql } from './index-schema.js';
+import { COLLECTIONS, deferredIndexesSql, ftsTable, fullTextFromCopySql, LAYOUTS, schemaSql, SCHEMA_VERSION, secondCountsTable, TEXT_CHECKPOINT_KEY, TEXT_MARKS_TABLE, TEXT_TARGETS, textRowKey, vocabularySql } from './index-schema.js';
 import { isInterrupted, MMAP_BYTES_MAX, SqliteConnection } from './sqlite-connection.js';
-import { RECONCILIATION_TABLES } from './reconciliation-tables.js';
+import { RECONCILIATION_TABLES, TRANSACTION_TEXTS_FTS } from './reconciliation-tables.js';
 import { SPILL_SUFFIX } from './record-spill.js';
 
 export const INDEX_FILE_NAME = 'index.sqlite';
@@ -81,6 +81,8 @@ export interface IndexCheckpoint {
   seq: number;
   /** Decided time of the event at `seq`: tells this log's history apart from another one's. */
   at: number;
+  /** The seq every row of which is in the full-text indexes (index-schema.ts TEXT_TARGETS). */
+  text_seq: number;
 }
 
 export function indexFileIn(dataDir: string): string {
@@ -143,20 +145,24 @@ export class IndexStore {
   }
 
   async checkpoint(): Promise<IndexCheckpoint> {
-    const rows = await this.writer.all<{ key: string; value: number }>(`SELECT key, value FROM index_state WHERE key IN ('checkpoint', 'checkpoint_at')`);
+    const rows = await this.writer.all<{ key: string; value: number }>(`SELECT key, value FROM index_state WHERE key IN ('checkpoint', 'checkpoint_at', '${TEXT_CHECKPOINT_KEY}')`);
     const value = (key: string): number => rows.find((row) => row.key === key)?.value ?? 0;
-    return { seq: value('checkpoint'), at: value('checkpoint_at') };
+    return { seq: value('checkpoint'), at: value('checkpoint_at'), text_seq: value(TEXT_CHECKPOINT_KEY) };
   }
 
   /** Empties every table (the index then rebuilds from seq 1). */
   async reset(): Promise<void> {
     // The per-second counts last: deleting the records counts them down first.
     const tables = [
-      ...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES, ...Object.values(HISTORY_TABLES),
+      ...COLLECTIONS.map((collection) => LAYOUTS[collection].table), ...RECONCILIATION_TABLES,
       ...COLLECTIONS.filter((collection) => LAYOUTS[collection].countedTime !== undefined).map(secondCountsTable),
     ];
     const statements = tables.map((table) => `DELETE FROM ${table};`).join('\n');
-    await this.writer.exec(`BEGIN; ${statements} UPDATE index_state SET value = 0 WHERE key IN ('checkpoint', 'checkpoint_at'); COMMIT;`);
+    // After the rows: their delete triggers take out of the full-text indexes the rows at or below the marks.
+    const textKeys = [TEXT_CHECKPOINT_KEY, ...TEXT_TARGETS.map(textRowKey)].map((key) => `'${key}'`).join(', ');
+    const clearFullText = [...COLLECTIONS.map(ftsTable), TRANSACTION_TEXTS_FTS].map((fts) => `INSERT INTO ${fts}(${fts}) VALUES ('delete-all');`).join('\n');
+    await this.writer.exec(`BEGIN; ${statements} ${clearFullText} DELETE FROM ${TEXT_MARKS_TABLE};
+      UPDATE index_state SET value = 0 WHERE key IN ('checkpoint', 'checkpoint_at', ${textKeys}); COMMIT;`);
   }
 
   /** Runs a read on a free reader connection, interrupting it after the query timeout. */

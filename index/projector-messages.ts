@@ -1,7 +1,7 @@
 // What the main thread and the projector's thread say to each other (projector-thread.ts, and the
 // thread's own module, runtime/index-projector-worker.ts).
 
-import type { PoisonReport, ProjectorLimits } from './projector.js';
+import type { BatchReport, PoisonReport, ProjectorLimits } from './projector.js';
 import type { RecordBatch } from './pushed-records.js';
 
 export interface ProjectorWorkerSettings {
@@ -13,10 +13,11 @@ export interface ProjectorWorkerSettings {
   limits?: Partial<ProjectorLimits>;
 }
 
-export type ToWorker = { type: 'durable'; seq: number; batch?: RecordBatch } | { type: 'finish'; minSeq: number } | { type: 'stop' };
+/** `text`: someone waits for the full-text indexes, which take the next turn (Projector.wantText). */
+export type ToWorker = { type: 'durable'; seq: number; batch?: RecordBatch } | { type: 'text' } | { type: 'finish'; minSeq: number } | { type: 'stop' };
 export type FromWorker =
-  | { type: 'ready'; checkpoint: number }
-  | { type: 'batch'; checkpoint: number; rows: number; history_rows: number; events: number; milliseconds: number }
+  | { type: 'ready'; checkpoint: number; text_checkpoint: number }
+  | ({ type: 'batch' } & BatchReport)
   | { type: 'error'; message: string }
   | { type: 'poison'; poison: PoisonReport | undefined }
   | { type: 'stopped' }

@@ -44,6 +44,7 @@ export interface ProjectorThreadOptions {
 export class ProjectorThread {
   private worker!: Worker;
   private _checkpoint = 0;
+  private _textCheckpoint = 0;
   private postedSeq = 0;
   private ending: 'stop' | 'finish' | undefined;
   private settle: { resolve: (checkpoint: number) => void; reject: (error: Error) => void } | undefined;
@@ -68,6 +69,16 @@ export class ProjectorThread {
 
   get checkpoint(): number {
     return this._checkpoint;
+  }
+
+  /** The seq every row of which is in the full-text indexes (as the worker last reported it). */
+  get textCheckpoint(): number {
+    return this._textCheckpoint;
+  }
+
+  /** Someone waits for the full-text indexes: they take the projector's next turn. */
+  wantText(): void {
+    if (!this.ending && !this.exited) this.post({ type: 'text' });
   }
 
   onBatch(listener: (report: BatchReport) => void): void {
@@ -179,10 +190,12 @@ export class ProjectorThread {
             ready = true;
             this.everReady = true;
             this._checkpoint = message.checkpoint;
+            this._textCheckpoint = message.text_checkpoint;
             resolve();
             this.wake();
             return;
           case 'batch':
+            this._textCheckpoint = message.text_checkpoint;
             this.advanced(message.checkpoint);
             for (const listener of this.batchListeners) listener(message);
             return;
@@ -197,6 +210,7 @@ export class ProjectorThread {
             return;
           case 'finished':
             this._checkpoint = message.checkpoint;
+            this._textCheckpoint = message.checkpoint;
             this.settle?.resolve(message.checkpoint);
             return;
           case 'failed': {

@@ -7,9 +7,8 @@
 // Batching adapts to load the way the log's group commit does: when the log moves on while a batch is
 // being written, the next batch takes everything that arrived meanwhile (up to batch_rows_max).
 //
-// Each event also appends the balance history (index-schema.ts HISTORY_TABLES): the running totals of
-// every balance it created or moved and the metadata of every balance it created or changed, once its
-// last part is folded, in the same transaction as the rows.
+// Balances change with nearly every event: within a batch each is written once, at the end. (Their
+// history, the state after every change, is not here: index/history-store.ts keeps it beside the log.)
 //
 // The projector survives any event the engine accepts. An event with more rows than a slice is cut
 // into parts (event-fold.ts splitEvent) that are folded and written a slice at a time, and a batch never
@@ -50,22 +49,21 @@ import {
 } from './reconciliation-tables.js';
 import {
   deleteSql,
-  HISTORY_AMOUNT_COLUMNS,
-  HISTORY_BACKDATED_COLUMNS,
-  HISTORY_META_COLUMNS,
-  HISTORY_TABLES,
-  historyInsertSql,
   LAYOUTS,
-  ROW_ID,
   selectColumns,
+  TEXT_CHECKPOINT_KEY,
+  TEXT_MARKS_TABLE,
+  TEXT_TARGETS,
+  textInsertSql,
+  textMarkSql,
+  textRowKey,
+  BALANCE_AMOUNT_COLUMNS,
+  upsertAmountsSql,
   upsertSql,
   type Collection,
 } from './index-schema.js';
 import {
-  backdatedRow,
-  balanceAmountsRow,
   balanceFromRow,
-  balanceMetaRow,
   balanceRow,
   reconciliationRow,
   identityFromRow,
@@ -104,6 +102,24 @@ export interface ProjectorLimits {
    * log on purpose and check what waits for it (test/index-keeps-pace.int.test.ts).
    */
   batch_pause_ms: number;
+  /**
+   * Whether the full-text indexes follow the rows here (index-schema.ts TEXT_TARGETS): off in a file being
+   * built, whose full-text indexes are built whole at its end.
+   */
+  text_track: boolean;
+  /**
+   * How far (ms) the full-text indexes may trail the rows before they take turns with them: below it
+   * they are brought up to date only when the rows are (their work waits for a quiet moment), past it
+   * a text batch follows every row batch.
+   */
+  text_lag_ms_max: number;
+  /** Rows put into the full-text indexes per text batch (one SQLite transaction). */
+  text_batch_rows_max: number;
+  /**
+   * Test only (0 everywhere else): rows reach the full-text indexes no sooner than this after they were
+   * committed, so tests can hold those indexes behind the rows while the rows keep up.
+   */
+  text_pause_ms: number;
 }
 
 export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
@@ -115,7 +131,14 @@ export const DEFAULT_PROJECTOR_LIMITS: ProjectorLimits = {
   retry_max_ms: 60_000,
   isolate: false,
   batch_pause_ms: 0,
+  text_track: true,
+  text_lag_ms_max: 30_000,
+  text_batch_rows_max: 20_000,
+  text_pause_ms: 0,
 };
+
+/** Marks read per text batch (a row batch leaves one each). */
+const TEXT_MARKS_READ_MAX = 256;
 
 /** Failures in a row at one log seq after which its event is reported as a poison event. */
 export const POISON_ATTEMPTS = 3;
@@ -149,14 +172,16 @@ class BatchFailure extends Error {
  * A file being rebuilt is thrown away whole if the build fails, so its batches only pace the progress
  * reports: larger ones spend less time waiting on commits (about a tenth off filling the tables).
  */
-export const REBUILD_PROJECTOR_LIMITS: Partial<ProjectorLimits> = { batch_rows_max: 200_000 };
+export const REBUILD_PROJECTOR_LIMITS: Partial<ProjectorLimits> = { batch_rows_max: 200_000, text_track: false };
 
 export interface BatchReport {
   checkpoint: number;
+  /** The seq the full-text indexes hold every row of. */
+  text_checkpoint: number;
   /** Rows of the collections (ledgers, balances, transactions, identities) written. */
   rows: number;
-  /** Balance history rows appended (running totals and metadata). */
-  history_rows: number;
+  /** Rows put into the full-text indexes (a text batch; 0 for a batch of rows). */
+  text_rows: number;
   events: number;
   milliseconds: number;
 }
@@ -166,15 +191,16 @@ const PREFETCH_IDS_MAX = 5_000;
 export class Projector {
   private checkpointSeq: number;
   private checkpointAt: number;
+  private textCheckpointSeq: number;
+  /** When each row batch not yet in the full-text indexes committed (its checkpoint seq and performance.now()). */
+  private readonly textMarks: Array<{ seq: number; at: number }> = [];
+  /** Someone waits for the full-text indexes: they get the next turn. */
+  private textWanted = false;
+  /** After a failed text batch, no other before this time (performance.now()). */
+  private textRetryAt = 0;
+  private textFailures = 0;
   /** Current state of balances, as the rows hold them after the last commit (plus this batch's changes). */
   private readonly balances = new Map<string, BalanceRecord>();
-  /**
-   * Row ids of the cached balances. The projector chooses a new balance's row id itself (the highest
-   * so far plus one) so that its history rows can name it before the balance's row is written.
-   */
-  private readonly balanceKeys = new Map<string, number>();
-  /** The highest balance row id in the rows (this batch's included); read at the start of a batch. */
-  private lastBalanceKey: number | undefined;
   private readonly statements = new Map<string, PreparedStatement>();
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -202,7 +228,10 @@ export class Projector {
   ) {
     this.checkpointSeq = start.seq;
     this.checkpointAt = start.at;
+    this.textCheckpointSeq = start.text_seq;
     this.limits = { ...DEFAULT_PROJECTOR_LIMITS, ...limits };
+    // Row batches committed before this start: their times are unknown, so they count as old.
+    if (this.limits.text_track && this.textCheckpointSeq < this.checkpointSeq) this.textMarks.push({ seq: this.checkpointSeq, at: Number.NEGATIVE_INFINITY });
     if (this.limits.isolate) this.isolateUntil = Number.MAX_SAFE_INTEGER;
   }
 
@@ -223,13 +252,24 @@ export class Projector {
     let start = await store.checkpoint();
     if (start.seq > 0 && !sameHistory(source, start)) {
       await store.reset();
-      start = { seq: 0, at: 0 };
+      start = { seq: 0, at: 0, text_seq: 0 };
     }
     return new Projector(store, source, start, options.limits ?? {}, options.onError ?? (() => undefined), options.onPoison ?? (() => undefined));
   }
 
   get checkpoint(): number {
     return this.checkpointSeq;
+  }
+
+  /** The seq the full-text indexes hold every row of (the checkpoint when they follow no track here). */
+  get textCheckpoint(): number {
+    return this.limits.text_track ? this.textCheckpointSeq : this.checkpointSeq;
+  }
+
+  /** Someone waits for the full-text indexes: they take the next turn, ahead of the rows. */
+  wantText(): void {
+    this.textWanted = true;
+    this.wake();
   }
 
   get failure(): Error | undefined {
@@ -248,16 +288,41 @@ export class Projector {
   /** The log moved on: project what is durable, unless a batch loop is already running. */
   wake(): void {
     if (this.stopped || this.loop || this.retryTimer) return;
-    if (this.checkpointSeq >= this.source.durableSeq) return;
+    if (this.checkpointSeq >= this.source.durableSeq && !this.textBehind()) return;
     this.loop = this.run().finally(() => {
       this.loop = undefined;
     });
   }
 
-  /** Resolves once the projector has caught up with the durable log as it stands when called. */
+  /** Whether the full-text indexes lack rows the index holds (and may take a text batch now). */
+  private textBehind(): boolean {
+    if (!this.limits.text_track || this.textCheckpointSeq >= this.checkpointSeq || performance.now() < this.textRetryAt) return false;
+    return this.limits.text_pause_ms === 0 || !this.textHeldBack();
+  }
+
+  /** Test only (text_pause_ms): the oldest rows not in the full-text indexes are too young; a wake follows. */
+  private textHeldBack(): boolean {
+    const oldest = this.textMarks[0];
+    if (!oldest) return false;
+    const left = oldest.at + this.limits.text_pause_ms - performance.now();
+    if (left <= 0) return false;
+    setTimeout(() => this.wake(), left + 1).unref();
+    return true;
+  }
+
+  /** Whether the full-text indexes take the next turn though rows are waiting: asked for, or too far behind. */
+  private textDue(): boolean {
+    const oldest = this.textMarks[0];
+    return this.textWanted || (oldest !== undefined && performance.now() - oldest.at > this.limits.text_lag_ms_max);
+  }
+
+  /**
+   * Resolves once the projector has caught up with the durable log as it stands when called, full-text
+   * indexes included.
+   */
   async catchUp(): Promise<void> {
     const target = this.source.durableSeq;
-    while (this.checkpointSeq < target) {
+    while (this.checkpointSeq < target || (this.limits.text_track && this.textCheckpointSeq < target)) {
       if (this.stopped) throw new Error('the projector was stopped');
       if (this._failure) throw this._failure;
       this.wake();
@@ -277,7 +342,14 @@ export class Projector {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopped && this.checkpointSeq < this.source.durableSeq) {
+    while (!this.stopped) {
+      const rowsBehind = this.checkpointSeq < this.source.durableSeq;
+      const textBehind = this.textBehind();
+      if (!rowsBehind && !textBehind) return;
+      if (textBehind && (!rowsBehind || this.textDue())) {
+        await this.textTurn();
+        continue;
+      }
       if (this.limits.batch_pause_ms > 0) await new Promise((resolve) => setTimeout(resolve, this.limits.batch_pause_ms));
       if (this.stopped) return;
       const target = this.source.durableSeq;
@@ -356,6 +428,8 @@ export class Projector {
     this.pendingParts = [];
     this.checkpointSeq = 0;
     this.checkpointAt = 0;
+    this.textCheckpointSeq = 0;
+    this.textMarks.length = 0;
   }
 
   private async batch(targetSeq: number): Promise<void> {
@@ -365,13 +439,13 @@ export class Projector {
     let lastSeq = this.checkpointSeq;
     let lastAt = this.checkpointAt;
     let rows = 0;
-    let historyRows = 0;
     let eventCount = 0;
     // Balances change with nearly every event; within a batch each is written once, at its end.
     const balances = new Map<string, BalanceRecord>();
+    // Of those, the ones whose row changes beyond its amounts.
+    const balanceRecords = new Set<string>();
     await writer.run('BEGIN');
     try {
-      this.lastBalanceKey ??= (await writer.get<{ key: number }>(`SELECT coalesce(max(${ROW_ID}), 0) AS key FROM balances`))?.key ?? 0;
       // One slice's rows are written while the next slice is read and folded: SQLite works through a
       // statement queue in order, so at most two slices are in flight and the two threads overlap.
       // (Queues of 4 or 8 slices measured the same: both sides are busy.)
@@ -383,20 +457,17 @@ export class Projector {
         await this.loadBalances(slice);
         const patched = await this.loadPatched(slice);
         const changes = emptyChanges();
-        const history: HistoryRows = { amounts: [], metadata: [], backdated: [] };
         for (const item of slice) {
           try {
             foldEvent(item.event, this.balances, changes, item.progress, patched);
           } catch (error) {
             throw new BatchFailure(error as Error, item.seq);
           }
-          this.assignBalanceKeys(item.progress);
-          if (item.whole) this.historyOf(item, history);
         }
         for (const [balanceId, balance] of changes.balances) balances.set(balanceId, balance);
+        for (const balanceId of changes.balanceRecords) balanceRecords.add(balanceId);
         changes.balances.clear();
-        historyRows += history.amounts.length + history.metadata.length + history.backdated.length;
-        const written = this.write(changes, history);
+        const written = this.write(changes);
         // Awaited on the next turn; a failure meanwhile must not count as unhandled (that ends the thread).
         written.catch(() => undefined);
         if (writing) rows += await writing;
@@ -409,8 +480,10 @@ export class Projector {
         }
       }
       if (writing) rows += await writing;
-      rows += await this.writeBalances(balances);
+      rows += await this.writeBalances(balances, balanceRecords);
       await writer.run(`UPDATE index_state SET value = CASE key WHEN 'checkpoint' THEN ? ELSE ? END WHERE key IN ('checkpoint', 'checkpoint_at')`, [lastSeq, lastAt]);
+      // Where the full-text indexes are to catch up to for this checkpoint (textBatch).
+      await this.statement(textMarkSql()).run([lastSeq]);
       await writer.run('COMMIT');
     } catch (error) {
       await writer.run('ROLLBACK').catch(() => undefined);
@@ -424,9 +497,77 @@ export class Projector {
     }
     this.checkpointSeq = lastSeq;
     this.checkpointAt = lastAt;
+    if (this.limits.text_track && lastSeq > this.textCheckpointSeq) this.textMarks.push({ seq: lastSeq, at: performance.now() });
     this.trimBalanceCache();
-    const report = { checkpoint: lastSeq, rows, history_rows: historyRows, events: eventCount, milliseconds: performance.now() - started };
+    this.report({ checkpoint: lastSeq, text_checkpoint: this.textCheckpoint, rows, text_rows: 0, events: eventCount, milliseconds: performance.now() - started });
+  }
+
+  private report(report: BatchReport): void {
     for (const listener of this.batchListeners) listener(report);
+  }
+
+  /** A text batch; a failure is reported and the batch tried again after a pause growing to a minute. */
+  private async textTurn(): Promise<void> {
+    try {
+      await this.textBatch();
+      this.textFailures = 0;
+    } catch (error) {
+      this.textFailures += 1;
+      this.onError(error as Error);
+      this.textRetryAt = performance.now() + backoffMs(this.limits.retry_first_ms, this.limits.retry_max_ms, this.textFailures);
+      const retry = setTimeout(() => this.wake(), this.textRetryAt - performance.now() + 1);
+      retry.unref();
+    }
+  }
+
+  /**
+   * Brings the full-text indexes up to one or more row batches' marks (index-schema.ts TEXT_TARGETS): each
+   * target's rows above what its index holds, up to the mark, in row id order, as they stand, at most
+   * `text_batch_rows_max` of them (but at least one batch's), in one transaction with the new marks and
+   * the text checkpoint.
+   */
+  private async textBatch(): Promise<void> {
+    const started = performance.now();
+    const writer = this.store.writer;
+    let reached: Record<string, number> | undefined;
+    let textRows = 0;
+    await writer.run('BEGIN');
+    try {
+      const held = await writer.all<{ key: string; value: number }>(`SELECT key, value FROM index_state WHERE key IN (${TEXT_TARGETS.map((target) => `'${textRowKey(target)}'`).join(', ')})`);
+      const from = new Map(held.map((row) => [row.key, row.value]));
+      let marks = await writer.all<Record<string, number>>(`SELECT * FROM ${TEXT_MARKS_TABLE} WHERE seq > ? ORDER BY seq LIMIT ${TEXT_MARKS_READ_MAX}`, [this.textCheckpointSeq]);
+      if (marks.length === 0) {
+        // Rows without a mark (none should be): the index as it stands is the mark.
+        await this.statement(textMarkSql()).run([this.checkpointSeq]);
+        marks = await writer.all<Record<string, number>>(`SELECT * FROM ${TEXT_MARKS_TABLE} WHERE seq = ?`, [this.checkpointSeq]);
+      }
+      const rowsTo = (mark: Record<string, number>): number => TEXT_TARGETS.reduce((sum, target) => sum + Math.max(0, (mark[`${target}_row`] ?? 0) - (from.get(textRowKey(target)) ?? 0)), 0);
+      for (const mark of marks) {
+        if (reached && rowsTo(mark) > this.limits.text_batch_rows_max) break;
+        reached = mark;
+      }
+      if (!reached) throw new Error('the full-text indexes have no mark to reach');
+      for (const target of TEXT_TARGETS) {
+        const start = from.get(textRowKey(target)) ?? 0;
+        const end = reached[`${target}_row`] ?? 0;
+        if (end <= start) continue;
+        textRows += await this.statement(textInsertSql(target)).run([start, end]);
+      }
+      const settings: Array<[string, number]> = [
+        ...TEXT_TARGETS.map((target): [string, number] => [textRowKey(target), Math.max(reached?.[`${target}_row`] ?? 0, from.get(textRowKey(target)) ?? 0)]),
+        [TEXT_CHECKPOINT_KEY, reached.seq as number],
+      ];
+      for (const [key, value] of settings) await this.statement('UPDATE index_state SET value = ? WHERE key = ?').run([value, key]);
+      await this.statement(`DELETE FROM ${TEXT_MARKS_TABLE} WHERE seq <= ?`).run([reached.seq as number]);
+      await writer.run('COMMIT');
+    } catch (error) {
+      await writer.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    this.textCheckpointSeq = reached.seq as number;
+    while (this.textMarks.length > 0 && (this.textMarks[0] as { seq: number }).seq <= this.textCheckpointSeq) this.textMarks.shift();
+    if (this.textCheckpointSeq >= this.checkpointSeq) this.textWanted = false;
+    this.report({ checkpoint: this.checkpointSeq, text_checkpoint: this.textCheckpointSeq, rows: 0, text_rows: textRows, events: 0, milliseconds: performance.now() - started });
   }
 
   /**
@@ -470,13 +611,12 @@ export class Projector {
     for (let start = 0; start < missing.length; start += PREFETCH_IDS_MAX) {
       const ids = missing.slice(start, start + PREFETCH_IDS_MAX);
       const rows = await this.store.writer.all<SelectedRow>(
-        `SELECT t.${ROW_ID} AS balance_key, ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
+        `SELECT ${selectColumns(layout)} FROM balances t WHERE t.balance_id IN (SELECT value FROM json_each(?))`,
         [JSON.stringify(ids)],
       );
       for (const row of rows) {
         const balance = balanceFromRow(row);
         this.balances.set(balance.balance_id, balance);
-        this.balanceKeys.set(balance.balance_id, row.balance_key as number);
       }
     }
   }
@@ -508,43 +648,7 @@ export class Projector {
     return patched;
   }
 
-  /** Row ids for the balances an event created (a balance is created once: a known id keeps its key). */
-  private assignBalanceKeys(progress: EventProgress): void {
-    for (const balanceId of progress.created) {
-      if (this.balanceKeys.has(balanceId)) continue;
-      const key = (this.lastBalanceKey ?? 0) + 1;
-      this.lastBalanceKey = key;
-      this.balanceKeys.set(balanceId, key);
-    }
-  }
-
-  /**
-   * The balance history rows of an event whose last part was just folded: running totals of every
-   * balance it created or moved, metadata and identity of every balance it created or whose metadata or
-   * identity it changed, and what its back-dated postings moved on each balance.
-   */
-  private historyOf(item: SliceItem, into: HistoryRows): void {
-    const { seq, event, progress } = item;
-    const row = <T>(balanceId: string, make: (key: number, balance: BalanceRecord) => T): T => {
-      const balance = this.balances.get(balanceId);
-      const key = this.balanceKeys.get(balanceId);
-      if (!balance || key === undefined) throw new BatchFailure(new ProjectionError(`balance ${balanceId} has no row in the history`), seq);
-      return make(key, balance);
-    };
-    for (const balanceId of progress.created) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
-    for (const balanceId of progress.moved) {
-      if (!progress.created.has(balanceId)) into.amounts.push(row(balanceId, (key, balance) => balanceAmountsRow(key, event.at, seq, balance)));
-    }
-    for (const balanceId of progress.created) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance)));
-    for (const balanceId of progress.metadata) {
-      if (!progress.created.has(balanceId)) into.metadata.push(row(balanceId, (key, balance) => balanceMetaRow(key, event.at, seq, balance)));
-    }
-    for (const [balanceId, byTime] of progress.backdated) {
-      for (const [effectiveAt, change] of byTime) into.backdated.push(row(balanceId, (key) => backdatedRow(key, event.at, seq, effectiveAt, change)));
-    }
-  }
-
-  private async write(changes: RowChanges, history: HistoryRows): Promise<number> {
+  private async write(changes: RowChanges): Promise<number> {
     const pending: Array<Promise<number>> = [];
     const upsert = (collection: Collection, rows: SqlValue[][]): void => {
       if (rows.length > 0) pending.push(this.statement(upsertSql(LAYOUTS[collection])).run([jsonBytes(rows)]));
@@ -558,7 +662,7 @@ export class Projector {
     }
     upsert('identities', identities);
     if (deleted.length > 0) pending.push(this.statement(deleteSql(LAYOUTS.identities)).run([JSON.stringify(deleted)]));
-    // Balances are written once per batch, at its end (writeBalances), with the row ids chosen for them.
+    // Balances are written once per batch, at its end (writeBalances).
     if (changes.balances.size > 0) throw new Error('balances are written at the end of a batch');
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
     if (changes.transactions.size > 0) {
@@ -571,27 +675,29 @@ export class Projector {
     insert(INSERT_EXTERNAL_RECORDS_SQL, changes.externalRecords.flatMap(externalRecordRows));
     insert(INSERT_MATCHES_SQL, changes.reconciliationResults.flatMap(matchRows));
     insert(INSERT_UNMATCHED_SQL, changes.reconciliationResults.flatMap(unmatchedRows));
-    insert(historyInsertSql(HISTORY_TABLES.amounts, HISTORY_AMOUNT_COLUMNS), history.amounts);
-    insert(historyInsertSql(HISTORY_TABLES.metadata, HISTORY_META_COLUMNS), history.metadata);
-    insert(historyInsertSql(HISTORY_TABLES.backdated, HISTORY_BACKDATED_COLUMNS), history.backdated);
     await Promise.all(pending);
     return changedRowCount(changes);
   }
 
-  /** Writes the batch's balances in slice-sized statements, so no single step holds the event loop long. */
-  private async writeBalances(balances: Map<string, BalanceRecord>): Promise<number> {
-    const statement = this.statement(upsertSql(LAYOUTS.balances, { rowId: true }));
-    let rows: SqlValue[][] = [];
+  /**
+   * Writes the batch's balances in slice-sized statements, so no single step holds the event loop long:
+   * those whose amounts alone changed with an upsert that sets nothing else, the others whole. Rows keep
+   * the order they first appeared in the batch within each statement (new balances are all in `records`,
+   * so their row ids still follow the log).
+   */
+  private async writeBalances(balances: Map<string, BalanceRecord>, records: Set<string>): Promise<number> {
+    const whole = this.statement(upsertSql(LAYOUTS.balances));
+    const amounts = this.statement(upsertAmountsSql(LAYOUTS.balances, BALANCE_AMOUNT_COLUMNS));
+    const pending: Array<{ statement: PreparedStatement; rows: SqlValue[][] }> = [{ statement: whole, rows: [] }, { statement: amounts, rows: [] }];
     for (const balance of balances.values()) {
-      const key = this.balanceKeys.get(balance.balance_id);
-      if (key === undefined) throw new Error(`balance ${balance.balance_id} has no row id`);
-      rows.push([key, ...balanceRow(balance)]);
-      if (rows.length >= this.limits.slice_rows_max) {
-        await statement.run([jsonBytes(rows)]);
-        rows = [];
+      const target = pending[records.has(balance.balance_id) ? 0 : 1] as { statement: PreparedStatement; rows: SqlValue[][] };
+      target.rows.push(balanceRow(balance));
+      if (target.rows.length >= this.limits.slice_rows_max) {
+        await target.statement.run([jsonBytes(target.rows)]);
+        target.rows = [];
       }
     }
-    if (rows.length > 0) await statement.run([jsonBytes(rows)]);
+    for (const { statement, rows } of pending) if (rows.length > 0) await statement.run([jsonBytes(rows)]);
     return balances.size;
   }
 
@@ -612,23 +718,13 @@ export class Projector {
     for (const balanceId of this.balances.keys()) {
       if (toDrop-- <= 0) break;
       this.balances.delete(balanceId);
-      this.balanceKeys.delete(balanceId);
     }
   }
 
-  /** Drops every cached balance and the highest row id: after a rollback they may not match the rows. */
+  /** Drops every cached balance: after a rollback they may not match the rows. */
   private forgetBalances(): void {
     this.balances.clear();
-    this.balanceKeys.clear();
-    this.lastBalanceKey = undefined;
   }
-}
-
-/** Balance history rows of one slice, in the column order of HISTORY_AMOUNT_COLUMNS, _META_ and _BACKDATED_. */
-interface HistoryRows {
-  amounts: SqlValue[][];
-  metadata: SqlValue[][];
-  backdated: SqlValue[][];
 }
 
 function jsonBytes(rows: SqlValue[][]): Buffer {

@@ -60,14 +60,12 @@ export function transactionTextsFtsSql(content: string): string {
   return `CREATE VIRTUAL TABLE ${TRANSACTION_TEXTS_FTS} USING fts5(reference, description, ${content}, tokenize="trigram case_sensitive 1")`;
 }
 
-/** The live index's trigram table and the trigger that keeps it in step (texts are written once, never changed). */
+/**
+ * The live index's trigram table. Texts are written once and never changed: they reach it on the text
+ * track, as every full-text index does (index-schema.ts TEXT_TARGETS), and no trigger is needed.
+ */
 export function transactionTextsFullTextSql(fill: string[]): string[] {
-  return [
-    transactionTextsFtsSql(`content='transaction_texts', content_rowid='text_id'`),
-    ...fill,
-    `CREATE TRIGGER transaction_texts_fts_insert AFTER INSERT ON transaction_texts BEGIN
-       INSERT INTO ${TRANSACTION_TEXTS_FTS}(rowid, reference, description) VALUES (new.text_id, new.reference, new.description); END`,
-  ];
+  return [transactionTextsFtsSql(`content='transaction_texts', content_rowid='text_id'`), ...fill];
 }
 
 /** Builds the trigram segments, contentless, from the rows of a file attached as `source` (full-text-build.ts). */

@@ -21,7 +21,6 @@ import { integerOf } from './field-values.js';
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { toJsonText } from '../engine/exact-json.js';
 import type { SqlValue } from './sqlite-connection.js';
-import type { BackdatedChange } from './event-fold.js';
 
 const packr = new Packr({ useRecords: false, useBigIntExtension: true });
 const unpackr = new Unpackr({ useRecords: false, useBigIntExtension: true });
@@ -116,60 +115,6 @@ export function balanceFromRow(row: SelectedRow): BalanceRecord {
   if (extra.track_fund_lineage === true) balance.track_fund_lineage = true;
   if (extra.allocation_strategy !== undefined) balance.allocation_strategy = extra.allocation_strategy as BalanceRecord['allocation_strategy'];
   return balance;
-}
-
-// ---- balance history ----
-
-/** A balance's running totals after one event, in the column order of HISTORY_AMOUNT_COLUMNS. */
-export function balanceAmountsRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
-  return [key, at, seq, balanceTotalsText(balance)];
-}
-
-/**
- * The `totals` column: version, credit, debit, inflight credit and inflight debit as decimal integers
- * separated by spaces. Nothing sorts or compares them in SQL, and one column is cheaper to write than
- * five (index-schema.ts HISTORY_AMOUNT_COLUMNS); exact at any size.
- */
-function balanceTotalsText(balance: BalanceRecord): string {
-  return `${balance.version} ${balance.credit_balance} ${balance.debit_balance} ${balance.inflight_credit_balance} ${balance.inflight_debit_balance}`;
-}
-
-/** A balance's metadata and identity after one event, in the column order of HISTORY_META_COLUMNS. */
-export function balanceMetaRow(key: number, at: number, seq: number, balance: BalanceRecord): SqlValue[] {
-  const extra: Record<string, unknown> = {};
-  const text = exactMeta(balance.meta_data, extra);
-  return [key, at, seq, balance.identity_id, text, extraText(extra)];
-}
-
-/**
- * What one event's back-dated postings moved on a balance for one effective time, in the column order
- * of HISTORY_BACKDATED_COLUMNS. Amounts are signed decimal text (holds settle: inflight goes down),
- * summed exactly when read.
- */
-export function backdatedRow(key: number, at: number, seq: number, effectiveAt: number, change: BackdatedChange): SqlValue[] {
-  return [
-    key, at, seq, effectiveAt, change.credit_balance.toString(), change.debit_balance.toString(),
-    change.inflight_credit_balance.toString(), change.inflight_debit_balance.toString(),
-  ];
-}
-
-/** The amounts of a balance_changes row. */
-export type BalanceAmounts = BalanceTotals & { version: number };
-
-/** Reads a `totals` column back (balanceTotalsText); anything else there is a broken index, not a zero. */
-export function balanceAmountsFromTotals(totals: SqlValue | undefined): BalanceAmounts {
-  const parts = typeof totals === 'string' ? totals.split(' ') : [];
-  const numbers = parts.map(integerOf);
-  const [version, credit, debit, inflightCredit, inflightDebit] = numbers;
-  if (numbers.length !== 5 || version === undefined || credit === undefined || debit === undefined || inflightCredit === undefined || inflightDebit === undefined) {
-    throw new Error(`a balance history row in the index reads ${JSON.stringify(totals)}`);
-  }
-  return { version: Number(version), credit_balance: credit, debit_balance: debit, inflight_credit_balance: inflightCredit, inflight_debit_balance: inflightDebit };
-}
-
-/** The metadata of a balance_meta_changes row. */
-export function balanceMetaFromRow(row: SelectedRow): MetaData {
-  return readMeta(row, readExtra(row));
 }
 
 // ---- transactions ----

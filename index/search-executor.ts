@@ -12,7 +12,7 @@
 // facet_by and group_by run after `found` is known, over the same records (search-facets.ts,
 // search-groups.ts), each bounded by the number of records it must read.
 
-import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, secondCountsTable, selectColumns, termColumnsTable, termRecordsTable, textChangesKey, vocabularyTable, type Collection } from './index-schema.js';
+import { ftsTable, INDEX_ID_KEY, LAYOUTS, ROW_ID, secondCountsTable, selectColumns, termColumnsTable, termRecordsTable, textChangesKey, textRowKey, vocabularyTable, type Collection } from './index-schema.js';
 import type { SelectedRow } from './record-rows.js';
 import { RANK_MATCHES_MAX, type SearchPlan, type SecondsWindow } from './search-compiler.js';
 import { countFacets, type FacetCount } from './search-facets.js';
@@ -194,9 +194,10 @@ async function countMatches(reader: SqliteConnection, collection: Collection, pl
   }
   // A SELECT of scalar subqueries without FROM: always exactly one row.
   const now = await reader.get<Omit<WordCount, 'records'>>(
+    // up_to: the highest row id the full-text index holds (it follows the rows, and may trail them).
     `SELECT (SELECT value FROM index_state WHERE key = ?) AS index_id, (SELECT value FROM index_state WHERE key = ?) AS changes,
-            (SELECT coalesce(max(${ROW_ID}), 0) FROM ${LAYOUTS[collection].table}) AS up_to`,
-    [INDEX_ID_KEY, textChangesKey(collection)],
+            (SELECT value FROM index_state WHERE key = ?) AS up_to`,
+    [INDEX_ID_KEY, textChangesKey(collection), textRowKey(collection)],
   ) as Omit<WordCount, 'records'>;
   const key = `${reader.file}\u0000${collection}\u0000${word}`;
   const known = wordCounts.get(key);

@@ -14,7 +14,6 @@
 import { refuse, type Result } from '../engine/result.js';
 import fs from 'node:fs';
 import type { BalanceRecord, IdentityRecord, LedgerRecord, TransactionRecord } from '../engine/records.js';
-import { balanceAsOf, balanceAsOfIfCurrent, balanceChanges, type ChangePage, type ChangeWindow, type CurrentAnswer } from './balance-history.js';
 import { compileFilter, type FilterRequest } from './filter-compiler.js';
 import type { Collection } from './index-schema.js';
 import { indexFileIn, IndexStore, QueryTimeoutError, removeIndexFiles } from './index-store.js';
@@ -40,6 +39,8 @@ export type QueryAnswer<T> = Result<T, { code: QueryErrorCode; message: string }
 export interface FilterPage {
   records: IndexedRecord[];
   total_count?: number;
+  /** The seq the index held every row of when it answered (at least the seq the filter waited for). */
+  index_seq: number;
 }
 
 export interface SearchPage {
@@ -54,6 +55,8 @@ export interface SearchPage {
   groups?: Array<{ key: unknown[]; found: number; records: IndexedRecord[] }>;
   /** What the hits' highlights look for. */
   highlight: HighlightSpec;
+  /** The seq the full-text indexes held every row of when it answered: every record of an event up to it can be found. */
+  index_seq: number;
 }
 
 /** Blnk's words for a rebuild (`in_progress`), with `idle` before the first one (Blnk answers 404 then). */
@@ -74,6 +77,9 @@ export interface ReindexStatus {
   index_checkpoint_seq: number;
   index_lag_events: number;
   index_lag_seconds: number;
+  /** The full-text indexes, which follow the rows and may trail them: the seq they hold every row of. */
+  index_text_checkpoint_seq: number;
+  index_text_lag_events: number;
   /**
    * Set while the live index is stuck on one event it keeps failing on (a poison event): its log seq,
    * the last error, attempts so far and since when. The index stays at the event before it.
@@ -98,7 +104,7 @@ export interface SecondaryIndexOptions {
   projectorWorker: WorkerEntry;
   /** The log's LMDB directory, opened again by the projector's thread. */
   walDir: string;
-  /** The log as the main thread sees it: how far it is durable, and reads for balance history. */
+  /** The log as the main thread sees it: how far it is durable. */
   source: LogSource;
   /** How long a query waits for the index to reach its seq before it is refused. */
   wait_ms_max?: number;
@@ -171,6 +177,8 @@ const fromRow: Record<Collection, (row: SelectedRow) => IndexedRecord> = {
 
 interface Waiter {
   seq: number;
+  /** The full-text indexes must hold `seq` too. */
+  text: boolean;
   resolve: (reached: boolean) => void;
   timer: NodeJS.Timeout;
 }
@@ -198,7 +206,7 @@ export class SecondaryIndex {
   /** Settles when a swap in progress is over; queries wait on it. */
   private swapping: Promise<void> | undefined;
   private rebuild: { projector?: ProjectorThread; promise: Promise<void> } | undefined;
-  private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds' | 'phase' | 'total_records' | 'processed_records' | 'paused'> = {
+  private reindex: Omit<ReindexStatus, 'target_seq' | 'index_checkpoint_seq' | 'index_lag_events' | 'index_lag_seconds' | 'index_text_checkpoint_seq' | 'index_text_lag_events' | 'phase' | 'total_records' | 'processed_records' | 'paused'> = {
     status: 'idle', processed_seq: 0, progress: 0, rows_written: 0, rows_per_second: 0,
   };
   private reindexStartedMs = 0;
@@ -211,8 +219,6 @@ export class SecondaryIndex {
   private readonly writeHold: WriteHoldLimits;
   private readonly heldWrites: HeldWrite[] = [];
   private releaseTimer: NodeJS.Timeout | undefined;
-  /** Waiters for the next batch of the live projector (balanceAt's wait for a balance to be current). */
-  private batchWaiters: Array<() => void> = [];
   /**
    * Whether the live index has caught up with the log since it was opened. Until then (a deleted or
    * outdated index being rebuilt at start-up) writes are not held: the index is behind because it is
@@ -273,7 +279,7 @@ export class SecondaryIndex {
       this.commitMarks.push({ seq, at: performance.now(), bytes: this.durableBytes });
     } else last.bytes = this.durableBytes;
     this.releaseHeldWrite();
-    if (this.waiters.length > 0 || this.heldWrites.length > 0 || this.batchWaiters.length > 0) {
+    if (this.waiters.length > 0 || this.heldWrites.length > 0) {
       this.wakeProjectors();
       return;
     }
@@ -310,6 +316,11 @@ export class SecondaryIndex {
     return this.projector.checkpoint;
   }
 
+  /** The seq the full-text indexes hold every row of (they follow the rows, and may trail them). */
+  get textCheckpointSeq(): number {
+    return this.projector.textCheckpoint;
+  }
+
   lagEvents(): number {
     return Math.max(0, this.options.source.durableSeq - this.projector.checkpoint);
   }
@@ -319,13 +330,18 @@ export class SecondaryIndex {
     return oldest ? (performance.now() - oldest.at) / 1000 : 0;
   }
 
-  /** Resolves true once the index holds everything up to `seq`, or false after `timeoutMs`. */
-  waitFor(seq: number, timeoutMs = this.waitMsMax): Promise<boolean> {
-    if (this.projector.checkpoint >= seq) return Promise.resolve(true);
+  /**
+   * Resolves true once the index holds everything up to `seq` (with `text`, its full-text indexes too), or
+   * false after `timeoutMs`.
+   */
+  waitFor(seq: number, timeoutMs = this.waitMsMax, text = false): Promise<boolean> {
+    if (this.holds(seq, text)) return Promise.resolve(true);
     this.wakeProjectors();
+    if (text) this.projector.wantText();
     return new Promise((resolve) => {
       const waiter: Waiter = {
         seq,
+        text,
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
@@ -334,6 +350,10 @@ export class SecondaryIndex {
       };
       this.waiters.push(waiter);
     });
+  }
+
+  private holds(seq: number, text: boolean): boolean {
+    return this.projector.checkpoint >= seq && (!text || this.projector.textCheckpoint >= seq);
   }
 
   private watch(projector: ProjectorThread): void {
@@ -356,12 +376,11 @@ export class SecondaryIndex {
     if (checkpoint >= this.options.source.durableSeq) this.appliedBytes = this.durableBytes;
     for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.waiters[index] as Waiter;
-      if (waiter.seq > checkpoint) continue;
+      if (!this.holds(waiter.seq, waiter.text)) continue;
       clearTimeout(waiter.timer);
       this.waiters.splice(index, 1);
       waiter.resolve(true);
     }
-    for (const waiter of this.batchWaiters.splice(0)) waiter();
     // An index that threw its rows away (rows contradicting the log) is rebuilding from nothing again.
     if (checkpoint < this.lastCheckpoint) this.caughtUp = false;
     this.lastCheckpoint = checkpoint;
@@ -461,23 +480,6 @@ export class SecondaryIndex {
     });
   }
 
-  /** Resolves at the live projector's next batch, or after `ms`. */
-  private nextBatch(ms: number): Promise<void> {
-    this.wakeProjectors();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        const at = this.batchWaiters.indexOf(done);
-        if (at >= 0) this.batchWaiters.splice(at, 1);
-        resolve();
-      }, ms);
-      const done = (): void => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.batchWaiters.push(done);
-    });
-  }
-
   // ---- queries ----
 
   async filter(collection: Collection, request: FilterRequest, visibleSeq: number): Promise<QueryAnswer<FilterPage>> {
@@ -485,26 +487,34 @@ export class SecondaryIndex {
     if (!compiled.ok) return refuse({ code: 'GEN_BAD_REQUEST', message: compiled.message });
     return this.query(visibleSeq, async (reader) => {
       const { select, count } = compiled.value;
+      const indexSeq = this.projector.checkpoint;
       const rows = await reader.all<SelectedRow>(select.sql, select.params);
-      const page: FilterPage = { records: rows.map(fromRow[collection]) };
+      const page: FilterPage = { records: rows.map(fromRow[collection]), index_seq: indexSeq };
       if (count) page.total_count = (await reader.all<{ total: number }>(count.sql, count.params))[0]?.total ?? 0;
       return page;
     });
   }
 
-  async search(collection: Collection, request: SearchRequest, visibleSeq: number): Promise<QueryAnswer<SearchPage>> {
+  /**
+   * A search, from the index as it stands: the full-text indexes follow the rows on their own track and
+   * may trail them, and the answer says how far they were (`index_seq`). With `requiredSeq` (a caller's
+   * X-Folio-Seq) it first waits, as long as any query waits, until rows and full-text indexes hold it.
+   */
+  async search(collection: Collection, request: SearchRequest, requiredSeq?: number): Promise<QueryAnswer<SearchPage>> {
     const started = performance.now();
     const compiled = compileSearch(collection, request);
     if (!compiled.ok) return refuse({ code: 'SRCH_QUERY_INVALID', message: compiled.message });
     const plan = compiled.value;
-    const answer = await this.query(visibleSeq, async (reader) => {
+    let indexSeq = 0;
+    const answer = await this.query(requiredSeq ?? 0, async (reader) => {
+      indexSeq = this.projector.textCheckpoint;
       try {
         return await runSearch(reader, collection, plan);
       } catch (error) {
         if (error instanceof SearchRefusal) return error;
         throw error;
       }
-    });
+    }, this.waitMsMax, true);
     if (!answer.ok) return answer;
     const result = answer.value;
     if (result instanceof SearchRefusal) return refuse({ code: 'SRCH_QUERY_INVALID', message: result.message });
@@ -514,6 +524,7 @@ export class SecondaryIndex {
       records: result.rows.map(fromRow[collection]),
       search_time_ms: Math.round(performance.now() - started),
       highlight: plan.highlight,
+      index_seq: indexSeq,
     };
     if (result.facets) page.facet_counts = result.facets;
     if (result.groups) page.groups = result.groups.map((group) => ({ key: group.key, found: group.found, records: group.rows.map(fromRow[collection]) }));
@@ -521,47 +532,20 @@ export class SecondaryIndex {
   }
 
   /**
-   * The balance as it stood at `untilMs` (undefined: it did not exist then), from the balance history;
-   * answered once the index holds `visibleSeq`, like every query.
-   */
-  async balanceAt(balanceId: string, untilMs: number, visibleSeq: number, version?: number): Promise<QueryAnswer<BalanceRecord | undefined>> {
-    if (version === undefined || this.projector.checkpoint >= visibleSeq) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs));
-    // The index is behind the log: it can still answer, without waiting for the log's end, for a moment
-    // that nothing it lacks can change (balanceAsOfIfCurrent); otherwise it waits a batch at a time,
-    // at most as long as any query waits, for that or for the log's end.
-    const deadline = performance.now() + this.waitMsMax;
-    for (;;) {
-      while (this.swapping) await this.swapping;
-      let answer: CurrentAnswer;
-      try {
-        answer = await this.store.read((reader) => balanceAsOfIfCurrent(reader, balanceId, untilMs, version));
-      } catch (error) {
-        if (error instanceof QueryTimeoutError) return refuse({ code: 'SRCH_QUERY_TIMEOUT', message: error.message });
-        throw error;
-      }
-      if (answer.current) return { ok: true, value: answer.balance };
-      const left = deadline - performance.now();
-      if (this.projector.checkpoint >= visibleSeq || left <= 0) return this.query(visibleSeq, (reader) => balanceAsOf(reader, balanceId, untilMs), Math.max(0, left));
-      await this.nextBatch(left);
-    }
-  }
-
-  /** A balance's changes inside a window, oldest first (undefined: the index does not hold the balance). */
-  async balanceChanges(balanceId: string, window: ChangeWindow, visibleSeq: number): Promise<QueryAnswer<ChangePage | undefined>> {
-    return this.query(visibleSeq, (reader) => balanceChanges(reader, balanceId, window));
-  }
-
-  /**
    * A read of reconciliation's (reconciliation-queries.ts) once the index holds `seq`, waiting for it up to
    * `waitMs`: a background run may wait longer for the index than a request does.
    */
   reconciliationRead<T>(seq: number, waitMs: number, work: (reader: SqliteConnection) => Promise<T>): Promise<QueryAnswer<T>> {
-    return this.query(seq, work, waitMs);
+    // Candidates found by text containing a statement's words come from a full-text index.
+    return this.query(seq, work, waitMs, true);
   }
 
-  /** Waits for the index to reach `visibleSeq`, then runs `work` on one reader for its whole length. */
-  private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>, waitMs = this.waitMsMax): Promise<QueryAnswer<T>> {
-    if (!(await this.waitFor(visibleSeq, waitMs))) {
+  /**
+   * Waits for the index to reach `visibleSeq` (with `text`, its full-text indexes too), then runs `work`
+   * on one reader for its whole length.
+   */
+  private async query<T>(visibleSeq: number, work: (reader: SqliteConnection) => Promise<T>, waitMs = this.waitMsMax, text = false): Promise<QueryAnswer<T>> {
+    if (!(await this.waitFor(visibleSeq, waitMs, text))) {
       return refuse({ code: 'SRCH_INDEX_BEHIND', message: `the search index is ${this.lagEvents()} events behind the log; try again shortly` });
     }
     while (this.swapping) await this.swapping;
@@ -586,6 +570,8 @@ export class SecondaryIndex {
       index_checkpoint_seq: this.projector.checkpoint,
       index_lag_events: this.lagEvents(),
       index_lag_seconds: Number(this.lagSeconds().toFixed(3)),
+      index_text_checkpoint_seq: this.projector.textCheckpoint,
+      index_text_lag_events: Math.max(0, target - this.projector.textCheckpoint),
       phase: this.reindex.status === 'in_progress' ? 'indexing' : this.reindex.status,
       total_records: target,
       processed_records: processed,
@@ -695,7 +681,6 @@ export class SecondaryIndex {
       clearTimeout(held.timer);
       held.resolve('the query index is closing');
     }
-    for (const waiter of this.batchWaiters.splice(0)) waiter();
     await this.store.close();
   }
 }

@@ -5,7 +5,8 @@
 // index's writer connection; the main thread keeps the readers.
 //
 // From the main thread: {type:'durable', seq, batch?} (the log is durable up to seq; the batch carries
-// the records that became durable, see pushed-records.ts), {type:'finish', minSeq}
+// the records that became durable, see pushed-records.ts), {type:'text'} (someone waits for the
+// full-text indexes: they take the next turn), {type:'finish', minSeq}
 // (build mode: catch up to at least minSeq, then close the file so it can be moved), {type:'stop'}.
 // To the main thread: ready, batch reports, errors, poison reports, and stopped / finished / failed at
 // the end.
@@ -50,6 +51,9 @@ async function main(): Promise<void> {
         durableSeq = Math.max(durableSeq, message.seq);
         projector.wake();
         return;
+      case 'text':
+        projector.wantText();
+        return;
       case 'finish':
         void finish(message.minSeq);
         return;
@@ -76,7 +80,7 @@ async function main(): Promise<void> {
     port.close();
   }
 
-  send({ type: 'ready', checkpoint: projector.checkpoint });
+  send({ type: 'ready', checkpoint: projector.checkpoint, text_checkpoint: projector.textCheckpoint });
   projector.wake();
 }
 

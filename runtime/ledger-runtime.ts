@@ -14,7 +14,7 @@ import { LedgerEngine, type DryRunAnswer, type DryRunCommand, type EngineLimits,
 import type { DecisionSettings } from '../engine/decision-scope.js';
 import type { LedgerView } from '../engine/ledger-view.js';
 import { accept, refuse, type Result } from '../engine/result.js';
-import type { Clock, IdSource } from '../engine/ports.js';
+import type { Clock, IdSource, TransactionStore } from '../engine/ports.js';
 import type { TransactionRecord } from '../engine/records.js';
 import type { LedgerCore } from '../http/ports/ledger-core.js';
 import { BalanceFolds } from './balance-folds.js';
@@ -22,7 +22,12 @@ import { SnapshotBalances } from './snapshot-balances.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { refuseGroupMember } from './data-dir-membership.js';
 import { SecondaryIndex, type SecondaryIndexOptions } from '../index/secondary-index.js';
-import { INDEX_PROJECTOR_WORKER } from './index-workers.js';
+import { HISTORY_WORKER, INDEX_PROJECTOR_WORKER } from './index-workers.js';
+import { HistoryThread } from '../index/history-thread.js';
+import type { HistoryFollowerLimits } from '../index/history-follower.js';
+import { BalanceHistoryReader } from '../index/history-reader.js';
+import { HistoryProgress } from '../index/history-progress.js';
+import { historyDirIn } from '../index/history-store.js';
 import { DurableRecords } from '../wal/durable-records.js';
 import { LmdbLog, type CommitStats, type LmdbLogOptions } from '../wal/lmdb-log.js';
 import { CorruptRecordError, decodeLogRecord, type DecodedLogRecord } from '../wal/log-record-codec.js';
@@ -87,6 +92,14 @@ export interface RuntimeOptions {
   indexOptions?: Partial<Omit<SecondaryIndexOptions, 'dataDir' | 'walDir' | 'source' | 'projectorWorker'>>;
   /** Reports projection failures; the projector retries on its own. */
   onIndexError?: (error: Error) => void;
+  /**
+   * Where the balance history's readers learn its progress (index/history-progress.ts): the process's
+   * HTTP workers are handed the same memory, and a replicated node keeps it across the ledgers it serves.
+   * Made here when not given.
+   */
+  historyProgress?: SharedArrayBuffer;
+  /** Limits of the balance history's follower (index/history-follower.ts); tests slow it down with them. */
+  historyLimits?: Partial<HistoryFollowerLimits>;
   /**
    * Opens the ledger as a follower of another one's log (cutover/log-follower.ts): it appends no events of
    * its own, so the queue runner, timers, hook delivery and snapshots wait for `startWork()`.
@@ -168,6 +181,12 @@ export class LedgerRuntime implements LedgerCore {
   private readonly seqWaiters: SeqWaiters;
   /** False while a follower: it carries out no command of its own until startWork(). */
   private appendsOwn: boolean;
+  /** The balance history's follower thread and its readers' view of it, when the index runs. */
+  private historyThread: HistoryThread | undefined;
+  private historyReader: BalanceHistoryReader | undefined;
+  private historyProgress: HistoryProgress | undefined;
+  /** A transaction with an effective date was applied since the log last sealed a record. */
+  private backdatedUnsealed = false;
   /** The log stopped taking events (a leader whose lease ran out): its end is no longer final. */
   private appendsStopped = false;
 
@@ -186,7 +205,7 @@ export class LedgerRuntime implements LedgerCore {
       clock,
       ids: this.ids,
       log,
-      transactions: store,
+      transactions: watchingBackdated(store, () => this.backdatedApplied()),
       limits: options.limits,
       settings: options.settings,
     });
@@ -268,6 +287,7 @@ export class LedgerRuntime implements LedgerCore {
     report.replayMilliseconds = performance.now() - replayStarted;
     log.onSeal((lastSeq) => {
       store.sealed(lastSeq);
+      runtime.backdatedSealed(lastSeq);
       runtime.seqWaiters.advanced();
     });
     log.onReplicationLost(() => {
@@ -298,10 +318,56 @@ export class LedgerRuntime implements LedgerCore {
       });
       runtime.durableRecords.subscribe((record) => runtime.index?.logDurable(record));
       runtime.openReconciliation(runtime.index);
+      await runtime.openHistory();
     }
     if (!options.follower) await runtime.startWork();
     report.milliseconds = performance.now() - started;
     return runtime;
+  }
+
+  /**
+   * Starts the balance history's follower (index/history-thread.ts) and the reader the routes use. Until
+   * it has passed the log's end as it stands now, any event in the log may have dated a posting back.
+   */
+  private async openHistory(): Promise<void> {
+    const progress = new HistoryProgress(this.options.historyProgress);
+    progress.backdatedUpTo(this.log.appendedSeq);
+    this.historyProgress = progress;
+    const dir = historyDirIn(this.options.dataDir);
+    this.historyThread = await HistoryThread.start({
+      worker: HISTORY_WORKER,
+      walDir: LmdbLog.directoryIn(this.options.dataDir),
+      historyDir: dir,
+      progress: progress.buffer,
+      durableSeq: () => this.log.durableSeq,
+      limits: this.options.historyLimits,
+      onError: this.options.onIndexError ?? ((error) => process.stderr.write(`folio: balance history failed: ${error.message}\n`)),
+    });
+    this.historyReader = new BalanceHistoryReader(dir, progress);
+    this.durableRecords.subscribe((record) => this.historyThread?.logDurable(record));
+  }
+
+  /** A transaction with an effective date is being applied: readers must not assume no back-dated posting. */
+  private backdatedApplied(): void {
+    this.backdatedUnsealed = true;
+    this.historyProgress?.backdatedPending();
+  }
+
+  /** The log sealed every event up to `lastSeq`: a back-dated one since the last seal is at or below it. */
+  private backdatedSealed(lastSeq: number): void {
+    if (!this.backdatedUnsealed) return;
+    this.backdatedUnsealed = false;
+    this.historyProgress?.backdatedUpTo(lastSeq);
+  }
+
+  /** The balance history (balances as of a time, their changes), when the index runs. */
+  get history(): BalanceHistoryReader | undefined {
+    return this.historyReader;
+  }
+
+  /** What an HTTP worker needs to read the balance history itself: its directory and progress memory. */
+  get historyShare(): { dir: string; progress: SharedArrayBuffer } | undefined {
+    return this.historyProgress ? { dir: historyDirIn(this.options.dataDir), progress: this.historyProgress.buffer } : undefined;
   }
 
   /**
@@ -589,8 +655,28 @@ export class LedgerRuntime implements LedgerCore {
     await this.pauseWork();
     await this.snapshotService?.stop();
     await this.index?.close();
+    await this.historyThread?.stop();
+    await this.historyReader?.close();
     await this.log.close();
     await this.store.close();
     await this.unlock();
   }
+}
+
+/**
+ * The transaction store as the engine sees it, noting every record applied with an effective date: a
+ * posting dated before its event comes only from such a record (engine/carry-out.ts), and the balance
+ * history's readers must know when one may be on its way (index/history-progress.ts).
+ */
+function watchingBackdated(store: TransactionStore, applied: () => void): TransactionStore {
+  return {
+    get: (transactionId) => store.get(transactionId),
+    has: (transactionId) => store.has(transactionId),
+    idForReference: (reference) => store.idForReference(reference),
+    put(record, patched) {
+      if (record.effective_date !== undefined) applied();
+      store.put(record, patched);
+    },
+    patchMetaData: (transactionId, patch) => store.patchMetaData(transactionId, patch),
+  };
 }

@@ -57,6 +57,12 @@ export interface LedgerHttpOptions {
   snapshots: boolean;
   /** The query index runs (filters, search, reconciliation). */
   index: boolean;
+  /**
+   * The balance history HTTP workers read themselves (index/history-reader.ts): its directory and the
+   * process's memory its progress is published in (RuntimeOptions.historyProgress, the same for every
+   * ledger a replicated node serves). Absent: the first ledger's own (LedgerRuntime.historyShare).
+   */
+  history?: { dir: string; progress: SharedArrayBuffer };
   /** A replicated node: it starts refusing, and serves a new ledger each time it joins its group. */
   replication: boolean;
   /** The process's count of connections per client address (a new one unless given). */
@@ -218,7 +224,7 @@ class OnWorkers implements LedgerHttp {
         version: options.version, logLevel: options.logLevel, secretKey: options.secretKey,
         tokenizationKey: options.tokenizationKey ? new Uint8Array(options.tokenizationKey) : undefined,
         bodyBytesMax: options.bodyBytesMax, bodyBytesInFlightMax: options.bodyBytesInFlightMax, hookTargets: options.hookTargets,
-        index: options.index,
+        index: options.index, history: options.index ? (options.history ?? ledger?.runtime.historyShare) : undefined,
         snapshots: options.snapshots, cutover: ledger?.cutover !== undefined, backupDir: options.backup?.dir,
         feedDataDir: options.dataDir, inspector: true, replication: options.replication, limits: options.limits,
       },

@@ -9,6 +9,8 @@ import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
 import { isLoopback } from '../http/middleware/loopback-host.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import { AddressConnections } from '../http/server/address-connections.js';
+import { HistoryProgress } from '../index/history-progress.js';
+import { historyDirIn } from '../index/history-store.js';
 import type { RuntimeOptions } from '../runtime/ledger-runtime.js';
 import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
 import type { LedgerHttpOptions } from './ledger-http.js';
@@ -34,6 +36,9 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
     logger.flush();
     process.exit(70);
   };
+  // One for the process: the HTTP workers read the balance history's progress from it, and a replicated
+  // node keeps it across the ledgers it serves.
+  const historyProgress = new HistoryProgress().buffer;
   return {
     logger,
     destination,
@@ -44,6 +49,7 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
       settings: { queued_checks: config.transaction.enable_queued_checks },
       indexOptions: { writeHold: { lag_ms_max: config.index.lag_ms_max, wait_ms_max: config.index.write_wait_ms_max } },
+      historyProgress,
       hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
     http: {
@@ -65,6 +71,7 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
       dataDir: config.data_dir,
       snapshots: true,
       index: true,
+      history: { dir: historyDirIn(config.data_dir), progress: historyProgress },
       addresses: AddressConnections.create(config.server.connections_max),
       // Workers failed past their restart budget: something fails every time, and the process stops.
       onWorkersFailed: (error) => {

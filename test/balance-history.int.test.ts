@@ -149,3 +149,11 @@ t.test('without the index, /at folds the log and history is not served', async (
   t.equal(String(now.body.balance.balance), '42');
   expectError(t, await server.request('GET', `/balances/${balance.balance_id}/history`), 404, 'GEN_NOT_FOUND', 'no history without the index');
 });
+
+t.test('a balance id longer than any the ledger makes is answered as unknown, not with an error', async (t) => {
+  // Found by the fuzzer (seed 1310139285, case 3694): LMDB refuses keys past about 2 KB.
+  const server = await openServer(t);
+  const long = 'x'.repeat(5_000);
+  expectError(t, await server.request('GET', `/balances/${long}/at?timestamp=2026-01-01T00:00:00Z`), 404, 'BAL_NOT_FOUND', '/at');
+  expectError(t, await server.request('GET', `/balances/${long}/history`), 404, 'BAL_NOT_FOUND', '/history');
+});

@@ -92,6 +92,27 @@ t.test('records with every optional field and amounts beyond 64 bits', async (t)
   t.equal(decoded?.monitor_alerts?.[0]?.monitor.condition.precise_value, -(1n << 70n), 'monitors keep exact thresholds');
 });
 
+t.test('an event read without its transaction records is the whole event without them', async (t) => {
+  const withoutTransactions = (event: LedgerEvent): LedgerEvent => {
+    const { transactions: _dropped, ...rest } = event;
+    return rest;
+  };
+  const big: LedgerEvent = {
+    type: 'transaction.applied', at: 3,
+    // Every optional part of a transaction record, amounts beyond 64 bits, text beyond one byte a character.
+    transactions: [FULL, { ...FULL, destinations: FULL.sources, sources: undefined, committed_amount: undefined, batch_id: undefined }, { ...FULL, meta_data: {} }],
+    postings: [{ balance_id: 'bln_a', field: 'debit', amount: -(1n << 70n), effective_at: 2 }, { balance_id: 'bln_b', field: 'credit', amount: 1n << 70n }],
+    balance_meta: [{ balance_id: 'bln_a', meta_data: { k: 'v' } }],
+  };
+  for (const seed of [1, 2, 3, 4]) {
+    const events = [...randomHistory(seed, 400).log.events, big];
+    const record = encodeLogRecord({ first_seq: 7, prev_checksum: GENESIS_CHECKSUM, events });
+    const skipped = decodeLogRecord(7, record, { transactions: false }).events;
+    const mismatches = events.filter((event, index) => canonicalJson(skipped[index]) !== canonicalJson(withoutTransactions(event)));
+    t.same(mismatches, [], `seed ${seed}: ${events.length} events, the same but for their transaction records`);
+  }
+});
+
 t.test('new event types are numbered after the old ones', async (t) => {
   // Every type has its code by position; a log written before monitors existed reads the same.
   const old = roundTrip([{ type: 'hook.deleted', at: 1, deleted_hooks: ['hook_1'] }]);

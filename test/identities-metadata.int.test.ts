@@ -71,7 +71,7 @@ t.test('identities: every field, replace, list, delete', async (t) => {
   t.equal((await server.request('GET', `/identities/${identity.identity_id}`)).status, 404);
   const gone = await server.request('POST', '/identities/filter', { filters: [], include_count: true });
   t.equal(gone.body.total_count, 1, 'the deleted identity left the index');
-  const search = await server.request('POST', '/search/identities', { q: 'Smith' });
+  const search = await server.request('POST', '/search/identities', { q: 'Smith' }, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) });
   t.equal(search.body.found, 0, 'and the full-text index');
 });
 
@@ -184,7 +184,7 @@ t.test('metadata merges into every kind of record', async (t) => {
   const after = await server.request('GET', `/transactions/${transaction.transaction_id}`);
   t.equal(after.body.status, transaction.status, 'the transaction is otherwise unchanged');
   t.equal(after.body.hash, transaction.hash);
-  const searched = await server.request('POST', '/search/transactions', { q: 'new' });
+  const searched = await server.request('POST', '/search/transactions', { q: 'new' }, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) });
   t.equal(searched.body.found, 1, 'search sees the new metadata');
 });
 

@@ -1,8 +1,8 @@
 // Crash while the index is behind: the built server (a child process) takes large bulk writes and is
 // killed with SIGKILL the moment it acknowledges them, while the projector still has work queued. After a
 // restart the index must catch up from its checkpoint, and the result must equal a full rebuild from the
-// log by `folio reindex --offline`: the same rows in every table (balance history included), the same
-// counts, FTS consistent.
+// log by `folio reindex --offline`: the same rows in every table, the same counts, FTS consistent. The
+// balance history (data/history), caught up the same way, must equal one followed from the log anew.
 // Needs `npm run build` first (npm test does it).
 
 import { spawn } from 'node:child_process';
@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import sqlite3 from 'sqlite3';
 import t from 'tap';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
+import { HistoryFollower } from '../index/history-follower.js';
+import { historyDirIn, HistoryStore } from '../index/history-store.js';
+import { LmdbLog } from '../wal/lmdb-log.js';
 import { sendRequest, tempDataDir } from './helpers/test-server.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bin/folio.js');
@@ -44,12 +47,6 @@ async function dumpIndex(file: string): Promise<Record<string, unknown>> {
     await query(file, `INSERT INTO ${table}_fts(${table}_fts, rank) VALUES('integrity-check', 1)`);
     dump[`${table}_fts_count`] = (await query<{ n: number }>(file, `SELECT count(*) AS n FROM ${table}_fts`))[0]?.n;
   }
-  // Balance history, naming balances by id (their row ids are the index's own).
-  dump.balance_changes = await query(file, `SELECT b.balance_id, c.at, c.seq, c.totals
-    FROM balance_changes c JOIN balances b ON b.row_id = c.balance_key ORDER BY b.balance_id, c.at, c.seq`);
-  dump.balance_meta_changes = await query(file, `SELECT b.balance_id, m.at, m.seq, m.meta_data, m.extra
-    FROM balance_meta_changes m JOIN balances b ON b.row_id = m.balance_key ORDER BY b.balance_id, m.at, m.seq`);
-  dump.history_rows = (await query<{ n: number }>(file, 'SELECT (SELECT count(*) FROM balance_changes) + (SELECT count(*) FROM balance_meta_changes) AS n'))[0]?.n;
   // Reconciliation's folded texts and their trigram index (built off to the side in a rebuild, too).
   dump.transaction_texts = await query(file, 'SELECT transaction_id, reference, description FROM transaction_texts ORDER BY transaction_id');
   await query(file, `INSERT INTO transaction_texts_fts(transaction_texts_fts, rank) VALUES('integrity-check', 1)`);
@@ -74,9 +71,9 @@ function runCli(args: string[], dataDir: string, port = '1'): Promise<{ code: nu
 }
 
 /** Sends a query, retrying while the index answers 503 SRCH_INDEX_BEHIND (it is still catching up). */
-async function whenCaughtUp(url: string, route: string, body: unknown): Promise<Awaited<ReturnType<typeof sendRequest>>> {
+async function whenCaughtUp(url: string, route: string, body: unknown, headers: Record<string, string> = {}): Promise<Awaited<ReturnType<typeof sendRequest>>> {
   for (let attempt = 0; ; attempt += 1) {
-    const response = await sendRequest(url, 'POST', route, body);
+    const response = await sendRequest(url, 'POST', route, body, headers);
     if (response.status !== 503 || attempt >= 300) return response;
     if (response.body?.error_detail?.code !== 'SRCH_INDEX_BEHIND') return response;
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -122,10 +119,17 @@ t.test('the index catches up after a crash and equals a full rebuild', async (t)
   const counted = await whenCaughtUp(server.url, '/transactions/filter', { filters: [{ field: 'reference', operator: 'like', value: 'crash-%' }], include_count: true });
   t.equal(counted.status, 200);
   t.equal(counted.body.total_count, acknowledged, 'every acknowledged transaction is in the index');
-  const flagged = await whenCaughtUp(server.url, '/search/transactions', { q: 'flagged', per_page: 0 });
+  // A search includes a seq only when asked for it: the one the count was answered at.
+  const flagged = await whenCaughtUp(server.url, '/search/transactions', { q: 'flagged', per_page: 0 }, { 'X-Folio-Seq': counted.headers['x-folio-seq'] as string });
   t.equal(flagged.body.found, 3 * Math.ceil(10_000 / 7), 'full-text search agrees');
-  const caughtUp = await sendRequest(server.url, 'GET', '/search/reindex');
+  // The full-text indexes follow the rows on their own track: both caught up before the comparison.
+  let caughtUp = await sendRequest(server.url, 'GET', '/search/reindex');
+  for (let tries = 0; tries < 300 && caughtUp.body.index_text_lag_events > 0; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    caughtUp = await sendRequest(server.url, 'GET', '/search/reindex');
+  }
   t.equal(caughtUp.body.index_lag_events, 0);
+  t.equal(caughtUp.body.index_text_lag_events, 0, 'the full-text indexes too');
   t.equal(await server.terminate(), 0, 'clean shutdown');
   server = undefined;
 
@@ -140,7 +144,38 @@ t.test('the index catches up after a crash and equals a full rebuild', async (t)
   t.equal(full.balances_count, incremental.balances_count, 'same number of balances');
   t.equal(full.checkpoint, incremental.checkpoint, 'same checkpoint');
   t.same(full, incremental, 'the caught-up index equals a full rebuild, row for row');
+
+  const caughtUpHistory = await dumpHistory(historyDirIn(dataDir));
+  t.equal(caughtUpHistory.checkpoint, incremental.checkpoint, 'the balance history caught up to the same seq');
+  fs.rmSync(historyDirIn(dataDir), { recursive: true });
+  const followedAnew = await followedFromLog(dataDir);
+  t.ok(followedAnew.entries.length > 1_000, `${followedAnew.entries.length} balance history entries`);
+  t.same(followedAnew, caughtUpHistory, 'the caught-up balance history equals one followed from the log anew, entry for entry');
 });
+
+/** Every entry of a balance history store and its checkpoint. */
+async function dumpHistory(dir: string): Promise<{ checkpoint: number; entries: string[] }> {
+  const store = HistoryStore.open(dir);
+  try {
+    const entries = [...store.entries()].map(({ table, key, value }) => `${table} ${JSON.stringify(key)} ${value.toString('hex')}`);
+    return { checkpoint: store.checkpoint().seq, entries };
+  } finally {
+    await store.close();
+  }
+}
+
+/** A balance history followed from the whole log of a stopped server, in this process. */
+async function followedFromLog(dataDir: string): Promise<{ checkpoint: number; entries: string[] }> {
+  const log = LmdbLog.open({ dir: LmdbLog.directoryIn(dataDir) });
+  const store = HistoryStore.open(historyDirIn(dataDir));
+  try {
+    await new HistoryFollower(store).apply(log.read(1));
+  } finally {
+    await store.close();
+    await log.close();
+  }
+  return dumpHistory(historyDirIn(dataDir));
+}
 
 t.test('a deleted index file is rebuilt from the log at start-up', async (t) => {
   const dataDir = tempDataDir('folio-index-deleted');

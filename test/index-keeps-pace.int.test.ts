@@ -5,9 +5,8 @@
 //   more at once when the index has applied everything (under a steady load a queue let out a share at a
 //   time never drained); a write whose wait runs out is refused 503 with Retry-After, and nothing of it
 //   is written;
-// - GET /balances/:id/at answers from the index while it is behind when nothing it lacks can change the
-//   answer; otherwise it waits for the index, a bounded time, and is then refused 503
-//   SRCH_INDEX_BEHIND: it never folds the log because the index is busy.
+// (GET /balances/:id/at and /history no longer read this index: test/balance-history-fresh.int.test.ts
+// holds their behaviour while the balance history trails the log.)
 // Checked by where the index stands when an answer comes, not by how long anything took.
 
 import t from 'tap';
@@ -132,50 +131,4 @@ t.test('a write whose wait runs out is refused 503 with Retry-After, and nothing
   await caughtUp(server);
   const retried = await server.request('POST', '/transactions', transferBody('@world', '@bounded-a', 30, { reference: 'refused-while-held' }));
   t.equal(retried.status, 201, 'the same write succeeds once the index is back within its bound');
-});
-
-t.test('/at answers from the index while it is behind, when nothing it lacks changes the answer', async (t) => {
-  const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 1_500 }, writeHold: { lag_ms_max: 600_000 } } });
-  await transfer(server, '@world', '@history', 100);
-  await transfer(server, '@world', '@history', 250);
-  await sleep(5);
-  const moment = new Date().toISOString();
-  await sleep(5);
-  await transfer(server, '@world', '@history', 7);
-  await caughtUp(server);
-  const id = await balanceId(server, '@history');
-  // Writes to other balances only: the index falls behind the log, but none of it concerns @history.
-  await transfer(server, '@world', '@elsewhere', 1);
-  const visible = server.runtime.log.durableSeq;
-  const answer = await server.request('GET', `/balances/${id}/at?timestamp=${encodeURIComponent(moment)}`);
-  t.ok(index(server).checkpointSeq < visible, 'answered while the index was still behind the log');
-  t.equal(answer.status, 200);
-  t.equal(answer.body.from_source, false, 'from the index');
-  t.equal(String(answer.body.balance.balance), '350', 'the balance at the moment');
-  t.equal(answer.body.balance.version, 2);
-});
-
-t.test('/at on a balance the index has not caught up with waits for it, then answers from the index', async (t) => {
-  const server = await openServer(t, { indexOptions: { limits: { batch_pause_ms: 1_000 }, writeHold: { lag_ms_max: 600_000 } } });
-  const visible = await writeAheadOfIndex(server, '@moving', 100, 5);
-  const id = await balanceId(server, '@moving');
-  const answer = await server.request('GET', `/balances/${id}/at`);
-  t.equal(answer.status, 200);
-  t.ok(index(server).checkpointSeq >= visible, 'the index had reached the balance\'s last change');
-  t.equal(answer.body.from_source, false, 'from the index, not a fold');
-  t.equal(String(answer.body.balance.balance), '105', 'with the caller\'s last write');
-});
-
-t.test('/at waits a bounded time for an index that stays behind, and is refused 503 rather than folding', async (t) => {
-  const server = await openServer(t, { indexOptions: { wait_ms_max: 300, limits: { batch_pause_ms: 4_000 }, writeHold: { lag_ms_max: 600_000 } } });
-  await writeAheadOfIndex(server, '@stuck', 100, 5);
-  const id = await balanceId(server, '@stuck');
-  const answer = await server.request('GET', `/balances/${id}/at`);
-  t.equal(answer.status, 503, 'refused once the wait ran out');
-  t.equal(answer.body.error_detail.code, 'SRCH_INDEX_BEHIND');
-  t.equal(answer.headers['retry-after'], '1', 'with Retry-After');
-  const folded = await server.request('GET', `/balances/${id}/at?from_source=true`);
-  t.equal(folded.status, 200, 'a fold is still there when asked for');
-  t.equal(folded.body.from_source, true);
-  t.equal(String(folded.body.balance.balance), '105');
 });

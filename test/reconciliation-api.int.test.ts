@@ -194,13 +194,13 @@ t.test('a recorded run end to end, announced to the webhook, and all of it after
   t.match(marked.body.meta_data, { reconciliation_id: id, external_transaction_id: 'line-3', reconciled_at: /^20/ });
   const filtered = await server.request('POST', '/transactions/filter', { filters: [{ field: 'meta_data.reconciliation_id', operator: 'eq', value: id }], include_count: true, limit: 100 });
   t.equal(filtered.body.total_count, 25, 'the marks are in the index: filter finds every matched transaction');
-  const searched = await server.request('POST', '/search/transactions', { q: 'line-7' });
+  const searched = await server.request('POST', '/search/transactions', { q: 'line-7' }, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) });
   t.same(searched.body.hits.map((hit: any) => hit.document.transaction_id), [made[7].transaction_id], 'and search finds one by its statement line');
   const listed = await server.request('GET', '/transactions?limit=100');
   t.equal(listed.body.length, 30, 'marked transactions are still listed');
-  const runs = await server.request('POST', '/search/reconciliations', { q: 'first bank' });
+  const runs = await server.request('POST', '/search/reconciliations', { q: 'first bank' }, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) });
   t.match(runs.body, { found: 1, hits: [{ document: { reconciliation_id: id, status: 'completed' } }] });
-  const byStatus = await server.request('POST', '/search/reconciliations', { q: '*', filter_by: 'status:=completed && matched_transactions:>=25' });
+  const byStatus = await server.request('POST', '/search/reconciliations', { q: '*', filter_by: 'status:=completed && matched_transactions:>=25' }, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) });
   t.equal(byStatus.body.found, 1);
 
   // The webhook carries Blnk's other events too (the transactions, the balances): the run's among them.
@@ -242,7 +242,7 @@ t.test('dry runs write nothing; an instant run answers with its result', async (
   t.equal((await allResults(server, run.reconciliation_id, 'matches')).length, 5, 'a dry run\'s results are listable while the server runs');
   t.equal(server.runtime.log.appendedSeq, seq, 'no dry run wrote anything to the log');
   t.notOk((await server.request('GET', `/transactions/${made[0].transaction_id}`)).body.meta_data.reconciliation_id, 'nor marked anything');
-  t.equal((await server.request('POST', '/search/reconciliations', { q: '*' })).body.found, 0, 'nor is searchable');
+  t.equal((await server.request('POST', '/search/reconciliations', { q: '*' }, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) })).body.found, 0, 'nor is searchable');
 
   const instant = await server.request('POST', '/reconciliation/start-instant', { external_transactions: items.slice(0, 3), strategy: 'one_to_one', matching_rule_ids: [rule] });
   t.equal(instant.status, 200);

@@ -36,6 +36,6 @@ t.test('smoke', async (t) => {
   });
   t.equal(instant.status, 200, instant.text);
   t.equal(instant.body.matches.length, 5, instant.text);
-  const search = await server.request('POST', '/search/reconciliations', { q: 'bank' });
+  const search = await server.request('POST', '/search/reconciliations', { q: 'bank' }, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) });
   t.equal(search.body.found, 1, search.text);
 });

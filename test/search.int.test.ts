@@ -34,7 +34,12 @@ async function seeded(t: Test, count = 30): Promise<{ server: TestServer; balanc
   return { server, balance, started };
 }
 
-const search = (server: TestServer, collection: string, body: Record<string, unknown>) => server.request('POST', `/search/${collection}`, body);
+/**
+ * A search that must see every write made so far: a search answers from the index as it stands (its
+ * full-text indexes may trail), unless X-Folio-Seq names a seq it must include.
+ */
+const search = (server: TestServer, collection: string, body: Record<string, unknown>) =>
+  server.request('POST', `/search/${collection}`, body, { 'X-Folio-Seq': String(server.runtime.log.appendedSeq) });
 
 t.test('words, prefixes, * and relevance', async (t) => {
   const { server } = await seeded(t);

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { Unpackr } from 'msgpackr';
 import type { LedgerEvent } from '../engine/events.js';
 import { ByteReader, ByteWriter } from '../codec/byte-writer.js';
-import { readEvent, writeEvent } from '../codec/event-codec.js';
+import { readEvent, writeEvent, type EventReadOptions } from '../codec/event-codec.js';
 
 export const CHECKSUM_BYTES = 32;
 export const GENESIS_CHECKSUM: Buffer = Buffer.alloc(CHECKSUM_BYTES);
@@ -85,7 +85,11 @@ export interface SizedEvent {
   bytes: number;
 }
 
-export function openLogRecord(recordKey: number, record: Uint8Array): OpenedLogRecord {
+/**
+ * `options`: what each event is read with (codec/event-codec.ts readEvent); a reader that follows balances
+ * alone leaves the transaction records out. Records of the first format are decoded whole either way.
+ */
+export function openLogRecord(recordKey: number, record: Uint8Array, options?: EventReadOptions): OpenedLogRecord {
   if (record.length <= CHECKSUM_BYTES) throw new CorruptRecordError(recordKey, `only ${record.length} bytes`);
   const bytes = Buffer.from(record.buffer, record.byteOffset, record.length);
   const stored = bytes.subarray(0, CHECKSUM_BYTES);
@@ -108,7 +112,7 @@ export function openLogRecord(recordKey: number, record: Uint8Array): OpenedLogR
           const start = input.position;
           let event: LedgerEvent;
           try {
-            event = readEvent(input);
+            event = readEvent(input, options);
           } catch (error) {
             throw undecodable(error);
           }
@@ -181,8 +185,8 @@ export function* sizedEventsIn(records: Iterable<OpenedLogRecord>, fromSeq: numb
 }
 
 /** A record decoded whole. */
-export function decodeLogRecord(recordKey: number, record: Uint8Array): DecodedLogRecord {
-  return decodeOpened(openLogRecord(recordKey, record));
+export function decodeLogRecord(recordKey: number, record: Uint8Array, options?: EventReadOptions): DecodedLogRecord {
+  return decodeOpened(openLogRecord(recordKey, record, options));
 }
 
 export function decodeOpened(logRecord: OpenedLogRecord): DecodedLogRecord {

@@ -54,7 +54,7 @@ export interface EnginePorts {
 export const CALLABLE = {
   core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'balanceHistory', 'takeBalanceSnapshots', 'writeAdmission'],
   view: 'LedgerView',
-  query: ['filter', 'search', 'balanceAt', 'balanceChanges', 'reindexStatus', 'startReindex'],
+  query: ['filter', 'search', 'reindexStatus', 'startReindex'],
   reconciliation: ['startBackground', 'runInstant', 'record', 'dryRun', 'matches', 'unmatched'],
   snapshots: ['snapshotNow', 'list'],
   // writeStarted and writeEnded bracket a worker's write, so a fence waits for the writes in flight.

@@ -23,6 +23,8 @@ import { EngineClient, RemoteLedger, holdWhileWritesHeld, rebuilt, remoteBackup,
 import { RequestSwitch } from '../http/server/request-switch.js';
 import { WorkerChangeFeed } from './worker-change-feed.js';
 import { NodeRefusal } from '../http/ports/node-refusal.js';
+import { BalanceHistoryReader } from '../index/history-reader.js';
+import { HistoryProgress } from '../index/history-progress.js';
 
 const data = workerData as WorkerData;
 /** How often a worker tells the engine's thread its request counts (what other workers' scrapes show of it). */
@@ -34,7 +36,9 @@ async function main(): Promise<void> {
   const logger = pino({ level: settings.logLevel, base: { service: 'folio', worker: data.index }, redact: REDACTED_LOG_PATHS }, pino.destination({ dest: 2, sync: true }));
   const client = new EngineClient(data.channel, SharedSeqs.over(data.seqs));
   await client.ready;
-  const core = new RemoteLedger(client, { hookTargets: settings.hookTargets, index: settings.index });
+  // The balance history is read here, on this thread: /at and /history cross to no other.
+  const history = settings.history ? new BalanceHistoryReader(settings.history.dir, new HistoryProgress(settings.history.progress)) : undefined;
+  const core = new RemoteLedger(client, { hookTargets: settings.hookTargets, index: settings.index, history });
   const feed = settings.feedDataDir === undefined ? undefined : new WorkerChangeFeed(client, settings.feedDataDir);
   // A scrape reaches one worker: it shows its own request counts summed with the others', which the
   // engine's thread asks them for (or, from one too busy to answer at once, as it last reported). It

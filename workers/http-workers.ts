@@ -53,6 +53,11 @@ export interface WorkerSettings {
   hookTargets: TargetPolicy;
   /** The query index runs (filters, search, reconciliation). */
   index: boolean;
+  /**
+   * The balance history, which the worker reads itself (index/history-reader.ts): its directory and the
+   * shared memory its progress is published in. Absent without the index.
+   */
+  history?: { dir: string; progress: SharedArrayBuffer };
   snapshots: boolean;
   cutover: boolean;
   backupDir?: string;

@@ -18,7 +18,7 @@ import type { Result } from '../engine/result.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
 import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads, SeqWait } from '../http/ports/ledger-core.js';
 import type { IndexGaugeSources } from '../http/metrics.js';
-import type { QueryPort } from '../http/ports/query-port.js';
+import type { BalanceHistoryPort, QueryPort } from '../http/ports/query-port.js';
 import type { ReconciliationPort } from '../http/ports/reconciliation-port.js';
 import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
@@ -311,8 +311,10 @@ export class RemoteLedger implements LedgerCore {
   readonly hookAdmin: HookAdmin;
   readonly query?: QueryPort & IndexGaugeSources;
   readonly reconciliation?: ReconciliationPort;
+  /** Read on the worker's own thread (index/history-reader.ts), not through the engine's. */
+  readonly history?: BalanceHistoryPort;
 
-  constructor(private readonly client: EngineClient, options: { hookTargets: TargetPolicy; index: boolean }) {
+  constructor(private readonly client: EngineClient, options: { hookTargets: TargetPolicy; index: boolean; history?: BalanceHistoryPort }) {
     // Every query of the view is callable (engine-channel.ts checks the name against LedgerView's prototype).
     this.view = new Proxy({} as LedgerReads, {
       get: (_target, method) => (...args: unknown[]) => client.call('view', method as CallMethod<'view'>, args as CallArgs<'view', CallMethod<'view'>>),
@@ -325,6 +327,7 @@ export class RemoteLedger implements LedgerCore {
     if (options.index) {
       this.query = remoteQuery(client);
       this.reconciliation = remotePort(client, 'reconciliation');
+      this.history = options.history;
     }
   }
 

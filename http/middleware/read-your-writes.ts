@@ -22,6 +22,8 @@ import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import type { LedgerCore } from '../ports/ledger-core.js';
 
 export const SEQ_HEADER = 'X-Folio-Seq';
+/** On answers from a store derived from the log (the query index, the balance history): the seq it had reached. */
+export const INDEX_SEQ_HEADER = 'X-Folio-Index-Seq';
 /** The longest a request waits for its seq to be applied. */
 export const SEQ_WAIT_MS_MAX = 5_000;
 /** Digits in a seq (beyond 2^53 it is not one). */

@@ -8,7 +8,7 @@ import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../../engin
 import type { LedgerView } from '../../engine/ledger-view.js';
 import type { BalanceRecord, TransactionRecord } from '../../engine/records.js';
 import type { Result } from '../../engine/result.js';
-import type { QueryPort } from './query-port.js';
+import type { BalanceHistoryPort, QueryPort } from './query-port.js';
 import type { ReconciliationPort } from './reconciliation-port.js';
 
 /** A value now, or later. */
@@ -63,8 +63,10 @@ export interface LedgerCore {
   writeAdmission(bodyBytes: number): Promise<string | undefined> | undefined;
   /** Hook signing secrets and delivery targets (hooks/: made and checked outside the engine). */
   readonly hookAdmin: HookAdmin;
-  /** The query side (filter, search, balance history), when the index runs. */
+  /** The query side (filter, search), when the index runs. */
   readonly query?: QueryPort;
+  /** Balances as of a time and their changes, when the index runs (the balance history beside it). */
+  readonly history?: BalanceHistoryPort;
   /** Reconciliation runs, when the index runs (candidates and results are read from it). */
   readonly reconciliation?: ReconciliationPort;
 }

@@ -45,6 +45,32 @@ export interface BalanceChangePage {
   next?: BalanceHistoryPosition;
 }
 
+/** The balance at a moment, from the balance history. */
+export interface BalanceAtAnswer {
+  /** Undefined when it did not exist at the moment. */
+  balance: BalanceRecord | undefined;
+  /** False when the balance does not exist at all (rather than not yet at the moment). */
+  exists: boolean;
+  /** The log seq the history had reached: the answer includes every event up to it. */
+  index_seq: number;
+}
+
+export interface BalanceChangesAnswer {
+  /** Undefined when the balance does not exist. */
+  page: BalanceChangePage | undefined;
+  index_seq: number;
+}
+
+/**
+ * The balance history (index/history-reader.ts), read on the thread that serves the request. Answers
+ * are exact as of `visibleSeq` (the seq visible when the request arrived) and show nothing that is not
+ * durable; a history too far behind to say is refused (SRCH_INDEX_BEHIND) after a bounded wait.
+ */
+export interface BalanceHistoryPort {
+  balanceAt(balanceId: string, untilMs: number, visibleSeq: number): Promise<Result<BalanceAtAnswer, { code: 'SRCH_INDEX_BEHIND'; message: string }>>;
+  balanceChanges(balanceId: string, window: BalanceChangeWindow, visibleSeq: number): Promise<Result<BalanceChangesAnswer, { code: 'SRCH_INDEX_BEHIND'; message: string }>>;
+}
+
 export type QueryRefusalCode = 'GEN_BAD_REQUEST' | 'SRCH_QUERY_INVALID' | 'SRCH_INDEX_BEHIND' | 'SRCH_QUERY_TIMEOUT' | 'GEN_CONFLICT' | 'SRCH_REINDEX_IN_PROGRESS';
 /** A query's answer in the one result shape (engine/result.ts), refused with a code of its own set. */
 export type QueryResult<T> = Result<T, { code: QueryRefusalCode; message: string }>;
@@ -67,21 +93,21 @@ export interface SearchResult {
   groups?: Array<{ key: unknown[]; found: number; records: QueryRecord[] }>;
   /** What the hits' highlights look for, as the query side resolved it. */
   highlight: HighlightSpec;
+  /** The seq the full-text indexes held every record of: the answer finds every record of an event up to it. */
+  index_seq: number;
 }
 
 export interface QueryPort {
-  /** `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it. */
-  filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number }>>;
-  search(collection: SearchCollection, query: SearchRequest, visibleSeq: number): Promise<QueryResult<SearchResult>>;
   /**
-   * The balance as it stood at `untilMs` from the index's balance history (undefined: it did not exist
-   * then). `version`: the balance's version when the request arrived; with it, the index answers before
-   * it reaches `visibleSeq` when nothing it lacks can change the answer (a moment before its checkpoint's
-   * time, and no later posting to the balance), instead of waiting for the log's end.
+   * `visibleSeq`: the log seq visible when the request arrived; the answer includes everything up to it
+   * (the index is waited for, bounded). `index_seq`: the seq the index held when it answered.
    */
-  balanceAt(balanceId: string, untilMs: number, visibleSeq: number, version?: number): Promise<QueryResult<BalanceRecord | undefined>>;
-  /** A balance's changes in a window, oldest first (undefined: the index does not hold the balance). */
-  balanceChanges(balanceId: string, window: BalanceChangeWindow, visibleSeq: number): Promise<QueryResult<BalanceChangePage | undefined>>;
+  filter(collection: FilterCollection, query: FilterRequest, visibleSeq: number): Promise<QueryResult<{ records: QueryRecord[]; total_count?: number; index_seq: number }>>;
+  /**
+   * From the index as it stands: its full-text indexes may trail the log, and the answer says how far
+   * (`index_seq`). `requiredSeq` (a caller's X-Folio-Seq): wait, bounded, until the index holds it.
+   */
+  search(collection: SearchCollection, query: SearchRequest, requiredSeq?: number): Promise<QueryResult<SearchResult>>;
   reindexStatus(): object | Promise<object>;
   startReindex(): QueryResult<object> | Promise<QueryResult<object>>;
   checkpointSeq: number;

@@ -1,16 +1,18 @@
 // A balance's past:
 // - GET /balances/:id/at?timestamp=: the balance as it stood at a moment, transactions counting at their
-//   effective date. Answered from the index's balance history (`from_source: false`): a few indexed
-//   lookups, whatever the length of the history. The index answers as soon as nothing it has not reached
-//   can change the answer (SecondaryIndex.balanceAt), else it waits a bounded time for that; if it is
-//   still behind then, 503 SRCH_INDEX_BEHIND with Retry-After, never a fold (a fold of a long history
-//   under load is what made this route take seconds). Only a server without the index folds the log, from
+//   effective date. Answered from the balance history (`from_source: false`, index/history-reader.ts) on
+//   the thread that parsed the request: a few seeks, whatever the length of the history. The history
+//   answers as soon as nothing it has not reached can change the answer, else it waits a bounded time for
+//   that; if it is still behind then, 503 SRCH_INDEX_BEHIND with Retry-After, never a fold (a fold of a
+//   long history under load is what made this route take seconds). Only a server without the index folds the log, from
 //   the newest balance snapshot taken by then when there is one (`from_source: false`, as Blnk answers),
 //   else from the beginning (`from_source: true`); `from_source=true` asks for that full fold. All give
 //   the same balance. Without a timestamp: the balance now. A balance created after the moment did not
 //   exist then (404), unless a back-dated transaction reached it by then.
 // - GET /balances/:id/history?from=&to=&limit=&cursor=: the balance after each change inside a window,
-//   oldest first, as recorded, paged by an opaque cursor (from the index only).
+//   oldest first, as recorded, paged by an opaque cursor (from the balance history only).
+// Both answer with X-Folio-Index-Seq, the seq the history had reached, and without waiting for the log's
+// newest events to be durable: they show nothing that is not (http/respond.ts respondFromIndex).
 // - POST /balances-snapshots: takes balance snapshots in the background (the folds start from them).
 
 import type { Router } from '@koa/router';
@@ -19,9 +21,9 @@ import type { BalanceRecord } from '../../engine/records.js';
 import { ApiError, BACKPRESSURE_RETRY_AFTER_SECONDS } from '../api-error.js';
 import { nonNegativeInteger } from '../schemas/common-schemas.js';
 import type { FoldAnswer, LedgerCore } from '../ports/ledger-core.js';
-import type { BalanceHistoryPosition, QueryPort } from '../ports/query-port.js';
+import type { BalanceHistoryPort, BalanceHistoryPosition } from '../ports/query-port.js';
 import { answered } from '../views/query-answers.js';
-import { respond } from '../respond.js';
+import { respond, respondFromIndex } from '../respond.js';
 import { parseTimeInput } from '../schemas/time-input.js';
 import { validate } from '../schemas/validation.js';
 import { asJson, EXAMPLES } from '../openapi/examples.js';
@@ -60,36 +62,37 @@ export const snapshotQuerySchema = z.object({
 
 export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'GET /balances/:id/at', {
-    tag: 'Balances', summary: 'A balance as it stood at a moment: from the index\'s balance history, or folded from the log (from_source=true)', query: atQuerySchema,
+    tag: 'Balances', summary: 'A balance as it stood at a moment: from the balance history, or folded from the log (from_source=true)', query: atQuerySchema,
     answers: answers(200, 'The balance at `timestamp`', atSchema, { balance: EXAMPLES.balance, timestamp: '2026-05-04T12:00:00.000Z', from_source: false }),
-    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'QUEUE_BACKPRESSURE', 'SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT'],
+    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'QUEUE_BACKPRESSURE', 'SRCH_INDEX_BEHIND'],
   });
   router.get('/balances/:id/at', async (ctx) => {
     const balanceId = ctx.params.id as string;
     const params = validate(atQuerySchema, ctx.query);
     const untilMs = timeParam('timestamp', params.timestamp) ?? Number.MAX_SAFE_INTEGER;
-    // Its version now: the index may answer before reaching the log's end if no later event moved it.
-    const current = await core.view.balance(balanceId);
-    if (!current) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
+    const timestamp = (): string => timeText(untilMs === Number.MAX_SAFE_INTEGER ? Date.now() : untilMs);
+    const fullFold = params.from_source === 'true' || params.from_source === '1';
+    const history = fullFold ? undefined : core.history;
+    if (history) {
+      const seq = core.visibleSeq();
+      const answer = answered(await history.balanceAt(balanceId, untilMs, seq));
+      if (!answer.balance) {
+        throw new ApiError('BAL_NOT_FOUND', answer.exists ? `balance ${balanceId} did not exist at ${timestamp()}` : `balance ${balanceId} not found`);
+      }
+      respondFromIndex(ctx, 200, { balance: balanceView(answer.balance), timestamp: timestamp(), from_source: false }, seq, answer.index_seq);
+      return;
+    }
+    if (!(await core.view.balanceExists(balanceId))) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
     await core.durable(seq);
-    const fullFold = params.from_source === 'true' || params.from_source === '1';
-    const query = fullFold ? undefined : core.query;
-    let balance: BalanceRecord | undefined;
-    let fromSource = false;
-    if (query) balance = answered(await query.balanceAt(balanceId, untilMs, seq, current.version));
-    else {
-      const folded = await core.balanceHistory(balanceId, untilMs, seq, !fullFold);
-      balance = foldedBalance(folded);
-      fromSource = folded.ok && folded.value.from_source;
-    }
-    if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timeText(untilMs)}`);
-    const timestamp = timeText(untilMs === Number.MAX_SAFE_INTEGER ? Date.now() : untilMs);
-    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp, from_source: fromSource }, seq);
+    const folded = await core.balanceHistory(balanceId, untilMs, seq, !fullFold);
+    const balance = foldedBalance(folded);
+    if (!balance) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} did not exist at ${timestamp()}`);
+    await respond(ctx, core, 200, { balance: balanceView(balance), timestamp: timestamp(), from_source: folded.ok && folded.value.from_source }, seq);
   });
 
-  const query = core.query;
-  if (query) historyRoute(router, core, query);
+  const history = core.history;
+  if (history) historyRoute(router, core, history);
 
   describeRoute(router, 'POST /balances-snapshots', {
     tag: 'Balances', summary: 'Take a snapshot of every balance, in the background (folds of historical balances start from it)', query: snapshotQuerySchema,
@@ -104,9 +107,9 @@ export function balanceHistoryRoutes(router: Router, core: LedgerCore): void {
   });
 }
 
-function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void {
+function historyRoute(router: Router, core: LedgerCore, history: BalanceHistoryPort): void {
   describeRoute(router, 'GET /balances/:id/history', {
-    tag: 'Balances', summary: 'The balance after each change in a time window, oldest first, paged by cursor (from the index)', query: historyQuerySchema,
+    tag: 'Balances', summary: 'The balance after each change in a time window, oldest first, paged by cursor (from the balance history)', query: historyQuerySchema,
     answers: answers(200, 'A page of changes', historySchema, {
       balance_id: 'bln_0196a4c2-5a10-7b2e-8c31-6d4f2a9b7e02', currency: 'USD',
       changes: [asJson(balanceChangeView({
@@ -114,7 +117,7 @@ function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void 
       }))],
       next_cursor: null,
     }),
-    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'GEN_VALIDATION_ERROR', 'SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT'],
+    errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'GEN_VALIDATION_ERROR', 'SRCH_INDEX_BEHIND'],
   });
   router.get('/balances/:id/history', async (ctx) => {
     const balanceId = ctx.params.id as string;
@@ -123,16 +126,15 @@ function historyRoute(router: Router, core: LedgerCore, query: QueryPort): void 
     const toMs = timeParam('to', params.to) ?? Number.MAX_SAFE_INTEGER;
     if (fromMs > toMs) throw new ApiError('BAL_INVALID_TIMESTAMP', 'from is after to');
     const window = { from_ms: fromMs, to_ms: toMs, limit: params.limit, ...(params.cursor ? { after: decodeCursor(params.cursor) } : {}) };
-    if (!(await core.view.balanceExists(balanceId))) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
     const seq = core.visibleSeq();
-    const page = answered(await query.balanceChanges(balanceId, window, seq));
+    const { page, index_seq: indexSeq } = answered(await history.balanceChanges(balanceId, window, seq));
     if (!page) throw new ApiError('BAL_NOT_FOUND', `balance ${balanceId} not found`);
-    await respond(ctx, core, 200, {
+    respondFromIndex(ctx, 200, {
       balance_id: balanceId,
       currency: page.currency,
       changes: page.changes.map(balanceChangeView),
       next_cursor: page.next ? encodeCursor(page.next) : null,
-    }, seq);
+    }, seq, indexSeq);
   });
 }
 

@@ -14,7 +14,8 @@ import { answered, recordView as view } from '../views/query-answers.js';
 import { searchAnswer as typesenseAnswer } from '../views/search-answer.js';
 import { filterSchema, multiSearchSchema, searchSchema, validateSearch, type SearchBody } from '../schemas/query-schemas.js';
 import type { FilterCollection, QueryPort, SearchCollection } from '../ports/query-port.js';
-import { respond } from '../respond.js';
+import { respond, respondFromIndex } from '../respond.js';
+import { INDEX_SEQ_HEADER, requestedSeq } from '../middleware/read-your-writes.js';
 import { validate } from '../schemas/validation.js';
 import { transactionJsonSchema } from '../../wire/transaction-json.js';
 import { balanceJsonSchema, ledgerJsonSchema } from '../../wire/views.js';
@@ -40,6 +41,8 @@ const reindexStatusSchema = z.object({
   index_checkpoint_seq: z.number().int(),
   index_lag_events: z.number().int(),
   index_lag_seconds: z.number(),
+  index_text_checkpoint_seq: z.number().int().meta({ description: 'The seq every record of which the full-text indexes hold: they follow the rows and may trail them' }),
+  index_text_lag_events: z.number().int(),
   index_poison: z.object({ seq: z.number().int(), message: z.string(), attempts: z.number().int(), since: z.string() }).optional(),
   phase: z.string(),
   total_records: z.number().int(),
@@ -50,7 +53,7 @@ const reindexStatusSchema = z.object({
 }).meta({ id: 'ReindexStatus' });
 const reindexExample = {
   status: 'completed', processed_seq: 120, target_seq: 120, progress: 1, rows_written: 240, rows_per_second: 0,
-  index_checkpoint_seq: 120, index_lag_events: 0, index_lag_seconds: 0, phase: 'completed', total_records: 120, processed_records: 120, paused: false,
+  index_checkpoint_seq: 120, index_lag_events: 0, index_lag_seconds: 0, index_text_checkpoint_seq: 120, index_text_lag_events: 0, phase: 'completed', total_records: 120, processed_records: 120, paused: false,
 };
 const searchHitSchema = z.object({
   // Every field may be missing: include_fields and exclude_fields cut the record to what they name.
@@ -96,6 +99,7 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
       const page = answered(await query.filter(collection, body, visibleSeq));
       const answer: Record<string, unknown> = { data: page.records.map((record) => view(collection, record)) };
       if (page.total_count !== undefined) answer.total_count = page.total_count;
+      ctx.set(INDEX_SEQ_HEADER, String(page.index_seq));
       await respond(ctx, core, 200, answer, visibleSeq);
     });
   }
@@ -120,13 +124,16 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     }),
     errors: [...QUERY_ERRORS, 'GEN_NOT_FOUND'],
   });
+  // A search answers from the index as it stands (its full-text indexes may trail the log) and says how
+  // far it was in X-Folio-Index-Seq (and X-Folio-Seq: the seq it reflects); with X-Folio-Seq sent, it
+  // first waits (bounded) until the index holds that seq. It shows nothing that is not durable.
   router.post('/search/:collection', async (ctx: Koa.Context) => {
-    const visibleSeq = core.visibleSeq();
     const collection = ctx.params.collection as string;
     if (!(SEARCH_COLLECTIONS as readonly string[]).includes(collection)) {
       throw new ApiError('GEN_NOT_FOUND', `no search collection ${JSON.stringify(collection)}; collections: ${SEARCH_COLLECTIONS.join(', ')}`);
     }
-    await respond(ctx, core, 200, await searchAnswer(query, collection, validateSearch(ctx.request.body), visibleSeq), visibleSeq);
+    const { answer, index_seq: indexSeq } = await searchAnswer(query, collection, validateSearch(ctx.request.body), requestedSeq(ctx));
+    respondFromIndex(ctx, 200, answer, indexSeq, indexSeq);
   });
 
   // Blnk's multi-search (Typesense's): several searches in one request, one result each, in order; a
@@ -139,22 +146,27 @@ export function queryRoutes(router: Router, core: LedgerCore, query: QueryPort):
     errors: ['SRCH_INDEX_BEHIND', 'SRCH_QUERY_TIMEOUT'],
   });
   router.post('/multi-search', async (ctx: Koa.Context) => {
-    const visibleSeq = core.visibleSeq();
+    const requiredSeq = requestedSeq(ctx);
     const { searches } = validate(multiSearchSchema, ctx.request.body);
     const results: unknown[] = [];
+    // The answer is as of the least advanced index any of its searches saw.
+    let indexSeq = Number.MAX_SAFE_INTEGER;
     for (const search of searches) {
       try {
         if (!(SEARCH_COLLECTIONS as readonly string[]).includes(search.collection)) {
           throw new ApiError('GEN_NOT_FOUND', `no search collection ${JSON.stringify(search.collection)}; collections: ${SEARCH_COLLECTIONS.join(', ')}`);
         }
         const { collection: _collection, ...body } = search;
-        results.push(await searchAnswer(query, search.collection, validateSearch(body), visibleSeq));
+        const searched = await searchAnswer(query, search.collection, validateSearch(body), requiredSeq);
+        indexSeq = Math.min(indexSeq, searched.index_seq);
+        results.push(searched.answer);
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         results.push({ code: error.status, error: error.message });
       }
     }
-    await respond(ctx, core, 200, { results }, visibleSeq);
+    if (indexSeq === Number.MAX_SAFE_INTEGER) indexSeq = query.checkpointSeq;
+    respondFromIndex(ctx, 200, { results }, indexSeq, indexSeq);
   });
 }
 
@@ -168,9 +180,9 @@ function fieldsOf(schema: z.ZodType): ReadonlySet<string> {
   return new Set(Object.keys((schema as z.ZodObject).shape));
 }
 
-/** Searches one collection and answers as Typesense does (search-answer.ts). */
-async function searchAnswer(query: QueryPort, collection: string, body: SearchBody, visibleSeq: number): Promise<Record<string, unknown>> {
+/** Searches one collection and answers as Typesense does (search-answer.ts), with the seq the index held. */
+async function searchAnswer(query: QueryPort, collection: string, body: SearchBody, requiredSeq: number | undefined): Promise<{ answer: Record<string, unknown>; index_seq: number }> {
   const searchCollection = collection as SearchCollection;
-  const result = answered(await query.search(searchCollection, body, visibleSeq));
-  return typesenseAnswer(searchCollection, body, result, DOCUMENT_FIELDS[searchCollection]);
+  const result = answered(await query.search(searchCollection, body, requiredSeq));
+  return { answer: typesenseAnswer(searchCollection, body, result, DOCUMENT_FIELDS[searchCollection]), index_seq: result.index_seq };
 }
