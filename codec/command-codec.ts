@@ -7,7 +7,7 @@
 //   create  the fixed fields in a fixed order (strings as u16 length + UTF-8, the description as u32
 //           length + UTF-8, amounts as balance-codec.ts writes them, u8 flags, f64 times, metadata as
 //           balance-codec.ts packs it), then u8 optional parts present: the overdraft limit (an amount),
-//           the effective date (f64), and a msgpack blob of the split shares
+//           the effective date (f64), and a msgpack blob of the rest (split shares, preconditions)
 //   bulk    u8 flags, u32 count, each a create
 //
 // Every field of both commands is named in a table below with `satisfies`, so adding a field to either
@@ -28,7 +28,7 @@ const CREATE_FIELDS = {
   description: 'fixed', meta_data: 'fixed', allow_overdraft: 'fixed', skip_queue: 'fixed', inflight: 'fixed',
   inflight_expiry_date: 'fixed', inflight_commit_date: 'fixed', scheduled_for: 'fixed', atomic: 'fixed',
   overdraft_limit: 'optional', effective_date: 'optional',
-  sources: 'blob', destinations: 'blob',
+  sources: 'blob', destinations: 'blob', preconditions: 'blob',
 } as const satisfies Record<keyof CreateTransactionCommand, 'fixed' | 'optional' | 'blob'>;
 const BLOB_CREATE_FIELDS = (Object.keys(CREATE_FIELDS) as Array<keyof CreateTransactionCommand>).filter((field) => CREATE_FIELDS[field] === 'blob');
 

@@ -63,7 +63,7 @@ function created(transaction: TransactionRecord): Decided<Created> {
 /** What deciding a new transaction can refuse with (the funds check's codes from posting-draft.ts). */
 export const CREATE_REJECTIONS = [
   'BAL_NOT_FOUND', 'TXN_CURRENCY_MISMATCH', 'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'TXN_DUPLICATE_REFERENCE',
-  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED',
+  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED', 'TXN_PRECONDITION_FAILED',
 ] as const satisfies readonly RejectionCode[];
 
 /** Creating one transaction, as the engine runs it. */
@@ -155,6 +155,7 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if (batchId !== undefined) record.batch_id = batchId;
   if ((command.effective_date ?? 0) > 0) record.effective_date = command.effective_date;
   if ((command.overdraft_limit ?? 0n) > 0n) record.overdraft_limit = command.overdraft_limit;
+  if (command.preconditions !== undefined) record.preconditions = command.preconditions;
   return accept(record);
 }
 
@@ -265,6 +266,7 @@ function differingField(scope: DecisionScope, command: CreateTransactionCommand,
       ? ['destinations', sameShares(command.destinations, existing.destinations)]
       : ['destination', resolvesTo(command.destination, existing.destination)],
     ['meta_data', canonicalJson(existing.meta_data) === canonicalJson(command.meta_data)],
+    ['preconditions', canonicalJson(existing.preconditions ?? []) === canonicalJson(command.preconditions ?? [])],
   ];
   return checks.find(([, same]) => !same)?.[0];
 }

@@ -25,7 +25,7 @@ export function decideInflightAction(scope: DecisionScope, command: InflightActi
   if (!hold) return refuse(reject('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`));
   const refusal = refusalFor(scope, hold, command);
   if (refusal) return refuse(refusal);
-  const child = holdActionChild(scope, hold, command.action, command.precise_amount, command.skip_queue);
+  const child = holdActionChild(scope, hold, command.action, command.precise_amount, command.skip_queue, command.preconditions);
   if (!command.skip_queue) return accept({ transaction: scope.write(child), hold, queued: true });
   const final = carryOutNow(scope, child);
   if (!final.ok) return final;
@@ -35,7 +35,7 @@ export function decideInflightAction(scope: DecisionScope, command: InflightActi
 /** What acting on one hold can refuse with. */
 export const HOLD_ACTION_REJECTIONS = [
   'TXN_NOT_FOUND', 'GEN_CONFLICT', 'TXN_PARTIAL_NOT_ALLOWED', 'TXN_NOT_INFLIGHT', 'TXN_ALREADY_VOIDED', 'TXN_ALREADY_COMMITTED',
-  'TXN_COMMIT_AMOUNT_EXCEEDED',
+  'TXN_COMMIT_AMOUNT_EXCEEDED', 'TXN_PRECONDITION_FAILED',
 ] as const satisfies readonly RejectionCode[];
 
 /** Committing or voiding a hold, as the engine runs it. */

@@ -18,7 +18,7 @@ import { answeredFilteredList } from './filtered-lists.js';
 import { z } from 'zod';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { bulkPreviewJsonSchema, projectionJsonSchema } from '../views/projection-view.js';
+import { bulkPreviewJsonSchema, projectionJsonSchema, rejectionJsonSchema, rejectionView } from '../views/projection-view.js';
 import { bulkShape, transactionShape } from '../schemas/transaction-schemas.js';
 import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
 import { transactionLineageJsonSchema, transactionLineageView } from '../../wire/lineage-views.js';
@@ -32,14 +32,16 @@ const bulkResultSchema = z.object({
   batch_id: z.string(),
   status: z.string(),
   transaction_count: z.number().int(),
-  failed: z.object({ index: z.number().int(), error: z.object({ code: z.string(), reason: z.string(), message: z.string() }) }).optional(),
+  failed: z.object({ index: z.number().int(), error: rejectionJsonSchema }).optional(),
 });
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'POST /transactions', {
     tag: 'Transactions', summary: 'Record a transaction',
     description: 'One of `precise_amount` (with `precision`) and `amount`; `source` or `sources`, `destination` or `destinations` (splits). '
-      + 'Queued unless `skip_queue`; a hold with `inflight`; later with `scheduled_for`; nothing written with `dry_run`.',
+      + 'Queued unless `skip_queue`; a hold with `inflight`; later with `scheduled_for`; nothing written with `dry_run`. '
+      + '`preconditions` (at most 16): a balance\'s version, or a condition on one of its fields as the transaction would leave it, '
+      + 'judged when the transaction is carried out (docs/decisions-beyond.md).',
     body: transactionShape, bodyExample: transactionExample, invalidCode: 'TXN_VALIDATION_ERROR',
     answers: [
       { status: 201, description: 'Recorded (QUEUED, APPLIED, INFLIGHT or SCHEDULED)', schema: transactionJsonSchema, example: EXAMPLES.transaction },
@@ -81,8 +83,7 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
       transaction_count: value.transaction_count,
     };
     if (value.failure) {
-      const { code, reason, message } = value.failure.rejection;
-      body.failed = { index: value.failure.index, error: { code, reason, message } };
+      body.failed = { index: value.failure.index, error: rejectionView(value.failure.rejection) };
     }
     // run_async: Blnk's 202 and message. The batch is recorded before the answer all the same, so the
     // status says how it stands rather than Blnk's "processing".

@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { BULK_HOLD_ACTIONS_MAX } from '../../engine/decide-hold-batches.js';
+import { PRECONDITION_FIELDS, PRECONDITION_OPERATORS, PRECONDITIONS_MAX } from '../../engine/precondition.js';
 import { DecimalLiteral } from '../../wire/amounts.js';
 import { currencySchema, DESCRIPTION_LENGTH_MAX, identifierSchema, optionalMetaData, plainObjectSchema, REFERENCE_LENGTH_MAX } from './common-schemas.js';
 
@@ -24,6 +25,20 @@ export const shareShape = z.object({
   distribution: z.string().max(64).optional(),
   precise_distribution: wholeNumberInput.optional(),
 });
+
+/**
+ * A precondition (engine/preconditions.ts): the balance as the legs name one, and a version, a condition
+ * on a field, or both (checked on conversion, transaction-commands.ts).
+ */
+export const preconditionShape = z.object({
+  balance_id: identifierSchema,
+  version: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  field: z.enum(PRECONDITION_FIELDS, { message: `must be one of ${PRECONDITION_FIELDS.join(', ')}` }).optional(),
+  operator: z.enum(PRECONDITION_OPERATORS, { message: `must be one of ${PRECONDITION_OPERATORS.join(' ')}` }).optional(),
+  // An exact integer in the smallest unit, negative allowed (balances go below zero).
+  precise_value: wholeNumberInput.optional(),
+});
+export const preconditionsShape = z.array(preconditionShape).max(PRECONDITIONS_MAX, `at most ${PRECONDITIONS_MAX} preconditions`);
 
 export const transactionShape = z.object({
   amount: decimalInput.optional(),
@@ -49,6 +64,7 @@ export const transactionShape = z.object({
   scheduled_for: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   effective_date: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   atomic: z.boolean().optional(),
+  preconditions: preconditionsShape.optional(),
   dry_run: z.boolean().optional(),
 });
 export type TransactionShape = z.output<typeof transactionShape>;
@@ -68,6 +84,7 @@ export const inflightActionSchema = z.object({
   amount: decimalInput.optional(),
   precise_amount: wholeNumberInput.optional(),
   skip_queue: z.boolean().optional(),
+  preconditions: preconditionsShape.optional(),
   dry_run: z.boolean().optional(),
 });
 
