@@ -75,6 +75,8 @@ export interface CreateTransactionCommand {
   effective_date?: number;
   /** What must hold when it is carried out (preconditions.ts); absent for none. */
   preconditions?: Precondition[];
+  /** Answer with the balances it touched as it left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 export interface InflightActionCommand {
@@ -85,6 +87,8 @@ export interface InflightActionCommand {
   skip_queue: boolean;
   /** What must hold when the commit or void is carried out (preconditions.ts); absent for none. */
   preconditions?: Precondition[];
+  /** Answer with the balances it touched as it left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 export interface RefundCommand {
@@ -109,6 +113,8 @@ export interface BulkCommand {
   skip_queue: boolean;
   /** Asked for as Blnk's asynchronous batch: its outcome is logged with it (events.ts BatchSummary). */
   run_async?: boolean;
+  /** Answer with each recorded item and the balances it touched, as the batch left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 /** A transfer command with everything not given at its plain default (for callers inside the process). */

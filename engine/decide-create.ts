@@ -9,7 +9,8 @@ import { newTransaction, newTransactionIds, type DecisionScope } from './decisio
 import { lineageProviderProblem } from './fund-lineage.js';
 import type { DryRunnable } from './operation.js';
 import { involvedIn, namedBalances, projectBalances, type ProjectionLeg } from './projection.js';
-import type { SplitShare, TransactionRecord } from './records.js';
+import type { BalanceRecord, SplitShare, TransactionRecord } from './records.js';
+import { resultingBalances } from './resulting-balances.js';
 import { reject, type RejectionCode } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { distribute } from './split-distribution.js';
@@ -18,6 +19,8 @@ export interface Created {
   transaction: TransactionRecord;
   /** False when the request repeated an earlier one with the same reference (idempotent retry). */
   created: boolean;
+  /** include_balances: the balances it touched as the write left them (resulting-balances.ts). */
+  balances?: BalanceRecord[];
 }
 
 export interface CreateOptions {
@@ -78,6 +81,7 @@ export const createOperation: DryRunnable<CommandOf<'transaction.create'>, Creat
   },
   decide: (scope, command) => decideCreate(scope, command, { allowReplay: true }),
   eventType: (value) => eventTypeFor(value.transaction),
+  withBalances: (value, state) => ({ ...value, balances: resultingBalances(value.transaction, state) }),
   dryRun: {
     asDryRun: (command) => ({ ...command, skip_queue: true, scheduled_for: 0 }),
     project(scope, command, decided, currentFrom) {

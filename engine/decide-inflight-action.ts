@@ -8,7 +8,8 @@ import type { DecisionScope } from './decision-scope.js';
 import type { DryRunnable } from './operation.js';
 import type { EventType } from './events.js';
 import { involvedIn, projectBalances } from './projection.js';
-import { isSplit, mailboxBalanceOf, type TransactionRecord } from './records.js';
+import { isSplit, mailboxBalanceOf, type BalanceRecord, type TransactionRecord } from './records.js';
+import { resultingBalances } from './resulting-balances.js';
 import { reject, type Rejection, type RejectionCode } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 
@@ -18,6 +19,8 @@ export interface HoldActionResult {
   /** The hold as it stands after the action. */
   hold: TransactionRecord;
   queued: boolean;
+  /** include_balances: the balances of the hold as the action left them (resulting-balances.ts). */
+  balances?: BalanceRecord[];
 }
 
 export function decideInflightAction(scope: DecisionScope, command: InflightActionCommand): Decided<HoldActionResult> {
@@ -51,6 +54,7 @@ export const inflightActionOperation: DryRunnable<CommandOf<'hold.act'>, HoldAct
   },
   decide: decideInflightAction,
   eventType: (value) => holdActionEventType(value.transaction.action),
+  withBalances: (value, state) => ({ ...value, balances: resultingBalances(value.hold, state) }),
   dryRun: {
     asDryRun: (command) => ({ ...command, skip_queue: true }),
     project(scope, command, decided, currentFrom) {

@@ -40,6 +40,15 @@ export const preconditionShape = z.object({
 });
 export const preconditionsShape = z.array(preconditionShape).max(PRECONDITIONS_MAX, `at most ${PRECONDITIONS_MAX} preconditions`);
 
+/**
+ * The query of a write that can answer with the balances it touched (engine/resulting-balances.ts):
+ * `include_balances=true`. Only `true` and `false`: anything else is refused, not read as false.
+ */
+export const includeBalancesQuery = z.object({
+  include_balances: z.enum(['true', 'false'], { message: 'must be true or false' }).optional()
+    .meta({ description: 'true: the answer adds `balances`, every balance the write touched as of its own seq' }),
+});
+
 export const transactionShape = z.object({
   amount: decimalInput.optional(),
   precise_amount: wholeNumberInput.optional(),
