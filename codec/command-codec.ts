@@ -7,7 +7,7 @@
 //   create  the fixed fields in a fixed order (strings as u16 length + UTF-8, the description as u32
 //           length + UTF-8, amounts as balance-codec.ts writes them, u8 flags, f64 times, metadata as
 //           balance-codec.ts packs it), then u8 optional parts present: the overdraft limit (an amount),
-//           the effective date (f64), and a msgpack blob of the split shares
+//           the effective date (f64), and a msgpack blob of the rest (split shares, preconditions)
 //   bulk    u8 flags, u32 count, each a create
 //
 // Every field of both commands is named in a table below with `satisfies`, so adding a field to either
@@ -28,13 +28,13 @@ const CREATE_FIELDS = {
   description: 'fixed', meta_data: 'fixed', allow_overdraft: 'fixed', skip_queue: 'fixed', inflight: 'fixed',
   inflight_expiry_date: 'fixed', inflight_commit_date: 'fixed', scheduled_for: 'fixed', atomic: 'fixed',
   overdraft_limit: 'optional', effective_date: 'optional',
-  sources: 'blob', destinations: 'blob',
+  sources: 'blob', destinations: 'blob', preconditions: 'blob', include_balances: 'blob',
 } as const satisfies Record<keyof CreateTransactionCommand, 'fixed' | 'optional' | 'blob'>;
 const BLOB_CREATE_FIELDS = (Object.keys(CREATE_FIELDS) as Array<keyof CreateTransactionCommand>).filter((field) => CREATE_FIELDS[field] === 'blob');
 
 /** The bulk command's fields: the items, and flags. */
 const BULK_FIELDS = {
-  transactions: 'items', atomic: 'flag', inflight: 'flag', skip_queue: 'flag', run_async: 'flag',
+  transactions: 'items', atomic: 'flag', inflight: 'flag', skip_queue: 'flag', run_async: 'flag', include_balances: 'flag',
 } as const satisfies Record<keyof BulkCommand, 'items' | 'flag'>;
 
 const FLAG_ALLOW_OVERDRAFT = 1;
@@ -48,6 +48,7 @@ const BULK_SKIP_QUEUE = 4;
 const BULK_RUN_ASYNC = 8;
 /** run_async present but false (absent and false are told apart, as a structured clone would). */
 const BULK_RUN_ASYNC_FALSE = 16;
+const BULK_INCLUDE_BALANCES = 32;
 
 const OPTIONAL_BLOB = 1;
 const OPTIONAL_OVERDRAFT_LIMIT = 2;
@@ -124,6 +125,7 @@ export function writeBulkCommand(out: ByteWriter, command: BulkCommand): void {
   let flags = (command.atomic ? BULK_ATOMIC : 0) | (command.inflight ? BULK_INFLIGHT : 0) | (command.skip_queue ? BULK_SKIP_QUEUE : 0);
   if (command.run_async === true) flags |= BULK_RUN_ASYNC;
   else if (command.run_async === false) flags |= BULK_RUN_ASYNC_FALSE;
+  if (command.include_balances === true) flags |= BULK_INCLUDE_BALANCES;
   out.u8(flags);
   out.u32(command.transactions.length);
   for (const item of command.transactions) writeCreateCommand(out, item);
@@ -142,5 +144,6 @@ export function readBulkCommand(input: ByteReader): BulkCommand {
   };
   if (flags & BULK_RUN_ASYNC) command.run_async = true;
   else if (flags & BULK_RUN_ASYNC_FALSE) command.run_async = false;
+  if (flags & BULK_INCLUDE_BALANCES) command.include_balances = true;
   return command;
 }

@@ -14,7 +14,7 @@
 //   transaction  ids and names (u16 length + UTF-8), precise_amount and precision (amounts), the
 //                description (u32 length + UTF-8), u8 status, hash, u8 flags, four f64 times, metadata
 //                (u32 length + msgpack, 0 when empty), u8 optional parts present, then batch_id,
-//                committed_amount and a msgpack blob of the rest (rejection, shares, legs, action, atomic)
+//                committed_amount and a msgpack blob of the rest (rejection, shares, legs, action, atomic, preconditions, ...)
 //
 // Every field of the records and events is named in a table below with `satisfies`, so adding a field
 // to one of them is a compile error until this codec knows where it goes: nothing is ever dropped.
@@ -68,7 +68,7 @@ const TRANSACTION_FIELDS = {
   inflight_commit_date: 'fixed', scheduled_for: 'fixed', meta_data: 'fixed',
   batch_id: 'slot', committed_amount: 'slot',
   rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob', effective_date: 'blob',
-  overdraft_limit: 'blob', fund_allocation: 'blob', lineage_provider: 'blob',
+  overdraft_limit: 'blob', preconditions: 'blob', fund_allocation: 'blob', lineage_provider: 'blob',
 } as const satisfies Record<keyof TransactionRecord, 'fixed' | 'slot' | 'blob'>;
 // Read back in the order a new record gets them (the slots come first in that order too), so decoded
 // records keep their key order.

@@ -14,6 +14,8 @@ import { lineageOfHoldAction, lineageOfMovement } from './decide-lineage.js';
 import type { EventType } from './events.js';
 import { newTransaction, newTransactionIds } from './decision-scope.js';
 import { commitPostings, effectiveAt, holdPostings, transferPostings, voidPostings } from './posting-draft.js';
+import type { Precondition } from './precondition.js';
+import { preconditionRefusal } from './preconditions.js';
 import { heldAmount, isSplit, mailboxBalanceOf, type SplitShare, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
@@ -27,7 +29,14 @@ export const PARENT_META_KEY = 'QUEUED_PARENT_TRANSACTION';
  * The child transaction that commits or voids (part of) a hold: QUEUED, from the hold's source to its
  * destination, with the hold's details. A commit amount of 0 means whatever is still held.
  */
-export function holdActionChild(scope: DecisionScope, hold: TransactionRecord, action: 'commit' | 'void', amount: bigint, skipQueue: boolean): TransactionRecord {
+export function holdActionChild(
+  scope: DecisionScope,
+  hold: TransactionRecord,
+  action: 'commit' | 'void',
+  amount: bigint,
+  skipQueue: boolean,
+  preconditions?: Precondition[],
+): TransactionRecord {
   return newTransaction({
     ...newTransactionIds(scope.ids),
     parent_transaction: hold.transaction_id,
@@ -40,6 +49,7 @@ export function holdActionChild(scope: DecisionScope, hold: TransactionRecord, a
     meta_data: hold.meta_data,
     action,
     skip_queue: skipQueue,
+    preconditions,
   }, scope.now);
 }
 
@@ -48,10 +58,11 @@ export function holdActionChild(scope: DecisionScope, hold: TransactionRecord, a
  * scope rolled back to `mark` (by default, to just before it), so nothing of a refused request stays.
  */
 export function carryOutNow(scope: DecisionScope, record: TransactionRecord, mark = scope.mark()): Decided<TransactionRecord> {
-  const final = carryOut(scope, record);
+  const { final, refusal } = carryOutChecked(scope, record);
   if (!final.rejection) return accept(final);
   scope.rollback(mark);
-  return refuse(final.rejection);
+  // The refusal in full (a failed precondition's details), where the record keeps its three fields.
+  return refuse(refusal ?? final.rejection);
 }
 
 /**
@@ -74,6 +85,26 @@ export function queuedFundsRefusal(scope: DecisionScope, record: TransactionReco
 
 /** Carries out `record` in the scope and returns its final version (also written to the scope). */
 export function carryOut(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
+  return carryOutChecked(scope, record).final;
+}
+
+/**
+ * Carries out `record`, then checks its preconditions (preconditions.ts) on the balances as it leaves
+ * them: when one fails, what it did is rolled back and it is written REJECTED instead. A record without
+ * preconditions pays one comparison for them.
+ */
+function carryOutChecked(scope: DecisionScope, record: TransactionRecord): { final: TransactionRecord; refusal?: Rejection } {
+  if (record.preconditions === undefined) return { final: carryOutMovement(scope, record) };
+  const mark = scope.mark();
+  const final = carryOutMovement(scope, record);
+  if (final.status === 'REJECTED') return { final };
+  const refusal = preconditionRefusal(scope, record.preconditions, [record.currency]);
+  if (!refusal) return { final };
+  scope.rollback(mark);
+  return { final: scope.write(rejected(record, refusal)), refusal };
+}
+
+function carryOutMovement(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
   if (record.action === 'commit' || record.action === 'void') return carryOutHoldAction(scope, record);
   if (isSplit(record)) return carryOutSplit(scope, record);
   return scope.write(settle(scope, record));

@@ -6,6 +6,7 @@ import type { AllocationStrategy } from './fund-allocation.js';
 import type { HookFields, NewApiKey } from './decide-registry.js';
 import type { RunResults, StartReconciliationCommand, UploadCommand } from './decide-reconciliation.js';
 import type { RuleCommand } from './matching-rules.js';
+import type { Precondition } from './precondition.js';
 import type { IdentityFields, IdentityRecord, MetaData } from './records.js';
 import type { ShareRequest } from './split-distribution.js';
 
@@ -72,6 +73,10 @@ export interface CreateTransactionCommand {
   atomic: boolean;
   /** Epoch ms the transaction counts at for balance history; 0 or absent: when it is recorded. */
   effective_date?: number;
+  /** What must hold when it is carried out (preconditions.ts); absent for none. */
+  preconditions?: Precondition[];
+  /** Answer with the balances it touched as it left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 export interface InflightActionCommand {
@@ -80,6 +85,10 @@ export interface InflightActionCommand {
   /** Commit amount; 0 means everything still held. Ignored for void. */
   precise_amount: bigint;
   skip_queue: boolean;
+  /** What must hold when the commit or void is carried out (preconditions.ts); absent for none. */
+  preconditions?: Precondition[];
+  /** Answer with the balances it touched as it left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 export interface RefundCommand {
@@ -104,6 +113,8 @@ export interface BulkCommand {
   skip_queue: boolean;
   /** Asked for as Blnk's asynchronous batch: its outcome is logged with it (events.ts BatchSummary). */
   run_async?: boolean;
+  /** Answer with each recorded item and the balances it touched, as the batch left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 /** A transfer command with everything not given at its plain default (for callers inside the process). */

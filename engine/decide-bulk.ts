@@ -8,7 +8,9 @@ import type { BatchSummary } from './events.js';
 import { CREATE_REJECTIONS, decideCreate, sourcesNamed } from './decide-create.js';
 import type { DecisionScope } from './decision-scope.js';
 import type { Decision } from './operation.js';
+import type { BalanceRecord, TransactionRecord } from './records.js';
 import type { Rejection } from './rejections.js';
+import { resultingBalances } from './resulting-balances.js';
 import { accept, refuse, type Decided } from './result.js';
 
 export type BulkStatus = 'APPLIED' | 'INFLIGHT' | 'QUEUED' | 'PARTIAL';
@@ -19,25 +21,41 @@ export interface BulkResult {
   transaction_count: number;
   /** A non-atomic batch stopped at this item; the items before it stand. */
   failure?: { index: number; rejection: Rejection };
+  /**
+   * include_balances: each recorded item, in order, with the balances it touched as the batch left them
+   * (one write, one seq: resulting-balances.ts).
+   */
+  items?: BulkItemBalances[];
+}
+
+export interface BulkItemBalances {
+  transaction_id: string;
+  reference: string;
+  status: TransactionRecord['status'];
+  balances: BalanceRecord[];
 }
 
 export function decideBulk(scope: DecisionScope, command: BulkCommand): Decided<BulkResult> {
   const batchId = scope.ids.next('bulk');
   const immediate = command.atomic || command.skip_queue;
+  const items: BulkItemBalances[] | undefined = command.include_balances === true ? [] : undefined;
   for (const [index, item] of command.transactions.entries()) {
     const outcome = decideCreate(
       scope,
       { ...item, inflight: item.inflight || command.inflight, skip_queue: immediate },
       { allowReplay: false, batchId },
     );
-    if (outcome.ok) continue;
+    if (outcome.ok) {
+      items?.push({ transaction_id: outcome.value.transaction.transaction_id, reference: outcome.value.transaction.reference, status: outcome.value.transaction.status, balances: [] });
+      continue;
+    }
     if (command.atomic || index === 0) {
       return refuse({ ...outcome.rejection, message: `transaction ${index}: ${outcome.rejection.message}`, item: index });
     }
-    return accept({ batch_id: batchId, status: 'PARTIAL', transaction_count: index, failure: { index, rejection: outcome.rejection } });
+    return accept({ batch_id: batchId, status: 'PARTIAL', transaction_count: index, failure: { index, rejection: outcome.rejection }, ...(items && { items }) });
   }
   const status: BulkStatus = !immediate ? 'QUEUED' : command.inflight ? 'INFLIGHT' : 'APPLIED';
-  return accept({ batch_id: batchId, status, transaction_count: command.transactions.length });
+  return accept({ batch_id: batchId, status, transaction_count: command.transactions.length, ...(items && { items }) });
 }
 
 /** Recording a batch, as the engine runs it. */
@@ -56,6 +74,13 @@ export const bulkOperation: Decision<CommandOf<'transaction.bulk'>, BulkResult> 
   },
   // Its dry run is the items' own, in one scope (the bulk route): each item is answered on its own.
   eventType: () => 'transaction.bulk',
+  withBalances(value, state) {
+    const items = value.items?.map((item) => {
+      const record = state.transaction(item.transaction_id);
+      return { ...item, balances: record ? resultingBalances(record, state) : [] };
+    });
+    return items ? { ...value, items } : value;
+  },
 };
 
 /**

@@ -9,7 +9,8 @@ import { newTransaction, newTransactionIds, type DecisionScope } from './decisio
 import { lineageProviderProblem } from './fund-lineage.js';
 import type { DryRunnable } from './operation.js';
 import { involvedIn, namedBalances, projectBalances, type ProjectionLeg } from './projection.js';
-import type { SplitShare, TransactionRecord } from './records.js';
+import type { BalanceRecord, SplitShare, TransactionRecord } from './records.js';
+import { resultingBalances } from './resulting-balances.js';
 import { reject, type RejectionCode } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { distribute } from './split-distribution.js';
@@ -18,6 +19,8 @@ export interface Created {
   transaction: TransactionRecord;
   /** False when the request repeated an earlier one with the same reference (idempotent retry). */
   created: boolean;
+  /** include_balances: the balances it touched as the write left them (resulting-balances.ts). */
+  balances?: BalanceRecord[];
 }
 
 export interface CreateOptions {
@@ -63,7 +66,7 @@ function created(transaction: TransactionRecord): Decided<Created> {
 /** What deciding a new transaction can refuse with (the funds check's codes from posting-draft.ts). */
 export const CREATE_REJECTIONS = [
   'BAL_NOT_FOUND', 'TXN_CURRENCY_MISMATCH', 'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'TXN_DUPLICATE_REFERENCE',
-  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED',
+  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED', 'TXN_PRECONDITION_FAILED',
 ] as const satisfies readonly RejectionCode[];
 
 /** Creating one transaction, as the engine runs it. */
@@ -78,6 +81,7 @@ export const createOperation: DryRunnable<CommandOf<'transaction.create'>, Creat
   },
   decide: (scope, command) => decideCreate(scope, command, { allowReplay: true }),
   eventType: (value) => eventTypeFor(value.transaction),
+  withBalances: (value, state) => ({ ...value, balances: resultingBalances(value.transaction, state) }),
   dryRun: {
     asDryRun: (command) => ({ ...command, skip_queue: true, scheduled_for: 0 }),
     project(scope, command, decided, currentFrom) {
@@ -155,6 +159,7 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if (batchId !== undefined) record.batch_id = batchId;
   if ((command.effective_date ?? 0) > 0) record.effective_date = command.effective_date;
   if ((command.overdraft_limit ?? 0n) > 0n) record.overdraft_limit = command.overdraft_limit;
+  if (command.preconditions !== undefined) record.preconditions = command.preconditions;
   return accept(record);
 }
 
@@ -265,6 +270,7 @@ function differingField(scope: DecisionScope, command: CreateTransactionCommand,
       ? ['destinations', sameShares(command.destinations, existing.destinations)]
       : ['destination', resolvesTo(command.destination, existing.destination)],
     ['meta_data', canonicalJson(existing.meta_data) === canonicalJson(command.meta_data)],
+    ['preconditions', canonicalJson(existing.preconditions ?? []) === canonicalJson(command.preconditions ?? [])],
   ];
   return checks.find(([, same]) => !same)?.[0];
 }

@@ -8,7 +8,8 @@ import type { DecisionScope } from './decision-scope.js';
 import type { DryRunnable } from './operation.js';
 import type { EventType } from './events.js';
 import { involvedIn, projectBalances } from './projection.js';
-import { isSplit, mailboxBalanceOf, type TransactionRecord } from './records.js';
+import { isSplit, mailboxBalanceOf, type BalanceRecord, type TransactionRecord } from './records.js';
+import { resultingBalances } from './resulting-balances.js';
 import { reject, type Rejection, type RejectionCode } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 
@@ -18,6 +19,8 @@ export interface HoldActionResult {
   /** The hold as it stands after the action. */
   hold: TransactionRecord;
   queued: boolean;
+  /** include_balances: the balances of the hold as the action left them (resulting-balances.ts). */
+  balances?: BalanceRecord[];
 }
 
 export function decideInflightAction(scope: DecisionScope, command: InflightActionCommand): Decided<HoldActionResult> {
@@ -25,7 +28,7 @@ export function decideInflightAction(scope: DecisionScope, command: InflightActi
   if (!hold) return refuse(reject('TXN_NOT_FOUND', `transaction ${command.transaction_id} not found`));
   const refusal = refusalFor(scope, hold, command);
   if (refusal) return refuse(refusal);
-  const child = holdActionChild(scope, hold, command.action, command.precise_amount, command.skip_queue);
+  const child = holdActionChild(scope, hold, command.action, command.precise_amount, command.skip_queue, command.preconditions);
   if (!command.skip_queue) return accept({ transaction: scope.write(child), hold, queued: true });
   const final = carryOutNow(scope, child);
   if (!final.ok) return final;
@@ -35,7 +38,7 @@ export function decideInflightAction(scope: DecisionScope, command: InflightActi
 /** What acting on one hold can refuse with. */
 export const HOLD_ACTION_REJECTIONS = [
   'TXN_NOT_FOUND', 'GEN_CONFLICT', 'TXN_PARTIAL_NOT_ALLOWED', 'TXN_NOT_INFLIGHT', 'TXN_ALREADY_VOIDED', 'TXN_ALREADY_COMMITTED',
-  'TXN_COMMIT_AMOUNT_EXCEEDED',
+  'TXN_COMMIT_AMOUNT_EXCEEDED', 'TXN_PRECONDITION_FAILED',
 ] as const satisfies readonly RejectionCode[];
 
 /** Committing or voiding a hold, as the engine runs it. */
@@ -51,6 +54,7 @@ export const inflightActionOperation: DryRunnable<CommandOf<'hold.act'>, HoldAct
   },
   decide: decideInflightAction,
   eventType: (value) => holdActionEventType(value.transaction.action),
+  withBalances: (value, state) => ({ ...value, balances: resultingBalances(value.hold, state) }),
   dryRun: {
     asDryRun: (command) => ({ ...command, skip_queue: true }),
     project(scope, command, decided, currentFrom) {

@@ -124,6 +124,11 @@ export class DecisionScope {
     return accept(balance);
   }
 
+  /** The balance an `@name` names in a currency, if there is one (none is created). */
+  named(name: string, currency: string): BalanceRecord | undefined {
+    return this.state.balanceByIndicator(name, currency) ?? this.createdByIndicator?.get(indicatorKey(name, currency));
+  }
+
   /** The newest version of a transaction, counting records written earlier in this decision. */
   transaction(transactionId: string): TransactionRecord | undefined {
     for (let index = this.records.length - 1; index >= 0; index -= 1) {
@@ -296,6 +301,7 @@ export function newTransaction(
   if (fields.action !== undefined) record.action = fields.action;
   if (fields.effective_date !== undefined) record.effective_date = fields.effective_date;
   if (fields.overdraft_limit !== undefined) record.overdraft_limit = fields.overdraft_limit;
+  if (fields.preconditions !== undefined) record.preconditions = fields.preconditions;
   if (fields.fund_allocation !== undefined) record.fund_allocation = fields.fund_allocation;
   if (fields.lineage_provider !== undefined) record.lineage_provider = fields.lineage_provider;
   return record;

@@ -120,6 +120,10 @@ export class LedgerEngine {
     if (!decided.ok) return decided;
     const events = scope.toEvents(scope.isEmpty() ? undefined : operation.eventType?.(decided.value));
     const seq = events.length === 0 ? this.log.appendedSeq : this.commit(events);
+    // Read right after the commit, before anything else is decided: as of this write's seq.
+    if (operation.withBalances && (command as { include_balances?: boolean }).include_balances === true) {
+      return { ok: true, value: operation.withBalances(decided.value, this.state), seq };
+    }
     return { ok: true, value: decided.value, seq };
   }
 

@@ -49,6 +49,11 @@ export interface Decision<C, T> {
   /** What the event made of the scope's drafted records is called (operations that draft records). */
   eventType?(value: T): EventType;
   readonly dryRun?: DryRun<C, T>;
+  /**
+   * The value with the balances the write touched as it left them (resulting-balances.ts), when the
+   * command asks for them (`include_balances`): called after its events are applied.
+   */
+  withBalances?(value: T, state: LedgerState): T;
 }
 
 /** A decision that cannot be refused (it records what it is given): `run` answers it without a failure. */

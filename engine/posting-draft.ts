@@ -3,7 +3,7 @@
 // earlier ones leave them, without touching the state itself.
 
 import type { Posting, PostingField } from './events.js';
-import { availableAmount, type BalanceRecord, type TransactionRecord } from './records.js';
+import { availableAmount, type BalanceRecord, type BalanceTotals, type TransactionRecord } from './records.js';
 import { reject, type Rejection } from './rejections.js';
 
 type Deltas = Record<PostingField, bigint>;
@@ -21,6 +21,18 @@ export class PostingDraft {
     const delta = this.deltas?.get(balance.balance_id);
     if (!delta) return availableAmount(balance);
     return availableAmount(balance) + delta.credit - delta.debit - delta.inflight_debit;
+  }
+
+  /** The balance's totals after the postings drafted so far (the balance itself when none moved it). */
+  totalsOf(balance: BalanceRecord): BalanceTotals {
+    const delta = this.deltas?.get(balance.balance_id);
+    if (!delta) return balance;
+    return {
+      credit_balance: balance.credit_balance + delta.credit,
+      debit_balance: balance.debit_balance + delta.debit,
+      inflight_credit_balance: balance.inflight_credit_balance + delta.inflight_credit,
+      inflight_debit_balance: balance.inflight_debit_balance + delta.inflight_debit,
+    };
   }
 
   /**

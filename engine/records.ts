@@ -2,6 +2,7 @@
 // "unset"); amounts are bigint counts of the smallest unit. The HTTP edge turns these into the wire shapes.
 
 import type { AllocationStrategy, FundShare } from './fund-allocation.js';
+import type { Precondition } from './precondition.js';
 import type { Rejection } from './rejections.js';
 
 export type MetaData = Record<string, unknown>;
@@ -101,7 +102,7 @@ export interface SplitShare {
  */
 export const OPTIONAL_TRANSACTION_FIELDS = [
   'batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'effective_date',
-  'overdraft_limit', 'fund_allocation', 'lineage_provider',
+  'overdraft_limit', 'preconditions', 'fund_allocation', 'lineage_provider',
 ] as const satisfies ReadonlyArray<keyof TransactionRecord>;
 
 export interface TransactionRecord {
@@ -151,6 +152,11 @@ export interface TransactionRecord {
    * precision); absent when the request set none. See posting-draft.ts checkFunds.
    */
   overdraft_limit?: bigint;
+  /**
+   * What must hold when the transaction is carried out (preconditions.ts), as the request gave them;
+   * kept so a queued or scheduled one is checked when its turn comes.
+   */
+  preconditions?: Precondition[];
   /**
    * A debit of a balance that tracks fund lineage: which providers' tagged funds it drew on and how much
    * of each, in the order drawn (a hold: what it reserved; a commit: what it settled). Blnk's

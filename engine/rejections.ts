@@ -1,6 +1,8 @@
 // Rejections are values from a closed set, not thrown errors: `decide` returns one when a command cannot
 // be carried out. Each code has a stable machine reason; the HTTP edge maps codes to statuses.
 
+import type { PreconditionFailure } from './precondition.js';
+
 export const REJECTION_REASONS = {
   LGR_NOT_FOUND: 'ledger_not_found',
   BAL_NOT_FOUND: 'balance_not_found',
@@ -35,6 +37,7 @@ export const REJECTION_REASONS = {
   BAL_MONITOR_NOT_FOUND: 'monitor_not_found',
   BAL_MONITOR_LIMIT_EXCEEDED: 'monitor_limit_exceeded',
   BAL_LINEAGE_LIMIT_EXCEEDED: 'lineage_limit_exceeded',
+  TXN_PRECONDITION_FAILED: 'precondition_failed',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;
@@ -47,6 +50,8 @@ export interface Rejection {
   item?: number;
   /** The field at fault, when one is (a reused reference: the field that differs from the original). */
   field?: string;
+  /** TXN_PRECONDITION_FAILED: every precondition that did not hold (preconditions.ts). */
+  preconditions?: PreconditionFailure[];
 }
 
 export function reject(code: RejectionCode, message: string): Rejection {

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { FuzzObject, PoolRef, RawNumber, TimeFromNow, type FuzzJson, type PoolName } from './fuzz-json.js';
 import { oddString } from './hostile-values.js';
 import { MONITOR_FIELDS, MONITOR_OPERATORS } from '../engine/balance-monitors.js';
+import { PRECONDITION_FIELDS, PRECONDITION_OPERATORS } from '../engine/precondition.js';
 
 export const CURRENCIES = ['USD', 'EUR', 'NGN', 'JPY', 'BTC'] as const;
 
@@ -105,6 +106,26 @@ const hookUrl = weighted(
   [1, fc.webUrl()],
 );
 
+/**
+ * Preconditions that mostly hold or mostly fail by a little: a version near where balances stand, a
+ * condition on a field around zero; now and then one broken (a condition without its operator, nothing
+ * to check). More than the limit is left to the mutations and test/preconditions.int.test.ts: a bulk's
+ * items would be refused for it too often.
+ */
+const validPrecondition = weighted(
+  [3, fc.tuple(balanceIdentifier, fc.integer({ min: 0, max: 12 })).map(([balance, version]): FuzzJson => new FuzzObject([['balance_id', balance], ['version', version]]))],
+  [4, fc.tuple(balanceIdentifier, fc.constantFrom(...PRECONDITION_FIELDS), fc.constantFrom(...PRECONDITION_OPERATORS), fc.integer({ min: -1_000_000, max: 1_000_000 }))
+    .map(([balance, field, operator, value]): FuzzJson => new FuzzObject([['balance_id', balance], ['field', field], ['operator', operator], ['precise_value', value]]))],
+);
+const brokenPrecondition = weighted(
+  [1, fc.tuple(balanceIdentifier, fc.constantFrom(...PRECONDITION_FIELDS)).map(([balance, field]): FuzzJson => new FuzzObject([['balance_id', balance], ['field', field]]))],
+  [1, balanceIdentifier.map((balance): FuzzJson => new FuzzObject([['balance_id', balance]]))],
+);
+const preconditions = weighted(
+  [20, fc.array(validPrecondition, { minLength: 1, maxLength: 3 })],
+  [1, fc.tuple(validPrecondition, brokenPrecondition).map((pair): FuzzJson => pair)],
+);
+
 /** The hints, by field name. */
 export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   source: balanceIdentifier,
@@ -118,7 +139,8 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   amount: decimalAmount,
   precision,
   reference: weighted([6, fc.uuid().map((uuid): FuzzJson => `ref-${uuid}`)], [2, ref('reference')], [1, fc.constant('')]),
-  description: fc.string({ maxLength: 40 }),
+  // Mostly not blank: a bulk's items each need one, and a blank one refused the whole batch most of the time.
+  description: weighted([19, fc.string({ minLength: 1, maxLength: 40 })], [1, fc.constant('')]),
   meta_data: metaData,
   inflight_expiry_date: time,
   inflight_commit_date: time,
@@ -132,6 +154,7 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   ledger_id: weighted([3, ref('ledger')], [3, fc.constant('general_ledger_id')], [1, unknownId('ldg')]),
   track_fund_lineage: fc.constantFrom(false, false, false, true),
   effective_date: time,
+  preconditions,
   allocation_strategy: weighted([4, fc.constantFrom('FIFO', 'LIFO', 'PROPORTIONAL', ' fifo ')], [1, fc.constantFrom('', 'RANDOM')]),
   identity_id: weighted([4, ref('identity')], [1, unknownId('idt')], [1, fc.constant('')]),
   indicator: weighted([3, fc.integer({ min: 0, max: 200 }).map((index): FuzzJson => `@named-${index}`)], [1, fc.constant('')]),
@@ -179,4 +202,16 @@ export const MONITOR_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
       .map(([field, operator, value]): FuzzJson => new FuzzObject([['field', field], ['operator', operator], ['precise_value', value]]))],
     [1, fc.constantFrom<FuzzJson>(new FuzzObject([['field', 'available'], ['operator', '>'], ['value', 1]]), new FuzzObject([['field', 'balance'], ['operator', '~']]))],
   ),
+};
+
+/**
+ * Hints of the transaction routes, where `field` and `operator` are a precondition's (a balance field and
+ * a comparison), not a filter's: the schema's own draws of a precondition then mostly hold together too.
+ */
+export const TRANSACTION_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
+  balance_id: balanceIdentifier,
+  field: weighted([30, fc.constantFrom(...PRECONDITION_FIELDS)], [1, fc.constantFrom('queued_balance', 'BALANCE', '')]),
+  operator: weighted([30, fc.constantFrom(...PRECONDITION_OPERATORS)], [1, fc.constantFrom('>', '=', 'gte', '')]),
+  version: weighted([30, fc.integer({ min: 0, max: 12 })], [1, fc.constantFrom<FuzzJson>(-1, 1.5, new RawNumber('9007199254740993'))]),
+  precise_value: weighted([30, fc.integer({ min: -1_000_000, max: 1_000_000 })], [1, fc.constantFrom<FuzzJson>('-0', '1.5', '', new RawNumber('-100000000000000000000000000000000000000000'))]),
 };

@@ -24,6 +24,7 @@ import {
   bulkCommitSchema,
   bulkShape,
   bulkVoidSchema,
+  includeBalancesQuery,
   inflightActionSchema,
   refundSchema,
   transactionShape,
@@ -33,7 +34,7 @@ import { balanceIdentitySchema, balanceQuerySchema } from '../http/routes/balanc
 import { eventsQuerySchema } from '../http/routes/event-routes.js';
 import type fc from 'fast-check';
 import type { FuzzJson, PoolName } from './fuzz-json.js';
-import { CURRENCIES, MONITOR_HINTS } from './field-hints.js';
+import { CURRENCIES, MONITOR_HINTS, TRANSACTION_HINTS } from './field-hints.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -208,13 +209,13 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'PUT', path: '/balance-monitors/:id', params: { id: monitorId }, body: monitorSchema, schemaSource: exported, hints: MONITOR_HINTS, weight: 3 },
   { method: 'DELETE', path: '/balance-monitors/:id', params: { id: monitorId }, weight: 2 },
 
-  { method: 'POST', path: '/transactions', body: transactionBody, schemaSource: exported, weight: 120 },
-  { method: 'POST', path: '/transactions/bulk', body: bulkBody, schemaSource: exported, weight: 25 },
+  { method: 'POST', path: '/transactions', body: transactionBody, query: includeBalancesQuery, schemaSource: exported, weight: 120, hints: TRANSACTION_HINTS },
+  { method: 'POST', path: '/transactions/bulk', body: bulkBody, query: includeBalancesQuery, schemaSource: exported, weight: 25, hints: TRANSACTION_HINTS },
   { method: 'GET', path: '/transactions', query: pageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/transactions/:id', params: { id: transactionId }, weight: 10 },
   { method: 'GET', path: '/transactions/:id/lineage', params: { id: transactionId }, weight: 3 },
   { method: 'GET', path: '/transactions/reference/:reference', params: { reference: { pool: 'reference', unknownPrefix: 'ref' } }, weight: 5 },
-  { method: 'PUT', path: '/transactions/inflight/:id', params: { id: holdId }, body: inflightActionSchema, schemaSource: exported, weight: 50 },
+  { method: 'PUT', path: '/transactions/inflight/:id', params: { id: holdId }, body: inflightActionSchema, query: includeBalancesQuery, schemaSource: exported, weight: 50, hints: TRANSACTION_HINTS },
   { method: 'POST', path: '/transactions/inflight/bulk/commit', body: bulkCommitSchema, schemaSource: exported, weight: 15 },
   { method: 'POST', path: '/transactions/inflight/bulk/void', body: bulkVoidSchema, schemaSource: exported, weight: 15 },
   { method: 'POST', path: '/transactions/recover', query: recoverQuerySchema, schemaSource: exported, weight: 2 },

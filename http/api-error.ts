@@ -52,6 +52,8 @@ export const STATUS_BY_CODE = {
   TXN_NOT_REFUNDABLE: 400,
   TXN_ALREADY_COMMITTED: 409,
   TXN_ALREADY_VOIDED: 409,
+  // conditional writes (engine/preconditions.ts)
+  TXN_PRECONDITION_FAILED: 409,
   IDT_NOT_FOUND: 404,
   IDT_VALIDATION_ERROR: 400,
   IDT_FIELD_NOT_TOKENIZABLE: 400,
@@ -145,5 +147,10 @@ export function fromRejection(rejection: Rejection): ApiError {
     : undefined;
   const details: Record<string, unknown> = { reason: rejection.reason };
   if (rejection.field !== undefined) details.field = rejection.field;
+  const failed = rejection.preconditions?.[0];
+  if (failed) {
+    // The first precondition that failed, flat (index, balance, what it asked, what was found), and all of them.
+    Object.assign(details, failed, { failures: rejection.preconditions });
+  }
   return new ApiError(rejection.code, rejection.message, details, headers);
 }

@@ -3,6 +3,8 @@
 // balances, a FIFO of queued transfers per source balance and a Map of references. After every step all
 // balances must equal the model's and every currency must sum to zero; at the end the log must replay
 // into a fresh engine with identical state, and both engines must carry on identically.
+// Transfers now and then carry preconditions on their source (a version, a condition on what it keeps),
+// judged by the model when the transfer applies, synchronously or in its turn in the queue.
 // A failure names its seed; FOLIO_SEED=<seed> replays exactly that history.
 
 import t from 'tap';
@@ -12,6 +14,7 @@ import type { LedgerEvent } from '../engine/events.js';
 import { LedgerEngine, type Outcome } from '../engine/ledger-engine.js';
 import type { Created } from '../engine/decide-create.js';
 import { MemoryTransactionStore } from '../lookups/memory-transaction-store.js';
+import type { Precondition } from '../engine/precondition.js';
 import type { TransactionRecord } from '../engine/records.js';
 import { MemoryLog } from '../wal/memory-log.js';
 import { CountingIds, ManualClock, SeededRandom, stableText, testSeeds } from './helpers/deterministic.js';
@@ -49,6 +52,8 @@ interface ModelTransaction {
   rejection?: string;
   /** The request as first sent, for retries. */
   request: CreateTransactionCommand;
+  /** Conditions on its source (engine/preconditions.ts), judged when it is applied. */
+  preconditions?: Precondition[];
   /** Log position of the event that recorded it. */
   seq: number;
 }
@@ -140,14 +145,37 @@ class ReferenceModel {
     if (queue.length === 0) this.queues.delete(sourceId);
     this.queuedTotal -= 1;
     const transaction = this.transactions.get(id) as ModelTransaction;
-    if (this.hasFunds(transaction.source, transaction.amount, transaction.overdraft)) {
-      this.move(transaction);
-      transaction.status = 'APPLIED';
-    } else {
+    if (!this.hasFunds(transaction.source, transaction.amount, transaction.overdraft)) {
       transaction.status = 'REJECTED';
       transaction.rejection = 'TXN_INSUFFICIENT_FUNDS';
+    } else if (!this.preconditionsHold(transaction.source, transaction.amount, transaction.preconditions)) {
+      transaction.status = 'REJECTED';
+      transaction.rejection = 'TXN_PRECONDITION_FAILED';
+    } else {
+      this.move(transaction);
+      transaction.status = 'APPLIED';
     }
     return transaction;
+  }
+
+  /**
+   * Whether conditions on a transfer's source hold when it applies (the contract's decisions,
+   * "Preconditions"): a version against the source's before it, a field against the source as the
+   * transfer leaves it. This history's sources hold nothing in flight.
+   */
+  preconditionsHold(sourceId: string | undefined, amount: bigint, preconditions: Precondition[] | undefined): boolean {
+    if (!preconditions) return true;
+    const source = sourceId === undefined ? undefined : this.balances.get(sourceId);
+    return preconditions.every((precondition) => {
+      if (!source || precondition.balance_id !== source.id) return false;
+      if (precondition.version !== undefined && precondition.version !== source.version) return false;
+      if (precondition.field === undefined) return true;
+      const after = source.credit - source.debit - amount;
+      const expected = precondition.precise_value as bigint;
+      if (precondition.operator === '>=') return after >= expected;
+      if (precondition.operator === '<=') return after <= expected;
+      return after === expected;
+    });
   }
 
   drain(sourceId: string): ModelTransaction[] {
@@ -360,10 +388,11 @@ class Simulation {
     const metaData: Record<string, unknown> = this.rng.chance(0.8)
       ? {}
       : { note: `n${this.rng.int(10)}`, big: 2n ** 70n + BigInt(this.rng.int(10)) };
-    return {
+    const preciseAmount = this.randomAmount(source, currency);
+    const command: CreateTransactionCommand = {
       source,
       destination,
-      precise_amount: this.randomAmount(source, currency),
+      precise_amount: preciseAmount,
       precision: this.rng.pick([1n, 100n, 10n ** 8n]),
       currency,
       reference,
@@ -373,6 +402,25 @@ class Simulation {
       skip_queue: this.rng.chance(0.5),
       inflight: false, inflight_expiry_date: 0, inflight_commit_date: 0, scheduled_for: 0, atomic: false,
     };
+    const sourceBalance = this.model.balances.get(source);
+    if (sourceBalance && this.rng.chance(0.2)) command.preconditions = this.randomPreconditions(sourceBalance, preciseAmount);
+    return command;
+  }
+
+  /** Conditions on a source balance at the edge of holding: its version or one off, what it keeps after or one more. */
+  private randomPreconditions(source: ModelBalance, amount: bigint): Precondition[] {
+    const preconditions: Precondition[] = [];
+    if (this.rng.chance(0.5)) preconditions.push({ balance_id: source.id, version: source.version + this.rng.pick([0, 0, 0, 1]) });
+    if (preconditions.length === 0 || this.rng.chance(0.5)) {
+      const after = source.credit - source.debit - amount;
+      preconditions.push({
+        balance_id: source.id,
+        field: this.rng.pick(['balance', 'available_balance'] as const),
+        operator: this.rng.pick(['>=', '<=', '=='] as const),
+        precise_value: after + this.rng.pick([-1n, 0n, 0n, 1n]),
+      });
+    }
+    return preconditions;
   }
 
   /** A retry of an earlier request with the same reference: identical, or changed in one field. */
@@ -468,6 +516,7 @@ class Simulation {
     if (command.skip_queue) {
       const sourceId = 'id' in source ? source.id : undefined;
       if (!model.hasFunds(sourceId, command.precise_amount, command.allow_overdraft)) return refuse('TXN_INSUFFICIENT_FUNDS');
+      if (!model.preconditionsHold(sourceId, command.precise_amount, command.preconditions)) return refuse('TXN_PRECONDITION_FAILED');
     }
     return { drained, expectation: { kind: 'created', source, destination } };
   }
@@ -535,6 +584,7 @@ class Simulation {
       request: command,
       seq: outcome.seq,
     };
+    if (command.preconditions) model.preconditions = command.preconditions;
     this.model.transactions.set(model.id, model);
     this.model.references.set(model.reference, model.id);
     this.transactionIds.push(model.id);

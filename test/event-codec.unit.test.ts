@@ -49,6 +49,11 @@ const FULL: TransactionRecord = {
   sources: [{ identifier: '@a', balance_id: 'bln_a', distribution: '50%', precise_amount: 5n * 10n ** 29n }, { identifier: '@b', balance_id: 'bln_b', distribution: 'left', precise_amount: 5n * 10n ** 29n }],
   atomic: false, legs: ['txn_2', 'txn_3'], action: 'commit', committed_amount: (1n << 64n) + 5n, batch_id: 'bulk_1',
   effective_date: 1_600_000_000_000, overdraft_limit: 10n ** 25n,
+  preconditions: [
+    { balance_id: 'bln_a', version: 7 },
+    { balance_id: '@b', field: 'available_balance', operator: '>=', precise_value: -(10n ** 30n) },
+    { balance_id: 'bln_c', version: 0, field: 'inflight_debit_balance', operator: '==', precise_value: 0n },
+  ],
 };
 
 t.test('records with every optional field and amounts beyond 64 bits', async (t) => {

@@ -35,6 +35,22 @@ export function parsePreciseAmount(value: unknown, options: { allowZero?: boolea
   return checkRange(amount, options.allowZero === true);
 }
 
+/** A leading minus taken off (the amount conversions take non-negative amounts only). */
+export function signed(value: unknown): [negative: boolean, magnitude: unknown] {
+  if (typeof value === 'number') return [value < 0, Math.abs(value)];
+  if (typeof value === 'bigint') return [value < 0n, value < 0n ? -value : value];
+  const text = typeof value === 'string' ? value.trim() : value instanceof DecimalLiteral ? value.text : undefined;
+  if (text?.startsWith('-')) return [true, text.slice(1)];
+  return [false, value];
+}
+
+/** A whole amount that may be negative (a threshold on a balance, which can go below zero), as parsePreciseAmount reads its magnitude. */
+export function parseSignedPreciseAmount(value: unknown): Conversion {
+  const [negative, magnitude] = signed(value);
+  const parsed = parsePreciseAmount(magnitude, { allowZero: true });
+  return parsed.ok && negative ? { ok: true, value: -parsed.value } : parsed;
+}
+
 function checkRange(amount: bigint, allowZero: boolean): Conversion {
   if (amount < 0n) return fail('must not be negative');
   if (amount === 0n && !allowZero) return fail('must be greater than zero');

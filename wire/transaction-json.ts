@@ -45,6 +45,13 @@ export const transactionJsonSchema = z.object({
   legs: z.array(z.string()).optional(),
   batch_id: z.string().optional(),
   precise_committed_amount: z.bigint().optional(),
+  preconditions: z.array(z.object({
+    balance_id: z.string(),
+    version: z.number().int().optional(),
+    field: z.string().optional(),
+    operator: z.string().optional(),
+    precise_value: z.bigint().optional(),
+  })).optional().meta({ description: 'What had to hold when the transaction was carried out, as the request gave it' }),
 }).meta({ id: 'Transaction' });
 
 function numberText(value: number): string {
@@ -86,6 +93,7 @@ export function transactionJsonText(record: TransactionRecord): string {
   if (record.legs) text += ',"legs":[' + record.legs.map(jsonString).join(',') + ']';
   if (record.batch_id !== undefined) text += ',"batch_id":' + jsonString(record.batch_id);
   if (record.inflight && record.committed_amount !== undefined) text += ',"precise_committed_amount":' + record.committed_amount.toString();
+  if (record.preconditions) text += ',"preconditions":' + toJsonText(record.preconditions);
   return text + '}';
 }
 

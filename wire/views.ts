@@ -115,6 +115,10 @@ export const balanceChangeJsonSchema = z.object({
   ...amountsJsonShape,
 }).meta({ id: 'BalanceChange' });
 
+/** include_balances: the balances a write touched, as it left them (engine/resulting-balances.ts). */
+export const resultingBalancesJsonSchema = z.array(balanceJsonSchema)
+  .meta({ description: 'With include_balances=true: every balance the write touched, as of the write\'s own seq' });
+
 export function balanceView(balance: BalanceRecord): Record<string, unknown> {
   return {
     balance_id: balance.balance_id,

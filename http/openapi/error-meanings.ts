@@ -47,6 +47,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   TXN_NOT_REFUNDABLE: 'the transaction cannot be refunded',
   TXN_ALREADY_COMMITTED: 'the hold is already fully committed',
   TXN_ALREADY_VOIDED: 'the hold is already voided',
+  TXN_PRECONDITION_FAILED: 'a precondition of the transaction does not hold: details name its index, the balance, what it asked (field, operator, expected) and what was found; nothing was written',
   IDT_NOT_FOUND: 'identity not found',
   IDT_VALIDATION_ERROR: 'invalid identity: a field is missing, of the wrong type or out of its bounds (details name each field)',
   IDT_FIELD_NOT_TOKENIZABLE: 'this identity field cannot be tokenized',

@@ -14,8 +14,9 @@ import { ApiError, type ErrorCode } from '../api-error.js';
 import type { LedgerCore } from '../ports/ledger-core.js';
 import { projectionView } from '../views/projection-view.js';
 import { accepted, projected, respond } from '../respond.js';
-import { LIST_SIZE_CODES, refuseListSize, resolveAmount } from '../schemas/transaction-commands.js';
-import { bulkCommitSchema, bulkVoidSchema, inflightActionSchema } from '../schemas/transaction-schemas.js';
+import { LIST_SIZE_CODES, refuseListSize, resolveAmount, validatePreconditions } from '../schemas/transaction-commands.js';
+import { bulkCommitSchema, bulkVoidSchema, includeBalancesQuery, inflightActionSchema } from '../schemas/transaction-schemas.js';
+import { balanceView, resultingBalancesJsonSchema } from '../../wire/views.js';
 import { validate } from '../schemas/validation.js';
 import { parsePreciseAmount } from '../../wire/amounts.js';
 import { z } from 'zod';
@@ -83,20 +84,26 @@ function refuseNonPositive(input: AmountInput): void {
 export function inflightRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'PUT /transactions/inflight/:id', {
     tag: 'Transactions', summary: 'Commit (all or part) or void a hold, or every open hold of a bulk request (its batch id)', body: inflightActionSchema,
+    description: 'A single hold\'s commit or void may carry `preconditions`, judged on the balances as it would leave them (docs/decisions-beyond.md).',
     bodyExample: { status: 'commit', amount: 10, skip_queue: true },
-    answers: answers(200, 'The commit or void transaction; queued: the hold (or batch) with `queued: true`; or a dry run', z.union([transactionJsonSchema, queuedActionSchema, queuedBatchSchema, projectionJsonSchema]), EXAMPLES.transaction),
+    query: includeBalancesQuery,
+    answers: answers(200, 'The commit or void transaction; queued: the hold (or batch) with `queued: true`; or a dry run. With include_balances=true (one hold) it adds `balances`: the hold\'s balances as the action left them',
+      z.union([transactionJsonSchema.extend({ balances: resultingBalancesJsonSchema.optional() }), queuedActionSchema, queuedBatchSchema, projectionJsonSchema]), EXAMPLES.transaction),
     errors: [...rejectionsOf('hold.act'), 'TXN_INVALID_STATUS_ACTION', 'TXN_INVALID_AMOUNT'],
   });
   router.put('/transactions/inflight/:id', async (ctx) => {
+    const withBalances = validate(includeBalancesQuery, ctx.query).include_balances === 'true';
     const body = validate(inflightActionSchema, ctx.request.body);
     const action = body.status.trim().toLowerCase();
     if (action !== 'commit' && action !== 'void') {
       throw new ApiError('TXN_INVALID_STATUS_ACTION', `status must be commit or void, not ${JSON.stringify(body.status)}`);
     }
     refuseNonPositive(body);
+    const preconditions = validatePreconditions(body.preconditions);
     const transactionId = ctx.params.id as string;
     const hold = await core.view.transaction(transactionId);
     if (!hold && isBatchId(transactionId)) {
+      if (preconditions) throw new ApiError('GEN_VALIDATION_ERROR', 'preconditions apply to one hold\'s commit or void, not to a batch', { preconditions: 'not taken for a batch' });
       await actOnBatch(ctx, core, transactionId, action, body);
       return;
     }
@@ -108,13 +115,16 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
       precise_amount: action === 'commit' ? actionAmount(hold, body) : 0n,
       skip_queue: body.skip_queue ?? false,
     };
+    if (preconditions) command.preconditions = preconditions;
     if (body.dry_run) {
       await respond(ctx, core, 200, projectionView(await projected(core, command)));
       return;
     }
+    if (withBalances) command.include_balances = true;
     const { value, seq } = accepted(await core.run(command));
     // Queued: the hold as it stands, marked queued (the action is applied in its turn).
-    const answer = value.queued ? transactionJsonWith(value.hold, { queued: true }) : transactionJson(value.transaction);
+    const balances = value.balances && { balances: value.balances.map(balanceView) };
+    const answer = value.queued ? transactionJsonWith(value.hold, { queued: true, ...balances }) : balances ? transactionJsonWith(value.transaction, balances) : transactionJson(value.transaction);
     await respond(ctx, core, 200, answer, seq);
   });
 

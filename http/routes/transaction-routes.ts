@@ -18,9 +18,10 @@ import { answeredFilteredList } from './filtered-lists.js';
 import { z } from 'zod';
 import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
-import { bulkPreviewJsonSchema, projectionJsonSchema } from '../views/projection-view.js';
-import { bulkShape, transactionShape } from '../schemas/transaction-schemas.js';
-import { transactionJson, transactionJsonSchema, transactionListJson } from '../../wire/transaction-json.js';
+import { bulkPreviewJsonSchema, projectionJsonSchema, rejectionJsonSchema, rejectionView } from '../views/projection-view.js';
+import { bulkShape, includeBalancesQuery, transactionShape } from '../schemas/transaction-schemas.js';
+import { balanceView, resultingBalancesJsonSchema } from '../../wire/views.js';
+import { transactionJson, transactionJsonSchema, transactionJsonWith, transactionListJson } from '../../wire/transaction-json.js';
 import { transactionLineageJsonSchema, transactionLineageView } from '../../wire/lineage-views.js';
 
 const TRANSACTION_ERRORS = rejectionsOf('transaction.create');
@@ -32,33 +33,47 @@ const bulkResultSchema = z.object({
   batch_id: z.string(),
   status: z.string(),
   transaction_count: z.number().int(),
-  failed: z.object({ index: z.number().int(), error: z.object({ code: z.string(), reason: z.string(), message: z.string() }) }).optional(),
+  failed: z.object({ index: z.number().int(), error: rejectionJsonSchema }).optional(),
+  transactions: z.array(z.object({ transaction_id: z.string(), reference: z.string(), status: z.string(), balances: resultingBalancesJsonSchema })).optional()
+    .meta({ description: 'With include_balances=true: each recorded item, in order, with the balances it touched as the batch (one write, one seq) left them' }),
 });
+
+const transactionWithBalancesSchema = transactionJsonSchema.extend({ balances: resultingBalancesJsonSchema.optional() });
+
+/** Whether the write asked to be answered with the balances it touched (`?include_balances=true`). */
+function includeBalances(query: unknown): boolean {
+  return validate(includeBalancesQuery, query, 'TXN_VALIDATION_ERROR').include_balances === 'true';
+}
 
 export function transactionRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'POST /transactions', {
     tag: 'Transactions', summary: 'Record a transaction',
     description: 'One of `precise_amount` (with `precision`) and `amount`; `source` or `sources`, `destination` or `destinations` (splits). '
-      + 'Queued unless `skip_queue`; a hold with `inflight`; later with `scheduled_for`; nothing written with `dry_run`.',
-    body: transactionShape, bodyExample: transactionExample, invalidCode: 'TXN_VALIDATION_ERROR',
+      + 'Queued unless `skip_queue`; a hold with `inflight`; later with `scheduled_for`; nothing written with `dry_run`. '
+      + '`preconditions` (at most 16): a balance\'s version, or a condition on one of its fields as the transaction would leave it, '
+      + 'judged when the transaction is carried out (docs/decisions-beyond.md).',
+    body: transactionShape, bodyExample: transactionExample, invalidCode: 'TXN_VALIDATION_ERROR', query: includeBalancesQuery,
     answers: [
-      { status: 201, description: 'Recorded (QUEUED, APPLIED, INFLIGHT or SCHEDULED)', schema: transactionJsonSchema, example: EXAMPLES.transaction },
+      { status: 201, description: 'Recorded (QUEUED, APPLIED, INFLIGHT or SCHEDULED)', schema: transactionWithBalancesSchema, example: EXAMPLES.transaction },
       { status: 200, description: 'A retry with a used reference and the same request: the original; or a dry run', schema: z.union([transactionJsonSchema, projectionJsonSchema]), example: EXAMPLES.transaction },
     ],
     errors: [...TRANSACTION_ERRORS, ...TRANSACTION_VALIDATION_CODES],
   });
   router.post('/transactions', async (ctx) => {
+    const withBalances = includeBalances(ctx.query);
     const { command, dry_run } = validateTransaction(ctx.request.body);
     if (dry_run) {
       await respond(ctx, core, 200, projectionView(await projected(core, { op: 'transaction.create', ...command }), command));
       return;
     }
+    if (withBalances) command.include_balances = true;
     const { value, seq } = accepted(await core.run({ op: 'transaction.create', ...command }));
-    await respond(ctx, core, value.created ? 201 : 200, transactionJson(value.transaction), seq);
+    const answer = value.balances ? transactionJsonWith(value.transaction, { balances: value.balances.map(balanceView) }) : transactionJson(value.transaction);
+    await respond(ctx, core, value.created ? 201 : 200, answer, seq);
   });
 
   describeRoute(router, 'POST /transactions/bulk', {
-    tag: 'Transactions', summary: 'Record many transactions in one request (atomic or not)', body: bulkShape, invalidCode: 'TXN_VALIDATION_ERROR',
+    tag: 'Transactions', summary: 'Record many transactions in one request (atomic or not)', body: bulkShape, invalidCode: 'TXN_VALIDATION_ERROR', query: includeBalancesQuery,
     bodyExample: { atomic: true, skip_queue: true, transactions: [transactionExample, { ...transactionExample, reference: 'order-1043' }] },
     answers: [
       { status: 201, description: 'The batch', schema: bulkResultSchema, example: { batch_id: 'bulk_0196a4c2-af66-7173-a5f6-7a8b9c0d1e08', status: 'applied', transaction_count: 2 } },
@@ -68,11 +83,13 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     errors: [...TRANSACTION_ERRORS, ...TRANSACTION_VALIDATION_CODES, ...LIST_SIZE_CODES],
   });
   router.post('/transactions/bulk', async (ctx) => {
+    const withBalances = includeBalances(ctx.query);
     const { command, dry_run, run_async } = validateBulk(ctx.request.body);
     if (dry_run) {
       await respond(ctx, core, 200, await bulkPreview(core, command, run_async));
       return;
     }
+    if (withBalances) command.include_balances = true;
     const { value, seq } = accepted(await core.run({ op: 'transaction.bulk', ...command }));
     // Blnk writes batch statuses in lower case: applied, inflight, queued (and Folio's partial).
     const body: Record<string, unknown> = {
@@ -81,9 +98,9 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
       transaction_count: value.transaction_count,
     };
     if (value.failure) {
-      const { code, reason, message } = value.failure.rejection;
-      body.failed = { index: value.failure.index, error: { code, reason, message } };
+      body.failed = { index: value.failure.index, error: rejectionView(value.failure.rejection) };
     }
+    if (value.items) body.transactions = value.items.map((item) => ({ ...item, balances: item.balances.map(balanceView) }));
     // run_async: Blnk's 202 and message. The batch is recorded before the answer all the same, so the
     // status says how it stands rather than Blnk's "processing".
     if (run_async) {

@@ -6,7 +6,7 @@
 
 import { z } from 'zod';
 import { MONITOR_FIELDS, MONITOR_OPERATORS, type MonitorFields } from '../../engine/balance-monitors.js';
-import { amountToPrecise, DecimalLiteral, parsePrecision, parsePreciseAmount } from '../../wire/amounts.js';
+import { amountToPrecise, parsePrecision, parsePreciseAmount, signed } from '../../wire/amounts.js';
 import { DESCRIPTION_LENGTH_MAX, identifierSchema } from './common-schemas.js';
 import { HOOK_URL_LENGTH_MAX } from '../access/access-schemas.js';
 import { decimalInput, wholeNumberInput } from './transaction-schemas.js';
@@ -55,13 +55,4 @@ function thresholdOf(condition: ConditionInput): { precise_value: bigint; precis
   const converted = amountToPrecise(magnitude, precision.value, { allowZero: true });
   if (!converted.ok) return `value ${converted.rejection.message}`;
   return { precise_value: negative ? -converted.value : converted.value, precision: precision.value };
-}
-
-/** A leading minus taken off (the amount conversions take non-negative amounts only). */
-function signed(value: unknown): [boolean, unknown] {
-  if (typeof value === 'number') return [value < 0, Math.abs(value)];
-  if (typeof value === 'bigint') return [value < 0n, value < 0n ? -value : value];
-  const text = typeof value === 'string' ? value.trim() : value instanceof DecimalLiteral ? value.text : undefined;
-  if (text?.startsWith('-')) return [true, text.slice(1)];
-  return [false, value];
 }

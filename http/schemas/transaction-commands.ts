@@ -6,14 +6,16 @@
 // answer names every bad field, but no value of an unchecked type ever reaches them.
 
 import type { BulkCommand, CreateTransactionCommand, ShareCommand } from '../../engine/commands.js';
+import type { Precondition } from '../../engine/precondition.js';
 import type { ShareRequest } from '../../engine/split-distribution.js';
-import { amountToPrecise, decimalTextOf, parsePreciseAmount, parsePrecision } from '../../wire/amounts.js';
+import { amountToPrecise, decimalTextOf, parsePreciseAmount, parsePrecision, parseSignedPreciseAmount } from '../../wire/amounts.js';
 import { normalizeMetaData } from './common-schemas.js';
 import { parseTimeInput } from './time-input.js';
 import { ApiError, type ErrorCode } from '../api-error.js';
 import { accept, refuse, type Failure, type Result } from '../../engine/result.js';
-import { BULK_TRANSACTIONS_MAX, bulkShape, transactionShape, type TransactionShape } from './transaction-schemas.js';
-import { lenient, lenientItems, validateShapeThen, type ReportIssue, type ValidationCode } from './validation.js';
+import { BULK_TRANSACTIONS_MAX, bulkShape, preconditionShape, transactionShape, type TransactionShape } from './transaction-schemas.js';
+import type { z } from 'zod';
+import { lenient, lenientItems, validateShapeThen, validationError, type ReportIssue, type ValidationCode } from './validation.js';
 
 /**
  * Legs one request may ask for, all items of a bulk together. A transaction's legs are the child
@@ -116,6 +118,56 @@ function shareRequest(share: ShareShape, precision: bigint): Result<ShareCommand
   return accept({ identifier: share.identifier, distribution: text, request });
 }
 
+type PreconditionShape = z.output<typeof preconditionShape>;
+
+/**
+ * The preconditions of a request as the engine takes them, or undefined after reporting each that is
+ * wrong: every one names a version, or a field with an operator and a precise_value, or both.
+ */
+export function toPreconditions(list: readonly PreconditionShape[], report: ReportIssue, path: PropertyKey[] = []): Precondition[] | undefined {
+  const preconditions: Precondition[] = [];
+  let failed = false;
+  for (const [index, shape] of list.entries()) {
+    const at = [...path, 'preconditions', index];
+    const condition = [shape.field, shape.operator, shape.precise_value];
+    const given = condition.filter((part) => part !== undefined).length;
+    if (given !== 0 && given !== 3) {
+      failed = true;
+      report([...at, shape.field === undefined ? 'field' : shape.operator === undefined ? 'operator' : 'precise_value'], 'a condition needs field, operator and precise_value together');
+      continue;
+    }
+    if (given === 0 && shape.version === undefined) {
+      failed = true;
+      report([...at, 'version'], 'give a version, a condition (field, operator, precise_value), or both');
+      continue;
+    }
+    const precondition: Precondition = { balance_id: shape.balance_id };
+    if (shape.version !== undefined) precondition.version = shape.version;
+    if (given === 3) {
+      const value = parseSignedPreciseAmount(shape.precise_value);
+      if (!value.ok) {
+        failed = true;
+        report([...at, 'precise_value'], `precise_value ${value.rejection.message}`);
+        continue;
+      }
+      precondition.field = shape.field;
+      precondition.operator = shape.operator;
+      precondition.precise_value = value.value;
+    }
+    preconditions.push(precondition);
+  }
+  return failed ? undefined : preconditions;
+}
+
+/** The preconditions of a body checked by its schema alone (a hold's commit or void), or the 400 naming each that is wrong. */
+export function validatePreconditions(list: readonly PreconditionShape[] | undefined): Precondition[] | undefined {
+  if (list === undefined || list.length === 0) return undefined;
+  const details: Record<string, string> = {};
+  const preconditions = toPreconditions(list, (path, message) => { details[path.map(String).join('.')] ??= message; });
+  if (!preconditions) throw validationError(details);
+  return preconditions;
+}
+
 const TIME_FIELDS = ['inflight_expiry_date', 'inflight_commit_date', 'scheduled_for', 'effective_date'] as const;
 
 /**
@@ -163,6 +215,11 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
     if (typeof normalized === 'string') fail(normalized, 'meta_data');
     else metaData = normalized;
   }
+  let preconditions: Precondition[] | undefined;
+  if (shape.preconditions && shape.preconditions.length > 0) {
+    preconditions = toPreconditions(shape.preconditions, report, path);
+    if (!preconditions) failed = true;
+  }
   const shares: Partial<Record<'sources' | 'destinations', ShareCommand[]>> = {};
   if (amount.ok) {
     for (const side of ['sources', 'destinations'] as const) {
@@ -196,6 +253,7 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
   };
   if (shares.sources) command.sources = shares.sources;
   if (shares.destinations) command.destinations = shares.destinations;
+  if (preconditions) command.preconditions = preconditions;
   return command;
 }
 

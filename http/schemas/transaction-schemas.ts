@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { BULK_HOLD_ACTIONS_MAX } from '../../engine/decide-hold-batches.js';
+import { PRECONDITION_FIELDS, PRECONDITION_OPERATORS, PRECONDITIONS_MAX } from '../../engine/precondition.js';
 import { DecimalLiteral } from '../../wire/amounts.js';
 import { currencySchema, DESCRIPTION_LENGTH_MAX, identifierSchema, optionalMetaData, plainObjectSchema, REFERENCE_LENGTH_MAX } from './common-schemas.js';
 
@@ -23,6 +24,29 @@ export const shareShape = z.object({
   identifier: identifierSchema,
   distribution: z.string().max(64).optional(),
   precise_distribution: wholeNumberInput.optional(),
+});
+
+/**
+ * A precondition (engine/preconditions.ts): the balance as the legs name one, and a version, a condition
+ * on a field, or both (checked on conversion, transaction-commands.ts).
+ */
+export const preconditionShape = z.object({
+  balance_id: identifierSchema,
+  version: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  field: z.enum(PRECONDITION_FIELDS, { message: `must be one of ${PRECONDITION_FIELDS.join(', ')}` }).optional(),
+  operator: z.enum(PRECONDITION_OPERATORS, { message: `must be one of ${PRECONDITION_OPERATORS.join(' ')}` }).optional(),
+  // An exact integer in the smallest unit, negative allowed (balances go below zero).
+  precise_value: wholeNumberInput.optional(),
+});
+export const preconditionsShape = z.array(preconditionShape).max(PRECONDITIONS_MAX, `at most ${PRECONDITIONS_MAX} preconditions`);
+
+/**
+ * The query of a write that can answer with the balances it touched (engine/resulting-balances.ts):
+ * `include_balances=true`. Only `true` and `false`: anything else is refused, not read as false.
+ */
+export const includeBalancesQuery = z.object({
+  include_balances: z.enum(['true', 'false'], { message: 'must be true or false' }).optional()
+    .meta({ description: 'true: the answer adds `balances`, every balance the write touched as of its own seq' }),
 });
 
 export const transactionShape = z.object({
@@ -49,6 +73,7 @@ export const transactionShape = z.object({
   scheduled_for: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   effective_date: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   atomic: z.boolean().optional(),
+  preconditions: preconditionsShape.optional(),
   dry_run: z.boolean().optional(),
 });
 export type TransactionShape = z.output<typeof transactionShape>;
@@ -68,6 +93,7 @@ export const inflightActionSchema = z.object({
   amount: decimalInput.optional(),
   precise_amount: wholeNumberInput.optional(),
   skip_queue: z.boolean().optional(),
+  preconditions: preconditionsShape.optional(),
   dry_run: z.boolean().optional(),
 });
 

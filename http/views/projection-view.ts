@@ -6,6 +6,7 @@
 import type { BalanceAmounts, BalanceProjection, Projection } from '../../engine/projection.js';
 import { z } from 'zod';
 import { preciseToAmount } from '../../wire/amounts.js';
+import type { Rejection } from '../../engine/rejections.js';
 
 const AMOUNT_NAMES = ['balance', 'available', 'credit_balance', 'debit_balance', 'inflight_debit_balance', 'inflight_credit_balance'] as const;
 const integerText = z.string().regex(/^-?[0-9]+$/);
@@ -16,13 +17,31 @@ const projectedBalanceSchema = z.object({
   ...Object.fromEntries(AMOUNT_NAMES.flatMap((name) => [[`current_${name}`, integerText], [`resulting_${name}`, integerText]])),
 });
 
+/** A refusal inside an answer (a dry run's, a bulk's failed item): its code, and the preconditions that failed. */
+export const rejectionJsonSchema = z.object({
+  code: z.string(), reason: z.string(), message: z.string(),
+  preconditions: z.array(z.object({
+    index: z.number().int(), balance_id: z.string(), field: z.string(), operator: z.string(), expected: integerText, found: integerText.nullable(),
+  })).optional().meta({ description: 'TXN_PRECONDITION_FAILED: every precondition that failed (or would fail)' }),
+});
+
+/** A refusal as rejectionJsonSchema shows it (amounts as integer text). */
+export function rejectionView(rejection: Rejection): z.input<typeof rejectionJsonSchema> {
+  const { code, reason, message, preconditions } = rejection;
+  if (!preconditions) return { code, reason, message };
+  return {
+    code, reason, message,
+    preconditions: preconditions.map((failure) => ({ ...failure, expected: String(failure.expected), found: failure.found === null ? null : String(failure.found) })),
+  };
+}
+
 /** What projectionView renders (a dry run's answer), for the API reference (openapi/). */
 export const projectionJsonSchema = z.object({
   dry_run: z.literal(true),
   would_apply: z.boolean(),
   operation: z.string(),
   status: z.string().optional(),
-  rejection: z.object({ code: z.string(), reason: z.string(), message: z.string() }).optional(),
+  rejection: rejectionJsonSchema.optional(),
   reference: z.string().optional(),
   currency: z.string().optional(),
   amount: z.number().optional(),
@@ -47,7 +66,7 @@ export const bulkPreviewJsonSchema = z.object({
   status: z.enum(['APPLIED', 'INFLIGHT', 'QUEUED']).optional(),
   transaction_count: z.number().int(),
   failed_index: z.number().int().optional(),
-  rejection: z.object({ code: z.string(), reason: z.string(), message: z.string() }).optional(),
+  rejection: rejectionJsonSchema.optional(),
   results: z.array(projectionJsonSchema),
   balances: z.array(projectedBalanceSchema).optional(),
   notes: z.array(z.string()).optional(),
@@ -67,10 +86,7 @@ export function projectionView(projection: Projection, fallback?: ProjectionFall
     operation: projection.operation,
   };
   if (projection.status !== undefined && projection.would_apply) view.status = projection.status;
-  if (projection.rejection) {
-    const { code, reason, message } = projection.rejection;
-    view.rejection = { code, reason, message };
-  }
+  if (projection.rejection) view.rejection = rejectionView(projection.rejection);
   const subject = projection.transaction ?? fallback;
   if (subject) {
     view.reference = subject.reference;
