@@ -35,6 +35,10 @@ export const REJECTION_REASONS = {
   BAL_MONITOR_NOT_FOUND: 'monitor_not_found',
   BAL_MONITOR_LIMIT_EXCEEDED: 'monitor_limit_exceeded',
   BAL_LINEAGE_LIMIT_EXCEEDED: 'lineage_limit_exceeded',
+  // closed periods (engine/closed-periods.ts)
+  TXN_PERIOD_CLOSED: 'period_closed',
+  PERIOD_CLOSES_AT_INVALID: 'closes_at_invalid',
+  PERIOD_NOT_AFTER_LAST: 'period_not_after_last',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;

@@ -46,6 +46,8 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /ledgers': 'ledgers:read',
   'GET /ledgers/:id': 'ledgers:read',
   'PUT /ledgers/:id': 'ledgers:write',
+  'POST /ledgers/:id/periods': 'ledgers:write',
+  'GET /ledgers/:id/periods': 'ledgers:read',
 
   // balances
   'POST /balances': 'balances:write',
