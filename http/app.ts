@@ -35,6 +35,7 @@ import { identityTokenRoutes } from './routes/identity-token-routes.js';
 import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
 import { periodRoutes } from './routes/period-routes.js';
+import { statementRoutes } from './routes/statement-routes.js';
 import { metadataRoutes } from './routes/metadata-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { reconciliationRoutes, UPLOAD_PATH } from './routes/reconciliation-routes.js';
@@ -145,6 +146,7 @@ export function createApp(options: AppOptions): FolioApp {
   identityRoutes(router, options.core);
   identityTokenRoutes(router, options.core, options.tokenizationKey);
   balanceHistoryRoutes(router, options.core);
+  statementRoutes(router, options.core);
   if (options.core.query) {
     queryRoutes(router, options.core, options.core.query);
     options.metrics.watchIndex(options.core.query);

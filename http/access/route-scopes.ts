@@ -51,6 +51,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
 
   // balances
   'POST /balances': 'balances:write',
+  'GET /balances/:id/statement': 'balances:read',
   'GET /balances': 'balances:read',
   'GET /balances/:id': 'balances:read',
   'GET /balances/:id/at': 'balances:read',
