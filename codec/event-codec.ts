@@ -39,7 +39,7 @@ const EVENT_TYPES: readonly EventType[] = [
   'reconciliation.failed',
   // New types go at the end: an event's code is its place in this list, and old logs keep theirs.
   'balance_monitor.created', 'balance_monitor.updated', 'balance_monitor.deleted', 'balance.identity_updated',
-  'system.error',
+  'system.error', 'period.closed',
 ];
 const EVENT_TYPE_CODE = new Map(EVENT_TYPES.map((type, index) => [type, index]));
 
@@ -50,6 +50,7 @@ const EVENT_FIELDS = {
   hooks: 'rest', deleted_hooks: 'rest', matching_rules: 'rest', deleted_matching_rules: 'rest', uploads: 'rest', reconciliations: 'rest',
   external_records: 'fixed', reconciliation_results: 'fixed',
   monitors: 'rest', deleted_monitors: 'rest', monitor_alerts: 'rest', balance_identities: 'rest', batch: 'rest', system_errors: 'rest', lineage: 'rest',
+  periods: 'rest',
 } as const satisfies Record<keyof LedgerEvent, 'fixed' | 'rest'>;
 const REST_EVENT_FIELDS = (Object.keys(EVENT_FIELDS) as Array<keyof LedgerEvent>).filter((field) => EVENT_FIELDS[field] === 'rest');
 

@@ -114,11 +114,16 @@ function carryOutMovement(scope: DecisionScope, record: TransactionRecord): Tran
 function settle(scope: DecisionScope, record: TransactionRecord): TransactionRecord {
   const source = scope.balance(record.source);
   if (!source) return rejected(record, reject('BAL_NOT_FOUND', `balance ${record.source} not found`));
+  const at = record.effective_date ?? 0;
+  // A queued or scheduled transaction whose ledger closed the period it is dated in since it was accepted.
+  if (at > 0) {
+    const closed = scope.state.periods.refusal((id) => scope.balance(id), [record.source, record.destination], at);
+    if (closed) return rejected(record, closed);
+  }
   const shortfall = scope.draft.checkFunds(source, record.precise_amount, record, scope.queuedAgainst(source.balance_id));
   if (shortfall) return rejected(record, shortfall);
   const lineage = lineageOfMovement(scope, record);
   if (lineage && 'reason' in lineage) return rejected(record, lineage);
-  const at = record.effective_date ?? 0;
   // Lineage fields last, in the order the log reads a record's optional fields back (codec/event-codec.ts).
   if (record.inflight) {
     scope.draft.add(effectiveAt(holdPostings(record.source, record.destination, record.precise_amount), at));

@@ -162,6 +162,8 @@ export type Command =
   | { op: 'genesis.ensure' }
   | ({ op: 'ledger.create' } & CreateLedgerCommand)
   | ({ op: 'ledger.update' } & UpdateLedgerCommand)
+  /** Closes the ledger's books through `closes_at` (epoch ms): engine/closed-periods.ts. */
+  | { op: 'period.close'; ledger_id: string; closes_at: number }
   | ({ op: 'balance.create' } & CreateBalanceCommand)
   | { op: 'balance.set_identity'; balance_id: string; identity_id: string }
   | ({ op: 'transaction.create' } & CreateTransactionCommand)

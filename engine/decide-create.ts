@@ -66,7 +66,7 @@ function created(transaction: TransactionRecord): Decided<Created> {
 /** What deciding a new transaction can refuse with (the funds check's codes from posting-draft.ts). */
 export const CREATE_REJECTIONS = [
   'BAL_NOT_FOUND', 'TXN_CURRENCY_MISMATCH', 'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'TXN_DUPLICATE_REFERENCE',
-  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED', 'TXN_PRECONDITION_FAILED',
+  'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED', 'TXN_PRECONDITION_FAILED', 'TXN_PERIOD_CLOSED',
 ] as const satisfies readonly RejectionCode[];
 
 /** Creating one transaction, as the engine runs it. */
@@ -134,6 +134,11 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   const resolved = resolveSides(scope, command);
   if (!resolved.ok) return resolved;
   const sides = resolved.value;
+  // Refused at the door on every path (a queued or scheduled one would only be rejected later).
+  if ((command.effective_date ?? 0) > 0) {
+    const closed = scope.state.periods.refusal((id) => scope.balance(id), balancesOf(sides), command.effective_date as number);
+    if (closed) return refuse(closed);
+  }
   const ids = newTransactionIds(scope.ids);
   const reference = command.reference !== '' ? command.reference : ids.reference;
   const record = newTransaction({
@@ -161,6 +166,15 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if ((command.overdraft_limit ?? 0n) > 0n) record.overdraft_limit = command.overdraft_limit;
   if (command.preconditions !== undefined) record.preconditions = command.preconditions;
   return accept(record);
+}
+
+function balancesOf(sides: ResolvedSides): string[] {
+  const ids: string[] = [];
+  if (sides.sources) for (const share of sides.sources) ids.push(share.balance_id);
+  else ids.push(sides.source);
+  if (sides.destinations) for (const share of sides.destinations) ids.push(share.balance_id);
+  else ids.push(sides.destination);
+  return ids;
 }
 
 interface ResolvedSides {

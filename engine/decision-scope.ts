@@ -8,7 +8,7 @@ import { assert } from './assert.js';
 import { indicatorKey } from './balance-table.js';
 import type { LedgerEvent } from './events.js';
 import type { LedgerState } from './ledger-state.js';
-import type { IdSource } from './ports.js';
+import type { ChainPosition, EventLog, IdSource } from './ports.js';
 import type { AllocationStrategy } from './fund-allocation.js';
 import { LineageDraft } from './lineage-draft.js';
 import { PostingDraft } from './posting-draft.js';
@@ -66,7 +66,15 @@ export class DecisionScope {
     readonly now: number,
     readonly ids: IdSource,
     readonly settings: DecisionSettings = DEFAULT_DECISION_SETTINGS,
+    /** The log the decision will be appended to, for the one decision that names its chain (closing a period). */
+    private readonly log?: Pick<EventLog, 'sealNow'>,
   ) {}
+
+  /** Seals the log's checksum chain where it stands now and names the position (engine/closed-periods.ts). */
+  sealChain(): ChainPosition {
+    assert(this.log, 'this decision scope has no log to seal');
+    return this.log.sealNow();
+  }
 
   /**
    * What is already queued against the balance for a funds check: 0 unless the queued checks are on,

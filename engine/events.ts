@@ -10,6 +10,7 @@ import type {
   LedgerRecord,
   MetaData,
   MonitorRecord,
+  PeriodRecord,
   TransactionRecord,
 } from './records.js';
 import type { LineageMove } from './fund-lineage.js';
@@ -72,7 +73,8 @@ export type EventType =
   | 'balance_monitor.created'
   | 'balance_monitor.updated'
   | 'balance_monitor.deleted'
-  | 'system.error';
+  | 'system.error'
+  | 'period.closed';
 
 export interface LedgerEvent {
   type: EventType;
@@ -126,6 +128,8 @@ export interface LedgerEvent {
   batch?: BatchSummary;
   /** Failures of the server's own work after it was acknowledged (Blnk's system.error); applying ignores them. */
   system_errors?: SystemError[];
+  /** Periods of ledgers closed by this event (engine/closed-periods.ts). */
+  periods?: PeriodRecord[];
 }
 
 /** A batch as its request was answered: recorded whole (with the items' shared status) or cut short. */

@@ -160,7 +160,7 @@ export class LedgerEngine {
   }
 
   private scope(): DecisionScope {
-    return new DecisionScope(this.state, this.now(), this.ids, this.settings);
+    return new DecisionScope(this.state, this.now(), this.ids, this.settings, this.log);
   }
 
   /** The clock's time, never earlier than the last event: replayed logs stay ordered after a clock step back. */

@@ -5,6 +5,7 @@
 
 import { assert, fail } from './assert.js';
 import { BalanceTable, IndicatorIndex } from './balance-table.js';
+import { ClosedPeriods } from './closed-period-table.js';
 import type { LedgerEvent, MetadataPatch, Posting } from './events.js';
 import { mergeMetaData, metadataTarget } from './metadata.js';
 import { FundLineage } from './fund-lineage.js';
@@ -55,6 +56,8 @@ export class LedgerState {
   readonly monitors = new Map<string, MonitorRecord>();
   /** Balance id -> ids of the monitors watching it. */
   readonly monitorsByBalance = new Map<string, Set<string>>();
+  /** Closed periods of ledgers (closed-period-table.ts, closed-periods.ts). */
+  readonly periods = new ClosedPeriods();
   /** Time of the latest applied event; decided times never go backwards. */
   lastEventAt = 0;
 
@@ -114,6 +117,10 @@ export function applyEvent(state: LedgerState, event: LedgerEvent, options: Appl
   for (const run of event.reconciliations ?? []) state.reconciliations.set(run.reconciliation_id, run);
   for (const monitor of event.monitors ?? []) setMonitor(state, monitor);
   for (const monitorId of event.deleted_monitors ?? []) deleteMonitor(state, monitorId);
+  for (const period of event.periods ?? []) {
+    assert(state.ledgers.has(period.ledger_id), `period ${period.period_id} of unknown ledger ${period.ledger_id}`);
+    state.periods.add(period);
+  }
 }
 
 /** Gives a balance to another identity, keeping the count of balances per identity right. */

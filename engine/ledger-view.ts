@@ -15,6 +15,7 @@ import type {
   IdentityRecord,
   LedgerRecord,
   MonitorRecord,
+  PeriodRecord,
   TransactionRecord,
 } from './records.js';
 import type { MatchingRuleRecord, ReconciliationRecord, UploadRecord } from './reconciliation-records.js';
@@ -49,6 +50,11 @@ export class LedgerView {
 
   ledgers(page: Page): LedgerRecord[] {
     return newestFirst(this.state.ledgers, page);
+  }
+
+  /** A ledger's closed periods, oldest first (closed-periods.ts). */
+  periods(ledgerId: string): readonly PeriodRecord[] {
+    return this.state.periods.of(ledgerId);
   }
 
   balance(balanceId: string): BalanceRecord | undefined {

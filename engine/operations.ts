@@ -8,6 +8,7 @@
 import type { CommandOf, CommandOp } from './commands.js';
 import { batchActionOperation, manyActionsOperation } from './decide-hold-batches.js';
 import { bulkOperation } from './decide-bulk.js';
+import { closePeriodOperation } from './closed-periods.js';
 import { createOperation } from './decide-create.js';
 import { inflightActionOperation } from './decide-inflight-action.js';
 import {
@@ -203,6 +204,7 @@ export const OPERATIONS = {
   'genesis.ensure': genesis,
   'ledger.create': createLedger,
   'ledger.update': updateLedger,
+  'period.close': closePeriodOperation,
   'balance.create': createBalance,
   'balance.set_identity': setBalanceIdentity,
   'transaction.create': createOperation,

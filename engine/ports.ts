@@ -9,7 +9,7 @@ export interface Clock {
   now(): number;
 }
 
-export type IdPrefix = 'ldg' | 'bln' | 'txn' | 'idt' | 'hook' | 'key' | 'rule' | 'upload' | 'recon' | 'bulk' | 'mon';
+export type IdPrefix = 'ldg' | 'bln' | 'txn' | 'idt' | 'hook' | 'key' | 'rule' | 'upload' | 'recon' | 'bulk' | 'mon' | 'prd';
 
 export interface IdSource {
   /** A fresh unique id `<prefix>_<uuid>`. Ids from one source sort in creation order. */
@@ -25,6 +25,18 @@ export interface EventLog {
   appendAll(events: readonly LedgerEvent[]): number;
   /** Sequence number of the last appended event (0 when empty). */
   readonly appendedSeq: number;
+  /**
+   * Seals everything appended so far into log records now, and names where the checksum chain then
+   * stands: the seq of the last event and the checksum (hex) of the record ending at it. What is
+   * appended after this call goes into a later record. (A log that keeps no checksums names ''.)
+   */
+  sealNow(): ChainPosition;
+}
+
+/** A position in the log's checksum chain (wal/log-record-codec.ts). */
+export interface ChainPosition {
+  seq: number;
+  checksum: string;
 }
 
 /**

@@ -56,6 +56,20 @@ export interface LedgerRecord {
   meta_data: MetaData;
 }
 
+/**
+ * A closed period of a ledger (engine/closed-periods.ts): nothing dated at or before `closes_at` may move
+ * its balances any more. `sealed_seq` is the last event logged before the close, `sealed_hash` the checksum
+ * (hex) of the log record ending there: the position of the log's checksum chain the close seals.
+ */
+export interface PeriodRecord {
+  period_id: string;
+  ledger_id: string;
+  closes_at: number;
+  sealed_seq: number;
+  sealed_hash: string;
+  created_at: number;
+}
+
 export interface BalanceRecord {
   balance_id: string;
   ledger_id: string;

@@ -38,6 +38,10 @@ export const REJECTION_REASONS = {
   BAL_MONITOR_LIMIT_EXCEEDED: 'monitor_limit_exceeded',
   BAL_LINEAGE_LIMIT_EXCEEDED: 'lineage_limit_exceeded',
   TXN_PRECONDITION_FAILED: 'precondition_failed',
+  // closed periods (engine/closed-periods.ts)
+  TXN_PERIOD_CLOSED: 'period_closed',
+  PERIOD_CLOSES_AT_INVALID: 'closes_at_invalid',
+  PERIOD_NOT_AFTER_LAST: 'period_not_after_last',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;

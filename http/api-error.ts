@@ -101,6 +101,12 @@ export const STATUS_BY_CODE = {
   FEED_CURSOR_INVALID: 400,
   FEED_CURSOR_AHEAD: 409,
   FEED_STREAMS_EXCEEDED: 503,
+  // closed periods (engine/closed-periods.ts, http/routes/period-routes.ts)
+  TXN_PERIOD_CLOSED: 409,
+  PERIOD_CLOSES_AT_INVALID: 400,
+  PERIOD_NOT_AFTER_LAST: 409,
+  // statements (http/routes/statement-routes.ts)
+  BAL_STATEMENT_TOO_LONG: 400,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;

@@ -34,6 +34,8 @@ import { identityRoutes } from './routes/identity-routes.js';
 import { identityTokenRoutes } from './routes/identity-token-routes.js';
 import { inflightRoutes } from './routes/inflight-routes.js';
 import { ledgerRoutes } from './routes/ledger-routes.js';
+import { periodRoutes } from './routes/period-routes.js';
+import { statementRoutes } from './routes/statement-routes.js';
 import { metadataRoutes } from './routes/metadata-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { reconciliationRoutes, UPLOAD_PATH } from './routes/reconciliation-routes.js';
@@ -124,6 +126,7 @@ export function createApp(options: AppOptions): FolioApp {
   docsRoutes(router, options.version);
   consoleRoutes(router);
   ledgerRoutes(router, options.core);
+  periodRoutes(router, options.core);
   balanceRoutes(router, options.core);
   balanceMonitorRoutes(router, options.core);
   transactionRoutes(router, options.core);
@@ -143,6 +146,7 @@ export function createApp(options: AppOptions): FolioApp {
   identityRoutes(router, options.core);
   identityTokenRoutes(router, options.core, options.tokenizationKey);
   balanceHistoryRoutes(router, options.core);
+  statementRoutes(router, options.core);
   if (options.core.query) {
     queryRoutes(router, options.core, options.core.query);
     options.metrics.watchIndex(options.core.query);

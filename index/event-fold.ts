@@ -205,6 +205,7 @@ const EVENT_PARTS = {
   uploads: 'unfolded',
   balance_identities: 12,
   monitors: 'unfolded', deleted_monitors: 'unfolded', monitor_alerts: 'unfolded', batch: 'unfolded', system_errors: 'unfolded', lineage: 'unfolded',
+  periods: 'unfolded',
 } as const satisfies Record<keyof LedgerEvent, 'header' | 'unfolded' | number>;
 const PART_FIELDS = (Object.keys(EVENT_PARTS) as Array<keyof LedgerEvent>)
   .filter((field) => typeof EVENT_PARTS[field] === 'number')

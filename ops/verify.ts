@@ -4,6 +4,9 @@
 //   - every invariant applyEvent checks while replaying (each event nets to zero per currency, ...),
 //   - every snapshot: whole, tied to this log, and equal to the replayed state at its seq (by state
 //     hash, both of the replay and of the snapshot's own contents),
+//   - every closed period: its close is the first event of a log record whose chain link is the
+//     `sealed_hash` it names, right after `sealed_seq`; and no later event moves a balance of its ledger
+//     at a time (a posting's effective time, else its event's) at or before its `closes_at`,
 //   - the zero-sum invariant at the end: per currency, settled and inflight amounts each sum to zero.
 // It can run beside a live server: LMDB readers do not disturb the writer, and the log is read up to
 // its end as of the start.
@@ -20,7 +23,7 @@ import { readHeader, readSnapshot, SnapshotFileError, type SnapshotHeader } from
 import { stateHash } from '../snapshots/state-hash.js';
 import { restoreState } from '../snapshots/state-restore.js';
 
-export type FaultKind = 'log' | 'row-hash' | 'invariant' | 'snapshot' | 'zero-sum';
+export type FaultKind = 'log' | 'row-hash' | 'invariant' | 'snapshot' | 'zero-sum' | 'period';
 
 export interface VerifyFault {
   kind: FaultKind;
@@ -164,6 +167,8 @@ class Verification {
       const seq = logRecord.first_seq + index;
       const event = logRecord.events[index] as LedgerEvent;
       this.checkRowHashes(logRecord.first_seq, seq, event);
+      if (event.periods) this.checkSeals(logRecord, seq, event);
+      if (this.state.periods.size > 0) this.checkClosedPeriods(logRecord.first_seq, seq, event);
       try {
         applyEvent(this.state, event, { owned: true });
       } catch (error) {
@@ -185,6 +190,34 @@ class Verification {
       if (this.rowFaults <= (this.options.rowFaultsListed ?? 10)) {
         this.faults.push({ kind: 'row-hash', record, seq, message: `log record ${record}, seq ${seq}: transaction ${row.transaction_id} has a hash that does not match its fields` });
       }
+    }
+  }
+
+  /** A close seals the chain right before its own record: it is that record's first event, linked to `sealed_hash`. */
+  private checkSeals(logRecord: DecodedLogRecord, seq: number, event: LedgerEvent): void {
+    for (const period of event.periods ?? []) {
+      const sealed = seq === logRecord.first_seq && period.sealed_seq === seq - 1 && period.sealed_hash === logRecord.prev_checksum.toString('hex');
+      if (sealed) continue;
+      this.faults.push({
+        kind: 'period', record: logRecord.first_seq, seq,
+        message: `log record ${logRecord.first_seq}, seq ${seq}: period ${period.period_id} names seq ${period.sealed_seq} and hash ${period.sealed_hash}, which is not where the chain stood before it`,
+      });
+    }
+  }
+
+  /** Nothing after a close moves a balance of its ledger at or before the moment it closed through. */
+  private checkClosedPeriods(record: number, seq: number, event: LedgerEvent): void {
+    for (const posting of event.postings ?? []) {
+      const balance = this.state.balances.get(posting.balance_id) ?? event.balances?.find((created) => created.balance_id === posting.balance_id);
+      if (!balance) continue; // applyEvent's own checks refuse it
+      const through = this.state.periods.closedThrough(balance.ledger_id);
+      const at = posting.effective_at ?? event.at;
+      if (at > through) continue;
+      this.faults.push({
+        kind: 'period', record, seq,
+        message: `log record ${record}, seq ${seq}: a posting to balance ${posting.balance_id} counts at ${new Date(at).toISOString()}, inside ledger ${balance.ledger_id}'s closed period (through ${new Date(through).toISOString()})`,
+      });
+      return;
     }
   }
 

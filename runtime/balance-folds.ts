@@ -8,9 +8,10 @@
 
 import PQueue from 'p-queue';
 import { BalanceFold } from '../engine/balance-fold.js';
+import { STATEMENT_MOVEMENTS_MAX, StatementFold } from '../engine/balance-statement.js';
 import type { LoggedEvent } from '../engine/events.js';
 import type { BalanceRecord } from '../engine/records.js';
-import type { FoldAnswer } from '../http/ports/ledger-core.js';
+import type { FoldAnswer, StatementAnswer } from '../http/ports/ledger-core.js';
 import { accept, refuse } from '../engine/result.js';
 
 /** The log as a fold reads it. */
@@ -56,6 +57,40 @@ export class BalanceFolds {
     }
     const balance = await this.queue.add(() => this.fold(balanceId, untilMs, toSeq, from));
     return accept({ balance, from_source: from === undefined });
+  }
+
+  /**
+   * A balance's statement for [fromMs, toMs] (engine/balance-statement.ts), folded from the log's
+   * beginning through `toSeq` under the same bounds as the other folds; its movements from `offset`, at
+   * most `limit`.
+   */
+  async statement(balanceId: string, fromMs: number, toMs: number, toSeq: number, offset: number, limit: number): Promise<StatementAnswer> {
+    if (this.queue.size >= this.limits.waiting_max) {
+      return refuse({ code: 'QUEUE_BACKPRESSURE', message: `${this.queue.size + this.queue.pending} balance histories are being folded; try again shortly` });
+    }
+    const fold = new StatementFold(balanceId, fromMs, toMs);
+    await this.queue.add(() => this.feedAll(toSeq, (seq, event) => fold.feed(seq, event)));
+    if (fold.tooLong) {
+      return refuse({ code: 'BAL_STATEMENT_TOO_LONG', message: `more than ${STATEMENT_MOVEMENTS_MAX} movements in the window; ask for a shorter one` });
+    }
+    return accept(fold.page(offset, limit));
+  }
+
+  /** Feeds every event of the log through `toSeq`, in chunks with a turn of the event loop between them. */
+  private async feedAll(toSeq: number, feed: (seq: number, event: LoggedEvent['event']) => void): Promise<void> {
+    const events = this.source.read(1, toSeq)[Symbol.iterator]();
+    try {
+      for (;;) {
+        for (let count = 0; count < this.limits.chunk_events; count += 1) {
+          const next = events.next();
+          if (next.done) return;
+          feed(next.value.seq, next.value.event);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      events.return?.();
+    }
   }
 
   private async fold(balanceId: string, untilMs: number, toSeq: number, from?: FoldStart): Promise<BalanceRecord | undefined> {

@@ -51,7 +51,7 @@ import { HookSecretSealer } from '../hooks/signing-secrets.js';
 import { DeliveryHistory } from '../hooks/delivery-history.js';
 import type { NotificationDeriver } from '../hooks/notification-draft.js';
 import type { NotificationTarget } from '../hooks/notifications.js';
-import type { FoldAnswer, HookAdmin, SeqWait } from '../http/ports/ledger-core.js';
+import type { FoldAnswer, HookAdmin, SeqWait, StatementAnswer } from '../http/ports/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -629,6 +629,10 @@ export class LedgerRuntime implements LedgerCore {
   async balanceHistory(balanceId: string, untilMs: number, toSeq: number, fromSnapshot = false): Promise<FoldAnswer> {
     const start = fromSnapshot ? await this.snapshotBalances.startFor(balanceId, untilMs, toSeq) : undefined;
     return this.folds.at(balanceId, untilMs, toSeq, start);
+  }
+
+  balanceStatement(balanceId: string, fromMs: number, toMs: number, toSeq: number, offset: number, limit: number): Promise<StatementAnswer> {
+    return this.folds.statement(balanceId, fromMs, toMs, toSeq, offset, limit);
   }
 
   takeBalanceSnapshots(): Result<void, SnapshotRefusal> {

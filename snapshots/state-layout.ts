@@ -218,6 +218,17 @@ export const STATE_LAYOUT = {
     hashed: (state) => new Map([...state.lineage.entries()].map((tracked) => [tracked.balance_id, tracked])),
     omitWhenEmpty: true,
   },
+  periods: {
+    kind: 'stored',
+    name: 'closed_periods',
+    // Ledger by ledger, each ledger's oldest first: applied in this order they close one after another.
+    capture: (state) => state.periods.all(),
+    restore: (event, items) => {
+      event.periods = items as NonNullable<LedgerEvent['periods']>;
+    },
+    hashed: (state) => new Map([...state.periods.all()].map((period) => [period.period_id, period])),
+    omitWhenEmpty: true,
+  },
   pendingHoldActions: { kind: 'derived', name: 'pending_hold_actions', hashed: (state) => keyedBy(state.pendingHoldActions) },
   refundLocks: { kind: 'derived', name: 'refund_locks', hashed: (state) => keyedBy(state.refundLocks) },
   timers: { kind: 'derived', name: 'timers', hashed: (state) => liveTimers(state) },

@@ -22,7 +22,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { assert } from '../engine/assert.js';
-import type { EventLog } from '../engine/ports.js';
+import type { ChainPosition, EventLog } from '../engine/ports.js';
 import { LeaderSeals } from './leader-seals.js';
 import {
   checkedRecords,
@@ -248,6 +248,17 @@ export class LmdbLog implements EventLog {
     this.sealListeners.push(listener);
   }
 
+  /**
+   * Seals what is buffered into a record now, one more in flight than the bounds allow if need be (a
+   * close of a period names the chain's position, engine/closed-periods.ts: rare, and a record more in
+   * flight only delays the next one), and names where the chain stands.
+   */
+  sealNow(): ChainPosition {
+    if (this.failure) throw this.failure;
+    this.sealPending();
+    return { seq: this.sealedSeq, checksum: this.lastChecksum.toString('hex') };
+  }
+
   private seal(): void {
     if (this.pending.length === 0 || this.failure) return;
     // Sealed again as soon as a record in flight is flushed or durable (advanceDurable), unless the
@@ -255,6 +266,11 @@ export class LmdbLog implements EventLog {
     const busy = this.recordsFlushing >= this.recordsInFlightMax
       || this.inFlight.length >= (this.replicator ? this.recordsReplicatingMax : this.recordsInFlightMax);
     if (busy && this.pending.length < this.recordEventsMax) return;
+    this.sealPending();
+  }
+
+  private sealPending(): void {
+    if (this.pending.length === 0) return;
     const events = this.pending;
     const firstSeq = this.sealedSeq + 1;
     this.pending = [];

@@ -9,6 +9,7 @@ import {
   type BalanceTotals,
   type LedgerRecord,
   type MonitorRecord,
+  type PeriodRecord,
   type SplitShare,
   type TransactionRecord,
 } from '../engine/records.js';
@@ -57,6 +58,26 @@ export function ledgerView(ledger: LedgerRecord): Record<string, unknown> {
     name: ledger.name,
     created_at: timeText(ledger.created_at),
     meta_data: ledger.meta_data,
+  };
+}
+
+export const periodJsonSchema = z.object({
+  period_id: z.string(),
+  ledger_id: z.string(),
+  closes_at: timeTextSchema.meta({ description: 'nothing dated at or before this time may move the ledger\'s balances' }),
+  sealed_seq: z.number().int().meta({ description: 'the last log seq before the close: the log up to it holds every movement dated in the period' }),
+  sealed_hash: z.string().meta({ description: 'checksum (hex) of the log record ending at sealed_seq: the position of the log\'s checksum chain the close seals' }),
+  created_at: timeTextSchema,
+}).meta({ id: 'Period' });
+
+export function periodView(period: PeriodRecord): Record<string, unknown> {
+  return {
+    period_id: period.period_id,
+    ledger_id: period.ledger_id,
+    closes_at: timeText(period.closes_at),
+    sealed_seq: period.sealed_seq,
+    sealed_hash: period.sealed_hash,
+    created_at: timeText(period.created_at),
   };
 }
 

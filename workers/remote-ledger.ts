@@ -16,7 +16,7 @@ import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../engine/l
 import type { TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
-import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads, SeqWait } from '../http/ports/ledger-core.js';
+import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads, SeqWait, StatementAnswer } from '../http/ports/ledger-core.js';
 import type { IndexGaugeSources } from '../http/metrics.js';
 import type { BalanceHistoryPort, QueryPort } from '../http/ports/query-port.js';
 import type { ReconciliationPort } from '../http/ports/reconciliation-port.js';
@@ -358,6 +358,10 @@ export class RemoteLedger implements LedgerCore {
 
   balanceHistory(balanceId: string, untilMs: number, toSeq: number, fromSnapshot?: boolean): Promise<FoldAnswer> {
     return this.client.call('core', 'balanceHistory', [balanceId, untilMs, toSeq, fromSnapshot]);
+  }
+
+  balanceStatement(balanceId: string, fromMs: number, toMs: number, toSeq: number, offset: number, limit: number): Promise<StatementAnswer> {
+    return this.client.call('core', 'balanceStatement', [balanceId, fromMs, toMs, toSeq, offset, limit]);
   }
 
   takeBalanceSnapshots(): Promise<Result<void, { code: 'SNAPSHOT_UNAVAILABLE'; message: string }>> {

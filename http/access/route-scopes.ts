@@ -46,9 +46,12 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /ledgers': 'ledgers:read',
   'GET /ledgers/:id': 'ledgers:read',
   'PUT /ledgers/:id': 'ledgers:write',
+  'POST /ledgers/:id/periods': 'ledgers:write',
+  'GET /ledgers/:id/periods': 'ledgers:read',
 
   // balances
   'POST /balances': 'balances:write',
+  'GET /balances/:id/statement': 'balances:read',
   'GET /balances': 'balances:read',
   'GET /balances/:id': 'balances:read',
   'GET /balances/:id/at': 'balances:read',

@@ -91,4 +91,8 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   FEED_CURSOR_INVALID: 'the cursor is not one the change feed gave out (a log seq)',
   FEED_CURSOR_AHEAD: "the cursor is past the end of this node's log (details.committed_seq says where it ends): the ledger was restored to an earlier point, or this standby has not caught up yet; resume from a cursor at or before it, or retry after Retry-After seconds",
   FEED_STREAMS_EXCEEDED: 'too many change feed streams are open on this node; retry after Retry-After seconds',
+  TXN_PERIOD_CLOSED: 'the transaction is dated in a period its ledger has closed (effective_date at or before the period\'s closes_at)',
+  PERIOD_CLOSES_AT_INVALID: 'closes_at must be a time before now',
+  BAL_STATEMENT_TOO_LONG: 'the window holds more movements than one statement may (100000): ask for a shorter window',
+  PERIOD_NOT_AFTER_LAST: 'the ledger is already closed through closes_at or later: a new period must close after the last one',
 };

@@ -6,6 +6,7 @@
 import type { CommandOf, CommandOp } from '../../engine/commands.js';
 import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../../engine/ledger-engine.js';
 import type { LedgerView } from '../../engine/ledger-view.js';
+import type { StatementPage } from '../../engine/balance-statement.js';
 import type { BalanceRecord, TransactionRecord } from '../../engine/records.js';
 import type { Result } from '../../engine/result.js';
 import type { BalanceHistoryPort, QueryPort } from './query-port.js';
@@ -47,6 +48,12 @@ export interface LedgerCore {
    * are waiting.
    */
   balanceHistory(balanceId: string, untilMs: number, toSeq: number, fromSnapshot?: boolean): Promise<FoldAnswer>;
+  /**
+   * The balance's statement for [fromMs, toMs] folded from the log through `toSeq`
+   * (engine/balance-statement.ts), its movements from `offset`, at most `limit`. Bounded as
+   * balanceHistory is; a window with too many movements is refused.
+   */
+  balanceStatement(balanceId: string, fromMs: number, toMs: number, toSeq: number, offset: number, limit: number): Promise<StatementAnswer>;
   /**
    * Takes balance snapshots (a state snapshot of every balance) in the background, as Blnk's POST
    * /balances-snapshots does; why it cannot, if it cannot.
@@ -107,4 +114,5 @@ export type SeqWait =
   | { outcome: 'beyond_log'; log_end_seq: number };
 
 /** A balance folded from the log (undefined: it did not exist then), or a fold refused for load. */
+export type StatementAnswer = Result<StatementPage, { code: 'QUEUE_BACKPRESSURE' | 'BAL_STATEMENT_TOO_LONG'; message: string }>;
 export type FoldAnswer = Result<{ balance: BalanceRecord | undefined; from_source: boolean }, { code: 'QUEUE_BACKPRESSURE'; message: string }>;

@@ -48,6 +48,10 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
   });
   router.post('/api-keys', async (ctx) => {
     const body: unknown = ctx.request.body;
+    const principal = ctx.state.principal as Principal;
+    // As Blnk does, a key asking to grant more than it holds is refused before any other check.
+    const asked = typeof body === 'object' && body !== null ? (body as { scopes?: unknown }).scopes : undefined;
+    if (Array.isArray(asked) && asked.every((scope) => typeof scope === 'string')) refuseEscalation(principal, asked as string[], 'grant');
     const owner = typeof body === 'object' && body !== null ? (body as { owner?: unknown }).owner : undefined;
     if (owner === undefined || owner === null || (typeof owner === 'string' && owner.trim() === '')) {
       throw new ApiError('APIKEY_OWNER_REQUIRED', 'owner is required');
@@ -56,7 +60,6 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
     if (fields.expires_at <= options.clock.now()) {
       throw new ApiError('GEN_VALIDATION_ERROR', 'invalid request: expires_at: must be in the future', { expires_at: 'must be in the future' });
     }
-    const principal = ctx.state.principal as Principal;
     const creator = await creatorKey(core, principal);
     if (creator) {
       refuseOtherOwner(creator, fields.owner);
@@ -83,10 +86,12 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
 
   describeRoute(router, 'GET /api-keys', { tag: 'API keys', summary: "List API keys (an API key lists its own owner's)", query: listApiKeysQuerySchema, answers: answers(200, 'The keys', z.array(apiKeyJsonSchema), [EXAMPLES.apiKey]), errors: ACCESS_ERRORS });
   router.get('/api-keys', async (ctx) => {
-    const { owner } = validate(listApiKeysQuerySchema, ctx.query);
+    const query = validate(listApiKeysQuerySchema, ctx.query);
+    let owner = query.owner;
     const creator = await creatorKey(core, ctx.state.principal as Principal);
     if (creator) {
-      if (owner === undefined || owner.trim() === '') throw new ApiError('APIKEY_OWNER_REQUIRED', 'owner is required (only the master key lists every owner\'s keys)');
+      // As Blnk answers an API key that names no owner: its own owner's keys (only the master key lists every owner's).
+      if (owner === undefined || owner.trim() === '') owner = creator.owner_id;
       refuseOtherOwner(creator, owner);
     }
     const keys: Record<string, unknown>[] = [];

@@ -1,10 +1,11 @@
-// Request bodies for ledgers and balances.
+// Request bodies for ledgers (and their closed periods) and balances.
 
 import { z } from 'zod';
 import type { CreateBalanceCommand, CreateLedgerCommand } from '../../engine/commands.js';
 import { ALLOCATION_STRATEGIES, type AllocationStrategy } from '../../engine/fund-allocation.js';
 import { GENERAL_LEDGER_ID } from '../../engine/records.js';
 import { currencySchema, identifierSchema, NAME_LENGTH_MAX, optionalMetaData } from './common-schemas.js';
+import { parseTimeInput } from './time-input.js';
 
 
 export const createLedgerSchema = z
@@ -19,6 +20,22 @@ export const updateLedgerSchema = z.object({
   meta_data: optionalMetaData.transform((value) => value ?? undefined),
 });
 
+/** Closing a ledger's period: `closes_at` as every time on the wire (RFC 3339, or `YYYY-MM-DD hh:mm:ss` UTC). */
+export const closePeriodSchema = z.object({
+  closes_at: z.string().max(64).transform((text, context) => {
+    const parsed = parseTimeInput(text);
+    if (!parsed.ok) {
+      context.addIssue({ code: 'custom', message: parsed.rejection.message });
+      return z.NEVER;
+    }
+    // 0 and earlier mean "none" wherever a time is kept (effective dates too): a period ends after 1970.
+    if (parsed.value <= 0) {
+      context.addIssue({ code: 'custom', message: 'must be a time after 1970-01-01T00:00:00Z' });
+      return z.NEVER;
+    }
+    return parsed.value;
+  }),
+});
 
 /** An indicator names a balance of the general ledger: `@` and no whitespace (`@cash`). */
 const INDICATOR_PATTERN = /^@\S+$/;

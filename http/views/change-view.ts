@@ -1,6 +1,6 @@
 // One committed change as the change feed shows it (GET /events): the logged event with its seq (the
 // cursor), its type and time, and what it changed in the API's own shapes: records after the change as
-// the routes render them (ledgers, balances, transactions, identities, API keys and hooks without their
+// the routes render them (ledgers, closed periods, balances, transactions, identities, API keys and hooks without their
 // secrets, matching rules, uploads, runs, monitors), the exact signed postings per balance field, ids of
 // what was deleted. Bulk reconciliation data (a statement's rows, a run's matches) is counted, not
 // copied: it is read through the reconciliation routes. As TigerBeetle's change data capture does, a
@@ -10,7 +10,7 @@
 import type { LedgerEvent } from '../../engine/events.js';
 import { transactionJson } from '../../wire/transaction-json.js';
 import { matchingRuleView, reconciliationView, uploadView } from '../../wire/reconciliation-views.js';
-import { balanceView, ledgerView, monitorView, timeText } from '../../wire/views.js';
+import { balanceView, ledgerView, monitorView, periodView, timeText } from '../../wire/views.js';
 import { apiKeyView, hookView } from '../access/access-views.js';
 import { identityView } from './identity-view.js';
 
@@ -48,6 +48,7 @@ export function changeView(seq: number, event: LedgerEvent): Record<string, unkn
   if (event.balance_identities) change.balance_identities = event.balance_identities;
   if (event.monitors) change.monitors = event.monitors.map(monitorView);
   if (event.deleted_monitors) change.deleted_monitors = event.deleted_monitors;
+  if (event.periods) change.periods = event.periods.map(periodView);
   if (event.monitor_alerts) change.monitor_alerts = event.monitor_alerts.map((alert) => ({ monitor: monitorView(alert.monitor), balance: balanceView(alert.balance) }));
   return change;
 }
