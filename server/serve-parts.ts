@@ -10,6 +10,7 @@ import { isLoopback } from '../http/middleware/loopback-host.js';
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import { AddressConnections } from '../http/server/address-connections.js';
 import type { RuntimeOptions } from '../runtime/ledger-runtime.js';
+import { testClockFile } from '../runtime/system-clock.js';
 import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
 import type { LedgerHttpOptions } from './ledger-http.js';
 import { FOLIO_VERSION } from './version.js';
@@ -101,6 +102,8 @@ export function warnAboutSettings(config: FolioConfig, logger: pino.Logger): voi
   }
   const warning = exposureWarning(config.server.host, config.server.secret_key);
   if (warning) logger.warn({ host: config.server.host }, warning);
+  const clockFile = testClockFile();
+  if (clockFile !== undefined) logger.warn({ file: clockFile }, 'test hooks on (FOLIO_TEST_HOOKS=1): this process reads its clocks through a skew file; never run so in production');
 }
 
 /** Says where the server listens (tests and control planes read the line). */
