@@ -81,7 +81,12 @@ export interface GroupLog {
 }
 
 const LOG_READ_RECORDS = 1_000;
-const FEED_TIMEOUT_MS = 300_000;
+/**
+ * A feed not read to the log's end in this long is a violation: a minute, and more for a long log (a
+ * feed gives thousands of changes a second; this allows 2 ms each).
+ */
+const FEED_TIMEOUT_MS_MIN = 60_000;
+const FEED_TIMEOUT_MS_PER_CHANGE = 2;
 const STATE_WAIT_MS = 30_000;
 /** Violations of one check listed one by one; past this they are counted. */
 const EXAMPLES_MAX = 20;
@@ -196,7 +201,7 @@ function placeOf(log: GroupLog, seq: number): TermRange | undefined {
 /** Reads a node's change feed as Server-Sent Events up to `endSeq`, comparing each change with the log's. */
 async function checkFeed(node: CheckedNode, log: GroupLog, findings: Findings): Promise<void> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), FEED_TIMEOUT_MS);
+  const timer = setTimeout(() => controller.abort(), Math.max(FEED_TIMEOUT_MS_MIN, log.end_seq * FEED_TIMEOUT_MS_PER_CHANGE));
   let expected = 1;
   try {
     if (log.end_seq === 0) return;
@@ -502,17 +507,23 @@ export interface CheckReport {
 }
 
 /** Every check, against every node given (all of them, running and caught up). */
-export async function checkRun(history: History, postgresUrl: string, nodes: readonly CheckedNode[]): Promise<CheckReport> {
+export async function checkRun(history: History, postgresUrl: string, nodes: readonly CheckedNode[], say: (line: string) => void = () => undefined): Promise<CheckReport> {
   const findings = new Findings();
+  const began = performance.now();
+  const step = (what: string): void => say(`checking: ${what} (${Math.round(performance.now() - began)} ms)`);
   const figures: Figures = { writes: {}, answers: {}, reads: {}, terms: 0, late_acknowledgements: 0, log: { records: 0, end_seq: 0, transactions: 0 } };
   const log = await readGroupLog(postgresUrl, findings);
   figures.log = { records: log.records, end_seq: log.end_seq, transactions: log.transactions.size };
+  step(`the group's log read: ${log.records} records to seq ${log.end_seq}`);
   const hashes = new Map<string, string>();
   for (const node of nodes) hashes.set(node.name, await stateHash(node, log.end_seq));
   if (new Set(hashes.values()).size > 1) findings.add('state', `state hashes at seq ${log.end_seq} differ: ${JSON.stringify([...hashes])}`);
+  step('state hashes compared');
   for (const node of nodes) await checkFeed(node, log, findings);
+  step('change feeds read');
   const replayed = replayTransactions(log);
   for (const node of nodes) await checkBalances(node, log, replayed, findings).catch((error: Error) => findings.add('balances', error.message));
+  step('balances compared');
   checkWrites(history, log, findings, figures);
   checkTerms(history, log, await readTerms(postgresUrl), findings, figures);
   checkPauses(history, log, findings, figures);

@@ -35,6 +35,8 @@ export interface NemesisOptions {
   gap_ms_mean: number;
   request_timeout_ms: number;
   patience_ms: number;
+  /** The first faults are one of each kind (nemesis/schedule.ts). */
+  each_kind_first?: boolean;
   /** A progress line every few seconds (stderr for the command; a test's comment). */
   progress?: (line: string) => void;
 }
@@ -68,7 +70,7 @@ export interface NemesisReport {
 const NODES = 3;
 const START_MS = 60_000;
 const RECOVERY_MS = 90_000;
-const PROGRESS_EVERY_MS = 10_000;
+const PROGRESS_EVERY_MS = 5_000;
 
 /** The trigger that records every take of a term: who took it (the checker's "terms"). */
 const TERM_TRIGGER = [
@@ -120,7 +122,7 @@ function tallyFaults(plan: readonly PlannedFault[], history: History): Pick<Neme
 export async function runNemesis(options: NemesisOptions): Promise<NemesisReport> {
   const began = performance.now();
   const say = options.progress ?? (() => undefined);
-  const plan = planFaults(options.seed, { chaos_ms: options.chaos_ms, lease_ms: options.lease_ms, gap_ms_mean: options.gap_ms_mean, faults_max: options.faults_max });
+  const plan = planFaults(options.seed, { chaos_ms: options.chaos_ms, lease_ms: options.lease_ms, gap_ms_mean: options.gap_ms_mean, faults_max: options.faults_max, each_kind_first: options.each_kind_first ?? false });
   const history: History = { writes: [], reads: [], faults: [], health: [], exits: [] };
   const disksAvailable = DiskQuota.available();
   const group = await ReplicatedGroup.start({
@@ -205,7 +207,7 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
     say('checking');
     const nodes = group.nodes.filter((node) => group.isRunning(node)).map((node) => ({ name: node.name, url: node.url as string }));
     if (nodes.length < NODES) violations.push({ check: 'liveness', detail: `only ${nodes.map((node) => node.name).join(', ')} running at the end` });
-    check = await checkRun(history, group.postgres.url, nodes);
+    check = await checkRun(history, group.postgres.url, nodes, say);
   } catch (error) {
     violations.push({ check: 'run', detail: `the run itself failed: ${(error as Error).stack ?? (error as Error).message}\n${group.describe()}` });
   } finally {

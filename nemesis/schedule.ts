@@ -50,6 +50,11 @@ export interface ScheduleOptions {
   gap_ms_mean: number;
   /** No more faults than this. */
   faults_max: number;
+  /**
+   * The first faults are one of each kind, in a seeded order, before the weighted draw takes over: a
+   * short run (the one in `npm test`) then covers every kind whatever its seed.
+   */
+  each_kind_first?: boolean;
 }
 
 const WEIGHTS: Record<FaultKind, number> = { kill: 22, pause: 16, cut: 22, postgres: 8, clock: 16, disk: 10 };
@@ -64,8 +69,13 @@ export function planFaults(seed: number, options: ScheduleOptions): PlannedFault
   const faults: PlannedFault[] = [];
   const lease = options.lease_ms;
   let at = random.between(FIRST_FAULT_MS.min, FIRST_FAULT_MS.max);
+  const firstKinds: FaultKind[] = [];
+  if (options.each_kind_first) {
+    const left = [...FAULT_KINDS];
+    while (left.length > 0) firstKinds.push(left.splice(Math.floor(random.fraction() * left.length), 1)[0]!);
+  }
   while (at < options.chaos_ms && faults.length < options.faults_max) {
-    const kind = random.weighted(WEIGHTS);
+    const kind = firstKinds.shift() ?? random.weighted(WEIGHTS);
     const base = { index: faults.length, at_ms: at, pick: random.fraction() };
     switch (kind) {
       case 'kill':
