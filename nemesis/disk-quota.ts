@@ -12,7 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** The image's size: sparse, so only what is written takes room on the real disk. */
-const IMAGE_BYTES = 8 * 1024 ** 3;
+const IMAGE_BYTES = 2 * 1024 ** 3;
+/** Ballasts tried before fill() settles for what it got. */
+const BALLAST_TRIES_MAX = 8;
 /** Free bytes the ballast leaves: less than any write of the log, index or snapshots needs. */
 const BALLAST_LEAVES_BYTES = 16 * 1024;
 
@@ -68,14 +70,32 @@ export class DiskQuota {
     return path.join(this.mountPoint, 'data');
   }
 
-  /** Takes every free block but a few: the next real write fails. */
-  fill(): void {
+  /**
+   * Takes every free block but a few: the next real write fails. A ballast as large as statfs says is
+   * free can itself fail (its own extent blocks, blocks a delete has not yet given back): then smaller
+   * ones fill what is left. Returns the bytes left free.
+   */
+  fill(): number {
+    for (let tries = 0; tries < BALLAST_TRIES_MAX; tries += 1) {
+      const left = this.freeBytes();
+      if (left <= BALLAST_LEAVES_BYTES * 2) return left;
+      let bytes = left - BALLAST_LEAVES_BYTES;
+      for (; bytes > BALLAST_LEAVES_BYTES; bytes = Math.floor(bytes / 2)) {
+        this.ballast += 1;
+        try {
+          run('fallocate', ['-l', String(bytes), path.join(this.mountPoint, `ballast-${this.ballast}`)]);
+          break;
+        } catch {
+          fs.rmSync(path.join(this.mountPoint, `ballast-${this.ballast}`), { force: true });
+        }
+      }
+    }
+    return this.freeBytes();
+  }
+
+  private freeBytes(): number {
     const stats = fs.statfsSync(this.mountPoint);
-    const free = Number(stats.bavail) * Number(stats.bsize);
-    const bytes = Math.max(0, free - BALLAST_LEAVES_BYTES);
-    if (bytes === 0) return;
-    this.ballast += 1;
-    run('fallocate', ['-l', String(bytes), path.join(this.mountPoint, `ballast-${this.ballast}`)]);
+    return Number(stats.bavail) * Number(stats.bsize);
   }
 
   /** Frees what fill() took. */

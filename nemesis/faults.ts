@@ -217,6 +217,9 @@ export class FaultInjector {
           await this.diskFault(node, planned, record);
           break;
       }
+    } catch (error) {
+      // The harness failed to carry the fault out (not the group failing it): said in the report.
+      record.failed = (error as Error).message.slice(0, 500);
     } finally {
       busy.delete(planned.kind);
       record.healed_at = performance.now();
@@ -311,11 +314,12 @@ export class FaultInjector {
     const holds = this.heldDown.get(node.name)!;
     const reason = `disk #${planned.index}`;
     holds.add(reason); // a node the full disk stops stays down until the disk is freed
-    disk.fill();
+    const left = disk.fill();
+    record.note = `the disk was filled to ${left} bytes free`;
     await sleep(planned.duration_ms);
     disk.free();
     holds.delete(reason);
-    if (!this.parts.group.isRunning(node)) record.note = 'the node stopped on the full disk';
+    if (!this.parts.group.isRunning(node)) record.note += '; the node stopped on the full disk';
     await this.ensureRunning(node).catch(() => undefined);
   }
 
@@ -331,6 +335,8 @@ export class FaultInjector {
       await this.parts.group.postgres.halt(planned.stop);
       await sleep(planned.duration_ms);
       await this.restartPostgres(record);
+    } catch (error) {
+      record.failed = (error as Error).message.slice(0, 500);
     } finally {
       this.postgresBusy = false;
       record.healed_at = performance.now();

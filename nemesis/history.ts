@@ -67,6 +67,8 @@ export interface FaultRecord {
   term?: number;
   /** Anything worth saying about how it went (a node that died of it, a restart that failed). */
   note?: string;
+  /** The harness could not carry it out (a tool it runs failed): why. */
+  failed?: string;
 }
 
 /** A node's own word about itself (GET /health), kept when it changes. */

@@ -58,6 +58,8 @@ export interface NemesisReport {
   total_ms: number;
   faults: Record<FaultKind, { planned: number; done: number; skipped: number }>;
   faults_done: number;
+  /** Faults the harness itself failed to carry out (not violations: the group was not at fault). */
+  faults_failed: string[];
   violations: Violation[];
   violation_count: number;
   check: CheckReport['figures'] | undefined;
@@ -231,6 +233,7 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
     chaos_ms: Math.round(chaosMs),
     total_ms: Math.round(performance.now() - began),
     ...tallyFaults(plan, history),
+    faults_failed: history.faults.filter((record) => record.failed !== undefined).map((record) => `${describeFault(record.planned)}: ${record.failed}`),
     violations: all,
     violation_count: violations.length + (check?.violation_count ?? 0),
     check: check?.figures,
@@ -287,6 +290,7 @@ export function formatReport(report: NemesisReport, replay: string): string {
     lines.push(`  log: ${figures.log.records} records to seq ${figures.log.end_seq}, ${figures.log.transactions} transactions; ${figures.terms} terms; late acknowledgements after a pause: ${figures.late_acknowledgements}`);
   }
   lines.push(`  recovery after the last heal: first write ${report.recovery_ms.first_write ?? '-'} ms, every node caught up ${report.recovery_ms.caught_up ?? '-'} ms`);
+  for (const failed of report.faults_failed) lines.push(`  a fault the harness could not carry out: ${failed}`);
   if (report.node_exits.length > 0) lines.push(`  node exits: ${report.node_exits.map((exit) => `${exit.node} ${exit.how}${exit.expected ? ' (full disk)' : ''}`).join(', ')}`);
   for (const violation of report.violations) lines.push(`  VIOLATION [${violation.check}] ${violation.detail}`);
   if (report.violation_count > 0) lines.push(`  replay: ${replay}`);
