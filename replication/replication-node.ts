@@ -42,6 +42,7 @@ import type { ReplicationSettings } from './replication-settings.js';
 import { CorruptRecordError } from '../wal/log-record-codec.js';
 import { AcknowledgedAloneError, alignWithGroup, DivergedLogError } from './log-alignment.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import type { MonotonicClock } from '../runtime/system-clock.js';
 import { notLeader, PostgresRecordReplicator } from './record-replicator.js';
 import { NotApplied, StandbyTail } from './standby-tail.js';
 
@@ -58,6 +59,11 @@ export interface ReplicationHost {
   /** Refuses every request with `refusal` and waits (bounded) for those under way. */
   unavailable(refusal: NodeRefusal): Promise<void>;
   logger: NodeLogger;
+  /**
+   * The monotonic clock the lease is measured on (runtime/system-clock.ts monotonicClock: performance.now(),
+   * which only a test can skew).
+   */
+  clock: MonotonicClock;
   /** The node cannot go on (a log that cannot be aligned, a database of another version). */
   fatal(error: Error): void;
 }
@@ -72,7 +78,7 @@ type Phase = 'joining' | 'standby' | 'promoting' | 'leader' | 'rejoining' | 'sto
 
 interface Held {
   term: number;
-  /** performance.now() past which this node no longer acts as leader. */
+  /** The host's clock's time past which this node no longer acts as leader. */
   deadline: number;
 }
 
@@ -161,7 +167,7 @@ export class ReplicationNode implements ReplicationPort {
    * it cost the database at most one read of three small tables a second and never delay the lease loop.
    */
   groupStatus(): Promise<GroupStatus> {
-    const now = performance.now();
+    const now = this.host.clock.now();
     const read = this.groupRead;
     if (read && now - read.at < GROUP_STATUS_FRESH_MS) return read.answer;
     const answer = (async () => {
@@ -181,13 +187,13 @@ export class ReplicationNode implements ReplicationPort {
     return answer;
   }
 
-  /** performance.now() this node leads until, while it leads (an HTTP worker takes writes only until then). */
+  /** The host clock's time this node leads until, while it leads (an HTTP worker takes writes only until then). */
   leadingUntilMs(): number | undefined {
     return this.leading() ? this.held?.deadline : undefined;
   }
 
   private leading(): boolean {
-    return this.phase === 'leader' && this.held !== undefined && performance.now() < this.held.deadline;
+    return this.phase === 'leader' && this.held !== undefined && this.host.clock.now() < this.held.deadline;
   }
 
   private appliedSeq(): number {
@@ -277,13 +283,13 @@ export class ReplicationNode implements ReplicationPort {
   // --- the lease loop ---
 
   private loop(): void {
-    const started = performance.now();
+    const started = this.host.clock.now();
     void this.tick().catch((error: unknown) => {
       this.host.logger.warn({ err: (error as Error).message }, 'lease loop');
     }).finally(() => {
       if (this.phase === 'stopped') return;
       const every = this.held ? this.settings.timings.renew_every_ms : this.settings.watch_every_ms;
-      this.loopTimer = setTimeout(() => this.loop(), Math.max(0, every - (performance.now() - started)));
+      this.loopTimer = setTimeout(() => this.loop(), Math.max(0, every - (this.host.clock.now() - started)));
     });
   }
 
@@ -291,7 +297,7 @@ export class ReplicationNode implements ReplicationPort {
     try {
       if (this.held) await this.renew(this.held);
       else await this.watch();
-      if (performance.now() - this.lastReportAt >= this.settings.report_every_ms) await this.report();
+      if (this.host.clock.now() - this.lastReportAt >= this.settings.report_every_ms) await this.report();
     } catch (error) {
       // The lease connection is dropped and opened again on the next tick; a leader's deadline stands.
       dropClient(this.leaseClient);
@@ -309,7 +315,7 @@ export class ReplicationNode implements ReplicationPort {
 
   private async renew(held: Held): Promise<void> {
     const client = await this.leaseConnection();
-    const sentAt = performance.now();
+    const sentAt = this.host.clock.now();
     const renewed = await renewLease(client, held.term, this.incarnation, this.settings.timings.lease_ms);
     if (held !== this.held) return;
     if (!renewed) {
@@ -329,7 +335,7 @@ export class ReplicationNode implements ReplicationPort {
     const candidate = { lease, database_now_ms: lease.database_now_ms, applied_seq: runtime.log.appendedSeq, log_end_seq: tail.groupEndSeq };
     if (!mayTakeLease(candidate)) return;
     const epoch = this.epoch;
-    const sentAt = performance.now();
+    const sentAt = this.host.clock.now();
     const term = await takeLease(client, lease.term, { holder: this.incarnation, name: this.settings.node_name, url: this.settings.advertise_url }, this.settings.timings.lease_ms);
     if (term === undefined) return;
     if (epoch !== this.epoch || this.phase !== 'standby') {
@@ -348,9 +354,15 @@ export class ReplicationNode implements ReplicationPort {
   private armDeadline(held: Held, deadline: number): void {
     held.deadline = deadline;
     clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(() => {
-      if (this.held === held) this.stepDown(this.epoch, `the lease of term ${held.term} ran out before it could be renewed`);
-    }, Math.max(0, deadline - performance.now()));
+    // Timers run on real time and the clock may run slower (a test's skew): a timer that fires before the
+    // clock reaches the deadline is armed again for the rest.
+    const expire = (): void => {
+      if (this.held !== held) return;
+      const left = held.deadline - this.host.clock.now();
+      if (left > 0) this.deadlineTimer = setTimeout(expire, left);
+      else this.stepDown(this.epoch, `the lease of term ${held.term} ran out before it could be renewed`);
+    };
+    this.deadlineTimer = setTimeout(expire, Math.max(0, deadline - this.host.clock.now()));
   }
 
   private async report(): Promise<void> {
@@ -366,7 +378,7 @@ export class ReplicationNode implements ReplicationPort {
       lag_ms: status.lag_ms,
       url: this.settings.advertise_url,
     });
-    this.lastReportAt = performance.now();
+    this.lastReportAt = this.host.clock.now();
   }
 
   // --- taking the lead ---

@@ -13,6 +13,7 @@ import { NodeRefusal } from '../http/ports/node-refusal.js';
 import { ReplicationNode } from '../replication/replication-node.js';
 import { replicationSettings } from '../replication/replication-settings.js';
 import { LedgerRuntime } from '../runtime/ledger-runtime.js';
+import { monotonicClock } from '../runtime/system-clock.js';
 import type { FolioConfig } from './config.js';
 import { startLedgerHttp } from './ledger-http.js';
 import { nodeInspector } from './node-inspector.js';
@@ -57,6 +58,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
       await http.unavailable(refusal);
     },
     logger,
+    clock: monotonicClock,
     fatal: (error) => {
       logger.fatal({ err: error.message }, 'this node cannot join its replication group; stopping');
       logger.flush();

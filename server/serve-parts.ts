@@ -12,6 +12,7 @@ import { AddressConnections } from '../http/server/address-connections.js';
 import { HistoryProgress } from '../index/history-progress.js';
 import { historyDirIn } from '../index/history-store.js';
 import type { RuntimeOptions } from '../runtime/ledger-runtime.js';
+import { testClockFile } from '../runtime/system-clock.js';
 import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
 import type { LedgerHttpOptions } from './ledger-http.js';
 import { FOLIO_VERSION } from './version.js';
@@ -108,6 +109,8 @@ export function warnAboutSettings(config: FolioConfig, logger: pino.Logger): voi
   }
   const warning = exposureWarning(config.server.host, config.server.secret_key);
   if (warning) logger.warn({ host: config.server.host }, warning);
+  const clockFile = testClockFile();
+  if (clockFile !== undefined) logger.warn({ file: clockFile }, 'test hooks on (FOLIO_TEST_HOOKS=1): this process reads its clocks through a skew file; never run so in production');
 }
 
 /** Says where the server listens (tests and control planes read the line). */

@@ -17,7 +17,7 @@ import t from 'tap';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SHARED = ['engine', 'codec', 'wire', 'threads'];
 const ADAPTERS = ['wal', 'lookups', 'http', 'hooks', 'index', 'snapshots', 'reconciliation', 'replication/postgres'];
-const TOOLS = ['bench', 'fuzz'];
+const TOOLS = ['bench', 'fuzz', 'nemesis'];
 
 /** Layers each layer's sources may import from (besides their own). */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -84,7 +84,7 @@ function importsOf(file: string): string[] {
 
 function layeredFolders(): string[] {
   const { include } = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
-  // The benches and the fuzzer are tools that drive the whole server from outside: they use any layer.
+  // The benches, the fuzzer and the nemesis are tools that drive the whole server from outside: they use any layer.
   return [...include.filter((folder) => !TOOLS.includes(folder)), ...OWN_PROJECTS];
 }
 

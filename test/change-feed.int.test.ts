@@ -10,7 +10,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import t from 'tap';
 import { ReplicatedGroup, type GroupNode } from '../bench/replication/replicated-group.js';
-import { FEED_STREAMS_MAX } from '../http/routes/event-routes.js';
+import { FEED_STREAMS_MAX, STREAM_EVENTS_PER_READ } from '../http/routes/event-routes.js';
 import { call, GroupWriter, quietSeq, type Transfer } from './helpers/replication-client.js';
 import { startTestServer } from './helpers/test-server.js';
 
@@ -196,3 +196,31 @@ t.test('change streams are bounded per node', async (t) => {
   });
   t.pass('closed streams free their slots');
 });
+
+// Found by the nemesis (nemesis/checker.ts reads every node's feed from 0 once the writes have stopped):
+// a stream catching up over more than one read (STREAM_EVENTS_PER_READ changes) on a quiet ledger stopped
+// after the first read and waited for the next commit, because the client had already drained what the
+// first read wrote before the stream began to wait for 'drain'.
+for (const workers of [1, 0]) {
+  t.test(`a stream from 0 catches up over many reads with no write to wake it (${workers} workers)`, async (t) => {
+    const server = await startTestServer({}, { workers });
+    t.teardown(() => server.stop());
+    const count = STREAM_EVENTS_PER_READ * 2 + 10;
+    for (let index = 0; index < count; index += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, offset) => server.request('POST', '/transactions', {
+        description: 'test', source: '@world', destination: '@quiet', currency: 'USD', precise_amount: 5, precision: 100,
+        reference: `quiet-${index + offset}`, allow_overdraft: true, skip_queue: true,
+      })));
+    }
+    const end = (await server.request('GET', '/health')).body.applied_seq as number;
+    t.ok(end > count, `the log holds ${end} changes`);
+    const seen: number[] = [];
+    const reading = followStream(server.url, '0', ({ seq }) => {
+      seen.push(seq);
+      return seq < end;
+    });
+    const timedOut = await Promise.race([reading.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 30_000))]);
+    t.notOk(timedOut, `the stream reached seq ${end} with no further write (it stopped at ${seen.at(-1)})`);
+    t.same(seen, Array.from({ length: end }, (_, index) => index + 1), 'every change once, in order');
+  });
+}

@@ -17,7 +17,7 @@ import t from 'tap';
 import { ReplicatedGroup, type GroupNode } from '../bench/replication/replicated-group.js';
 import { termsInLog } from '../replication/postgres/postgres-log-store.js';
 import { auditLedger, call, GroupWriter, quietSeq, stateHashes, type Transfer } from './helpers/replication-client.js';
-import { TcpRelay } from './helpers/tcp-relay.js';
+import { TcpRelay } from '../bench/replication/tcp-relay.js';
 
 let references = 0;
 function transfer(source: string, destination: string, amount: number): Transfer {

@@ -28,6 +28,7 @@ import { NodeRefusal } from '../http/ports/node-refusal.js';
 import type { ReplicationPort, ReplicationStatus, WriteTarget } from '../http/ports/replication-port.js';
 import { BatchBytes, outcomeWith } from './channel-codec.js';
 import { CALLABLE, NO_ANSWER, type SharedSeqs, type Answer, type Call, type CallArgs, type CallMethod, type CallTarget, type CallValue, type CrossingError, type EngineState, type RemotePort, type ToEngine, type ToWorker } from './engine-channel.js';
+import { monotonicClock } from '../runtime/system-clock.js';
 
 /**
  * Seqs whose generation a worker remembers until their wait (writes in flight in one worker are far
@@ -471,7 +472,7 @@ export function remoteReplication(client: EngineClient): ReplicationPort {
       const replication = client.state.replication;
       if (!replication) return { kind: 'none' };
       const { writeTarget, leadingUntilMs } = replication;
-      if (writeTarget.kind === 'here' && !(leadingUntilMs !== undefined && performance.timeOrigin + performance.now() < leadingUntilMs)) return { kind: 'none' };
+      if (writeTarget.kind === 'here' && !(leadingUntilMs !== undefined && performance.timeOrigin + monotonicClock.now() < leadingUntilMs)) return { kind: 'none' };
       return writeTarget;
     },
   };

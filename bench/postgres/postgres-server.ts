@@ -69,6 +69,16 @@ export interface RunningPostgres {
   version: string;
   /** Fast shutdown (SIGINT: sessions are ended, nothing is lost), then the temp dir is removed. */
   stop(): Promise<void>;
+  /**
+   * Stops the server and keeps its files, to be started again by `restart()`: `fast` (SIGINT: sessions
+   * ended, a clean checkpoint) or `immediate` (SIGQUIT: no checkpoint, crash recovery at the next start).
+   * For fault-injection runs (nemesis/).
+   */
+  halt(mode: 'fast' | 'immediate'): Promise<void>;
+  /** Starts the server again on the same files and port, after `halt()`. */
+  restart(): Promise<void>;
+  /** Whether the server is running (not halted). */
+  running(): boolean;
 }
 
 /** The user and group the server runs as: this process's own, or an unprivileged one when it is root. */
@@ -139,9 +149,9 @@ async function connectWhenReady(connection: PostgresConnection, child: Child): P
   }
 }
 
-async function stopServer(child: Child): Promise<void> {
+async function stopServer(child: Child, signal: 'SIGINT' | 'SIGQUIT' = 'SIGINT'): Promise<void> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  child.process.kill('SIGINT');
+  child.process.kill(signal);
   const timer = setTimeout(() => child.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
   await child.exited;
   clearTimeout(timer);
@@ -155,8 +165,15 @@ interface Launch {
   settings: Record<string, string>;
 }
 
-async function launch({ bin, dataDir, connection, owner, settings: chosen }: Launch): Promise<RunningPostgres> {
-  const port = await freePort();
+interface Launched {
+  child: Child;
+  url: string;
+  connection: PostgresConnection;
+  version: string;
+}
+
+async function launch({ bin, dataDir, connection, owner, settings: chosen }: Launch, atPort?: number): Promise<Launched> {
+  const port = atPort ?? await freePort();
   const settings = Object.entries(chosen).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
   const child = spawnChild(bin.postgres, ['-D', dataDir, '-p', String(port), ...settings], {
     ...owner, cwd: path.dirname(dataDir), env: { ...process.env, LC_ALL: 'C' },
@@ -165,7 +182,7 @@ async function launch({ bin, dataDir, connection, owner, settings: chosen }: Lau
   const full = { ...connection, port };
   try {
     const version = await connectWhenReady(full, child);
-    return { url: urlOf(full), connection: full, pid: child.pid, version, stop: () => stopServer(child) };
+    return { child, url: urlOf(full), connection: full, version };
   } catch (error) {
     await stopServer(child);
     throw error;
@@ -189,22 +206,38 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
     const password = crypto.randomBytes(18).toString('base64url');
     initdb(bin, dataDir, password, owner);
     const connection = { host: '127.0.0.1', user: USER, password, database: DATABASE };
-    let server: RunningPostgres | undefined;
+    const how: Launch = { bin, dataDir, connection, owner, settings };
+    let server: Launched | undefined;
     for (let attempt = 1; server === undefined; attempt += 1) {
       try {
-        server = await launch({ bin, dataDir, connection, owner, settings });
+        server = await launch(how);
       } catch (error) {
         // Another process may have taken the port between freePort() and the server's bind.
         if (attempt >= 3 || !/could not bind|Address already in use/.test((error as Error).message)) throw error;
       }
     }
-    const running = server;
+    const first: Launched = server;
+    let current: Launched | undefined = first;
+    const { url, connection: full, version } = first;
     return {
-      ...running,
+      url, connection: full, version,
+      get pid() {
+        return (current ?? first).child.pid;
+      },
       async stop() {
-        await running.stop();
+        if (current) await stopServer(current.child);
+        current = undefined;
         removeTempDir(root);
       },
+      async halt(mode) {
+        if (current) await stopServer(current.child, mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
+        current = undefined;
+      },
+      async restart() {
+        if (current) throw new Error('postgres is running');
+        current = await launch(how, full.port);
+      },
+      running: () => current !== undefined,
     };
   } catch (error) {
     removeTempDir(root);

@@ -38,6 +38,10 @@ export interface GroupNode {
   stderr: string;
   /** The database URL this node is given (a relay's, for a test that cuts it off). */
   postgresUrl: string;
+  /** A port kept across restarts (clients and redirects keep working); 0 or absent: a new one each start. */
+  port?: number;
+  /** Environment for this node only, over the group's. */
+  env?: Record<string, string>;
 }
 
 export interface GroupOptions {
@@ -89,10 +93,10 @@ export class ReplicatedGroup {
     const child = spawnChild(process.execPath, [...NODE_FLAGS, CLI, 'serve'], {
       env: {
         ...process.env,
-        FOLIO_PORT: '0', FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: node.dataDir, FOLIO_LOG_LEVEL: 'warn',
+        FOLIO_PORT: String(node.port ?? 0), FOLIO_HOST: '127.0.0.1', FOLIO_DATA_DIR: node.dataDir, FOLIO_LOG_LEVEL: 'warn',
         FOLIO_REPLICATION_URL: node.postgresUrl, FOLIO_NODE_NAME: node.name, FOLIO_HOOK_SEAL_KEY: this.sealKey,
         ...(this.options.leaseMs ? { FOLIO_REPLICATION_LEASE_MS: String(this.options.leaseMs) } : {}),
-        ...this.options.env, ...env,
+        ...this.options.env, ...node.env, ...env,
       },
     });
     child.process.stderr?.on('data', (chunk: Buffer) => {

@@ -293,8 +293,10 @@ function openStream(ctx: Koa.Context, feed: ChangeFeedPort, turns: ReadTurns, af
           if (!read) return;
           if (read.count === 0) break;
           cursor = read.lastSeq;
-          // The client has not taken what was written: wait for it before the next read.
-          if (full) await drained(stream);
+          // The client has not taken what was written: wait for it before the next read. It may have taken
+          // it all already (the 'drain' went out before this await): then waiting would wait for a write
+          // that never comes, on a quiet ledger for ever.
+          if (full && stream.writableNeedDrain) await drained(stream);
         }
       } while (again);
     } catch {

@@ -2,7 +2,9 @@
 // network partition does: `pause()` stops every byte in both directions without closing anything (what
 // is sent meanwhile is held, new connections are accepted and held too), and `resume()` delivers what
 // was held, in order, and goes on. So a query a node sent into the partition reaches the database late,
-// after the node has given up on it: exactly what fencing must refuse.
+// after the node has given up on it: exactly what fencing must refuse. `reset()` ends a cut the other
+// way: every connection is closed on both sides and what was held is dropped, as when a partition lasts
+// long enough for the peers' TCP to give up.
 
 import net from 'node:net';
 
@@ -13,6 +15,8 @@ interface Pair {
   toClient: Buffer[];
   clientEnded: boolean;
   upstreamEnded: boolean;
+  /** Closed by reset(): nothing more is forwarded either way. */
+  dropped?: boolean;
 }
 
 export class TcpRelay {
@@ -48,6 +52,19 @@ export class TcpRelay {
   resume(): void {
     this.paused = false;
     for (const pair of this.pairs) this.flush(pair);
+  }
+
+  /** Drops what is held, closes every connection on both sides, and forwards again. */
+  reset(): void {
+    for (const pair of this.pairs) {
+      pair.dropped = true;
+      pair.toUpstream.length = 0;
+      pair.toClient.length = 0;
+      pair.client.destroy();
+      pair.upstream?.destroy();
+    }
+    this.pairs.clear();
+    this.paused = false;
   }
 
   async close(): Promise<void> {
@@ -94,7 +111,7 @@ export class TcpRelay {
 
   /** Delivers what is held, unless paused; passes an end on once everything before it is delivered. */
   private flush(pair: Pair): void {
-    if (this.paused) return;
+    if (this.paused || pair.dropped) return;
     if (!pair.upstream) this.connectUpstream(pair);
     const upstream = pair.upstream as net.Socket;
     if (!upstream.connecting && !upstream.destroyed) {
