@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
  * left with one of them alone at the end; the rest follow in name order.
  */
 const SLOW_FIRST = [
-  'cloud-upgrade.int.test.ts', 'snapshot-crash.sim.test.ts', 'snapshot-startup.int.test.ts', 'snapshot-restore.int.test.ts', 'wal-replay.int.test.ts',
+  'nemesis.sim.test.ts', 'cloud-upgrade.int.test.ts', 'snapshot-crash.sim.test.ts', 'snapshot-startup.int.test.ts', 'snapshot-restore.int.test.ts', 'wal-replay.int.test.ts',
   'auth.int.test.ts', 'hook-delivery.int.test.ts', 'index-crash.sim.test.ts', 'snapshot-cli.int.test.ts', 'search.int.test.ts',
   'crash.int.test.ts', 'http-errors.int.test.ts',
 ];
