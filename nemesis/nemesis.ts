@@ -9,9 +9,9 @@
 // run it; docs/operations.md says what a seed fixes and what it does not.
 
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from '../bench/postgres/postgres-server.js';
 import { ReplicatedGroup } from '../bench/replication/replicated-group.js';
 import { makeTempDir } from '../bench/resources.js';
 import { TcpRelay } from '../bench/replication/tcp-relay.js';
@@ -85,16 +85,6 @@ const TERM_TRIGGER = [
   `CREATE TRIGGER nemesis_term_taken AFTER UPDATE ON folio_lease FOR EACH ROW EXECUTE FUNCTION nemesis_term_taken()`,
 ];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -11,8 +11,7 @@
 // Each client draws from its own seeded source: the seed fixes what each client tries, in which order;
 // the answers it gets (and so the holds it may act on) depend on the run.
 
-import { parseJsonExact } from '../http/schemas/lossless-json.js';
-import { jsonWithBigInts } from '../bench/replication/group-client.js';
+import { call, type Answer } from '../bench/replication/group-client.js';
 import type { Attempt, History, ReadOp, WriteKind, WriteOp } from './history.js';
 import { Seeded } from './seeded.js';
 
@@ -41,30 +40,6 @@ const READ_TIMEOUT_MS = 8_000;
 const READABLE_KEPT = 64;
 const OP_WEIGHTS = { transfer: 34, bulk: 8, hold: 16, act: 16, probe: 3, refund: 8, read: 15 } as const;
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-/** One exchange, redirects not followed, exact bigints both ways; throws when no answer comes. */
-async function exchange(url: string, method: string, route: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<Answer> {
-  const response = await fetch(url + route, {
-    method,
-    redirect: 'manual',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : jsonWithBigInts(body),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : parseJsonExact(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: response.status, headers: response.headers, body: parsed };
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -184,7 +159,7 @@ class Client {
       const attempt: Attempt = { node: this.workload.nodes.nameOf(url), sent_at: performance.now(), answered_at: 0, status: 0 };
       let answer: Answer;
       try {
-        answer = await exchange(url, method, route, body, timeoutMs);
+        answer = await call(url, method, route, body, {}, timeoutMs);
       } catch (error) {
         attempt.answered_at = performance.now();
         attempt.code = (error as Error).name === 'TimeoutError' ? 'timeout' : 'no answer';
@@ -231,7 +206,7 @@ class Client {
     const url = this.random.pick(this.workload.nodes.urls());
     const read: ReadOp = { client: this.index, node: this.workload.nodes.nameOf(url), transaction_id: written.transaction_id, seq: written.seq, status: 0 };
     try {
-      const answer = await exchange(url, 'GET', `/transactions/${written.transaction_id}`, undefined, READ_TIMEOUT_MS, { 'X-Folio-Seq': String(written.seq) });
+      const answer = await call(url, 'GET', `/transactions/${written.transaction_id}`, undefined, { 'X-Folio-Seq': String(written.seq) }, READ_TIMEOUT_MS);
       read.status = answer.status;
       const code = answer.body?.error_detail?.code;
       if (typeof code === 'string') read.code = code;

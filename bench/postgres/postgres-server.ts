@@ -97,7 +97,7 @@ function runAs(): ServerUser | undefined {
 }
 
 /** A port free on 127.0.0.1 right now; the server is started on it at once (a lost race is retried). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

@@ -13,13 +13,13 @@ export interface Answer {
 }
 
 /** One HTTP exchange, redirects not followed; bigints exact both ways. */
-export async function call(url: string, method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function call(url: string, method: string, route: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<Answer> {
   const response = await fetch(url + route, {
     method,
     redirect: 'manual',
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : jsonWithBigInts(body),
-    signal: AbortSignal.timeout(30_000),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await response.text();
   let parsed: unknown;

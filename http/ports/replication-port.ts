@@ -3,6 +3,9 @@
 // port, and answers as the single node it is (`role: 'single'`).
 
 import type { Result } from '../../engine/result.js';
+import type { ReplicationGroupView } from '../../wire/replication-group-view.js';
+
+export type { ReplicationGroupView };
 
 export type ReplicationRole = 'leader' | 'standby' | 'single';
 
@@ -41,23 +44,6 @@ export interface ReplicationInspection extends ReplicationStatus {
   group?: ReplicationGroupView;
   /** Why `group` is missing although it was asked for (PostgreSQL could not be read just now). */
   group_error?: string;
-}
-
-/** Every node of the group as it last reported itself, the lease and the end of the group's log. */
-export interface ReplicationGroupView {
-  lease: { term: number; holder: string; url: string; expires_in_ms: number };
-  log_end_seq: number;
-  nodes: Array<{
-    name: string;
-    role: string;
-    term: number;
-    applied_seq: number;
-    behind_events: number;
-    lag_ms: number | null;
-    url: string;
-    reported_ms_ago: number;
-    silent: boolean;
-  }>;
 }
 
 export interface InspectOptions {

@@ -7,25 +7,13 @@
 import { readLease, readNodes } from './lease-store.js';
 import type { PostgresClient } from './postgres-client.js';
 import { logEnd } from './postgres-log-store.js';
+import type { ReplicationGroupView } from '../../wire/replication-group-view.js';
 
 /** A report older than this: the node is shown as silent. */
 export const REPORT_STALE_MS = 5_000;
 
-export interface GroupStatus {
-  lease: { term: number; holder: string; url: string; expires_in_ms: number };
-  log_end_seq: number;
-  nodes: Array<{
-    name: string;
-    role: string;
-    term: number;
-    applied_seq: number;
-    behind_events: number;
-    lag_ms: number | null;
-    url: string;
-    reported_ms_ago: number;
-    silent: boolean;
-  }>;
-}
+/** The group's view (wire/replication-group-view.ts), as read here. */
+export type GroupStatus = ReplicationGroupView;
 
 export async function readGroupStatus(client: PostgresClient): Promise<GroupStatus> {
   const lease = await readLease(client);
