@@ -4,7 +4,7 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import { pageQuerySchema } from '../schemas/common-schemas.js';
+import { coercedPageQuerySchema } from '../schemas/common-schemas.js';
 import { rejectionsOf } from '../../engine/operations.js';
 import type { LedgerCore } from '../ports/ledger-core.js';
 import { balanceProjectionView, projectionView } from '../views/projection-view.js';
@@ -110,9 +110,9 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 201, body, seq);
   });
 
-  describeRoute(router, 'GET /transactions', { tag: 'Transactions', summary: 'List transactions, newest first', query: pageQuerySchema, answers: answers(200, 'A page of transactions', z.array(transactionJsonSchema), [EXAMPLES.transaction]) });
+  describeRoute(router, 'GET /transactions', { tag: 'Transactions', summary: 'List transactions, newest first', query: coercedPageQuerySchema, answers: answers(200, 'A page of transactions', z.array(transactionJsonSchema), [EXAMPLES.transaction]) });
   router.get('/transactions', async (ctx) => {
-    const page = validate(pageQuerySchema, ctx.query);
+    const page = validate(coercedPageQuerySchema, ctx.query);
     if (await answeredFilteredList(ctx, core, 'transactions', page)) return;
     await respond(ctx, core, 200, transactionListJson(await core.listTransactions(page.offset, page.limit)));
   });
