@@ -180,14 +180,16 @@ t.test('list paging: default 20, max 100, offset, newest first, no overlap or ga
       const hundred = await server.request('GET', `${route}?limit=100`);
       t.equal(hundred.status, 200);
       t.ok(hundred.body.length <= 100);
-      // A limit that is not a whole number from 1 to 100 means the default page, as in Blnk
-      // (api/api_coverage_test.go "Bad limit coerced"); a bad offset is refused (its "Invalid offset").
-      for (const query of ['limit=101', 'limit=0', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=1&limit=2']) {
+      // A limit over the maximum means the default page; one that is not a whole number of at least 1
+      // is refused, as Blnk refuses it here (api/api_coverage_test.go "Invalid limit" on /balances,
+      // api/ledger.go GetAllLedgers), and so is a bad offset (its "Invalid offset").
+      for (const query of ['limit=101', 'limit=%2B3000']) {
         const page = await server.request('GET', `${route}?${query}`);
         t.equal(page.status, 200, `${query}: the default page`);
         t.same(ids(page.body, idField), newest.slice(0, 20), `${query}: the 20 newest`);
       }
-      for (const query of ['offset=-1', 'offset=1.5', 'offset=abc']) {
+      t.same(ids((await server.request('GET', `${route}?limit=007`)).body, idField), newest.slice(0, 7), 'limit=007 is 7');
+      for (const query of ['limit=0', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=', 'limit=1&limit=2', 'offset=-1', 'offset=1.5', 'offset=abc']) {
         expectError(t, await server.request('GET', `${route}?${query}`), 400, 'GEN_VALIDATION_ERROR', query);
       }
     });

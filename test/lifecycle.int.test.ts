@@ -539,6 +539,14 @@ t.test('dry runs', async (t) => {
       t.match(queued.body, { cumulative: false, atomic: false, would_apply: true }, 'queued: each item on its own against the balances now');
       t.equal(queued.body.balances, undefined, 'no combined effect without an order');
       t.ok(queued.body.notes.length > 0, 'a note says how it was projected');
+      // A repeated reference is named in a note, queued or decided at once.
+      const twice = [{ ...items[0], reference: 'dry-twice' }, { ...items[1], reference: 'dry-twice' }];
+      for (const skip_queue of [false, true]) {
+        const repeated = await api.post('/transactions/bulk', { transactions: twice, skip_queue, dry_run: true });
+        t.equal(repeated.status, 200);
+        t.match(repeated.body, { cumulative: skip_queue, would_apply: false });
+        t.ok(repeated.body.notes.some((note: string) => note.includes('reference dry-twice of item 1 repeats item 0')), `skip_queue ${skip_queue}: a note names the repeated reference`);
+      }
     });
   });
 

@@ -470,3 +470,19 @@ t.test('closing the server during a rebuild stops it cleanly', async (t) => {
   t.notOk(fs.existsSync(path.join(server.dataDir, 'index.sqlite.rebuild')), 'the half-built file is removed');
   t.ok(fs.existsSync(path.join(server.dataDir, 'index.sqlite')), 'the live index stays');
 });
+
+t.test('POST /search/reindex takes a malformed body as Blnk does (api/reindex.go StartReindex)', async (t) => {
+  const dataDir = tempDataDir('folio-reindex-body');
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startTestServer({ dataDir });
+  t.teardown(() => server.stop());
+  const send = (body: string, type = 'application/json') =>
+    fetch(`${server.url}/search/reindex`, { method: 'POST', headers: { 'content-type': type }, body });
+  const malformed = await send('{"batch_size": ');
+  t.equal(malformed.status, 202, 'a malformed body is ignored: the rebuild starts with its defaults');
+  t.match(await malformed.json(), { status: 'in_progress' });
+  const plain = await send('{}', 'text/plain');
+  t.equal(plain.status, 415, 'a body that does not say it is JSON is still refused (a cross-site form cannot start a rebuild)');
+  const ledger = await fetch(`${server.url}/ledgers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' });
+  t.equal(ledger.status, 400, 'other routes still refuse a malformed body');
+});

@@ -331,12 +331,11 @@ t.test('GET /transactions: newest first, paged without overlap or gaps across me
   t.equal((await server.request('GET', '/transactions?limit=100')).body.length, created.length);
   const statuses = new Set((await server.request('GET', '/transactions?limit=100')).body.map((item: any) => item.status));
   t.notOk(statuses.has('QUEUED'), 'queued ones are listed with their final status once decided');
-  // A limit that is not a whole number from 1 to 100 means the default page of 20, as in Blnk; a bad
-  // offset is refused.
-  for (const query of ['limit=101', 'limit=0', 'limit=x']) {
+  // Nothing in the page is refused here, as in Blnk's GetAllTransactions (api/transactions.go): a limit
+  // that is not a whole number from 1 to 100 means the default page of 20, a bad offset the start.
+  for (const query of ['limit=101', 'limit=0', 'limit=x', 'offset=-1', 'offset=abc', 'limit=abc&offset=-5', 'offset=99999999999999999999']) {
     const page = await server.request('GET', `/transactions?${query}`);
     t.equal(page.status, 200, `${query}: the default page`);
     t.same(page.body.map((item: any) => item.transaction_id), newest.slice(0, 20), `${query}: the 20 newest`);
   }
-  expectError(t, await server.request('GET', '/transactions?offset=-1'), 400, 'GEN_VALIDATION_ERROR', 'offset=-1');
 });

@@ -64,6 +64,11 @@ export interface JsonBodyOptions {
   inFlight?: BodyBytesInFlight;
   /** The route reads multipart uploads itself (countedBody): a multipart body is left to it. */
   multipart?: boolean;
+  /**
+   * The route takes no body (Blnk's reads an optional one and ignores it when it is not valid JSON):
+   * the bytes are read and counted as any body's, but not parsed, so a malformed one is no error.
+   */
+  unparsed?: boolean;
 }
 
 /** Whether a request carries a body this reader reads: a POST, PUT or PATCH that says it has one. */
@@ -89,10 +94,11 @@ export function jsonBody(options: JsonBodyOptions = {}): Koa.Middleware {
       const chunks: Buffer[] = [];
       let length = 0;
       await pumpBody(ctx.req, bytesMax, hold, (chunk) => {
+        if (options.unparsed) return;
         chunks.push(chunk);
         length += chunk.length;
       });
-      (ctx.request as { body?: unknown }).body = length === 0 ? undefined : jsonOf(Buffer.concat(chunks, length));
+      (ctx.request as { body?: unknown }).body = length === 0 || options.unparsed ? undefined : jsonOf(Buffer.concat(chunks, length));
       return await next();
     } finally {
       hold.release();

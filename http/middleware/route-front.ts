@@ -43,6 +43,13 @@ export interface RouteFrontOptions {
   uploadRoutes?: ReadonlySet<string>;
 }
 
+/**
+ * POST routes whose body is read (and counted) but never parsed: Blnk's handler binds an optional body
+ * and carries on with its defaults when it is malformed (api/reindex.go StartReindex), and Folio's takes
+ * no parameters, so a malformed body is accepted there as Blnk accepts it.
+ */
+const UNPARSED_BODY_ROUTES: ReadonlySet<string> = new Set(['/search/reindex']);
+
 /** The steps in front of one route and method, as one middleware. */
 function inOrder(steps: readonly Koa.Middleware[]): Koa.Middleware {
   return (ctx, next) => {
@@ -112,7 +119,7 @@ export class RouteFront {
       steps.push(this.backpressure);
     }
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
-      steps.push(jsonBody({ bodyBytesMax: this.options.bodyBytesMax, inFlight: this.options.bodyBytesInFlight, multipart: this.options.uploadRoutes?.has(pattern) }));
+      steps.push(jsonBody({ bodyBytesMax: this.options.bodyBytesMax, inFlight: this.options.bodyBytesInFlight, multipart: this.options.uploadRoutes?.has(pattern), unparsed: method === 'POST' && UNPARSED_BODY_ROUTES.has(pattern) }));
     }
     if (marksGeneratedBy(method, pattern)) steps.push(this.mark);
     return steps;

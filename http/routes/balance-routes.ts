@@ -6,7 +6,7 @@ import { foldedBalance } from './balance-history-routes.js';
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../api-error.js';
-import { IDENTIFIER_LENGTH_MAX, pageQuerySchema } from '../schemas/common-schemas.js';
+import { IDENTIFIER_LENGTH_MAX, strictPageQuerySchema } from '../schemas/common-schemas.js';
 import { createBalanceSchema } from '../schemas/ledger-schemas.js';
 import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
@@ -77,9 +77,9 @@ export function balanceRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 201, balanceView(value), seq);
   });
 
-  describeRoute(router, 'GET /balances', { tag: 'Balances', summary: 'List balances, newest first', query: pageQuerySchema, answers: answers(200, 'A page of balances', z.array(balanceJsonSchema), [EXAMPLES.balance]) });
+  describeRoute(router, 'GET /balances', { tag: 'Balances', summary: 'List balances, newest first', query: strictPageQuerySchema, answers: answers(200, 'A page of balances', z.array(balanceJsonSchema), [EXAMPLES.balance]) });
   router.get('/balances', async (ctx) => {
-    const page = validate(pageQuerySchema, ctx.query);
+    const page = validate(strictPageQuerySchema, ctx.query);
     if (await answeredFilteredList(ctx, core, 'balances', page)) return;
     const balances = await core.view.balances(page);
     await respond(ctx, core, 200, balances.map(balanceView));

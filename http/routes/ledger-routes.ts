@@ -6,7 +6,7 @@ import { EXAMPLES } from '../openapi/examples.js';
 import { answers, describeRoute } from '../openapi/route-docs.js';
 import { ledgerJsonSchema } from '../../wire/views.js';
 import { ApiError } from '../api-error.js';
-import { pageQuerySchema } from '../schemas/common-schemas.js';
+import { strictPageQuerySchema } from '../schemas/common-schemas.js';
 import { createLedgerSchema, updateLedgerSchema } from '../schemas/ledger-schemas.js';
 import type { LedgerCore } from '../ports/ledger-core.js';
 import { accepted, respond } from '../respond.js';
@@ -26,9 +26,9 @@ export function ledgerRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 201, ledgerView(value), seq);
   });
 
-  describeRoute(router, 'GET /ledgers', { tag: 'Ledgers', summary: 'List ledgers, newest first', query: pageQuerySchema, answers: answers(200, 'A page of ledgers', z.array(ledgerJsonSchema), [EXAMPLES.ledger]) });
+  describeRoute(router, 'GET /ledgers', { tag: 'Ledgers', summary: 'List ledgers, newest first', query: strictPageQuerySchema, answers: answers(200, 'A page of ledgers', z.array(ledgerJsonSchema), [EXAMPLES.ledger]) });
   router.get('/ledgers', async (ctx) => {
-    const page = validate(pageQuerySchema, ctx.query);
+    const page = validate(strictPageQuerySchema, ctx.query);
     if (await answeredFilteredList(ctx, core, 'ledgers', page)) return;
     const ledgers = await core.view.ledgers(page);
     await respond(ctx, core, 200, ledgers.map(ledgerView));

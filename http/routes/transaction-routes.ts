@@ -4,7 +4,7 @@
 
 import type { Router } from '@koa/router';
 import { ApiError } from '../api-error.js';
-import { pageQuerySchema } from '../schemas/common-schemas.js';
+import { coercedPageQuerySchema } from '../schemas/common-schemas.js';
 import { rejectionsOf } from '../../engine/operations.js';
 import type { LedgerCore } from '../ports/ledger-core.js';
 import { balanceProjectionView, projectionView } from '../views/projection-view.js';
@@ -110,9 +110,9 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     await respond(ctx, core, 201, body, seq);
   });
 
-  describeRoute(router, 'GET /transactions', { tag: 'Transactions', summary: 'List transactions, newest first', query: pageQuerySchema, answers: answers(200, 'A page of transactions', z.array(transactionJsonSchema), [EXAMPLES.transaction]) });
+  describeRoute(router, 'GET /transactions', { tag: 'Transactions', summary: 'List transactions, newest first', query: coercedPageQuerySchema, answers: answers(200, 'A page of transactions', z.array(transactionJsonSchema), [EXAMPLES.transaction]) });
   router.get('/transactions', async (ctx) => {
-    const page = validate(pageQuerySchema, ctx.query);
+    const page = validate(coercedPageQuerySchema, ctx.query);
     if (await answeredFilteredList(ctx, core, 'transactions', page)) return;
     await respond(ctx, core, 200, transactionListJson(await core.listTransactions(page.offset, page.limit)));
   });
@@ -145,6 +145,19 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
   });
 }
 
+/** A note per item whose reference an earlier item of the batch already uses (Blnk's dry run names them). */
+function repeatedReferenceNotes(items: readonly { reference: string }[]): string[] {
+  const firstAt = new Map<string, number>();
+  const notes: string[] = [];
+  items.forEach((item, index) => {
+    if (item.reference === '') return;
+    const first = firstAt.get(item.reference);
+    if (first === undefined) firstAt.set(item.reference, index);
+    else notes.push(`reference ${item.reference} of item ${index} repeats item ${first}'s: only the first can be recorded`);
+  });
+  return notes;
+}
+
 /**
  * A bulk dry run as Blnk answers it: a projection per item, whether the items were projected against
  * each other (`cumulative`) and, when they were, the batch's combined effect on each balance. Items
@@ -171,6 +184,7 @@ async function bulkPreview(core: LedgerCore, command: BulkCommand, runAsync: boo
       projections.push(repeated ? { operation: 'create', would_apply: false, rejection: reject('TXN_DUPLICATE_REFERENCE', `reference ${item.reference} is used by an earlier item of this batch`), balances: [] } : await projected(core, item));
     }
   }
+  notes.push(...repeatedReferenceNotes(items));
   const failedIndex = projections.findIndex((projection) => !projection.would_apply);
   if (command.atomic) notes.push('atomic: nothing of the batch is recorded when any item fails');
   else if (cumulative && failedIndex >= 0) notes.push(`the batch stops at its first failing item (${failedIndex}); the items before it are recorded, the ones after it are not`);

@@ -113,3 +113,28 @@ export const pageQuerySchema = z.object({
   limit: pageLimit,
   offset: nonNegativeInteger(0, Number.MAX_SAFE_INTEGER),
 });
+
+/**
+ * The page of `GET /ledgers` and `GET /balances`, read as Blnk's GetAllLedgers and GetAllBalances read
+ * it: a `limit` that is not a whole number of at least 1 (`abc`, `0`, `-1`, `1.5`) is refused, as a
+ * bad offset is; one over the maximum still means the default page (Blnk has no maximum; ours bounds
+ * the work of one request).
+ */
+export const strictPageQuerySchema = z.object({
+  limit: z.string().regex(/^\+?0*[1-9]\d{0,15}$/, 'limit must be a whole number of at least 1').optional()
+    .transform((value) => (value !== undefined && Number(value) <= LIST_LIMIT_MAX ? Number(value) : LIST_LIMIT_DEFAULT)),
+  offset: nonNegativeInteger(0, Number.MAX_SAFE_INTEGER),
+});
+
+/**
+ * The page of `GET /transactions`, read as Blnk's GetAllTransactions reads it: nothing is refused; a
+ * bad `limit` means the default page and a bad `offset` (negative, not a number, past the largest safe
+ * integer) means the start.
+ */
+export const coercedPageQuerySchema = z.object({
+  limit: pageLimit,
+  offset: z.any().optional().transform((value: unknown) => {
+    const offset = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+    return Number.isSafeInteger(offset) ? offset : 0;
+  }),
+});

@@ -54,9 +54,11 @@ export function resolveAmount(
   options: { allowZero?: boolean; required?: boolean; precision?: bigint } = {},
 ): ExactAmount {
   const fail = (field: string, message: string, code: ValidationCode = 'TXN_VALIDATION_ERROR'): ExactAmount => refuse({ code, field, message });
+  // A precision of 0 is Go's zero value, which Blnk reads as absent: the default 1 (model/model.go
+  // ApplyPrecision, its model/precision_edge_test.go "zero precision defaults to 1").
   const precision = options.precision !== undefined
     ? { ok: true as const, value: options.precision }
-    : input.precision === undefined ? { ok: true as const, value: 1n } : parsePrecision(input.precision);
+    : input.precision === undefined || isZero(input.precision) ? { ok: true as const, value: 1n } : parsePrecision(input.precision);
   if (!precision.ok) {
     return fractional(input.precision)
       ? fail('precision', 'precision must be an integer value', 'TXN_PRECISION_NOT_INTEGER')
@@ -64,7 +66,10 @@ export function resolveAmount(
   }
   const allowZero = options.allowZero === true;
   const fromPrecise = input.precise_amount === undefined ? undefined : parsePreciseAmount(input.precise_amount, { allowZero });
-  const fromAmount = input.amount === undefined ? undefined : amountToPrecise(input.amount, precision.value, { allowZero });
+  // `amount: 0` beside a `precise_amount` is likewise Go's zero value: Blnk never sees it, and the
+  // precise amount alone counts (ApplyPrecision honours a positive precise amount).
+  const amountAbsent = input.amount === undefined || (input.precise_amount !== undefined && zeroDecimal(input.amount));
+  const fromAmount = amountAbsent ? undefined : amountToPrecise(input.amount, precision.value, { allowZero });
   if (fromPrecise && !fromPrecise.ok) {
     return fail('precise_amount', fromPrecise.rejection.message, isZero(input.precise_amount) ? 'TXN_INVALID_AMOUNT' : undefined);
   }
@@ -82,6 +87,12 @@ export function resolveAmount(
 function fractional(value: unknown): boolean {
   const text = decimalTextOf(value);
   return text !== undefined && /^[0-9]*\.[0-9]*[1-9][0-9]*$/.test(text);
+}
+
+/** A decimal amount of exactly zero (`0`, `0.0`, `"0.00"`). */
+function zeroDecimal(value: unknown): boolean {
+  const text = decimalTextOf(value);
+  return text !== undefined && /^-?0+(\.0+)?$/.test(text);
 }
 
 /** An amount of exactly zero: not a malformed amount but a non-positive one (TXN_INVALID_AMOUNT). */
