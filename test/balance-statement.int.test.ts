@@ -9,9 +9,12 @@
 
 import t from 'tap';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
+import { timeText } from '../wire/views.js';
 
 const DAY = 86_400_000;
 const iso = (ms: number): string => new Date(ms).toISOString();
+/** A time as the API writes it (Go's RFC 3339: no trailing zeros in the fraction), whatever its milliseconds. */
+const shown = (ms: number): string => timeText(ms);
 
 async function created(server: TestServer, path: string, body: unknown): Promise<any> {
   const answer = await server.request('POST', path, body);
@@ -53,8 +56,8 @@ t.test('a statement: opening, movements in the order they count, closing, exact'
     opening_balance: opening, closing_balance: opening + 700n, total_credits: 1_000n, total_debits: 300n, movement_count: 2, sealed_by: null,
   });
   t.same(answer.body.movements, [
-    { transaction_id: first.transaction_id, reference: 'first', effective_date: iso(from + DAY).replace('.000Z', 'Z'), amount: 1_000n, running_balance: opening + 1_000n },
-    { transaction_id: second.transaction_id, reference: 'second', effective_date: iso(from + 2 * DAY).replace('.000Z', 'Z'), amount: -300n, running_balance: opening + 700n },
+    { transaction_id: first.transaction_id, reference: 'first', effective_date: shown(from + DAY), amount: 1_000n, running_balance: opening + 1_000n },
+    { transaction_id: second.transaction_id, reference: 'second', effective_date: shown(from + 2 * DAY), amount: -300n, running_balance: opening + 700n },
   ], 'ordered by when they count, not by when they were recorded');
   const at = await server.request('GET', `/balances/${wallet}/at?timestamp=${iso(to)}`);
   t.equal(BigInt(at.body.balance.balance), BigInt(answer.body.closing_balance), 'closing balance = the balance as of `to`');
@@ -76,9 +79,9 @@ t.test('a statement: opening, movements in the order they count, closing, exact'
   t.match(csv.headers['content-type'], /^text\/csv/);
   const rows = csv.text.trimEnd().split('\r\n');
   t.equal(rows[0], 'kind,transaction_id,reference,effective_date,amount,running_balance');
-  t.equal(rows[1], `opening,,,${iso(from).replace('.000Z', 'Z')},,${opening}`);
-  t.equal(rows[2], `movement,"${first.transaction_id}","first",${iso(from + DAY).replace('.000Z', 'Z')},1000,${opening + 1_000n}`);
-  t.equal(rows[4], `closing,,,${iso(to).replace('.000Z', 'Z')},700,${opening + 700n}`);
+  t.equal(rows[1], `opening,,,${shown(from)},,${opening}`);
+  t.equal(rows[2], `movement,"${first.transaction_id}","first",${shown(from + DAY)},1000,${opening + 1_000n}`);
+  t.equal(rows[4], `closing,,,${shown(to)},700,${opening + 700n}`);
   const accepted = await server.request('GET', `/balances/${wallet}/statement?from=${iso(from)}&to=${iso(to)}`, undefined, { accept: 'text/csv' });
   t.equal(accepted.text, csv.text, 'Accept: text/csv asks for the same');
 
