@@ -10,9 +10,10 @@
 
 import { z } from 'zod';
 import { createApiKeySchema, hookSchema, listApiKeysQuerySchema, listHooksQuerySchema } from '../http/access/access-schemas.js';
-import { pageQuerySchema } from '../http/schemas/common-schemas.js';
+import { coercedPageQuerySchema, pageQuerySchema, strictPageQuerySchema } from '../http/schemas/common-schemas.js';
+import { statementQuerySchema } from '../http/routes/statement-routes.js';
 import { createIdentitySchema, identitySchema, metadataUpdateSchema } from '../http/schemas/identity-schemas.js';
-import { createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/schemas/ledger-schemas.js';
+import { closePeriodSchema, createBalanceSchema, createLedgerSchema, updateLedgerSchema } from '../http/schemas/ledger-schemas.js';
 import { monitorSchema } from '../http/schemas/monitor-schemas.js';
 import { filterSchema, multiSearchSchema, SEARCH_PAGE_MAX, SEARCH_PER_PAGE_MAX } from '../http/schemas/query-schemas.js';
 import { fieldListSchema } from '../http/routes/identity-token-routes.js';
@@ -185,17 +186,20 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/console/:file', params: { file: { values: [...Object.keys(CONSOLE_FILES), 'index.html', 'nope.js', '..', '%2e%2e', 'main.js%00'] } }, weight: 2 },
 
   { method: 'POST', path: '/ledgers', body: createLedgerSchema, schemaSource: exported, weight: 20 },
-  { method: 'GET', path: '/ledgers', query: pageQuerySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/ledgers', query: strictPageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/ledgers/:id', params: { id: ledgerId }, weight: 5 },
   { method: 'PUT', path: '/ledgers/:id', params: { id: ledgerId }, body: updateLedgerSchema, schemaSource: exported, weight: 10 },
+  { method: 'POST', path: '/ledgers/:id/periods', params: { id: ledgerId }, body: closePeriodSchema, schemaSource: exported, weight: 3 },
+  { method: 'GET', path: '/ledgers/:id/periods', params: { id: ledgerId }, weight: 2 },
 
   { method: 'POST', path: '/balances', body: createBalanceSchema, schemaSource: exported, weight: 30 },
-  { method: 'GET', path: '/balances', query: pageQuerySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/balances', query: strictPageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id', params: { id: balanceId }, query: balanceQuerySchema, schemaSource: exported, weight: 10 },
   { method: 'GET', path: '/balances/:id/at', params: { id: balanceId }, query: atQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id/history', params: { id: balanceId }, query: historyQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'PUT', path: '/balances/:id/identity', params: { id: balanceId }, body: balanceIdentitySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/balances/:id/lineage', params: { id: balanceId }, weight: 3 },
+  { method: 'GET', path: '/balances/:id/statement', params: { id: balanceId }, query: statementQuerySchema, schemaSource: exported, weight: 3 },
   { method: 'POST', path: '/balances-snapshots', query: snapshotQuerySchema, schemaSource: exported, weight: 1 },
   {
     method: 'GET', path: '/balances/indicator/:indicator/currency/:currency',
@@ -211,7 +215,7 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
 
   { method: 'POST', path: '/transactions', body: transactionBody, query: includeBalancesQuery, schemaSource: exported, weight: 120, hints: TRANSACTION_HINTS },
   { method: 'POST', path: '/transactions/bulk', body: bulkBody, query: includeBalancesQuery, schemaSource: exported, weight: 25, hints: TRANSACTION_HINTS },
-  { method: 'GET', path: '/transactions', query: pageQuerySchema, schemaSource: exported, weight: 5 },
+  { method: 'GET', path: '/transactions', query: coercedPageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/transactions/:id', params: { id: transactionId }, weight: 10 },
   { method: 'GET', path: '/transactions/:id/lineage', params: { id: transactionId }, weight: 3 },
   { method: 'GET', path: '/transactions/reference/:reference', params: { reference: { pool: 'reference', unknownPrefix: 'ref' } }, weight: 5 },

@@ -96,6 +96,10 @@ export function statementRoutes(router: Router, core: LedgerCore): void {
       opening_balance: 10_000n, closing_balance: 7_500n, total_credits: 0n, total_debits: 2_500n, movement_count: 1,
       movements: [{ transaction_id: 'txn_0196a4c2-7e31-7a40-9c5d-3b2a1f0e9d09', reference: 'rent-april', effective_date: '2026-04-03T09:00:00Z', amount: -2_500n, running_balance: 7_500n }],
       sealed_by: null,
+    })).map((answer) => ({
+      ...answer,
+      description: 'The statement: JSON, or CSV (an opening row, a row per movement, a closing row) with format=csv or Accept: text/csv',
+      contentType: ['application/json', 'text/csv'],
     })),
     errors: ['BAL_NOT_FOUND', 'BAL_INVALID_TIMESTAMP', 'BAL_STATEMENT_TOO_LONG', 'QUEUE_BACKPRESSURE', 'GEN_VALIDATION_ERROR'],
   });
