@@ -154,6 +154,7 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   ledger_id: weighted([3, ref('ledger')], [3, fc.constant('general_ledger_id')], [1, unknownId('ldg')]),
   track_fund_lineage: fc.constantFrom(false, false, false, true),
   effective_date: time,
+  closes_at: time,
   preconditions,
   allocation_strategy: weighted([4, fc.constantFrom('FIFO', 'LIFO', 'PROPORTIONAL', ' fifo ')], [1, fc.constantFrom('', 'RANDOM')]),
   identity_id: weighted([4, ref('identity')], [1, unknownId('idt')], [1, fc.constant('')]),
