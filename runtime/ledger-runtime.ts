@@ -257,6 +257,7 @@ export class LedgerRuntime implements LedgerCore {
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
     const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, ...options.logLimits });
+    if (log.gapDropped) options.logger?.warn({ ...log.gapDropped }, 'dropped records that followed a record the disk never took (never acknowledged; wal/gap-at-end.ts)');
     if (!options.replicated) await log.sealAsSingleNode();
     const durableRecords = new DurableRecords(log);
     const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);

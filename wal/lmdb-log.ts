@@ -23,6 +23,7 @@ import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { assert } from '../engine/assert.js';
 import type { ChainPosition, EventLog } from '../engine/ports.js';
+import { dropRecordsPastGapAtEnd, type GapAtEnd } from './gap-at-end.js';
 import { LeaderSeals } from './leader-seals.js';
 import {
   checkedRecords,
@@ -155,6 +156,8 @@ export class LmdbLog implements EventLog {
   /** Opened when first needed (on the thread that opens the ledger; a reader's thread never needs it). */
   private leaderSeals: LeaderSeals | undefined;
   private readonly replicationLostListeners: Array<(error: Error) => void> = [];
+  /** Records dropped on opening because they followed a record the disk never took (gap-at-end.ts). */
+  readonly gapDropped: GapAtEnd | undefined;
 
   private constructor(options: LmdbLogOptions) {
     this.env = open({ path: options.dir, overlappingSync: true, separateFlushed: true, maxDbs: 4, mapSize: 1024 ** 3 });
@@ -165,6 +168,8 @@ export class LmdbLog implements EventLog {
     assert(this.recordsInFlightMax >= 1, 'records_in_flight_max must be at least 1');
     this.recordsReplicatingMax = options.records_replicating_max ?? this.recordsInFlightMax;
     assert(this.recordsReplicatingMax >= this.recordsInFlightMax, 'records_replicating_max must be at least records_in_flight_max');
+    // A record the disk never took may be followed by one it did (gap-at-end.ts): the log ends before it.
+    this.gapDropped = dropRecordsPastGapAtEnd(this.records);
     const last = this.lastLogRecord();
     if (last) {
       this._appendedSeq = this._durableSeq = this.sealedSeq = last.last_seq;

@@ -9,6 +9,7 @@
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { assert } from '../engine/assert.js';
+import { dropRecordsPastGapAtEnd } from './gap-at-end.js';
 import { LeaderSeals } from './leader-seals.js';
 import { openLogRecord } from './log-record-codec.js';
 
@@ -39,7 +40,10 @@ export class LogRewind {
   /** Opens the log in `walDir` for rewinding (creating an empty one if there is none). */
   static open(walDir: string): LogRewind {
     const env = open({ path: walDir, maxDbs: 4, mapSize: MAP_BYTES });
-    return new LogRewind(env, env.openDB<Buffer, number>({ name: LOG_DB_NAME, encoding: 'binary' }));
+    const records = env.openDB<Buffer, number>({ name: LOG_DB_NAME, encoding: 'binary' });
+    // Compared with the group's only as far as the disk really holds it (gap-at-end.ts).
+    dropRecordsPastGapAtEnd(records);
+    return new LogRewind(env, records);
   }
 
   /**
