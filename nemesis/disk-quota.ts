@@ -25,7 +25,17 @@ function run(command: string, args: string[]): void {
   execFileSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export class DiskQuota {
+/** A node's data disk as the nemesis fills and frees it. */
+export interface FullDisk {
+  /** Fills it: the node's next write of its log fails; says how. */
+  fill(): string;
+  /** Frees what fill() took. */
+  free(): void;
+  /** Gives back whatever the disk holds on this machine. */
+  release(): void;
+}
+
+export class DiskQuota implements FullDisk {
   private ballast = 0;
 
   private constructor(readonly root: string, readonly mountPoint: string, private readonly image: string) {}
@@ -73,12 +83,12 @@ export class DiskQuota {
   /**
    * Takes every free block but a few: the next real write fails. A ballast as large as statfs says is
    * free can itself fail (its own extent blocks, blocks a delete has not yet given back): then smaller
-   * ones fill what is left. Returns the bytes left free.
+   * ones fill what is left. Says how many bytes are left free.
    */
-  fill(): number {
+  fill(): string {
     for (let tries = 0; tries < BALLAST_TRIES_MAX; tries += 1) {
       const left = this.freeBytes();
-      if (left <= BALLAST_LEAVES_BYTES * 2) return left;
+      if (left <= BALLAST_LEAVES_BYTES * 2) break;
       let bytes = left - BALLAST_LEAVES_BYTES;
       for (; bytes > BALLAST_LEAVES_BYTES; bytes = Math.floor(bytes / 2)) {
         this.ballast += 1;
@@ -90,7 +100,7 @@ export class DiskQuota {
         }
       }
     }
-    return this.freeBytes();
+    return `the disk was filled to ${this.freeBytes()} bytes free`;
   }
 
   private freeBytes(): number {
@@ -127,4 +137,26 @@ function installExitHook(): void {
   process.on('exit', () => {
     for (const quota of [...mounted]) quota.release();
   });
+}
+
+/**
+ * A full disk where size-capped ones cannot be made (no root or no loop devices): the node runs with
+ * FOLIO_TEST_DISK_FULL_FILE naming `file`, and its log's writes fail with ENOSPC while the file exists
+ * (wal/injected-disk-full.ts). Only the log sees it, not the index or snapshots: the write that matters.
+ */
+export class InjectedFullDisk implements FullDisk {
+  constructor(readonly file: string) {}
+
+  fill(): string {
+    fs.writeFileSync(this.file, '');
+    return "the node's log writes fail with ENOSPC (injected: no size-capped disks on this machine)";
+  }
+
+  free(): void {
+    fs.rmSync(this.file, { force: true });
+  }
+
+  release(): void {
+    this.free();
+  }
 }

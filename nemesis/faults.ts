@@ -17,15 +17,15 @@ import fs from 'node:fs';
 import type { GroupNode, NodeHealth, ReplicatedGroup } from '../bench/replication/replicated-group.js';
 import type { TcpRelay } from '../bench/replication/tcp-relay.js';
 import { skewAt, type ClockSkew } from '../runtime/system-clock.js';
-import type { DiskQuota } from './disk-quota.js';
+import type { FullDisk } from './disk-quota.js';
 import type { FaultRecord, HealthSample, History } from './history.js';
 import type { FaultKind, PlannedFault } from './schedule.js';
 
 export interface GroupParts {
   group: ReplicatedGroup;
   relays: ReadonlyMap<string, TcpRelay>;
-  /** Absent when size-capped disks cannot be made here: disk faults are then skipped. */
-  disks: ReadonlyMap<string, DiskQuota> | undefined;
+  /** Each node's data disk: size-capped where the machine allows, else write errors injected at the log. */
+  disks: ReadonlyMap<string, FullDisk>;
   clockFiles: ReadonlyMap<string, string>;
 }
 
@@ -185,10 +185,6 @@ export class FaultInjector {
       return record;
     }
     if (planned.kind === 'postgres') return this.postgresFault(planned, record);
-    if (planned.kind === 'disk' && !this.parts.disks) {
-      record.skipped = 'size-capped disks are not available on this machine (root, loop devices and mkfs.ext4 are needed)';
-      return record;
-    }
     const node = await this.aim(planned);
     if (!node) {
       record.skipped = `no node fit (${planned.target}, free of ${planned.kind})`;
@@ -310,12 +306,11 @@ export class FaultInjector {
   }
 
   private async diskFault(node: GroupNode, planned: PlannedFault, record: FaultRecord): Promise<void> {
-    const disk = this.parts.disks!.get(node.name)!;
+    const disk = this.parts.disks.get(node.name)!;
     const holds = this.heldDown.get(node.name)!;
     const reason = `disk #${planned.index}`;
     holds.add(reason); // a node the full disk stops stays down until the disk is freed
-    const left = disk.fill();
-    record.note = `the disk was filled to ${left} bytes free`;
+    record.note = disk.fill();
     await sleep(planned.duration_ms);
     disk.free();
     holds.delete(reason);
@@ -366,7 +361,7 @@ export class FaultInjector {
     for (const node of this.nodes) {
       if (this.paused.delete(node.name)) node.child?.process.kill('SIGCONT');
       this.parts.relays.get(node.name)?.resume();
-      this.parts.disks?.get(node.name)?.free();
+      this.parts.disks.get(node.name)?.free();
       if (this.skews.has(node.name)) this.setSkew(node.name, 1, 0);
       this.heldDown.get(node.name)?.clear();
     }

@@ -17,7 +17,7 @@ import { makeTempDir } from '../bench/resources.js';
 import { TcpRelay } from '../bench/replication/tcp-relay.js';
 import { ensureSchema } from '../replication/postgres/replication-schema.js';
 import { checkRun, type CheckReport, type Violation } from './checker.js';
-import { DiskQuota } from './disk-quota.js';
+import { DiskQuota, InjectedFullDisk, type FullDisk } from './disk-quota.js';
 import { FaultInjector } from './faults.js';
 import type { History } from './history.js';
 import { describeFault, FAULT_KINDS, planFaults, type FaultKind, type PlannedFault } from './schedule.js';
@@ -53,7 +53,7 @@ export const DEFAULT_NEMESIS_OPTIONS: Omit<NemesisOptions, 'seed' | 'chaos_ms'> 
 export interface NemesisReport {
   seed: number;
   options: Omit<NemesisOptions, 'progress'>;
-  disks: 'size-capped (loop-mounted ext4)' | 'not available';
+  disks: typeof SIZE_CAPPED | typeof INJECTED;
   chaos_ms: number;
   total_ms: number;
   faults: Record<FaultKind, { planned: number; done: number; skipped: number }>;
@@ -70,6 +70,9 @@ export interface NemesisReport {
 }
 
 const NODES = 3;
+/** How the run's full disks were made (the report says which). */
+const SIZE_CAPPED = 'size-capped (loop-mounted ext4)';
+const INJECTED = 'write errors injected at the log (no size-capped disks here)';
 const START_MS = 60_000;
 const RECOVERY_MS = 90_000;
 const PROGRESS_EVERY_MS = 5_000;
@@ -116,13 +119,14 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
   const say = options.progress ?? (() => undefined);
   const plan = planFaults(options.seed, { chaos_ms: options.chaos_ms, lease_ms: options.lease_ms, gap_ms_mean: options.gap_ms_mean, faults_max: options.faults_max, each_kind_first: options.each_kind_first ?? false });
   const history: History = { writes: [], reads: [], faults: [], health: [], exits: [] };
-  const disksAvailable = DiskQuota.available();
+  // FOLIO_NEMESIS_DISKS=injected takes the fallback where size-capped disks could be made (to test it).
+  const disksAvailable = process.env.FOLIO_NEMESIS_DISKS !== 'injected' && DiskQuota.available();
   const group = await ReplicatedGroup.start({
     nodes: NODES, label: 'nemesis', startAll: false, leaseMs: options.lease_ms, env: { FOLIO_TEST_HOOKS: '1' },
     postgresSettings: { max_connections: '100' },
   });
   const relays = new Map<string, TcpRelay>();
-  const disks = disksAvailable ? new Map<string, DiskQuota>() : undefined;
+  const disks = new Map<string, FullDisk>();
   const clockFiles = new Map<string, string>();
   const clockDir = makeTempDir('nemesis-clocks');
   let injector: FaultInjector | undefined;
@@ -141,10 +145,14 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
       const clockFile = path.join(clockDir, `${node.name}.json`);
       clockFiles.set(node.name, clockFile);
       node.env = { FOLIO_TEST_CLOCK_FILE: clockFile };
-      if (disks) {
+      if (disksAvailable) {
         const disk = DiskQuota.make(node.name);
         disks.set(node.name, disk);
         node.dataDir = disk.dataDir;
+      } else {
+        const disk = new InjectedFullDisk(path.join(clockDir, `${node.name}.disk-full`));
+        disks.set(node.name, disk);
+        node.env.FOLIO_TEST_DISK_FULL_FILE = disk.file;
       }
     }
     injector = new FaultInjector({ group, relays, disks, clockFiles }, history);
@@ -162,7 +170,7 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
       history,
     );
     workload.start();
-    say(`nemesis seed ${options.seed}: ${plan.length} faults planned over ${Math.round(options.chaos_ms / 1000)} s; disks ${disksAvailable ? 'size-capped' : 'not available'}`);
+    say(`nemesis seed ${options.seed}: ${plan.length} faults planned over ${Math.round(options.chaos_ms / 1000)} s; disks ${disksAvailable ? SIZE_CAPPED : INJECTED}`);
 
     // Chaos: each fault starts at its time, several at once when they overlap.
     const chaosBegan = performance.now();
@@ -209,7 +217,7 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
     await injector?.stop();
     for (const relay of relays.values()) await relay.close().catch(() => undefined);
     await group.stop().catch(() => undefined);
-    for (const disk of disks?.values() ?? []) disk.release();
+    for (const disk of disks.values()) disk.release();
     fs.rmSync(clockDir, { recursive: true, force: true });
   }
   const all = [...violations, ...(check?.violations ?? [])];
@@ -219,7 +227,7 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
       seed: options.seed, chaos_ms: options.chaos_ms, faults_max: options.faults_max, clients: options.clients, lease_ms: options.lease_ms,
       gap_ms_mean: options.gap_ms_mean, request_timeout_ms: options.request_timeout_ms, patience_ms: options.patience_ms,
     },
-    disks: disksAvailable ? 'size-capped (loop-mounted ext4)' : 'not available',
+    disks: disksAvailable ? SIZE_CAPPED : INJECTED,
     chaos_ms: Math.round(chaosMs),
     total_ms: Math.round(performance.now() - began),
     ...tallyFaults(plan, history),

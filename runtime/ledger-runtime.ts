@@ -122,6 +122,8 @@ export interface RuntimeOptions {
   beforeOpen?: () => Promise<void>;
   /** The log's pipeline bounds, named as the log names them (wal/lmdb-log.ts: records_in_flight_max, records_replicating_max). */
   logLimits?: Pick<LmdbLogOptions, 'records_in_flight_max' | 'records_replicating_max'>;
+  /** Test hooks only: a full disk under the log (wal/injected-disk-full.ts). */
+  logWriteFault?: LmdbLogOptions['writeFault'];
   /** Called with hook delivery's cursor each time it is saved (a replicated leader publishes it). */
   onHookProgress?: (cursor: OutboxCursor) => void;
   /** The hook sealing key from the configuration (32 bytes), written to the data directory if missing. */
@@ -256,7 +258,7 @@ export class LedgerRuntime implements LedgerCore {
 
   private static async openLocked(options: RuntimeOptions): Promise<LedgerRuntime> {
     const started = performance.now();
-    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, ...options.logLimits });
+    const log = LmdbLog.open({ dir: LmdbLog.directoryIn(options.dataDir), onFatal: options.onFatal, writeFault: options.logWriteFault, ...options.logLimits });
     if (log.gapDropped) options.logger?.warn({ ...log.gapDropped }, 'dropped records that followed a record the disk never took (never acknowledged; wal/gap-at-end.ts)');
     if (!options.replicated) await log.sealAsSingleNode();
     const durableRecords = new DurableRecords(log);

@@ -13,6 +13,7 @@ import { HistoryProgress } from '../index/history-progress.js';
 import { historyDirIn } from '../index/history-store.js';
 import type { RuntimeOptions } from '../runtime/ledger-runtime.js';
 import { testClockFile } from '../runtime/system-clock.js';
+import { injectedDiskFull, testDiskFullFile } from '../wal/injected-disk-full.js';
 import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
 import type { LedgerHttpOptions } from './ledger-http.js';
 import { FOLIO_VERSION } from './version.js';
@@ -51,6 +52,7 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
       settings: { queued_checks: config.transaction.enable_queued_checks },
       indexOptions: { writeHold: { lag_ms_max: config.index.lag_ms_max, wait_ms_max: config.index.write_wait_ms_max } },
       historyProgress,
+      logWriteFault: injectedDiskFull(),
       hookSealKey: config.hooks.seal_key === '' ? undefined : Buffer.from(config.hooks.seal_key, 'hex'),
     },
     http: {
@@ -111,6 +113,8 @@ export function warnAboutSettings(config: FolioConfig, logger: pino.Logger): voi
   if (warning) logger.warn({ host: config.server.host }, warning);
   const clockFile = testClockFile();
   if (clockFile !== undefined) logger.warn({ file: clockFile }, 'test hooks on (FOLIO_TEST_HOOKS=1): this process reads its clocks through a skew file; never run so in production');
+  const diskFullFile = testDiskFullFile();
+  if (diskFullFile !== undefined) logger.warn({ file: diskFullFile }, 'test hooks on (FOLIO_TEST_HOOKS=1): this process fails its log\'s writes while a file exists; never run so in production');
 }
 
 /** Says where the server listens (tests and control planes read the line). */

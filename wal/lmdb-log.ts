@@ -24,6 +24,7 @@ import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { assert } from '../engine/assert.js';
 import type { ChainPosition, EventLog } from '../engine/ports.js';
 import { dropRecordsPastGapAtEnd, type GapAtEnd } from './gap-at-end.js';
+import type { WriteFault } from './injected-disk-full.js';
 import { LeaderSeals } from './leader-seals.js';
 import {
   checkedRecords,
@@ -53,6 +54,8 @@ export interface LmdbLogOptions {
    * so that records wait for the replicator without holding up the disk (records_in_flight_max unless set).
    */
   records_replicating_max?: number;
+  /** Test hooks only (injected-disk-full.ts): the error a full disk would give a write now, if any. */
+  writeFault?: WriteFault;
 }
 
 /** A record as it was sealed, handed to a replicator: its seq range and its exact bytes. */
@@ -158,12 +161,14 @@ export class LmdbLog implements EventLog {
   private readonly replicationLostListeners: Array<(error: Error) => void> = [];
   /** Records dropped on opening because they followed a record the disk never took (gap-at-end.ts). */
   readonly gapDropped: GapAtEnd | undefined;
+  private readonly writeFault: WriteFault | undefined;
 
   private constructor(options: LmdbLogOptions) {
     this.env = open({ path: options.dir, overlappingSync: true, separateFlushed: true, maxDbs: 4, mapSize: 1024 ** 3 });
     this.records = this.env.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
     this.recordEventsMax = options.record_events_max ?? RECORD_EVENTS_MAX_DEFAULT;
     this.onFatal = options.onFatal ?? ((error) => { throw error; });
+    this.writeFault = options.writeFault;
     this.recordsInFlightMax = options.records_in_flight_max ?? RECORDS_IN_FLIGHT_MAX;
     assert(this.recordsInFlightMax >= 1, 'records_in_flight_max must be at least 1');
     this.recordsReplicatingMax = options.records_replicating_max ?? this.recordsInFlightMax;
@@ -373,7 +378,8 @@ export class LmdbLog implements EventLog {
     this.inFlight.push(waiter);
     const started = performance.now();
     this.recordsFlushing += 1;
-    const written = this.records.put(firstSeq, record) as Promise<boolean> & { flushed?: Promise<unknown> };
+    const fault = this.writeFault?.();
+    const written = (fault ? Promise.reject(fault) : this.records.put(firstSeq, record)) as Promise<boolean> & { flushed?: Promise<unknown> };
     const flushed = written.then(() => written.flushed ?? this.records.flushed);
     flushed.then(
       () => {
