@@ -264,6 +264,7 @@ export class ReplicationNode implements ReplicationPort {
       runtime, () => this.connect('tail', this.settings.connection), this.settings.tail,
       (error) => this.diverged(epoch, error),
       (error) => {
+        if (epoch !== this.epoch) return; // the log was stopped by a step-down, not by the record
         this.phase = 'stopped';
         this.host.fatal(error);
       },
@@ -422,12 +423,15 @@ export class ReplicationNode implements ReplicationPort {
       this.phase = 'leader';
       this.host.logger.info({ term: held.term, seq: runtime.log.appendedSeq }, 'leading the replication group');
     } catch (error) {
+      // Stepped down meanwhile (the lease ran out while it caught up): the step-down stopped the log, so
+      // the record being copied was refused for that, not for itself. The rejoin copies it again; a record
+      // that truly cannot be applied stops the node then, from the standby's tail (nemesis seed 5151).
+      if (epoch !== this.epoch) return;
       if (error instanceof NotApplied) {
         this.phase = 'stopped';
         this.host.fatal(error);
         return;
       }
-      if (epoch !== this.epoch) return;
       this.host.logger.error({ err: (error as Error).message }, 'taking the lead failed');
       this.stepDown(epoch, 'taking the lead failed');
     }
