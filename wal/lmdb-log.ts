@@ -1,5 +1,6 @@
-// The write-ahead log in LMDB. Appends are buffered and sealed into one record per event-loop turn (or
-// sooner when a record is full): that is the group commit. Records are keyed by the seq of their first
+// The write-ahead log in LMDB. Appends are buffered and sealed into a record once the task that appended
+// them is done, or sooner when a record is full; while the records in flight are at their bound, appends
+// gather into the next record: that is the group commit. Records are keyed by the seq of their first
 // event and committed by lmdb-js on a libuv pool thread. With overlappingSync the fsync of one commit
 // runs while the next commit is written, so two records are in the pipeline at once (and no more:
 // events that arrive while both are busy wait for the next record; records_in_flight_max raises it);
@@ -214,8 +215,11 @@ export class LmdbLog implements EventLog {
     this._appendedSeq += events.length;
     if (this.pending.length >= this.recordEventsMax) this.seal();
     else if (!this.sealScheduled) {
+      // Sealed once the work that appended is done (its task and the microtasks it queued), not a turn
+      // of the loop later: a lone write goes to disk at once. Under load the group commit comes from the
+      // bound on records in flight (seal() waits while it is reached), not from waiting for the turn.
       this.sealScheduled = true;
-      setImmediate(() => {
+      queueMicrotask(() => {
         this.sealScheduled = false;
         this.seal();
       });
