@@ -47,6 +47,11 @@ const SNAPSHOTS_ON_REQUEST = { every_events: 0, every_seconds: 0, keep: 1 };
 const INDEX_CATCH_UP_MS = 10 * 60 * 1000;
 /** Transfers decided per turn before waiting for the log; one WAL record holds at most 10,000 events. */
 const CHUNK = 10_000;
+/**
+ * How many times the snapshot taken after the balances is asked for while it is still being written: on a busy host it
+ * took longer than the runtime's 30 s wait, and the child died after measuring (2026-12-02).
+ */
+const SNAPSHOT_ATTEMPTS = 10;
 
 function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;
@@ -149,7 +154,10 @@ async function main(): Promise<void> {
   const created = engine.state.balances.size;
   if (created < balances + 2) throw new Error(`expected at least ${balances + 2} balances, found ${created}`);
   const loaded = await snapshot();
-  const taken = await runtime.snapshotNow();
+  let taken = await runtime.snapshotNow();
+  for (let attempt = 1; attempt < SNAPSHOT_ATTEMPTS && !taken.ok && taken.rejection.retry_after_seconds !== undefined; attempt += 1) {
+    taken = await runtime.snapshotNow();
+  }
   if (!taken.ok) throw new Error(`snapshot refused: ${taken.rejection.message}`);
   await runtime.close();
   const result: MemoryChildResult = { balances, createSeconds, baseline, loaded };
