@@ -25,6 +25,8 @@ export interface MemorySnapshot {
   arrayBuffersBytes: number;
   /** Resident file-backed bytes per mapped file (absolute paths, 1 MiB or more), largest first. */
   rssFileByMapping: Array<[string, number]>;
+  /** Resident bytes of malloc's main arena (the `[heap]` mapping): what the main thread's malloc holds, in use or free. */
+  rssMainArenaBytes: number;
 }
 
 export interface MemoryChildResult {
@@ -84,6 +86,7 @@ async function snapshot(): Promise<MemorySnapshot> {
     externalBytes: usage.external,
     arrayBuffersBytes: usage.arrayBuffers,
     rssFileByMapping: residentFileMappings(),
+    rssMainArenaBytes: residentOf('[heap]'),
   };
 }
 
@@ -101,6 +104,22 @@ function residentFileMappings(): Array<[string, number]> {
     if (rss && file) totals.set(file, (totals.get(file) ?? 0) + Number(rss[1]) * 1024);
   }
   return [...totals].filter(([, bytes]) => bytes >= 1024 ** 2).sort((a, b) => b[1] - a[1]);
+}
+
+/** Sums `Rss` of the mappings named `name` in /proc/self/smaps. */
+function residentOf(name: string): number {
+  let inside = false;
+  let total = 0;
+  for (const line of fs.readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (header) {
+      inside = header[1] === name;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && inside) total += Number(rss[1]) * 1024;
+  }
+  return total;
 }
 
 function transferTo(destination: string): CreateTransactionCommand {
