@@ -4,7 +4,9 @@
 // when 1,000,000 were created (fixed costs such as allocator arenas make a projection from fewer wrong:
 // 100,000 balances projected to twice what 1,000,000 really took). RSS is split into anonymous memory
 // and file-backed pages: LMDB maps its files, and log pages read back (by the index catching up) stay
-// resident until the kernel needs them. A second child restarts on the same data from a snapshot.
+// resident until the kernel needs them; the balance history's store and malloc's main arena are shown
+// apart too (docs/performance.md, "Memory with 1,000,000 balances"). A second child restarts on the
+// same data from a snapshot.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +47,8 @@ export async function memoryBench(settings: BenchSettings, log: (line: string) =
     { label: 'of which anonymous (heaps, caches)', value: loaded.rssAnonBytes / MIB, unit: 'MiB' },
     { label: 'of which file-backed (mapped log and index pages)', value: loaded.rssFileBytes / MIB, unit: 'MiB' },
     { label: 'of which the log file\'s mapped pages', value: mappedBytes(loaded.rssFileByMapping, `${path.sep}wal${path.sep}data.mdb`) / MIB, unit: 'MiB' },
+    { label: 'of which the balance history\'s mapped pages', value: mappedBytes(loaded.rssFileByMapping, `${path.sep}history${path.sep}data.mdb`) / MIB, unit: 'MiB' },
+    { label: 'of which malloc\'s main arena (in use or kept free)', value: loaded.rssMainArenaBytes / MIB, unit: 'MiB' },
     { label: 'of which JS heap (used)', value: loaded.heapUsedBytes / MIB, unit: 'MiB' },
     { label: 'RSS after a restart from a snapshot', value: restart.restarted.rssBytes / MIB, unit: 'MiB' },
     { label: 'start-up time of that restart', value: restart.startupMilliseconds, unit: 'ms' },

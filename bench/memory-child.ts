@@ -25,6 +25,8 @@ export interface MemorySnapshot {
   arrayBuffersBytes: number;
   /** Resident file-backed bytes per mapped file (absolute paths, 1 MiB or more), largest first. */
   rssFileByMapping: Array<[string, number]>;
+  /** Resident bytes of malloc's main arena (the `[heap]` mapping): what the main thread's malloc holds, in use or free. */
+  rssMainArenaBytes: number;
 }
 
 export interface MemoryChildResult {
@@ -47,6 +49,11 @@ const SNAPSHOTS_ON_REQUEST = { every_events: 0, every_seconds: 0, keep: 1 };
 const INDEX_CATCH_UP_MS = 10 * 60 * 1000;
 /** Transfers decided per turn before waiting for the log; one WAL record holds at most 10,000 events. */
 const CHUNK = 10_000;
+/**
+ * How many times the snapshot taken after the balances is asked for while it is still being written: on a busy host it
+ * took longer than the runtime's 30 s wait, and the child died after measuring (2026-12-02).
+ */
+const SNAPSHOT_ATTEMPTS = 10;
 
 function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;
@@ -79,6 +86,7 @@ async function snapshot(): Promise<MemorySnapshot> {
     externalBytes: usage.external,
     arrayBuffersBytes: usage.arrayBuffers,
     rssFileByMapping: residentFileMappings(),
+    rssMainArenaBytes: residentOf('[heap]'),
   };
 }
 
@@ -96,6 +104,22 @@ function residentFileMappings(): Array<[string, number]> {
     if (rss && file) totals.set(file, (totals.get(file) ?? 0) + Number(rss[1]) * 1024);
   }
   return [...totals].filter(([, bytes]) => bytes >= 1024 ** 2).sort((a, b) => b[1] - a[1]);
+}
+
+/** Sums `Rss` of the mappings named `name` in /proc/self/smaps. */
+function residentOf(name: string): number {
+  let inside = false;
+  let total = 0;
+  for (const line of fs.readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (header) {
+      inside = header[1] === name;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && inside) total += Number(rss[1]) * 1024;
+  }
+  return total;
 }
 
 function transferTo(destination: string): CreateTransactionCommand {
@@ -149,7 +173,10 @@ async function main(): Promise<void> {
   const created = engine.state.balances.size;
   if (created < balances + 2) throw new Error(`expected at least ${balances + 2} balances, found ${created}`);
   const loaded = await snapshot();
-  const taken = await runtime.snapshotNow();
+  let taken = await runtime.snapshotNow();
+  for (let attempt = 1; attempt < SNAPSHOT_ATTEMPTS && !taken.ok && taken.rejection.retry_after_seconds !== undefined; attempt += 1) {
+    taken = await runtime.snapshotNow();
+  }
   if (!taken.ok) throw new Error(`snapshot refused: ${taken.rejection.message}`);
   await runtime.close();
   const result: MemoryChildResult = { balances, createSeconds, baseline, loaded };

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { NODE_FLAGS } from '../threads/node-flags.js';
+import { NODE_FLAGS, nodeEnvironment } from '../threads/node-flags.js';
 
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
@@ -54,7 +54,7 @@ export interface Child {
 /** Spawns a registered child process with piped stdio; it is killed at the latest when the bench exits. */
 export function spawnChild(command: string, args: string[], options: SpawnOptions = {}): Child {
   installExitHooks();
-  const child = spawn(command, args, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { ...options, env: nodeEnvironment(options.env ?? process.env), stdio: ['pipe', 'pipe', 'pipe'] });
   children.add(child);
   let stdout = '';
   let stderr = '';

@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../threads/node-flags.js';
+import { NODE_FLAGS, nodeEnvironment } from '../threads/node-flags.js';
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 /** Lines of a core's stderr kept for reports on why it stopped. */
@@ -60,7 +60,7 @@ export function childEnvironment(launch: CoreLaunch, parent: NodeJS.ProcessEnv =
     FOLIO_LOG_LEVEL: launch.logLevel, FOLIO_STOP_ON_STDIN_END: '1',
   });
   if (launch.followDataDir) env.FOLIO_FOLLOW_DATA_DIR = launch.followDataDir;
-  return env;
+  return nodeEnvironment(env);
 }
 
 export class CoreProcess {

@@ -6,6 +6,7 @@
 
 import t from 'tap';
 import { childEnvironment, type CoreLaunch } from '../cloud/core-process.js';
+import { MALLOC_SETTING } from '../threads/node-flags.js';
 
 const LAUNCH: CoreLaunch = {
   dataDir: '/data/instances/ins_1', secretKey: 'core-master-key-0123456789-0123456789', tokenizationSecret: 'cd'.repeat(32),
@@ -27,6 +28,7 @@ t.test('only the machine\'s basics and the core\'s own settings pass', async (t)
     PATH: '/usr/bin:/bin', HOME: '/root', TZ: 'UTC', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TMPDIR: '/tmp', NODE_EXTRA_CA_CERTS: '/etc/ca.pem',
     FOLIO_HOST: '127.0.0.1', FOLIO_PORT: '0', FOLIO_DATA_DIR: '/data/instances/ins_1', FOLIO_SECRET_KEY: 'core-master-key-0123456789-0123456789',
     FOLIO_TOKENIZATION_SECRET: 'cd'.repeat(32), FOLIO_HOOKS_ALLOW_PRIVATE_NETWORKS: 'false', FOLIO_LOG_LEVEL: 'warn', FOLIO_STOP_ON_STDIN_END: '1',
+    GLIBC_TUNABLES: MALLOC_SETTING,
   });
 });
 

@@ -1,23 +1,48 @@
-// The V8 flags Folio runs with are written in three places that cannot share code (threads/node-flags.ts,
-// package.json's start script, the first line of bin/folio.ts): they must agree, and this Node must
-// accept them.
+// The V8 flags and the malloc setting Folio runs with are written in three places that cannot share code
+// (threads/node-flags.ts, package.json's scripts, the first line of bin/folio.ts): they must agree, this
+// Node must accept them, and the malloc setting must do what it is there for.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
-import { NODE_FLAGS } from '../threads/node-flags.js';
+import { MALLOC_SETTING, NODE_FLAGS, nodeEnvironment } from '../threads/node-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const flags = NODE_FLAGS.join(' ');
+const command = `GLIBC_TUNABLES=${MALLOC_SETTING} node ${flags}`;
 
-t.test('npm start and the folio command carry the same flags', async (t) => {
+t.test('npm start and the folio command carry the same flags and malloc setting', async (t) => {
   const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  t.equal(scripts.start, `node ${flags} dist/bin/folio.js serve`, 'package.json start');
-  t.match(scripts.bench, `node ${flags} dist/bench/run.js`, 'package.json bench');
+  t.equal(scripts.start, `${command} dist/bin/folio.js serve`, 'package.json start');
+  t.match(scripts.bench, `${command} dist/bench/run.js`, 'package.json bench');
+  for (const name of ['folio', 'cloud', 'nemesis', 'bench:snapshots']) t.match(scripts[name], command, `package.json ${name}`);
   const firstLine = fs.readFileSync(path.join(ROOT, 'bin/folio.ts'), 'utf8').split('\n')[0];
-  t.equal(firstLine, `#!/usr/bin/env -S node ${flags}`, 'bin/folio.ts first line');
+  t.equal(firstLine, `#!/usr/bin/env -S ${command}`, 'bin/folio.ts first line');
+});
+
+t.test('the environment of a started process adds the malloc setting, and keeps a threshold set by hand', async (t) => {
+  t.equal(nodeEnvironment({ PATH: '/bin' }).GLIBC_TUNABLES, MALLOC_SETTING);
+  t.equal(nodeEnvironment({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }).GLIBC_TUNABLES, `glibc.malloc.arena_max=2:${MALLOC_SETTING}`);
+  t.equal(nodeEnvironment({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' }).GLIBC_TUNABLES, 'glibc.malloc.mmap_threshold=65536');
+});
+
+t.test('with the malloc setting, large buffers freed between small ones that live on are given back', { skip: process.platform !== 'linux' && 'glibc on Linux only' }, async (t) => {
+  // One large buffer freed first (glibc then raises its threshold to its size, by default), then 192 of
+  // 1 MiB each with a small buffer kept after every one, then the large ones dropped: by default they
+  // were carved from the arena, and the small ones left between them keep it from shrinking.
+  const script = `
+    const rssMiB = () => Number(/^VmRSS:\\s+(\\d+) kB/m.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+    let first = Buffer.allocUnsafeSlow(4 << 20); first.fill(1); first = undefined; gc();
+    const kept = []; let large = [];
+    for (let i = 0; i < 192; i += 1) { const b = Buffer.allocUnsafeSlow(1 << 20); b.fill(1); large.push(b); kept.push(Buffer.allocUnsafeSlow(256)); }
+    const full = rssMiB();
+    large = undefined; gc(); gc();
+    process.stdout.write(String(full - rssMiB()));`;
+  const givenBackMiB = (env: NodeJS.ProcessEnv): number => Number(execFileSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', env }));
+  const withSetting = givenBackMiB(nodeEnvironment({ PATH: process.env.PATH }));
+  t.ok(withSetting >= 150, `with it, ${withSetting.toFixed(0)} of 192 MiB given back`);
 });
 
 t.test('this Node accepts them', async (t) => {
