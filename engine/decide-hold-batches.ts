@@ -4,7 +4,8 @@
 //   - up to BULK_HOLD_ACTIONS_MAX holds named one by one (the bulk commit and void routes): each decided on
 //     its own, a refused one rolled back and reported, the rest committed together.
 // Each hold is acted on with the single-hold decision (decide-inflight-action.ts), so the rules are the
-// same; one event means a crash keeps all of what was acknowledged or none of it.
+// same (a named hold's own preconditions included, judged in the same decision); one event means a crash
+// keeps all of what was acknowledged or none of it.
 
 import type { BatchHoldActionCommand, CommandOf, InflightActionCommand, ManyHoldActionsCommand } from './commands.js';
 import { decideInflightAction, HOLD_ACTION_REJECTIONS, holdActionEventType } from './decide-inflight-action.js';
@@ -12,7 +13,9 @@ import type { DecisionScope } from './decision-scope.js';
 import type { LedgerState } from './ledger-state.js';
 import type { Decision, DryRunnable } from './operation.js';
 import { involvedIn, projectBalances } from './projection.js';
-import { mailboxBalanceOf, type TransactionRecord } from './records.js';
+import { mailboxBalanceOf, type BalanceRecord, type TransactionRecord } from './records.js';
+import type { Precondition } from './precondition.js';
+import { resultingBalances } from './resulting-balances.js';
 import { reject, type Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 
@@ -85,7 +88,7 @@ export const batchActionOperation: DryRunnable<CommandOf<'hold.act_on_batch'>, B
 
 /** One hold's outcome in a bulk action: its child transaction, or why it was refused. */
 export type HoldItemOutcome =
-  | { transaction_id: string; ok: true; transaction: TransactionRecord }
+  | { transaction_id: string; ok: true; transaction: TransactionRecord; balances?: BalanceRecord[] }
   | { transaction_id: string; ok: false; rejection: Rejection };
 
 export interface ManyActionsResult {
@@ -99,7 +102,7 @@ export function decideManyActions(scope: DecisionScope, command: ManyHoldActions
   // action queued) the second time, as if the requests had come one after the other.
   for (const item of command.items) {
     const mark = scope.mark();
-    const decided = decideInflightAction(scope, holdCommand(item.transaction_id, command.action, item.precise_amount, command.skip_queue));
+    const decided = decideInflightAction(scope, holdCommand(item.transaction_id, command.action, item.precise_amount, command.skip_queue, item.preconditions));
     if (decided.ok) {
       items.push({ transaction_id: item.transaction_id, ok: true, transaction: decided.value.transaction });
     } else {
@@ -124,8 +127,19 @@ export const manyActionsOperation: Decision<CommandOf<'hold.act_on_many'>, ManyA
   // Its dry run is the single-hold one over each item in one scope (LedgerEngine.dryRun), which
   // answers per hold as the route does.
   eventType: (value) => holdActionEventType(value.items.find((item) => item.ok)?.transaction.action),
+  // Each hold acted on: its balances as the whole action (one event, one seq) left them.
+  withBalances(value, state) {
+    const items = value.items.map((item): HoldItemOutcome => {
+      if (!item.ok) return item;
+      const hold = state.transaction(item.transaction_id);
+      return { ...item, balances: hold ? resultingBalances(hold, state) : [] };
+    });
+    return { ...value, items };
+  },
 };
 
-function holdCommand(transactionId: string, action: 'commit' | 'void', preciseAmount: bigint, skipQueue: boolean): InflightActionCommand {
-  return { transaction_id: transactionId, action, precise_amount: action === 'commit' ? preciseAmount : 0n, skip_queue: skipQueue };
+function holdCommand(transactionId: string, action: 'commit' | 'void', preciseAmount: bigint, skipQueue: boolean, preconditions?: Precondition[]): InflightActionCommand {
+  const command: InflightActionCommand = { transaction_id: transactionId, action, precise_amount: action === 'commit' ? preciseAmount : 0n, skip_queue: skipQueue };
+  if (preconditions) command.preconditions = preconditions;
+  return command;
 }
