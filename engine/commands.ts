@@ -142,6 +142,10 @@ export interface BatchHoldActionCommand {
   batch_id: string;
   action: 'commit' | 'void';
   skip_queue: boolean;
+  /** What must hold when each hold's action is carried out (preconditions.ts); absent for none. */
+  preconditions?: Precondition[];
+  /** Answer with the balances of every hold acted on as the action left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 /** Up to BULK_HOLD_ACTIONS_MAX holds, each committed or voided on its own, all decided in one event. */

@@ -1,6 +1,8 @@
 // Acting on many holds in one operation, decided in one scope and committed as one event:
 //   - a bulk request's batch id in place of a hold's id (Blnk takes it on PUT /transactions/inflight/:id):
 //     every open hold that batch made, all or none; a hold with an action already queued is left to it;
+//     the action's preconditions are judged once every hold is acted on, in the same decision (one
+//     failing refuses them all), or, queued, go with each hold's action and are judged in its turn;
 //   - up to BULK_HOLD_ACTIONS_MAX holds named one by one (the bulk commit and void routes): each decided on
 //     its own, a refused one rolled back and reported, the rest committed together.
 // Each hold is acted on with the single-hold decision (decide-inflight-action.ts), so the rules are the
@@ -16,6 +18,7 @@ import { involvedIn, projectBalances } from './projection.js';
 import { mailboxBalanceOf, type BalanceRecord, type TransactionRecord } from './records.js';
 import type { Precondition } from './precondition.js';
 import { resultingBalances } from './resulting-balances.js';
+import { preconditionRefusal } from './preconditions.js';
 import { reject, type Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 
@@ -35,6 +38,8 @@ export interface BatchActionResult {
   /** The commit or void children (QUEUED when queued), one per hold acted on, in hold order. */
   transactions: TransactionRecord[];
   queued: boolean;
+  /** include_balances: every balance of the holds acted on, each once, as the action left them. */
+  balances?: BalanceRecord[];
 }
 
 /** Open top-level holds a bulk request recorded (split legs close with their parent). */
@@ -58,10 +63,16 @@ export function decideBatchAction(scope: DecisionScope, command: BatchHoldAction
   if (holds.length === 0) return refuse(reject('GEN_CONFLICT', `a commit or void is already queued for every open hold of batch ${command.batch_id}`));
   const transactions: TransactionRecord[] = [];
   for (const hold of holds) {
-    const decided = decideInflightAction(scope, holdCommand(hold.transaction_id, command.action, 0n, command.skip_queue));
+    const queuedPreconditions = command.skip_queue ? undefined : command.preconditions;
+    const decided = decideInflightAction(scope, holdCommand(hold.transaction_id, command.action, 0n, command.skip_queue, queuedPreconditions));
     // All or none: the caller named the batch, so one refused hold refuses the whole action.
     if (!decided.ok) return refuse({ ...decided.rejection, message: `hold ${hold.transaction_id} of batch ${command.batch_id}: ${decided.rejection.message}` });
     transactions.push(decided.value.transaction);
+  }
+  if (command.skip_queue && command.preconditions) {
+    // On the balances as the whole action leaves them; the scope is dropped with the refusal.
+    const refusal = preconditionRefusal(scope, command.preconditions, [...new Set(holds.map((hold) => hold.currency))]);
+    if (refusal) return refuse({ ...refusal, message: `batch ${command.batch_id}: ${refusal.message}` });
   }
   return accept({ batch_id: command.batch_id, transactions, queued: !command.skip_queue });
 }
@@ -75,6 +86,14 @@ export const batchActionOperation: DryRunnable<CommandOf<'hold.act_on_batch'>, B
   },
   decide: decideBatchAction,
   eventType: (value) => holdActionEventType(value.transactions[0]?.action),
+  withBalances(value, state) {
+    const balances = new Map<string, BalanceRecord>();
+    for (const child of value.transactions) {
+      const hold = state.transaction(child.parent_transaction);
+      if (hold) for (const balance of resultingBalances(hold, state)) balances.set(balance.balance_id, balance);
+    }
+    return { ...value, balances: [...balances.values()] };
+  },
   dryRun: {
     asDryRun: (command) => ({ ...command, skip_queue: true }),
     project(scope, command, decided, currentFrom) {

@@ -5,6 +5,8 @@
 //     failed precondition listed), the hold stays open and the others are carried out; a void's item
 //     is the id with its preconditions; a queued action keeps them and is judged (REJECTED) in its turn;
 //     a dry run reports which would fail; a precondition of the wrong shape is a 400 naming the item;
+//   - a bulk request's batch id (PUT /transactions/inflight/:id) takes preconditions too, judged once on the
+//     balances as acting on every hold leaves them: one failing refuses the whole action, 409;
 //   - include_balances=true adds to each hold acted on its balances as the whole action (one event, one
 //     seq) left them: what GET /balances answers right after; none without it, none on a failed item, and a
 //     flag that is neither true nor false is a 400.
@@ -95,6 +97,31 @@ t.test('bulk hold actions: preconditions per hold, balances per hold', async (t)
       skip_queue: true, transaction_ids: [{ transaction_id: kept, preconditions: [{ balance_id: alice.balance_id, field: 'inflight_debit_balance', operator: '==', precise_value: held - 10 }] }],
     });
     t.match(again.body.results, [{ transaction_id: kept, status: 'succeeded' }], 'a condition judged on the balance as the void leaves it');
+  });
+
+  await t.test('a batch id: preconditions judged once every hold is acted on, all or none; its balances when asked', async (t) => {
+    const batch = await server.request('POST', '/transactions/bulk', {
+      inflight: true, skip_queue: true, atomic: true,
+      transactions: [20, 30].map((preciseAmount) => ({ description: 'batch hold', precise_amount: preciseAmount, currency: 'USD', source: alice.balance_id, destination: bob.balance_id })),
+    });
+    t.equal(batch.status, 201, batch.text);
+    const batchId = batch.body.batch_id as string;
+    const before = await bobBalance();
+    const refused = await server.request('PUT', `/transactions/inflight/${batchId}`, {
+      status: 'commit', skip_queue: true, preconditions: [{ balance_id: bob.balance_id, field: 'balance', operator: '<=', precise_value: before + 49 }],
+    });
+    expectError(t, refused, 409, 'TXN_PRECONDITION_FAILED', 'a condition the whole action would break');
+    t.match(refused.body.error_detail.details, { balance_id: bob.balance_id, field: 'balance', expected: before + 49, found: before + 50 }, 'judged on the balances as every hold\'s commit leaves them');
+    t.equal(await bobBalance(), before, 'no hold of the batch was committed');
+    // Holds only on the final balances (after the first hold alone bob has before + 20 or before + 30).
+    const committed = await server.request('PUT', `/transactions/inflight/${batchId}?include_balances=true`, {
+      status: 'commit', skip_queue: true, preconditions: [{ balance_id: bob.balance_id, field: 'balance', operator: '==', precise_value: before + 50 }],
+    });
+    t.equal(committed.status, 200, committed.text);
+    t.equal(await bobBalance(), before + 50);
+    const balances = byId(committed.body.balances);
+    t.same(balances[bob.balance_id], (await server.request('GET', `/balances/${bob.balance_id}`)).body, 'the batch\'s balances as the action left them');
+    t.same(balances[alice.balance_id], (await server.request('GET', `/balances/${alice.balance_id}`)).body);
   });
 
   await t.test('a dry run reports which would fail; a wrong shape is a 400 naming the item', async (t) => {

@@ -30,7 +30,9 @@ import { projectionJsonSchema } from '../views/projection-view.js';
 import { transactionJson, transactionJsonSchema, transactionJsonWith } from '../../wire/transaction-json.js';
 
 const queuedActionSchema = z.object({ transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true) }).loose();
-const queuedBatchSchema = z.object({ transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true), transaction_count: z.number().int() });
+const queuedBatchSchema = z.object({
+  transaction_id: z.string(), status: z.literal('INFLIGHT'), queued: z.literal(true), transaction_count: z.number().int(), balances: resultingBalancesJsonSchema.optional(),
+});
 /** One hold's result in a bulk commit or void, as the code answers it (Blnk's item codes, flat). */
 const bulkItemSchema = z.union([
   z.object({ transaction_id: z.string(), status: z.literal('succeeded'), transaction: transactionJsonSchema, balances: resultingBalancesJsonSchema.optional() }),
@@ -94,10 +96,11 @@ function refuseNonPositive(input: AmountInput): void {
 export function inflightRoutes(router: Router, core: LedgerCore): void {
   describeRoute(router, 'PUT /transactions/inflight/:id', {
     tag: 'Transactions', summary: 'Commit (all or part) or void a hold, or every open hold of a bulk request (its batch id)', body: inflightActionSchema,
-    description: 'A single hold\'s commit or void may carry `preconditions`, judged on the balances as it would leave them (docs/decisions-beyond.md).',
+    description: 'A commit or void may carry `preconditions`, judged on the balances as it would leave them; for a batch id, with each of its holds\' '
+      + 'actions, one failing refusing them all (docs/decisions-beyond.md).',
     bodyExample: { status: 'commit', amount: 10, skip_queue: true },
     query: includeBalancesQuery,
-    answers: answers(200, 'The commit or void transaction; queued: the hold (or batch) with `queued: true`; or a dry run. With include_balances=true (one hold) it adds `balances`: the hold\'s balances as the action left them',
+    answers: answers(200, 'The commit or void transaction; queued: the hold (or batch) with `queued: true`; or a dry run. With include_balances=true it adds `balances`: the hold\'s (or every hold of the batch\'s) balances as the action left them',
       z.union([transactionJsonSchema.extend({ balances: resultingBalancesJsonSchema.optional() }), queuedActionSchema, queuedBatchSchema, projectionJsonSchema]), EXAMPLES.transaction),
     errors: [...rejectionsOf('hold.act'), 'TXN_INVALID_STATUS_ACTION', 'TXN_INVALID_AMOUNT'],
   });
@@ -113,8 +116,7 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
     const transactionId = ctx.params.id as string;
     const hold = await core.view.transaction(transactionId);
     if (!hold && isBatchId(transactionId)) {
-      if (preconditions) throw new ApiError('GEN_VALIDATION_ERROR', 'preconditions apply to one hold\'s commit or void, not to a batch', { preconditions: 'not taken for a batch' });
-      await actOnBatch(ctx, core, transactionId, action, body);
+      await actOnBatch(ctx, core, transactionId, action, body, preconditions, withBalances);
       return;
     }
     if (!hold) throw new ApiError('TXN_NOT_FOUND', `transaction ${transactionId} not found`);
@@ -176,7 +178,8 @@ export function inflightRoutes(router: Router, core: LedgerCore): void {
 /**
  * Commit or void every open hold a bulk request made, all of them or none, in one event (the engine's
  * hold.act_on_batch). Amounts are refused: each hold is committed whole, as a split hold is.
- * Synchronous: the first child transaction; queued: the batch, marked queued.
+ * Synchronous: the first child transaction; queued: the batch, marked queued; either with `balances`
+ * (every hold's) when asked.
  */
 async function actOnBatch(
   ctx: Parameters<Parameters<Router['put']>[1]>[0],
@@ -184,19 +187,24 @@ async function actOnBatch(
   batchId: string,
   action: Action,
   body: AmountInput & { skip_queue?: boolean; dry_run?: boolean },
+  preconditions: Precondition[] | undefined,
+  withBalances: boolean,
 ): Promise<void> {
   if (action === 'commit' && (body.amount !== undefined || body.precise_amount !== undefined)) {
     throw new ApiError('TXN_PARTIAL_NOT_ALLOWED', 'the holds of a batch are committed whole; commit them one by one for partial amounts');
   }
   const command: CommandOf<'hold.act_on_batch'> = { op: 'hold.act_on_batch', batch_id: batchId, action, skip_queue: body.skip_queue ?? false };
+  if (preconditions) command.preconditions = preconditions;
   if (body.dry_run) {
     await respond(ctx, core, 200, projectionView(await projected(core, command)));
     return;
   }
+  if (withBalances) command.include_balances = true;
   const { value, seq } = accepted(await core.run(command));
+  const balances = value.balances && { balances: value.balances.map(balanceView) };
   const answer = value.queued
-    ? { transaction_id: batchId, status: 'INFLIGHT', queued: true, transaction_count: value.transactions.length }
-    : transactionJson(value.transactions[0] as TransactionRecord);
+    ? { transaction_id: batchId, status: 'INFLIGHT', queued: true, transaction_count: value.transactions.length, ...balances }
+    : balances ? transactionJsonWith(value.transactions[0] as TransactionRecord, balances) : transactionJson(value.transactions[0] as TransactionRecord);
   await respond(ctx, core, 200, answer, seq);
 }
 
