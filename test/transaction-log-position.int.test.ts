@@ -1,9 +1,9 @@
 // GET /transactions/:id/log-position against a real server: the record that first held a transaction
 // and the later one holding its newest whole version, each checked against the log's own bytes (the
 // record's SHA-256, the previous record's, and the event at the seq holding the transaction); the same
-// answer at once (the lookups still in memory), after a restart (read from LMDB), and after the lookups
-// are rebuilt, including from lookups written before they kept where a transaction was created; 404 in
-// the error envelope for an id the log does not hold.
+// answer at once (the lookups still in memory), after a metadata change (a patch, not counted), after
+// a restart (read from LMDB), and after the lookups are rebuilt, including from lookups written before
+// they kept where a transaction was created; 404 in the error envelope for an id the log does not hold.
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -71,6 +71,11 @@ t.test('a transaction\'s position in the log\'s checksum chain', async (t) => {
   const changedEvent = [...server.runtime.log.read(holdAfter.last_changed.seq, holdAfter.last_changed.seq)][0];
   const changedHold = changedEvent?.event.transactions?.find((record) => record.transaction_id === holdId);
   t.equal(changedHold?.committed_amount, 4000n, 'the record last_changed names holds the hold with its committed amount');
+
+  // A metadata change is a patch in the log, not a new whole version: the position does not move.
+  const patched = await server.request('POST', `/${transferId}/metadata`, { meta_data: { checked: 'yes' } });
+  t.equal(patched.status, 201, patched.text);
+  t.same(await position(server, transferId), fresh, 'a metadata change moves neither record');
 
   const unknown = await server.request('GET', '/transactions/txn_00000000-0000-7000-8000-000000000000/log-position');
   t.equal(unknown.status, 404);
