@@ -108,6 +108,21 @@ export interface TransactionLineage {
   fund_allocation?: Array<{ provider: string; amount: Exact }>;
 }
 
+/** A log record in the checksum chain, and the seq of the transaction's event in it. */
+export interface ChainRecordPosition {
+  seq: number;
+  record_first_seq: number;
+  record_last_seq: number;
+  record_checksum: string;
+  prev_checksum: string;
+}
+
+/** GET /transactions/:id/log-position. */
+export interface TransactionLogPosition extends ChainRecordPosition {
+  transaction_id: string;
+  last_changed: ChainRecordPosition | null;
+}
+
 export interface Monitor {
   monitor_id: string;
   balance_id: string;

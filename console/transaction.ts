@@ -1,7 +1,8 @@
 // One transaction (GET /transactions/:id): its figures and status, the legs or shares of a split, its
 // life (the hold it belongs to, its commits, void and refund: the transactions whose parent it is,
 // POST /transactions/filter on parent_transaction), its metadata, its row hash (checked here, in the
-// browser, against the fields it covers), and its fund lineage (GET /transactions/:id/lineage). With a
+// browser, against the fields it covers), its position in the log's checksum chain (GET
+// /transactions/:id/log-position), and its fund lineage (GET /transactions/:id/lineage). With a
 // key that may write transactions, the page offers what the API allows on it: commit or void a hold
 // (PUT /transactions/inflight/:id) and refund (POST /refund-transaction/:id), each confirmed first and
 // answered with the API's own answer or refusal.
@@ -12,7 +13,7 @@ import { amountDigits, formatAmount, parseAmount } from './format.js';
 import { transactionColumns } from './lists.js';
 import type { PageContext } from './page.js';
 import { learnPrecisions } from './precision.js';
-import type { FilterAnswer, Transaction, TransactionLineage } from './records.js';
+import type { ChainRecordPosition, FilterAnswer, Transaction, TransactionLineage, TransactionLogPosition } from './records.js';
 import { can } from './session.js';
 
 /** Transactions of a transaction's life read at once (commits of one hold are few; a split's legs at most this). */
@@ -27,15 +28,16 @@ export function transactionPage(ctx: PageContext): void {
   const shares = section('Legs and shares');
   const metadata = section('Metadata');
   const chain = section('Hash');
+  const position = section('Position in the log');
   const lineage = section('Fund lineage');
-  ctx.main.append(actions, summary.element, life.element, shares.element, metadata.element, chain.element, lineage.element);
+  ctx.main.append(actions, summary.element, life.element, shares.element, metadata.element, chain.element, position.element, lineage.element);
   void (async () => {
     let transaction: Transaction;
     try {
       transaction = await api<Transaction>('GET', `/transactions/${encodeURIComponent(transactionId)}`, { signal: ctx.signal });
     } catch (error) {
       if (ctx.signal.aborted) return;
-      for (const part of [summary, life, shares, metadata, chain, lineage]) settle(part.body, failureBox(error, 'Reading the transaction'));
+      for (const part of [summary, life, shares, metadata, chain, position, lineage]) settle(part.body, failureBox(error, 'Reading the transaction'));
       return;
     }
     learnPrecisions([transaction]);
@@ -46,6 +48,7 @@ export function transactionPage(ctx: PageContext): void {
     void fill(shares.body, () => sharesOf(ctx, transaction, precision));
     settle(metadata.body, el('pre', { class: 'json' }, JSON.stringify(transaction.meta_data ?? {}, null, 2)));
     void fill(chain.body, () => hashOf(transaction));
+    void fill(position.body, () => logPositionOf(ctx, transactionId));
     void fill(lineage.body, async () => {
       const answer = await api<TransactionLineage>('GET', `/transactions/${encodeURIComponent(transactionId)}/lineage`, { signal: ctx.signal });
       if (!answer.fund_allocation) return el('p', { class: 'empty' }, 'No fund allocation: this transaction did not draw on tagged funds.');
@@ -144,7 +147,31 @@ async function hashOf(transaction: Transaction): Promise<Child[]> {
   const matches = hex === transaction.hash;
   parts.push(el('p', { class: matches ? 'verified' : 'failure', attrs: { role: 'status', 'data-hash-check': matches ? 'match' : 'mismatch' } },
     matches ? '✓ The hash matches the amount, reference, currency, source and destination shown.' : `✗ The hash does not match: computed ${hex}.`));
-  parts.push(el('p', { class: 'note' }, 'The log\'s own hash chain over every record is checked by `folio verify` on the server.'));
+  return parts;
+}
+
+/**
+ * Where the transaction entered the log's checksum chain, and the later record holding its newest whole
+ * version if there is one: each record's SHA-256 and the previous record's, which `folio verify` checks.
+ */
+async function logPositionOf(ctx: PageContext, transactionId: string): Promise<Child[]> {
+  const answer = await api<TransactionLogPosition>('GET', `/transactions/${encodeURIComponent(transactionId)}/log-position`, { signal: ctx.signal });
+  const shown = (which: string, at: ChainRecordPosition, label: string): HTMLElement => {
+    const value = (field: keyof ChainRecordPosition, text: string, className?: string): HTMLElement =>
+      el('code', { class: className, attrs: { 'data-field': field, 'data-value': String(at[field]) } }, text);
+    const list = facts([
+      ['Event seq', value('seq', String(at.seq))],
+      ['Log record', el('span', null, 'seq ', value('record_first_seq', String(at.record_first_seq)), ' to ', value('record_last_seq', String(at.record_last_seq)))],
+      ['Record checksum (SHA-256)', value('record_checksum', at.record_checksum, 'hash')],
+      ['Previous record\'s checksum', value('prev_checksum', at.prev_checksum, 'hash')],
+    ], label);
+    list.setAttribute('data-log-position', which);
+    return list;
+  };
+  const parts: Child[] = [el('h3', null, 'Created in'), shown('created', answer, 'Created in')];
+  if (answer.last_changed) parts.push(el('h3', null, 'Last changed in'), shown('last_changed', answer.last_changed, 'Last changed in'));
+  else parts.push(el('p', { class: 'note', attrs: { 'data-log-position': 'unchanged' } }, 'Not changed since (metadata changes are not counted).'));
+  parts.push(el('p', { class: 'note' }, 'Each record carries the SHA-256 of the one before it; `folio verify` checks the whole chain on the server.'));
   return parts;
 }
 

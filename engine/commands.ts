@@ -142,14 +142,23 @@ export interface BatchHoldActionCommand {
   batch_id: string;
   action: 'commit' | 'void';
   skip_queue: boolean;
+  /** What must hold when each hold's action is carried out (preconditions.ts); absent for none. */
+  preconditions?: Precondition[];
+  /** Answer with the balances of every hold acted on as the action left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 /** Up to BULK_HOLD_ACTIONS_MAX holds, each committed or voided on its own, all decided in one event. */
 export interface ManyHoldActionsCommand {
   action: 'commit' | 'void';
-  /** Commit amounts in each hold's smallest unit; 0 means everything still held. */
-  items: Array<{ transaction_id: string; precise_amount: bigint }>;
+  /**
+   * Commit amounts in each hold's smallest unit; 0 means everything still held. `preconditions`: what
+   * must hold when that hold's action is carried out (preconditions.ts), judged as a single hold's are.
+   */
+  items: Array<{ transaction_id: string; precise_amount: bigint; preconditions?: Precondition[] }>;
   skip_queue: boolean;
+  /** Answer each hold acted on with its balances as the whole action left them (resulting-balances.ts). */
+  include_balances?: boolean;
 }
 
 /**

@@ -1,10 +1,13 @@
 // Acting on many holds in one operation, decided in one scope and committed as one event:
 //   - a bulk request's batch id in place of a hold's id (Blnk takes it on PUT /transactions/inflight/:id):
 //     every open hold that batch made, all or none; a hold with an action already queued is left to it;
+//     the action's preconditions are judged once every hold is acted on, in the same decision (one
+//     failing refuses them all), or, queued, go with each hold's action and are judged in its turn;
 //   - up to BULK_HOLD_ACTIONS_MAX holds named one by one (the bulk commit and void routes): each decided on
 //     its own, a refused one rolled back and reported, the rest committed together.
 // Each hold is acted on with the single-hold decision (decide-inflight-action.ts), so the rules are the
-// same; one event means a crash keeps all of what was acknowledged or none of it.
+// same (a named hold's own preconditions included, judged in the same decision); one event means a crash
+// keeps all of what was acknowledged or none of it.
 
 import type { BatchHoldActionCommand, CommandOf, InflightActionCommand, ManyHoldActionsCommand } from './commands.js';
 import { decideInflightAction, HOLD_ACTION_REJECTIONS, holdActionEventType } from './decide-inflight-action.js';
@@ -12,7 +15,10 @@ import type { DecisionScope } from './decision-scope.js';
 import type { LedgerState } from './ledger-state.js';
 import type { Decision, DryRunnable } from './operation.js';
 import { involvedIn, projectBalances } from './projection.js';
-import { mailboxBalanceOf, type TransactionRecord } from './records.js';
+import { mailboxBalanceOf, type BalanceRecord, type TransactionRecord } from './records.js';
+import type { Precondition } from './precondition.js';
+import { resultingBalances } from './resulting-balances.js';
+import { preconditionRefusal } from './preconditions.js';
 import { reject, type Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 
@@ -32,6 +38,8 @@ export interface BatchActionResult {
   /** The commit or void children (QUEUED when queued), one per hold acted on, in hold order. */
   transactions: TransactionRecord[];
   queued: boolean;
+  /** include_balances: every balance of the holds acted on, each once, as the action left them. */
+  balances?: BalanceRecord[];
 }
 
 /** Open top-level holds a bulk request recorded (split legs close with their parent). */
@@ -55,10 +63,16 @@ export function decideBatchAction(scope: DecisionScope, command: BatchHoldAction
   if (holds.length === 0) return refuse(reject('GEN_CONFLICT', `a commit or void is already queued for every open hold of batch ${command.batch_id}`));
   const transactions: TransactionRecord[] = [];
   for (const hold of holds) {
-    const decided = decideInflightAction(scope, holdCommand(hold.transaction_id, command.action, 0n, command.skip_queue));
+    const queuedPreconditions = command.skip_queue ? undefined : command.preconditions;
+    const decided = decideInflightAction(scope, holdCommand(hold.transaction_id, command.action, 0n, command.skip_queue, queuedPreconditions));
     // All or none: the caller named the batch, so one refused hold refuses the whole action.
     if (!decided.ok) return refuse({ ...decided.rejection, message: `hold ${hold.transaction_id} of batch ${command.batch_id}: ${decided.rejection.message}` });
     transactions.push(decided.value.transaction);
+  }
+  if (command.skip_queue && command.preconditions) {
+    // On the balances as the whole action leaves them; the scope is dropped with the refusal.
+    const refusal = preconditionRefusal(scope, command.preconditions, [...new Set(holds.map((hold) => hold.currency))]);
+    if (refusal) return refuse({ ...refusal, message: `batch ${command.batch_id}: ${refusal.message}` });
   }
   return accept({ batch_id: command.batch_id, transactions, queued: !command.skip_queue });
 }
@@ -72,6 +86,14 @@ export const batchActionOperation: DryRunnable<CommandOf<'hold.act_on_batch'>, B
   },
   decide: decideBatchAction,
   eventType: (value) => holdActionEventType(value.transactions[0]?.action),
+  withBalances(value, state) {
+    const balances = new Map<string, BalanceRecord>();
+    for (const child of value.transactions) {
+      const hold = state.transaction(child.parent_transaction);
+      if (hold) for (const balance of resultingBalances(hold, state)) balances.set(balance.balance_id, balance);
+    }
+    return { ...value, balances: [...balances.values()] };
+  },
   dryRun: {
     asDryRun: (command) => ({ ...command, skip_queue: true }),
     project(scope, command, decided, currentFrom) {
@@ -85,7 +107,7 @@ export const batchActionOperation: DryRunnable<CommandOf<'hold.act_on_batch'>, B
 
 /** One hold's outcome in a bulk action: its child transaction, or why it was refused. */
 export type HoldItemOutcome =
-  | { transaction_id: string; ok: true; transaction: TransactionRecord }
+  | { transaction_id: string; ok: true; transaction: TransactionRecord; balances?: BalanceRecord[] }
   | { transaction_id: string; ok: false; rejection: Rejection };
 
 export interface ManyActionsResult {
@@ -99,7 +121,7 @@ export function decideManyActions(scope: DecisionScope, command: ManyHoldActions
   // action queued) the second time, as if the requests had come one after the other.
   for (const item of command.items) {
     const mark = scope.mark();
-    const decided = decideInflightAction(scope, holdCommand(item.transaction_id, command.action, item.precise_amount, command.skip_queue));
+    const decided = decideInflightAction(scope, holdCommand(item.transaction_id, command.action, item.precise_amount, command.skip_queue, item.preconditions));
     if (decided.ok) {
       items.push({ transaction_id: item.transaction_id, ok: true, transaction: decided.value.transaction });
     } else {
@@ -124,8 +146,19 @@ export const manyActionsOperation: Decision<CommandOf<'hold.act_on_many'>, ManyA
   // Its dry run is the single-hold one over each item in one scope (LedgerEngine.dryRun), which
   // answers per hold as the route does.
   eventType: (value) => holdActionEventType(value.items.find((item) => item.ok)?.transaction.action),
+  // Each hold acted on: its balances as the whole action (one event, one seq) left them.
+  withBalances(value, state) {
+    const items = value.items.map((item): HoldItemOutcome => {
+      if (!item.ok) return item;
+      const hold = state.transaction(item.transaction_id);
+      return { ...item, balances: hold ? resultingBalances(hold, state) : [] };
+    });
+    return { ...value, items };
+  },
 };
 
-function holdCommand(transactionId: string, action: 'commit' | 'void', preciseAmount: bigint, skipQueue: boolean): InflightActionCommand {
-  return { transaction_id: transactionId, action, precise_amount: action === 'commit' ? preciseAmount : 0n, skip_queue: skipQueue };
+function holdCommand(transactionId: string, action: 'commit' | 'void', preciseAmount: bigint, skipQueue: boolean, preconditions?: Precondition[]): InflightActionCommand {
+  const command: InflightActionCommand = { transaction_id: transactionId, action, precise_amount: action === 'commit' ? preciseAmount : 0n, skip_queue: skipQueue };
+  if (preconditions) command.preconditions = preconditions;
+  return command;
 }

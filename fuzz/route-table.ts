@@ -218,10 +218,11 @@ export const FUZZ_ROUTES: readonly FuzzRoute[] = [
   { method: 'GET', path: '/transactions', query: coercedPageQuerySchema, schemaSource: exported, weight: 5 },
   { method: 'GET', path: '/transactions/:id', params: { id: transactionId }, weight: 10 },
   { method: 'GET', path: '/transactions/:id/lineage', params: { id: transactionId }, weight: 3 },
+  { method: 'GET', path: '/transactions/:id/log-position', params: { id: transactionId }, weight: 3 },
   { method: 'GET', path: '/transactions/reference/:reference', params: { reference: { pool: 'reference', unknownPrefix: 'ref' } }, weight: 5 },
   { method: 'PUT', path: '/transactions/inflight/:id', params: { id: holdId }, body: inflightActionSchema, query: includeBalancesQuery, schemaSource: exported, weight: 50, hints: TRANSACTION_HINTS },
-  { method: 'POST', path: '/transactions/inflight/bulk/commit', body: bulkCommitSchema, schemaSource: exported, weight: 15 },
-  { method: 'POST', path: '/transactions/inflight/bulk/void', body: bulkVoidSchema, schemaSource: exported, weight: 15 },
+  { method: 'POST', path: '/transactions/inflight/bulk/commit', body: bulkCommitSchema, query: includeBalancesQuery, schemaSource: exported, weight: 15 },
+  { method: 'POST', path: '/transactions/inflight/bulk/void', body: bulkVoidSchema, query: includeBalancesQuery, schemaSource: exported, weight: 15 },
   { method: 'POST', path: '/transactions/recover', query: recoverQuerySchema, schemaSource: exported, weight: 2 },
   { method: 'POST', path: '/refund-transaction/:id', params: { id: transactionId }, body: refundSchema, schemaSource: exported, weight: 30 },
 

@@ -21,6 +21,11 @@
 // checkpoint (the last seq they cover). Only durable events ever reach the lookup environment, so after a
 // crash it never knows a transaction the log does not. At start-up it catches up from its checkpoint by
 // reading the log. Deleting data/lookup is safe: it rebuilds.
+//
+// Beside the newest position, `created` keeps the key of the log record that first held each
+// transaction (written only if absent, so the first version wins): where the transaction entered the
+// log's checksum chain (GET /transactions/:id/log-position). Lookups written before that table existed
+// lack it for older transactions, so they are rebuilt from the log once (CREATED_COMPLETE_KEY).
 
 import { open, type Database, type RootDatabase } from 'lmdb';
 import path from 'node:path';
@@ -33,6 +38,8 @@ import type { LedgerEvent } from '../engine/events.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
+/** Set once `created` holds every transaction up to the checkpoint (lookups written before it existed do not). */
+const CREATED_COMPLETE_KEY = 'created_complete';
 /**
  * How long durable records may wait before they are written. Each lookup write ends in an fsync that
  * competes with the log's own; writing every few dozen milliseconds keeps that contention negligible.
@@ -54,6 +61,12 @@ const PATCHED = -1;
  * record key k is stored as -1 - k.
  */
 const PATCH_OVER_RECORD_MAX = -2;
+
+/**
+ * lmdb-js's asynchronous put takes PutOptions at run time (MDB_NOOVERWRITE: the entry is written only
+ * when the key is absent), though its types declare them for putSync alone.
+ */
+type PutIfAbsent = (key: string, value: number, options: { noOverwrite: true }) => Promise<boolean>;
 
 function patchOver(recordKey: number): number {
   return -1 - recordKey;
@@ -100,6 +113,15 @@ interface Position {
   patched?: TransactionRecord;
   /** The merged patches over the record the position names (recordKey <= PATCH_OVER_RECORD_MAX). */
   patch?: MetaData;
+  /** Set when the position names the log record of a whole version (a put, not a patch): `created` takes it if it has none. */
+  whole?: boolean;
+}
+
+/** Where a transaction stands in the log: the record that first held it, and the one holding its newest whole version. */
+export interface RecordKeys {
+  created: number;
+  /** Undefined when not known: a version kept whole after a metadata patch (PATCHED) names no record. */
+  newest: number | undefined;
 }
 
 export class LmdbTransactionStore implements TransactionStore {
@@ -109,6 +131,7 @@ export class LmdbTransactionStore implements TransactionStore {
   private readonly meta: Database<number, string>;
   private readonly patched: Database<Buffer, string>;
   private readonly patches: Database<Buffer, string>;
+  private readonly created: Database<number, string>;
   /**
    * Merged patches of transactions already in LMDB that are not written yet, by id (the newest merge):
    * what reads see at once, as the overlay is for records.
@@ -123,6 +146,8 @@ export class LmdbTransactionStore implements TransactionStore {
   /** Puts since the log last sealed a record, then one generation per sealed record. */
   private unsealed: TransactionRecord[] = [];
   private readonly generations: Generation[] = [];
+  /** Generations being written to LMDB now: still read for record keys until their write is visible. */
+  private inWrite: Generation[] = [];
   private sealedSeq = 0;
   private durableSeq = 0;
   private writing: Promise<void> | undefined;
@@ -138,6 +163,7 @@ export class LmdbTransactionStore implements TransactionStore {
     this.patched = this.env.openDB<Buffer, string>({ name: 'patched', encoding: 'binary' });
     // Binary, written by the codec's metadata writer: metadata may hold integers beyond 64 bits.
     this.patches = this.env.openDB<Buffer, string>({ name: 'metadata_patches', encoding: 'binary' });
+    this.created = this.env.openDB<number, string>({ name: 'created', encoding: 'ordered-binary' });
     this._checkpoint = this.meta.get(CHECKPOINT_KEY) ?? 0;
   }
 
@@ -179,6 +205,29 @@ export class LmdbTransactionStore implements TransactionStore {
   has(transactionId: string): boolean {
     if (this.overlay.has(transactionId)) return true;
     return fitsKey(transactionId) && this.positions.doesExist(transactionId);
+  }
+
+  /**
+   * The log records of a transaction sealed into the log (undefined for one not sealed yet, or unknown):
+   * the one that first held it and the one holding its newest whole version.
+   */
+  recordKeys(transactionId: string): RecordKeys | undefined {
+    if (!fitsKey(transactionId)) return undefined;
+    const waiting = [...this.inWrite, ...this.generations];
+    const inGenerations = (newestFirst: boolean): number | undefined => {
+      const order = newestFirst ? [...waiting].reverse() : waiting;
+      for (const generation of order) {
+        if (generation.records.some((record) => record.transaction_id === transactionId && !this.fromPatch.has(record))) return generation.recordKey;
+      }
+      return undefined;
+    };
+    const created = this.created.get(transactionId) ?? inGenerations(false);
+    if (created === undefined) return undefined;
+    const fresh = inGenerations(true);
+    if (fresh !== undefined) return { created, newest: fresh };
+    const position = this.positions.get(transactionId);
+    const newest = position === undefined || position === PATCHED ? undefined : position > 0 ? position : recordUnderPatch(position);
+    return { created, newest };
   }
 
   idForReference(reference: string): string | undefined {
@@ -265,16 +314,19 @@ export class LmdbTransactionStore implements TransactionStore {
     for (const generation of written) {
       for (const pending of generation.patches) positions.push(this.patchedPosition(pending));
       for (const record of generation.records) {
-        const position: Position = { transactionId: record.transaction_id, reference: clientReference(record), recordKey: generation.recordKey };
+        const position: Position = { transactionId: record.transaction_id, reference: clientReference(record), recordKey: generation.recordKey, whole: true };
         if (this.fromPatch.has(record)) {
           position.recordKey = PATCHED;
           position.patched = record;
           position.reference = undefined; // a patch never moves a reference (see put)
+          position.whole = undefined;
         }
         positions.push(position);
       }
     }
+    this.inWrite = written;
     this.writing = this.writeBatch(positions, lastSeq).then(() => {
+      this.inWrite = [];
       for (const generation of written) {
         for (const { transactionId, patch } of generation.patches) {
           if (this.pendingPatches.get(transactionId) === patch) this.pendingPatches.delete(transactionId);
@@ -315,6 +367,7 @@ export class LmdbTransactionStore implements TransactionStore {
   private writeBatch(positions: Iterable<Position>, lastSeq: number): Promise<void> {
     for (const position of positions) {
       void this.positions.put(position.transactionId, position.recordKey);
+      if (position.whole) void (this.created.put as unknown as PutIfAbsent).call(this.created, position.transactionId, position.recordKey, { noOverwrite: true });
       if (position.patched) void this.patched.put(position.transactionId, encodeRecord(position.patched));
       if (position.patch) void this.patches.put(position.transactionId, encodePatch(position.patch));
       if (position.reference !== undefined) void this.idByReference.put(position.reference, position.transactionId);
@@ -331,7 +384,7 @@ export class LmdbTransactionStore implements TransactionStore {
    * the end of the log means the lookups belong to another history: they are dropped and rebuilt.
    */
   async catchUp(logEndSeq: number): Promise<number> {
-    if (this._checkpoint > logEndSeq) await this.reset();
+    if (this._checkpoint > logEndSeq || this.meta.get(CREATED_COMPLETE_KEY) !== 1) await this.reset();
     let batch: Position[] = [];
     let lastSeq = this._checkpoint;
     let written = 0;
@@ -345,7 +398,7 @@ export class LmdbTransactionStore implements TransactionStore {
       if (logRecord.last_seq <= this._checkpoint) continue;
       for (const event of logRecord.events) {
         for (const record of event.transactions ?? []) {
-          add({ transactionId: record.transaction_id, reference: clientReference(record), recordKey: logRecord.first_seq });
+          add({ transactionId: record.transaction_id, reference: clientReference(record), recordKey: logRecord.first_seq, whole: true });
         }
         for (const patch of event.metadata_patches ?? []) {
           if (metadataTarget(patch.entity_id) !== 'transaction') continue;
@@ -375,7 +428,9 @@ export class LmdbTransactionStore implements TransactionStore {
       this.idByReference.clearSync();
       this.patched.clearSync();
       this.patches.clearSync();
+      this.created.clearSync();
       this.meta.put(CHECKPOINT_KEY, 0);
+      this.meta.put(CREATED_COMPLETE_KEY, 1);
     });
     this._checkpoint = 0;
   }

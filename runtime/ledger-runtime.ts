@@ -51,7 +51,7 @@ import { HookSecretSealer } from '../hooks/signing-secrets.js';
 import { DeliveryHistory } from '../hooks/delivery-history.js';
 import type { NotificationDeriver } from '../hooks/notification-draft.js';
 import type { NotificationTarget } from '../hooks/notifications.js';
-import type { FoldAnswer, HookAdmin, SeqWait, StatementAnswer } from '../http/ports/ledger-core.js';
+import type { ChainRecordPosition, FoldAnswer, HookAdmin, SeqWait, StatementAnswer, TransactionLogPosition } from '../http/ports/ledger-core.js';
 import { QueueRunner } from './queue-runner.js';
 import { systemClock } from './system-clock.js';
 import { TimerRunner } from './timer-runner.js';
@@ -627,6 +627,38 @@ export class LedgerRuntime implements LedgerCore {
 
   listTransactions(offset: number, limit: number): TransactionRecord[] {
     return this.store.list(offset, limit);
+  }
+
+  /**
+   * The records that first and last held a transaction whole, read from the lookups' record keys once
+   * everything appended now is sealed and durable (a log that stopped appending seals nothing more).
+   */
+  async transactionLogPosition(transactionId: string): Promise<TransactionLogPosition | undefined> {
+    await this.log.durable(this.log.appendedSeq).catch(() => undefined);
+    const keys = this.store.recordKeys(transactionId);
+    if (!keys) return undefined;
+    const created = this.chainRecordPosition(transactionId, keys.created, false);
+    if (!created) return undefined;
+    const changed = keys.newest !== undefined && keys.newest > keys.created ? this.chainRecordPosition(transactionId, keys.newest, true) : undefined;
+    return { created, last_changed: changed };
+  }
+
+  /** The record at `recordKey` and its first (or, `last`, its last) event holding the transaction. */
+  private chainRecordPosition(transactionId: string, recordKey: number, last: boolean): ChainRecordPosition | undefined {
+    const logRecord = this.log.logRecordAt(recordKey);
+    if (!logRecord) return undefined;
+    let seq: number | undefined;
+    logRecord.events.forEach((event, index) => {
+      if ((seq === undefined || last) && event.transactions?.some((record) => record.transaction_id === transactionId)) seq = logRecord.first_seq + index;
+    });
+    if (seq === undefined) return undefined;
+    return {
+      seq,
+      record_first_seq: logRecord.first_seq,
+      record_last_seq: logRecord.last_seq,
+      record_checksum: logRecord.checksum.toString('hex'),
+      prev_checksum: logRecord.prev_checksum.toString('hex'),
+    };
   }
 
   async balanceHistory(balanceId: string, untilMs: number, toSeq: number, fromSnapshot = false): Promise<FoldAnswer> {

@@ -412,7 +412,7 @@ t.test('a balance: figures, history with the as-of balance under the pointer, mo
   t.same(problems, [], 'no script error or policy violation');
 });
 
-t.test('a transaction: its life, hash and lineage; commit part of a hold, void the rest, refund, each confirmed and seen', async (t) => {
+t.test('a transaction: its life, hash, position in the log and lineage; commit part of a hold, void the rest, refund, each confirmed and seen', async (t) => {
   const { page, problems } = await openTab();
   t.teardown(() => page.context().close());
   await signIn(page, keys.writer);
@@ -423,6 +423,15 @@ t.test('a transaction: its life, hash and lineage; commit part of a hold, void t
   t.equal((await shownAmount(page, fact('Committed so far'))).exact, digits(before.precise_committed_amount), 'committed so far: as the API says');
   t.equal((await shownAmount(page, fact('Still held'))).exact, String(BigInt(before.precise_amount) - BigInt(before.precise_committed_amount)));
   t.match(await page.locator('section[aria-labelledby="section-life"] tbody').textContent(), /partial commit/, 'the partial commit made before is in its life');
+  const logPosition = await ok('GET', `/transactions/${seeded.hold}/log-position`);
+  t.ok(logPosition.last_changed, 'the API names the record of the partial commit as the hold\'s last change');
+  for (const [which, expected] of [['created', logPosition], ['last_changed', logPosition.last_changed]] as const) {
+    for (const field of ['seq', 'record_first_seq', 'record_last_seq', 'record_checksum', 'prev_checksum']) {
+      const shown = page.locator(`[data-log-position="${which}"] [data-field="${field}"]`);
+      t.equal(await shown.getAttribute('data-value'), String(expected[field]), `the log position's ${which} ${field}: as the API says`);
+      t.equal(await shown.textContent(), String(expected[field]), `and shown so`);
+    }
+  }
   await shot(page, 'transaction-hold');
 
   // Commit 50.00 more: confirmed in a dialog, answered with the child transaction.

@@ -2,7 +2,8 @@
 // static files at its own /console (a core's console is never forwarded through the proxy: its scripts
 // would run on the control plane's origin), and the page reaches a tenant's core through the proxy
 // (`/proxy/<path>?instance_id=`) with the person's access token, like any API call. A token with
-// proxy:write gets the writes its proxy allows (create a balance, seen on the core); one with proxy:read
+// proxy:write gets the writes its proxy allows (create a balance, seen on the core) and a transaction's
+// position in the core's log as the core answers it; one with proxy:read
 // a read-only console; what the proxy does not forward (hooks, the operator's routes) is shown refused;
 // a token for someone else's deployment cannot sign in to it.
 //
@@ -29,6 +30,7 @@ let core: { url: string; masterKey: string };
 const tokens = { write: '', read: '', stranger: '' };
 let ledgerId = '';
 let balanceId = '';
+let movedId = '';
 
 t.before(async () => {
   rig = await startCloudRig();
@@ -46,6 +48,7 @@ t.before(async () => {
     source: '@world', destination: balanceId, precise_amount: '123456', precision: 100, currency: 'USD', reference: 'tenant-1', description: 'in', allow_overdraft: true, skip_queue: true,
   });
   if (moved.status !== 201) throw new Error(`seed: ${moved.status} ${moved.text}`);
+  movedId = moved.body.transaction_id;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 
@@ -112,6 +115,12 @@ t.test('a proxy:write token: the tenant\'s ledger through the proxy, and a write
   t.equal(await figure.getAttribute('data-exact'), String(balance.balance), 'the figure is the core\'s, exactly');
   t.equal((await figure.textContent())?.replace(/\s*USD.*$/, '').trim(), '1,234.56');
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'cloud-balance.png'), fullPage: true });
+
+  // A transaction's position in the core's log, read through the proxy as the page reads it.
+  await visit(page, `/transactions/${movedId}`, /Transaction/);
+  const position = (await coreRequest(core, 'GET', `/transactions/${movedId}/log-position`)).body;
+  const checksum = page.locator('[data-log-position="created"] [data-field="record_checksum"]');
+  t.equal(await checksum.getAttribute('data-value'), position.record_checksum, 'the log position shown is the core\'s');
 
   await visit(page, `/balances?f=${encodeURIComponent(`ledger_id:eq:${ledgerId}`)}`, /Balances of/);
   await page.getByRole('button', { name: 'Create a balance' }).click();

@@ -10,6 +10,8 @@
 //   - X-Folio-Seq past the end of the group's log is refused within a read of it, 409 REPL_SEQ_BEYOND_LOG
 //     saying where the log ends, where the old code held the request 5 s and answered 503; a seq the
 //     group has is waited for and served.
+//   - a transaction's log position (GET /transactions/:id/log-position) is read on the standby and equals
+//     the leader's: the standby's log is a byte-for-byte copy of the group's.
 
 import net from 'node:net';
 import t from 'tap';
@@ -68,6 +70,18 @@ t.test('a standby decides by the route that matched', async (t) => {
   const writtenAt = created.headers.get('x-folio-seq') as string;
   const readBack = await call(standby, 'GET', `/ledgers/${created.body.ledger_id}`, undefined, { 'X-Folio-Seq': writtenAt });
   t.equal(readBack.status, 200, 'a read on the standby with the write\'s seq sees the write');
+
+  // A transaction's position in the log's checksum chain, read on the standby from its own copy of the log.
+  const moved = await call(leader, 'POST', '/transactions', {
+    source: '@world', destination: '@standby-reader', precise_amount: 100, precision: 100, currency: 'USD', allow_overdraft: true, skip_queue: true, description: 'log position',
+  });
+  t.equal(moved.status, 201);
+  const positionRoute = `/transactions/${moved.body.transaction_id}/log-position`;
+  const onLeader = await call(leader, 'GET', positionRoute);
+  const onStandby = await call(standby, 'GET', positionRoute, undefined, { 'X-Folio-Seq': moved.headers.get('x-folio-seq') as string });
+  t.equal(onStandby.status, 200, 'the standby answers a transaction\'s log position');
+  t.same(onStandby.body, onLeader.body, 'as the leader does: the same record, seq and checksums');
+  t.match(onStandby.body.record_checksum, /^[0-9a-f]{64}$/);
 
   const started = performance.now();
   const ahead = await call(standby, 'GET', '/balances', undefined, { 'X-Folio-Seq': String(Number(writtenAt) + 1_000_000) });

@@ -52,7 +52,7 @@ export interface EnginePorts {
  * must exist on its port.
  */
 export const CALLABLE = {
-  core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'balanceHistory', 'balanceStatement', 'takeBalanceSnapshots', 'writeAdmission'],
+  core: ['run', 'dryRun', 'appliedSeqReached', 'listTransactions', 'transactionLogPosition', 'balanceHistory', 'balanceStatement', 'takeBalanceSnapshots', 'writeAdmission'],
   view: 'LedgerView',
   query: ['filter', 'search', 'reindexStatus', 'startReindex'],
   reconciliation: ['startBackground', 'runInstant', 'record', 'dryRun', 'matches', 'unmatched'],

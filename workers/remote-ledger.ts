@@ -16,7 +16,7 @@ import type { DryRunAnswer, DryRunCommand, Outcome, ResultOf } from '../engine/l
 import type { TransactionRecord } from '../engine/records.js';
 import type { Result } from '../engine/result.js';
 import { urlRefusal, type TargetPolicy } from '../hooks/hook-targets.js';
-import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads, SeqWait, StatementAnswer } from '../http/ports/ledger-core.js';
+import type { FoldAnswer, HookAdmin, LedgerCore, LedgerReads, SeqWait, StatementAnswer, TransactionLogPosition } from '../http/ports/ledger-core.js';
 import type { IndexGaugeSources } from '../http/metrics.js';
 import type { BalanceHistoryPort, QueryPort } from '../http/ports/query-port.js';
 import type { ReconciliationPort } from '../http/ports/reconciliation-port.js';
@@ -355,6 +355,10 @@ export class RemoteLedger implements LedgerCore {
 
   listTransactions(offset: number, limit: number): Promise<TransactionRecord[]> {
     return this.client.call('core', 'listTransactions', [offset, limit]);
+  }
+
+  transactionLogPosition(transactionId: string): Promise<TransactionLogPosition | undefined> {
+    return this.client.call('core', 'transactionLogPosition', [transactionId]);
   }
 
   balanceHistory(balanceId: string, untilMs: number, toSeq: number, fromSnapshot?: boolean): Promise<FoldAnswer> {

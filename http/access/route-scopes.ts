@@ -76,6 +76,7 @@ export const ROUTE_ACCESS_TABLE: Readonly<Record<string, string>> = {
   'GET /transactions/:id': 'transactions:read',
   'GET /transactions/reference/:reference': 'transactions:read',
   'GET /transactions/:id/lineage': 'transactions:read',
+  'GET /transactions/:id/log-position': 'transactions:read',
   'PUT /transactions/inflight/:id': 'transactions:write',
   'POST /transactions/inflight/bulk/commit': 'transactions:write',
   'POST /transactions/inflight/bulk/void': 'transactions:write',

@@ -41,6 +41,11 @@ export interface LedgerCore {
   /** Newest transactions first. */
   listTransactions(offset: number, limit: number): Awaitable<TransactionRecord[]>;
   /**
+   * Where a transaction stands in the log's checksum chain, once everything appended when asked is on
+   * disk; undefined for a transaction the log does not hold.
+   */
+  transactionLogPosition(transactionId: string): Promise<TransactionLogPosition | undefined>;
+  /**
    * The balance folded from the log up to `untilMs` (Number.MAX_SAFE_INTEGER: its whole history, as
    * `from_source` reads it), reading no further than `toSeq`: undefined when it did not exist by then.
    * `fromSnapshot`: start from the newest balance snapshot taken by then, when there is one (the answer
@@ -105,6 +110,24 @@ export interface HookDeliveries {
   /** When this node began following deliveries (epoch ms): earlier ones are not known to it. */
   since: number;
   deliveries: HookDelivery[];
+}
+
+/** A log record in the checksum chain (wal/log-record-codec.ts), and the seq of one event in it. */
+export interface ChainRecordPosition {
+  /** The event in the record that holds the transaction. */
+  seq: number;
+  record_first_seq: number;
+  record_last_seq: number;
+  /** SHA-256 of the record's payload (hex), which the next record's prev_checksum repeats. */
+  record_checksum: string;
+  /** The checksum of the record before it (hex; zeros for the log's first). */
+  prev_checksum: string;
+}
+
+/** The record that first held a transaction, and the later one holding its newest whole version, if any. */
+export interface TransactionLogPosition {
+  created: ChainRecordPosition;
+  last_changed: ChainRecordPosition | undefined;
 }
 
 /** How a wait for a seq ended (LedgerCore.appliedSeqReached). */

@@ -1,5 +1,6 @@
 // Transactions: record (queued, synchronous, scheduled, split, bulk, or as a dry run), list, read by id
-// and by reference, and read a debit's fund lineage. A retry with a reference already used by the same request answers 200 with the
+// and by reference, read a debit's fund lineage, and read where a transaction stands in the log's
+// checksum chain. A retry with a reference already used by the same request answers 200 with the
 // original instead of 201.
 
 import type { Router } from '@koa/router';
@@ -37,6 +38,24 @@ const bulkResultSchema = z.object({
   transactions: z.array(z.object({ transaction_id: z.string(), reference: z.string(), status: z.string(), balances: resultingBalancesJsonSchema })).optional()
     .meta({ description: 'With include_balances=true: each recorded item, in order, with the balances it touched as the batch (one write, one seq) left them' }),
 });
+
+/** A log record in the checksum chain, and the seq of the transaction's event in it (GET /transactions/:id/log-position). */
+const chainRecordSchema = z.object({
+  seq: z.number().int().meta({ description: 'The seq of the event in the record that holds the transaction' }),
+  record_first_seq: z.number().int(),
+  record_last_seq: z.number().int(),
+  record_checksum: z.string().meta({ description: 'SHA-256 of the record\'s payload, hex' }),
+  prev_checksum: z.string().meta({ description: 'The previous record\'s checksum, hex (zeros for the log\'s first record)' }),
+});
+const transactionLogPositionSchema = chainRecordSchema.extend({
+  transaction_id: z.string(),
+  last_changed: chainRecordSchema.nullable().meta({ description: 'The later record holding the transaction\'s newest whole version, or null' }),
+});
+const transactionLogPositionExample = {
+  transaction_id: 'txn_0196a4c2-af66-7173-a5f6-7a8b9c0d1e05', seq: 1042, record_first_seq: 1040, record_last_seq: 1043,
+  record_checksum: '5d41402abc4b2a76b9719d911017c592a3f0f1b2c3d4e5f60718293a4b5c6d7e', prev_checksum: '9e107d9d372bb6826bd81d3542a419d6b7c8d9e0f1a2b3c4d5e6f708192a3b4c',
+  last_changed: null,
+};
 
 const transactionWithBalancesSchema = transactionJsonSchema.extend({ balances: resultingBalancesJsonSchema.optional() });
 
@@ -134,6 +153,21 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     const transaction = await core.view.transaction(transactionId);
     if (!transaction) throw new ApiError('TXN_NOT_FOUND', `Transaction with ID '${transactionId}' not found`);
     await respond(ctx, core, 200, transactionLineageView(transaction));
+  });
+
+  describeRoute(router, 'GET /transactions/:id/log-position', {
+    tag: 'Transactions', summary: 'Where a transaction stands in the log\'s checksum chain',
+    description: 'The log record that first held the transaction (the seq of its event, the record\'s seq range, its SHA-256 and the '
+      + 'previous record\'s, which chain the records: `folio verify` checks the chain), and `last_changed`, the later record holding its '
+      + 'newest whole version (a hold\'s committed amount, a queued transaction applied), or null. Metadata changes are not counted. '
+      + 'Answered once the record is on disk; a standby answers from its own copy of the group\'s log.',
+    answers: answers(200, 'The position', transactionLogPositionSchema, transactionLogPositionExample), errors: ['TXN_NOT_FOUND'],
+  });
+  router.get('/transactions/:id/log-position', async (ctx) => {
+    const transactionId = ctx.params.id as string;
+    const position = await core.transactionLogPosition(transactionId);
+    if (!position) throw new ApiError('TXN_NOT_FOUND', `Transaction with ID '${transactionId}' not found`);
+    await respond(ctx, core, 200, { transaction_id: transactionId, ...position.created, last_changed: position.last_changed ?? null });
   });
 
   describeRoute(router, 'GET /transactions/:id', { tag: 'Transactions', summary: 'Read a transaction', answers: answers(200, 'The transaction', transactionJsonSchema, EXAMPLES.transaction), errors: ['TXN_NOT_FOUND'] });

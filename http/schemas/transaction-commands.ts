@@ -171,10 +171,10 @@ export function toPreconditions(list: readonly PreconditionShape[], report: Repo
 }
 
 /** The preconditions of a body checked by its schema alone (a hold's commit or void), or the 400 naming each that is wrong. */
-export function validatePreconditions(list: readonly PreconditionShape[] | undefined): Precondition[] | undefined {
+export function validatePreconditions(list: readonly PreconditionShape[] | undefined, path: PropertyKey[] = []): Precondition[] | undefined {
   if (list === undefined || list.length === 0) return undefined;
   const details: Record<string, string> = {};
-  const preconditions = toPreconditions(list, (path, message) => { details[path.map(String).join('.')] ??= message; });
+  const preconditions = toPreconditions(list, (at, message) => { details[at.map(String).join('.')] ??= message; }, path);
   if (!preconditions) throw validationError(details);
   return preconditions;
 }

@@ -113,13 +113,16 @@ export const bulkCommitSchema = z.object({
     transaction_id: identifierSchema,
     amount: decimalInput.optional(),
     precise_amount: wholeNumberInput.optional(),
+    preconditions: preconditionsShape.optional(),
   })).min(1).max(BULK_HOLD_ACTIONS_MAX),
   skip_queue: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });
 
 export const bulkVoidSchema = z.object({
-  transaction_ids: z.array(identifierSchema).min(1).max(BULK_HOLD_ACTIONS_MAX),
+  // Blnk's bare ids; or, for a hold whose void carries preconditions, the id with them.
+  transaction_ids: z.array(z.union([identifierSchema, z.object({ transaction_id: identifierSchema, preconditions: preconditionsShape.optional() })]))
+    .min(1).max(BULK_HOLD_ACTIONS_MAX),
   skip_queue: z.boolean().optional(),
   dry_run: z.boolean().optional(),
 });
