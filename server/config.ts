@@ -395,7 +395,7 @@ function parseCount(name: string, text: string, min: number): number {
   return value;
 }
 
-function parseBounded(name: string, text: string, min: number, max: number): number {
+export function parseBounded(name: string, text: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^[0-9]{1,10}$/.test(text) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not ${text}`);
   return value;
