@@ -3,7 +3,8 @@
 // process's), a refusal is 429 GEN_RATE_LIMITED with Retry-After and the RateLimit-* headers, a wait
 // of Retry-After admits again, the master key is unlimited unless configured, the configured default
 // applies to keys made without a rate, a key cannot make a faster key, rates are checked, survive a
-// restart, and with authentication off the master key's limit is the server's.
+// restart, HTTP on the engine's own thread limits the same, and with authentication off the master
+// key's limit is the server's.
 //
 // Counts are asserted against a bound that allows for the refill during the burst of requests, measured
 // on the monotonic clock, with a rate (1 per second) far below the burst, so a slow machine only loosens
@@ -127,6 +128,15 @@ t.test('rates are checked, and kept across a restart', async (t) => {
   t.same(record?.rate_limit, { requests_per_second: 2, burst: 7 }, 'the rate is in the log');
   const unlimited = await createKey(server.url, MASTER, {});
   t.equal((unlimited.body as { rate_limit: unknown }).rate_limit, null, 'no default configured: a key without a rate is unlimited');
+});
+
+t.test('HTTP on the engine\'s thread (FOLIO_WORKERS=0) keeps the same buckets', async (t) => {
+  const server = await serverWith(t, { FOLIO_SECRET_KEY: MASTER, FOLIO_WORKERS: '0' });
+  const created = await createKey(server.url, MASTER, { rate_limit: { requests_per_second: 1, burst: 3 } });
+  const { answers, seconds } = await burst(server.url, (created.body as { key: string }).key, 20);
+  const admitted = answers.filter((response) => response.status === 200).length;
+  t.ok(admitted >= 3 && admitted <= 3 + Math.ceil(seconds) + 1, `${admitted} admitted of 20`);
+  checkRefusals(t, answers, 3);
 });
 
 t.test('authentication off: the master key\'s limit, when configured, is every caller\'s; public routes take nothing', async (t) => {
