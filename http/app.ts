@@ -1,12 +1,11 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
 //   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
 //   loopback only) -> authentication and the caller's rate limit (access/rate-buckets.ts) -> the router:
-//   no route is 404 (405 for another method), and each route runs behind its front (route-front.ts): its access check -> writes to the leader (a replicated
-//   node that does not lead) -> read-your-writes wait (X-Folio-Seq, reads) -> cutover fence and write
-//   backpressure (writes) -> body reader (counted against the process's body bytes in flight) -> API key
-//   mark on created records -> the route. No body is read before the route is known and the caller may
-//   use it.
-
+//   no route is 404 (405 for another method), and each route runs behind its front (route-front.ts):
+//   its access check -> writes to the leader (a replicated node that does not lead) -> read-your-writes
+//   wait (X-Folio-Seq, reads) -> cutover fence and write backpressure (writes) -> body reader (counted
+//   against the process's body bytes in flight) -> API key mark on created records -> the route. No body
+//   is read before the route is known and the caller may use it.
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
