@@ -6,6 +6,7 @@
 //   wait (X-Folio-Seq, reads) -> cutover fence and write backpressure (writes) -> body reader (counted
 //   against the process's body bytes in flight) -> API key mark on created records -> the route. No body
 //   is read before the route is known and the caller may use it.
+
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
