@@ -7,10 +7,14 @@
 // address), the connection limits FOLIO_CLOUD_HEADERS_TIMEOUT_MS, FOLIO_CLOUD_REQUEST_TIMEOUT_MS,
 // FOLIO_CLOUD_CONNECTIONS_MAX and FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX (http/server/server-limits.ts), and for every core
 // it runs FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS (hooks may deliver to loopback and private addresses;
-// off unless set: cores do not read the control plane's own FOLIO_* settings, core-process.ts). The other
-// limits are named here so the services and tests share them.
+// off unless set: cores do not read the control plane's own FOLIO_* settings, core-process.ts), and the
+// proxy's rate of deployments created without one of their own, FOLIO_CLOUD_DEPLOYMENT_REQUESTS_PER_SECOND_DEFAULT
+// and FOLIO_CLOUD_DEPLOYMENT_BURST_DEFAULT (0, the default: none; a burst of 0 is one second of the rate;
+// docs/decisions-rate-limits.md). The other limits are named here so the services and tests share them.
 
-import { ConfigError, parseFlag } from '../server/config.js';
+import { ConfigError, parseBounded, parseFlag } from '../server/config.js';
+import { RATE_BURST_MAX, REQUESTS_PER_SECOND_MAX } from '../http/access/rate-buckets.js';
+import type { ApiKeyRateLimit } from '../engine/records.js';
 import { masterKeyRefusal } from '../http/app.js';
 import { connectionLimitsRefusal, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../http/server/server-limits.js';
 
@@ -29,6 +33,8 @@ export interface CloudConfig {
   connections?: Partial<ConnectionLimits>;
   /** Hooks of every core may deliver to loopback and private addresses. */
   core_hooks_allow_private_networks?: boolean;
+  /** The proxy's rate of deployments created without one (the plan's default); unset: none. */
+  deployment_rate_limit_default?: ApiKeyRateLimit;
 }
 
 export const CLOUD_LIMITS = {
@@ -104,6 +110,11 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
   if (env.FOLIO_CLOUD_CONNECTIONS_MAX) connections.connections_max = Number(env.FOLIO_CLOUD_CONNECTIONS_MAX);
   if (env.FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX) connections.connections_per_address_max = Number(env.FOLIO_CLOUD_CONNECTIONS_PER_ADDRESS_MAX);
   config.connections = connections;
+  const rate = env.FOLIO_CLOUD_DEPLOYMENT_REQUESTS_PER_SECOND_DEFAULT;
+  const requestsPerSecond = rate ? parseBounded('FOLIO_CLOUD_DEPLOYMENT_REQUESTS_PER_SECOND_DEFAULT', rate, 0, REQUESTS_PER_SECOND_MAX) : 0;
+  const burstText = env.FOLIO_CLOUD_DEPLOYMENT_BURST_DEFAULT;
+  const burst = burstText ? parseBounded('FOLIO_CLOUD_DEPLOYMENT_BURST_DEFAULT', burstText, 0, RATE_BURST_MAX) : 0;
+  if (requestsPerSecond > 0) config.deployment_rate_limit_default = { requests_per_second: requestsPerSecond, burst: burst === 0 ? requestsPerSecond : burst };
   const problem = cloudConfigRefusal(config);
   if (problem) throw new ConfigError(problem);
   return config;

@@ -73,6 +73,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   tokens.startPruning();
   const deployments = new Deployments(store, dataDir, logger, now, {
     logLevel: options.coreLogLevel ?? 'warn', hooksAllowPrivateNetworks: config.core_hooks_allow_private_networks ?? false,
+    rateLimitDefault: config.deployment_rate_limit_default,
   });
   const upgrades = new Upgrades(deployments, logger, options.upgradeHooks);
   await deployments.boot();

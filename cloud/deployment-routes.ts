@@ -1,5 +1,7 @@
 // Deployments:
-//   POST /deployments {name, region?, tier?, user_id?}   cloud API key; 201, PENDING until its core answers
+//   POST /deployments {name, region?, tier?, user_id?, rate_limit?}   cloud API key; 201, PENDING until its
+//                                                 core answers; rate_limit {requests_per_second, burst}: the
+//                                                 proxy's bucket for it (docs/decisions-rate-limits.md)
 //   GET  /deployments, GET /deployments/:id       cloud API key, or a token with deployments:read (its
 //                                                 user's deployments only)
 //   POST /deployments/:deployment_id/upgrade {force?}   cloud API key, or deployments:write: ../shared/spec/interface.md 4.14
@@ -13,6 +15,7 @@ import { CloudError } from './cloud-errors.js';
 import { ApiError } from '../http/api-error.js';
 import { toJsonText } from '../wire/json-text.js';
 import { validate } from '../http/schemas/validation.js';
+import { rateLimitSchema } from '../http/access/access-schemas.js';
 import { requireOperator, requireScopes, type CloudPrincipal } from './cloud-auth.js';
 import { deploymentView, type DeploymentRecord, type Deployments } from './deployments.js';
 import type { Upgrades } from './upgrade.js';
@@ -25,6 +28,7 @@ const newDeploymentSchema = z.object({
   region: labelSchema.optional(),
   tier: labelSchema.optional(),
   user_id: z.string().max(64).nullable().optional(),
+  rate_limit: rateLimitSchema.optional(),
 }).strict();
 
 const upgradeSchema = z.object({ force: z.boolean().optional() }).strict();
@@ -47,17 +51,17 @@ export function deploymentRoutes(router: Router, parts: { users: UserDirectory; 
     const body = validate(newDeploymentSchema, ctx.request.body);
     if (body.user_id && !users.exists(body.user_id)) throw new ApiError('GEN_VALIDATION_ERROR', `user ${body.user_id} does not exist`, { user_id: 'unknown user' });
     const record = await deployments.create(body);
-    sendJson(ctx, 201, deploymentView(record));
+    sendJson(ctx, 201, deploymentView(record, deployments.rateLimitDefault));
   });
 
   router.get('/deployments', (ctx) => {
     const principal = requireScopes(ctx, ['deployments:read', 'deployments:write']);
-    sendJson(ctx, 200, deployments.list().filter((record) => visibleTo(principal, record)).map(deploymentView));
+    sendJson(ctx, 200, deployments.list().filter((record) => visibleTo(principal, record)).map((record) => deploymentView(record, deployments.rateLimitDefault)));
   });
 
   router.get('/deployments/:id', (ctx) => {
     const principal = requireScopes(ctx, ['deployments:read', 'deployments:write']);
-    sendJson(ctx, 200, deploymentView(findDeployment(deployments, principal, ctx.params.id as string)));
+    sendJson(ctx, 200, deploymentView(findDeployment(deployments, principal, ctx.params.id as string), deployments.rateLimitDefault));
   });
 
   router.post('/deployments/:id/upgrade', async (ctx) => {
@@ -76,7 +80,7 @@ export function deploymentRoutes(router: Router, parts: { users: UserDirectory; 
       return;
     }
     sendJson(ctx, 202, {
-      new_deployment: deploymentView(started.newRecord),
+      new_deployment: deploymentView(started.newRecord, deployments.rateLimitDefault),
       old_deployment_id: record.deployment_id,
       previous_version: started.previousVersion,
       new_version: FOLIO_VERSION,

@@ -8,7 +8,8 @@
 // (upgrade.ts); FAILED when its core cannot be kept running or its upgrade was abandoned before it
 // started. At start-up the control plane starts the core of every PENDING or ACTIVE deployment, and
 // finishes what a crash interrupted: an UPGRADING deployment is ACTIVE again, and the new deployment
-// of that upgrade (never switched to) is FAILED.
+// of that upgrade (never switched to) is FAILED. A deployment's `rate_limit` (fair use: the proxy's bucket,
+// deployment-buckets.ts) is set when it is created, else the control plane's default; an upgrade keeps it.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,6 +19,7 @@ import { proxyKeysFile } from './proxy-keys.js';
 import { newId, newSecret, newTokenizationSecret } from './secrets.js';
 import { SupervisedCore } from './supervised-core.js';
 import { WriteGate } from './write-gate.js';
+import type { ApiKeyRateLimit } from '../engine/records.js';
 
 export type DeploymentStatus = 'PENDING' | 'ACTIVE' | 'UPGRADING' | 'RETIRED' | 'FAILED';
 
@@ -64,6 +66,8 @@ export interface DeploymentRecord {
   /** Why it is FAILED, when it is. */
   problem: string | null;
   cutover: CutoverReport | null;
+  /** Its own request rate through the proxy; absent or null: the control plane's default (none unless set). */
+  rate_limit?: ApiKeyRateLimit | null;
 }
 
 /** A deployment's core as the proxy reaches it, by instance_id. */
@@ -81,6 +85,7 @@ export interface NewDeployment {
   region?: string;
   tier?: string;
   user_id?: string | null;
+  rate_limit?: ApiKeyRateLimit;
 }
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -90,6 +95,8 @@ export interface CoreSettings {
   logLevel: string;
   /** Hooks may deliver to loopback and private addresses (FOLIO_CLOUD_CORE_HOOKS_ALLOW_PRIVATE_NETWORKS). */
   hooksAllowPrivateNetworks: boolean;
+  /** The rate of deployments created without one (FOLIO_CLOUD_DEPLOYMENT_REQUESTS_PER_SECOND_DEFAULT); absent: none. */
+  rateLimitDefault?: ApiKeyRateLimit;
 }
 
 export class Deployments {
@@ -105,6 +112,16 @@ export class Deployments {
     private readonly coreSettings: CoreSettings,
   ) {
     for (const record of store.all<DeploymentRecord>('deployment')) this.records.set(record.deployment_id, record);
+  }
+
+  /** The rate through the proxy of deployments created without one; undefined: none. */
+  get rateLimitDefault(): ApiKeyRateLimit | undefined {
+    return this.coreSettings.rateLimitDefault;
+  }
+
+  /** A deployment's rate through the proxy: its own, else the default; undefined: unlimited. */
+  rateLimitOf(record: DeploymentRecord): ApiKeyRateLimit | undefined {
+    return record.rate_limit ?? this.coreSettings.rateLimitDefault;
   }
 
   get(deploymentId: string): DeploymentRecord | undefined {
@@ -134,7 +151,7 @@ export class Deployments {
     this.writeSecret(this.tokenizationFile(secretId), newTokenizationSecret());
     const record = this.newRecord({
       name: fields.name, region: fields.region ?? 'local', tier: fields.tier ?? 'standard', user_id: fields.user_id ?? null,
-      secret_id: secretId, replaces: null,
+      secret_id: secretId, replaces: null, rate_limit: fields.rate_limit ?? null,
     }, now);
     await this.save([record]);
     this.track(this.startCore(record));
@@ -142,14 +159,14 @@ export class Deployments {
   }
 
   /** A new record for a deployment of this ledger (a fresh one, or the target of an upgrade). */
-  newRecord(fields: Pick<DeploymentRecord, 'name' | 'region' | 'tier' | 'user_id' | 'secret_id' | 'replaces'>, now: number): DeploymentRecord {
+  newRecord(fields: Pick<DeploymentRecord, 'name' | 'region' | 'tier' | 'user_id' | 'secret_id' | 'replaces' | 'rate_limit'>, now: number): DeploymentRecord {
     const instanceId = newId('ins');
     return {
       deployment_id: newId('dep'), instance_id: instanceId, name: fields.name, ingress_mode: 'proxy', dedicated: true,
       tier: fields.tier, type: 'managed', region: fields.region, status: 'PENDING', watch_enabled: false,
       usage_billing_enabled: false, usage_billing_enabled_at: null, record_creates_blocked: false, created_at: now, updated_at: now,
       version: '', user_id: fields.user_id, secret_id: fields.secret_id, data_dir: path.join('instances', instanceId),
-      replaces: fields.replaces, replaced_by: null, problem: null, cutover: null,
+      replaces: fields.replaces, replaced_by: null, problem: null, cutover: null, rate_limit: fields.rate_limit ?? null,
     };
   }
 
@@ -281,7 +298,8 @@ export class Deployments {
 }
 
 /** A deployment as the API shows it (../shared/spec/interface.md 2.9 plus instance_id, version and the cutover). */
-export function deploymentView(record: DeploymentRecord): Record<string, unknown> {
+export function deploymentView(record: DeploymentRecord, rateLimitDefault?: ApiKeyRateLimit): Record<string, unknown> {
+  const limit = record.rate_limit ?? rateLimitDefault;
   return {
     deployment_id: record.deployment_id,
     instance_id: record.instance_id,
@@ -304,5 +322,7 @@ export function deploymentView(record: DeploymentRecord): Record<string, unknown
     replaced_by: record.replaced_by ?? '',
     problem: record.problem ?? '',
     cutover: record.cutover,
+    // The rate in effect through the proxy: its own, else the default; null: unlimited.
+    rate_limit: limit ? { requests_per_second: limit.requests_per_second, burst: limit.burst } : null,
   };
 }

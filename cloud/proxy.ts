@@ -13,7 +13,11 @@
 //     type or coding), or a transfer coding other than plain `chunked`: 400 PROXY_HEADER_INVALID;
 //   - a body on a method that takes none (GET, HEAD, DELETE): 400 PROXY_BODY_NOT_ALLOWED;
 //   - an unknown or retired instance, or one whose deployment the token's user does not own: 404
-//     INSTANCE_NOT_FOUND; a core that is restarting: 503 DEPLOYMENT_UNAVAILABLE with Retry-After.
+//     INSTANCE_NOT_FOUND; a core that is restarting: 503 DEPLOYMENT_UNAVAILABLE with Retry-After;
+//   - a deployment over its rate (its `rate_limit`, else the control plane's default; none unless set:
+//     deployment-buckets.ts): 429 GEN_RATE_LIMITED with Retry-After and RateLimit-Limit, -Remaining and
+//     -Reset, which every forwarded answer of a limited deployment carries too (the core's own, which
+//     describe the control plane's keys, are dropped then).
 // Scopes: GET/HEAD need proxy:read or proxy:write, other methods proxy:write (`*` covers both). Writes
 // pass the deployment's write gate (write-gate.ts), which holds them during a cutover. A core that does
 // not start its answer within proxy_timeout_ms gives 504 PROXY_TIMEOUT (an answer being streamed is not
@@ -43,6 +47,8 @@ import { CLOUD_LIMITS } from './cloud-config.js';
 import { proxyScopesFor } from './cloud-scopes.js';
 import type { Deployments, LiveInstance } from './deployments.js';
 import { ProxyRoutes } from './proxy-routes.js';
+import { DeploymentBuckets } from './deployment-buckets.js';
+import { rateLimitHeaders } from '../http/access/rate-buckets.js';
 import type { TokenService } from './token-service.js';
 
 export const PROXY_PREFIX = '/proxy';
@@ -183,6 +189,7 @@ export class Proxy {
   private readonly inFlight = new Set<InFlight>();
   private readonly sweep: NodeJS.Timeout;
   private readonly routes = new ProxyRoutes();
+  private readonly buckets = new DeploymentBuckets();
 
   constructor(private readonly parts: ProxyParts) {
     this.sweep = setInterval(() => this.expire(), TIMEOUT_SWEEP_MS);
@@ -226,14 +233,22 @@ export class Proxy {
     }
     const instanceId = target.instanceIds[0] as string;
     let instance = this.parts.deployments.instance(instanceId);
-    const owner = instance && this.parts.deployments.get(instance.deploymentId)?.user_id;
-    if (!instance || (principal.kind === 'token' && owner !== principal.holder.user_id)) {
+    const record = instance && this.parts.deployments.get(instance.deploymentId);
+    if (!instance || (principal.kind === 'token' && record?.user_id !== principal.holder.user_id)) {
       throw new CloudError('INSTANCE_NOT_FOUND', `no running deployment has instance_id ${instanceId}`);
+    }
+    // The deployment's bucket: once the caller may reach it, before a body is read or anything forwarded.
+    const limit = record && this.parts.deployments.rateLimitOf(record);
+    let rateHeaders: Record<string, string> | undefined;
+    if (limit) {
+      const decision = this.buckets.take(instanceId, limit);
+      rateHeaders = rateLimitHeaders(decision);
+      if (!decision.admitted) throw new ApiError('GEN_RATE_LIMITED', `this deployment has used up its request rate: retry after ${decision.retryAfterSeconds} s`, undefined, rateHeaders);
     }
     const write = method !== 'GET' && method !== 'HEAD';
     if (write && (instance.successor || !instance.gate.tryAdmit())) instance = await admitWrite(instance);
     try {
-      await this.forward(req, res, instance, { method, path: target.path, write, framing, named });
+      await this.forward(req, res, instance, { method, path: target.path, write, framing, named, rateHeaders });
     } finally {
       if (write) instance.gate.done();
     }
@@ -241,9 +256,9 @@ export class Proxy {
 
   private async forward(
     req: http.IncomingMessage, res: http.ServerResponse, instance: LiveInstance,
-    request: { method: string; path: string; write: boolean; framing: Framing; named: Set<string> | undefined },
+    request: { method: string; path: string; write: boolean; framing: Framing; named: Set<string> | undefined; rateHeaders?: Record<string, string> },
   ): Promise<void> {
-    const { method, path, framing, named } = request;
+    const { method, path, framing, named, rateHeaders } = request;
     const address = instance.core.address;
     const key = instance.core.proxyKey(request.write ? 'write' : 'read');
     if (!address || !key) throw unavailable('the deployment\'s core is restarting; retry shortly');
@@ -290,8 +305,11 @@ export class Proxy {
         const out: string[] = [];
         const raw = response.rawHeaders;
         for (let index = 0; index < raw.length; index += 2) {
-          if (!DROPPED_RESPONSE_HEADERS.has((raw[index] as string).toLowerCase())) out.push(raw[index] as string, raw[index + 1] as string);
+          const name = (raw[index] as string).toLowerCase();
+          if (DROPPED_RESPONSE_HEADERS.has(name) || (rateHeaders && name.startsWith('ratelimit-'))) continue;
+          out.push(raw[index] as string, raw[index + 1] as string);
         }
+        if (rateHeaders) for (const [name, value] of Object.entries(rateHeaders)) out.push(name, value);
         // One that came before the caller's body was read to its end (the core refused it part way): the
         // rest is not forwarded but read and dropped, as Node does with a body nobody reads (bounded by
         // the server's request timeout). Left paused, it would hold the caller's connection still, and

@@ -134,6 +134,7 @@ export class Upgrades {
     const now = Date.now();
     const newRecord = this.deployments.newRecord({
       name: record.name, region: record.region, tier: record.tier, user_id: record.user_id, secret_id: record.secret_id, replaces: record.deployment_id,
+      rate_limit: record.rate_limit ?? null,
     }, now);
     const oldRecord = this.deployments.changed(record, { status: 'UPGRADING' });
     try {

@@ -8,6 +8,7 @@ import type { LedgerState } from './ledger-state.js';
 import type { IdSource } from './ports.js';
 import type { MonitorFields } from './balance-monitors.js';
 import type {
+  ApiKeyRateLimit,
   ApiKeyRecord,
   HookRecord,
   IdentityFields,
@@ -110,6 +111,8 @@ export interface NewApiKey {
   secret_hash: string;
   /** The creating key's id, '' for the master key. */
   created_by: string;
+  /** Absent: the server's default applies. */
+  rate_limit?: ApiKeyRateLimit;
 }
 
 export function decideCreateApiKey(fields: NewApiKey, apiKeyId: string, now: number): RegistryDecision<ApiKeyRecord> {

@@ -263,6 +263,17 @@ export interface ApiKeyRecord {
    * tied to their creator). Revoking a key revokes every key it created, down the line.
    */
   created_by?: string;
+  /**
+   * The key's own request rate (a token bucket, http/access/rate-buckets.ts), set when it was made;
+   * absent on keys made without one, which take the server's default (none unless configured).
+   */
+  rate_limit?: ApiKeyRateLimit;
+}
+
+/** A token bucket: refilled at `requests_per_second`, holding at most `burst` requests; whole numbers. */
+export interface ApiKeyRateLimit {
+  requests_per_second: number;
+  burst: number;
 }
 
 export type MonitorField =

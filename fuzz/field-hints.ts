@@ -164,6 +164,10 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   status: weighted([8, fc.constantFrom('commit', 'void')], [1, fc.constantFrom('COMMIT', ' void ', 'refund', '')]),
   owner: fc.constantFrom('owner-a', 'owner-b', 'owner-c'),
   scopes: fc.array(fc.constantFrom(...SCOPES), { minLength: 1, maxLength: 4 }),
+  // An API key's bucket, in bounds and generous, so the keys the fuzzer makes are not all refused 429
+  // (the schema's own draws, one in five, bring the ones out of bounds).
+  rate_limit: fc.tuple(fc.integer({ min: 50, max: 100_000 }), fc.integer({ min: 50, max: 100_000 }))
+    .map(([rate, burst]): FuzzJson => new FuzzObject([['requests_per_second', rate], ['burst', burst]])),
   url: hookUrl,
   // Active hooks fan every transaction out to a delivery; a few are enough to exercise that path.
   active: fc.constantFrom(false, false, false, true),

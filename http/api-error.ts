@@ -20,6 +20,8 @@ export const STATUS_BY_CODE = {
   GEN_UNSUPPORTED_MEDIA_TYPE: 415,
   GEN_EXPECTATION_FAILED: 417,
   GEN_RESOURCE_LOCKED: 423,
+  // fair use: the API key's (or master key's) token bucket is empty (http/access/rate-buckets.ts)
+  GEN_RATE_LIMITED: 429,
   GEN_INTERNAL_ERROR: 500,
   QUEUE_BACKPRESSURE: 503,
   GEN_SHUTTING_DOWN: 503,

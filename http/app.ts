@@ -1,11 +1,11 @@
 // The Koa application: a small stack of middleware, each with one concern, around the routers.
 //   request log + metrics -> error envelope -> shutdown guard -> loopback Host check (when listening on
-//   loopback only) -> authentication -> the router: no route is 404 (405 for another method), and each
-//   route runs behind its front (route-front.ts): its access check -> writes to the leader (a replicated
-//   node that does not lead) -> read-your-writes wait (X-Folio-Seq, reads) -> cutover fence and write
-//   backpressure (writes) -> body reader (counted against the process's body bytes in flight) -> API key
-//   mark on created records -> the route. No body is read before the route is known and the caller may
-//   use it.
+//   loopback only) -> authentication and the caller's rate limit (access/rate-buckets.ts) -> the router:
+//   no route is 404 (405 for another method), and each route runs behind its front (route-front.ts):
+//   its access check -> writes to the leader (a replicated node that does not lead) -> read-your-writes
+//   wait (X-Folio-Seq, reads) -> cutover fence and write backpressure (writes) -> body reader (counted
+//   against the process's body bytes in flight) -> API key mark on created records -> the route. No body
+//   is read before the route is known and the caller may use it.
 
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../engine/ports.js';
 import { ApiKeyUsage } from './access/api-key-usage.js';
 import { authenticate } from './access/auth.js';
+import type { RateLimiting } from './access/rate-buckets.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { BodyBytesInFlight, BODY_BYTES_IN_FLIGHT_MAX_DEFAULT } from './server/body-bytes-in-flight.js';
 import { isLoopback, loopbackHostOnly } from './middleware/loopback-host.js';
@@ -86,6 +87,8 @@ export interface AppOptions {
   inspector?: ReplicationInspector;
   /** GET /events, the change feed; absent, the route is not served. */
   feed?: ChangeFeedPort;
+  /** Fair use: the rate limits and the process's shared buckets (access/rate-buckets.ts); absent, none. */
+  rateLimiting?: RateLimiting;
 }
 
 export interface FolioApp {
@@ -137,7 +140,7 @@ export function createApp(options: AppOptions): FolioApp {
   if (options.snapshots) adminRoutes(router, options.snapshots);
   const clock = options.clock ?? { now: () => Date.now() };
   const apiKeyUsage = new ApiKeyUsage(options.core, options.apiKeyUseFlushMs);
-  apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock });
+  apiKeyRoutes(router, options.core, { usage: apiKeyUsage, clock, keyRateDefault: options.rateLimiting?.settings.keyDefault });
   if (options.cutover) {
     cutoverRoutes(router, options.cutover);
     options.cutover.holdWhileFenced(apiKeyUsage);
@@ -159,7 +162,7 @@ export function createApp(options: AppOptions): FolioApp {
   koa.use(errorEnvelope(options.logger));
   koa.use(refuseWhileShuttingDown(() => shuttingDown));
   if (isLoopback(options.listenHost ?? '127.0.0.1')) koa.use(loopbackHostOnly());
-  koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage }));
+  koa.use(authenticate({ secretKey: options.secretKey ?? '', view: options.core.view, clock, usage: apiKeyUsage, rateLimiting: options.rateLimiting }));
   const front = new RouteFront(router, {
     core: options.core, replication, cutover: options.cutover,
     bodyBytesMax: options.bodyBytesMax, bodyBytesInFlight,

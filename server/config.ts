@@ -24,6 +24,12 @@
 // (index/secondary-index.ts WriteHoldLimits, docs/decisions-query.md): index.lag_ms_max
 // (FOLIO_INDEX_LAG_MS_MAX) is how far behind the log the index may fall before new writes wait for it,
 // index.write_wait_ms_max (FOLIO_INDEX_WRITE_WAIT_MS_MAX) how long a write waits before it is refused 503.
+// Fair use (http/access/rate-buckets.ts, docs/decisions-rate-limits.md): rate_limits.key_requests_per_second_default
+// (FOLIO_KEY_REQUESTS_PER_SECOND_DEFAULT) and rate_limits.key_burst_default (FOLIO_KEY_BURST_DEFAULT) are
+// the bucket of API keys made without a rate_limit, rate_limits.master_key_requests_per_second
+// (FOLIO_MASTER_KEY_REQUESTS_PER_SECOND) and rate_limits.master_key_burst (FOLIO_MASTER_KEY_BURST) the
+// master key's, which is every caller's when authentication is off. 0 (the default) is no limit; a burst
+// of 0 with a rate set is one second's worth of the rate.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +46,8 @@ import {
 } from '../hooks/notifications.js';
 import { DEFAULT_SNAPSHOT_SCHEDULE, type SnapshotSchedule } from '../runtime/snapshot-service.js';
 import { DEFAULT_WRITE_HOLD_LIMITS } from '../index/secondary-index.js';
+import { RATE_BURST_MAX, REQUESTS_PER_SECOND_MAX, type RateLimitSettings } from '../http/access/rate-buckets.js';
+import type { ApiKeyRateLimit } from '../engine/records.js';
 
 /** HTTP worker threads at most: beyond the cores of any machine Folio runs on, each only costs memory. */
 export const WORKERS_MAX = 64;
@@ -79,6 +87,15 @@ export interface FolioConfig {
   replication: ReplicationConfig;
   /** When new writes wait for the query index, and how long (index/secondary-index.ts WriteHoldLimits). */
   index: { lag_ms_max: number; write_wait_ms_max: number };
+  /** Fair use: 0 is no limit (http/access/rate-buckets.ts; rateLimitSettings turns this into buckets). */
+  rate_limits: RateLimitsConfig;
+}
+
+export interface RateLimitsConfig {
+  key_requests_per_second_default: number;
+  key_burst_default: number;
+  master_key_requests_per_second: number;
+  master_key_burst: number;
 }
 
 /** The bounds of the index's hold on writes a configuration may set. */
@@ -117,7 +134,19 @@ export const DEFAULT_CONFIG: FolioConfig = {
   stop_on_stdin_end: false,
   replication: { postgres_url: '', node_name: '', advertise_url: '', lease_ms: 2_500 },
   index: { lag_ms_max: DEFAULT_WRITE_HOLD_LIMITS.lag_ms_max, write_wait_ms_max: DEFAULT_WRITE_HOLD_LIMITS.wait_ms_max },
+  rate_limits: { key_requests_per_second_default: 0, key_burst_default: 0, master_key_requests_per_second: 0, master_key_burst: 0 },
 };
+
+/** The buckets a configuration asks for: a rate of 0 is none, a burst of 0 one second of the rate. */
+export function rateLimitSettings(config: RateLimitsConfig): RateLimitSettings {
+  const bucket = (requestsPerSecond: number, burst: number): ApiKeyRateLimit | undefined => (requestsPerSecond === 0
+    ? undefined
+    : { requests_per_second: requestsPerSecond, burst: burst === 0 ? Math.min(requestsPerSecond, RATE_BURST_MAX) : burst });
+  return {
+    keyDefault: bucket(config.key_requests_per_second_default, config.key_burst_default),
+    master: bucket(config.master_key_requests_per_second, config.master_key_burst),
+  };
+}
 
 const fileSchema = z.object({
   server: z.object({
@@ -159,7 +188,21 @@ const fileSchema = z.object({
     lag_ms_max: z.number().int().min(INDEX_LAG_MS_MIN).max(INDEX_LAG_MS_MAX).optional(),
     write_wait_ms_max: z.number().int().min(0).max(INDEX_WRITE_WAIT_MS_MAX).optional(),
   }).optional(),
+  rate_limits: z.object({
+    key_requests_per_second_default: z.number().int().min(0).max(REQUESTS_PER_SECOND_MAX).optional(),
+    key_burst_default: z.number().int().min(0).max(RATE_BURST_MAX).optional(),
+    master_key_requests_per_second: z.number().int().min(0).max(REQUESTS_PER_SECOND_MAX).optional(),
+    master_key_burst: z.number().int().min(0).max(RATE_BURST_MAX).optional(),
+  }).optional(),
 });
+
+/** The environment variable of each rate_limits setting, and its bound. */
+const RATE_LIMIT_VARIABLES = [
+  ['key_requests_per_second_default', 'FOLIO_KEY_REQUESTS_PER_SECOND_DEFAULT', REQUESTS_PER_SECOND_MAX],
+  ['key_burst_default', 'FOLIO_KEY_BURST_DEFAULT', RATE_BURST_MAX],
+  ['master_key_requests_per_second', 'FOLIO_MASTER_KEY_REQUESTS_PER_SECOND', REQUESTS_PER_SECOND_MAX],
+  ['master_key_burst', 'FOLIO_MASTER_KEY_BURST', RATE_BURST_MAX],
+] as const;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -211,6 +254,10 @@ export function loadConfig(configPath: string | undefined, env: NodeJS.ProcessEn
   if (env.FOLIO_NODE_NAME !== undefined) config.replication.node_name = env.FOLIO_NODE_NAME;
   if (env.FOLIO_ADVERTISE_URL !== undefined) config.replication.advertise_url = env.FOLIO_ADVERTISE_URL;
   if (env.FOLIO_REPLICATION_LEASE_MS) config.replication.lease_ms = parseCount('FOLIO_REPLICATION_LEASE_MS', env.FOLIO_REPLICATION_LEASE_MS, LEASE_MS_MIN);
+  for (const [key, name, max] of RATE_LIMIT_VARIABLES) {
+    const text = env[name];
+    if (text !== undefined && text !== '') config.rate_limits[key] = parseBounded(name, text, 0, max);
+  }
   checkReplication(config);
   if (config.tokenization.secret !== '' && !tokenizationSecretBytes(config.tokenization.secret)) {
     throw new ConfigError('tokenization.secret (FOLIO_TOKENIZATION_SECRET) must be 32 bytes: 32 characters or 64 hex digits');
@@ -246,6 +293,7 @@ function mergeFile(config: FolioConfig, file: string): void {
   Object.assign(config.transaction, values.transaction ?? {});
   Object.assign(config.replication, values.replication ?? {});
   Object.assign(config.index, values.index ?? {});
+  Object.assign(config.rate_limits, values.rate_limits ?? {});
 }
 
 /** Checks the replication settings when replication is on, and names the node by its host by default. */
@@ -347,7 +395,7 @@ function parseCount(name: string, text: string, min: number): number {
   return value;
 }
 
-function parseBounded(name: string, text: string, min: number, max: number): number {
+export function parseBounded(name: string, text: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^[0-9]{1,10}$/.test(text) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not ${text}`);
   return value;

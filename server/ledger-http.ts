@@ -20,6 +20,7 @@ import type { ReplicationInspector, ReplicationPort } from '../http/ports/replic
 import type { BackupPort } from '../http/routes/backup-routes.js';
 import type { AddressConnections } from '../http/server/address-connections.js';
 import { BodyBytesInFlight } from '../http/server/body-bytes-in-flight.js';
+import { BucketCells, type RateLimitSettings } from '../http/access/rate-buckets.js';
 import { closeServer, createHttpServer } from '../http/server/http-server.js';
 import { RequestSwitch } from '../http/server/request-switch.js';
 import type { ConnectionLimits } from '../http/server/server-limits.js';
@@ -76,6 +77,8 @@ export interface LedgerHttpOptions {
    */
   clock?: Clock;
   apiKeyUseFlushMs?: number;
+  /** Fair use: the default rate of API keys and the master key's (http/access/rate-buckets.ts); absent, none. */
+  rateLimits?: RateLimitSettings;
 }
 
 /** One ledger as it is served. */
@@ -141,27 +144,30 @@ class OnThisThread implements LedgerHttp {
     private readonly server: ReturnType<typeof createHttpServer>,
     readonly address: { address: string; port: number },
     private readonly bodyBytesInFlight: BodyBytesInFlight,
+    /** The process's rate buckets, kept across the ledgers a replicated node serves. */
+    private readonly rateCells: BucketCells,
   ) {}
 
   static async start(options: LedgerHttpOptions, first: ServedLedger | NodeRefusal): Promise<OnThisThread> {
     // A single node's one app is the server's listener; a replicated node's go behind a switch.
     const requests = 'runtime' in first ? undefined : new RequestSwitch(first);
     const bodyBytesInFlight = BodyBytesInFlight.local(options.bodyBytesInFlightMax);
-    const single = 'runtime' in first ? createApp(appOptions(options, first, bodyBytesInFlight)) : undefined;
+    const rateCells = new BucketCells();
+    const single = 'runtime' in first ? createApp(appOptions(options, first, bodyBytesInFlight, rateCells)) : undefined;
     const server = createHttpServer(requests ? requests.listener : (single as FolioApp).koa.callback(), options.limits, options.addresses);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => resolve());
     });
     const { address, port } = server.address() as { address: string; port: number };
-    const http = new OnThisThread(options, requests, server, { address, port }, bodyBytesInFlight);
+    const http = new OnThisThread(options, requests, server, { address, port }, bodyBytesInFlight, rateCells);
     http.app = single;
     return http;
   }
 
   serve(ledger: ServedLedger): WritesHold {
     const requests = this.requests as RequestSwitch;
-    const app = createApp(appOptions(this.options, ledger, this.bodyBytesInFlight));
+    const app = createApp(appOptions(this.options, ledger, this.bodyBytesInFlight, this.rateCells));
     this.app = app;
     requests.serve(app);
     return { holdWrites: () => app.apiKeyUsage.hold(), releaseWrites: () => app.apiKeyUsage.release() };
@@ -183,7 +189,7 @@ class OnThisThread implements LedgerHttp {
 }
 
 /** An app on this thread over `ledger`, with its own metrics. */
-function appOptions(options: LedgerHttpOptions, ledger: ServedLedger, bodyBytesInFlight: BodyBytesInFlight): AppOptions {
+function appOptions(options: LedgerHttpOptions, ledger: ServedLedger, bodyBytesInFlight: BodyBytesInFlight, rateCells: BucketCells): AppOptions {
   const { runtime } = ledger;
   const app: AppOptions = {
     core: runtime, logger: options.logger, metrics: metricsOf(runtime, options.addresses), version: options.version,
@@ -191,6 +197,7 @@ function appOptions(options: LedgerHttpOptions, ledger: ServedLedger, bodyBytesI
     backup: options.backup, feed: new ChangeFeed(runtime.log), bodyBytesInFlight,
     cutover: ledger.cutover, inspector: ledger.inspector, replication: ledger.replication,
     clock: options.clock, apiKeyUseFlushMs: options.apiKeyUseFlushMs,
+    rateLimiting: { buckets: rateCells.buckets, cells: rateCells, settings: options.rateLimits ?? {} },
   };
   if (options.snapshots) app.snapshots = snapshotAdmin(runtime, options.dataDir);
   return app;
@@ -227,6 +234,7 @@ class OnWorkers implements LedgerHttp {
         index: options.index, history: options.index ? (options.history ?? ledger?.runtime.historyShare) : undefined,
         snapshots: options.snapshots, cutover: ledger?.cutover !== undefined, backupDir: options.backup?.dir,
         feedDataDir: options.dataDir, inspector: true, replication: options.replication, limits: options.limits,
+        rateLimits: options.rateLimits ?? {},
       },
     });
     return new OnWorkers(options, engine, workers);

@@ -14,7 +14,7 @@ import { historyDirIn } from '../index/history-store.js';
 import type { RuntimeOptions } from '../runtime/ledger-runtime.js';
 import { testClockFile } from '../runtime/system-clock.js';
 import { injectedDiskFull, testDiskFullFile } from '../wal/injected-disk-full.js';
-import { notificationTarget, tokenizationKey, type FolioConfig } from './config.js';
+import { notificationTarget, rateLimitSettings, tokenizationKey, type FolioConfig } from './config.js';
 import type { LedgerHttpOptions } from './ledger-http.js';
 import { FOLIO_VERSION } from './version.js';
 
@@ -68,6 +68,7 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
       logger,
       logLevel: config.log_level,
       secretKey: config.server.secret_key,
+      rateLimits: rateLimitSettings(config.rate_limits),
       tokenizationKey: tokenizationKey(config),
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       backup: backupPort(config, backupCopier),

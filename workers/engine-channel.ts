@@ -29,6 +29,8 @@ export interface HostCalls {
   reportRequests(worker: number, totals: RequestTotals, generation?: number): void;
   /** Every worker's request counts but `except`'s, as fresh as they answer within a moment. */
   requestTotals(except: number): Promise<RequestTotals[]>;
+  /** The cell of an API key's rate bucket in the process's shared buckets (http/access/rate-buckets.ts). */
+  rateBucketCell(apiKeyId: string): number;
 }
 
 /** Each object a worker may call on the engine's thread, as the port interface it implements. */
@@ -61,7 +63,7 @@ export const CALLABLE = {
   cutover: ['fence', 'unfence', 'status', 'promote', 'writeStarted', 'writeEnded'],
   backup: ['run'],
   hooks: ['newSigningSecret', 'recentDeliveries'],
-  host: ['state', 'reportRequests', 'requestTotals'],
+  host: ['state', 'reportRequests', 'requestTotals', 'rateBucketCell'],
   inspector: ['inspect'],
 } as const satisfies { [Target in keyof EnginePorts]: readonly (keyof EnginePorts[Target] & string)[] | 'LedgerView' };
 

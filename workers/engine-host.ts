@@ -30,6 +30,7 @@ import type { SnapshotAdmin } from '../http/routes/admin-routes.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import type { ReplicationInspector, ReplicationPort } from '../http/ports/replication-port.js';
 import { NodeRefusal } from '../http/ports/node-refusal.js';
+import { BucketCells } from '../http/access/rate-buckets.js';
 import { CALLABLE, NO_ANSWER, SharedSeqs, type Answer, type Call, type CallTarget, type CallTargets, type CrossingError, type HostCalls, type EngineState, type ReplicationState, type ToEngine, type ToWorker } from './engine-channel.js';
 import type { LedgerRuntime } from '../runtime/ledger-runtime.js';
 
@@ -97,6 +98,8 @@ export class EngineHost {
   private readonly host: HostCalls;
   /** The seqs every worker reads from shared memory (engine-channel.ts SharedSeqs). */
   private readonly seqs = SharedSeqs.create();
+  /** The process's rate buckets, whose cells this thread gives out (http/access/rate-buckets.ts). */
+  readonly rateCells = new BucketCells();
   /** The bytes of the answers being gathered (channel-codec.ts). */
   private readonly batch = new BatchBytes();
   /** What the last state sent said of write admission. */
@@ -115,6 +118,7 @@ export class EngineHost {
       // Each worker's request counts, so a scrape of any one sums them all (workers/http-worker.ts).
       reportRequests: (worker: number, totals: RequestTotals, generation?: number) => this.requestsReported(worker, totals, generation),
       requestTotals: (except: number) => this.freshRequestTotals(except),
+      rateBucketCell: (apiKeyId: string) => this.rateCells.cellOf(apiKeyId),
     };
     this.targets = this.targetsOf(undefined);
     this.switches = !('runtime' in parts);

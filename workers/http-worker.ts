@@ -13,6 +13,7 @@ import pino from 'pino';
 import { createApp } from '../http/app.js';
 import { AddressConnections } from '../http/server/address-connections.js';
 import { BodyBytesInFlight } from '../http/server/body-bytes-in-flight.js';
+import { RateBuckets, RemoteBucketCells } from '../http/access/rate-buckets.js';
 import { Metrics } from '../http/metrics.js';
 import type { RequestTotals } from '../http/request-metrics.js';
 import { REDACTED_LOG_PATHS } from '../http/log-redaction.js';
@@ -75,6 +76,12 @@ async function main(): Promise<void> {
     feed,
     inspector: settings.inspector ? remoteInspector(client) : undefined,
     replication: settings.replication ? remoteReplication(client) : undefined,
+    // A key's bucket is the process's, shared with every worker; its cell is asked of the engine's thread once.
+    rateLimiting: {
+      buckets: new RateBuckets(data.rateBuckets),
+      cells: new RemoteBucketCells((apiKeyId) => client.call('host', 'rateBucketCell', [apiKeyId])),
+      settings: settings.rateLimits ?? {},
+    },
   });
   let listener: Parameters<typeof createHttpServer>[0] = app;
   if (settings.replication) {

@@ -19,6 +19,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { TargetPolicy } from '../hooks/hook-targets.js';
 import { AddressConnections } from '../http/server/address-connections.js';
 import { BodyBytesInFlight } from '../http/server/body-bytes-in-flight.js';
+import type { RateLimitSettings } from '../http/access/rate-buckets.js';
 import type { ConnectionLimits } from '../http/server/server-limits.js';
 import { workerEntry } from '../threads/worker-entry.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../threads/node-flags.js';
@@ -68,6 +69,8 @@ export interface WorkerSettings {
   replication: boolean;
   /** The limits of each worker's server; connections_max is the process's, shared out. */
   limits: ConnectionLimits;
+  /** Fair use: the default rate of API keys and the master key's (http/access/rate-buckets.ts); absent, none. */
+  rateLimits?: RateLimitSettings;
 }
 
 export interface WorkerData {
@@ -81,6 +84,8 @@ export interface WorkerData {
   seqs: SharedArrayBuffer;
   /** The process's count of open connections per client address, shared by every worker (AddressConnections). */
   addresses: SharedArrayBuffer;
+  /** The process's rate buckets (http/access/rate-buckets.ts), one cell per key, which the engine's thread gives out. */
+  rateBuckets: SharedArrayBuffer;
 }
 
 interface WorkersLogger {
@@ -187,7 +192,7 @@ export class HttpWorkers {
   /** Starts worker `index` on `port`; resolves once it listens, rejects if it fails before. */
   private startWorker(index: number, port: number): Promise<{ address: string; port: number }> {
     const channel = new MessageChannel();
-    const data: WorkerData = { index, settings: this.settings, channel: channel.port2, listen: { host: this.options.host, port }, bodyBytes: this.bodyBytes, addresses: this.addresses, seqs: this.options.engine.seqsBuffer };
+    const data: WorkerData = { index, settings: this.settings, channel: channel.port2, listen: { host: this.options.host, port }, bodyBytes: this.bodyBytes, addresses: this.addresses, seqs: this.options.engine.seqsBuffer, rateBuckets: this.options.engine.rateCells.buffer };
     // The thread's name is what the OS shows (and the bench reads, bench/process-cpu.ts): 15 characters at most.
     const worker = new Worker(ENTRY.file, {
       name: `${HTTP_THREAD_NAME}${index}`, workerData: data, transferList: [channel.port2], execArgv: ENTRY.execArgv,

@@ -1,7 +1,7 @@
 // API keys and hooks as clients see them. A key's secret hash never leaves the server; the key itself
 // is added to the creation response only.
 
-import type { ApiKeyRecord, HookRecord } from '../../engine/records.js';
+import type { ApiKeyRateLimit, ApiKeyRecord, HookRecord } from '../../engine/records.js';
 import { z } from 'zod';
 import { timeText, timeTextSchema } from '../../wire/views.js';
 
@@ -15,6 +15,8 @@ export const apiKeyJsonSchema = z.object({
   created_at: timeTextSchema,
   last_used_at: timeTextSchema,
   is_revoked: z.boolean(),
+  rate_limit: z.object({ requests_per_second: z.number().int(), burst: z.number().int() }).nullable()
+    .meta({ description: "The key's rate limit in effect: its own, else the server's default; null: unlimited" }),
 }).meta({ id: 'ApiKey' });
 
 /** What hookView renders; creation and rotation add `signing_secret`, shown then only. */
@@ -29,7 +31,9 @@ export const hookJsonSchema = z.object({
   created_at: timeTextSchema,
 }).meta({ id: 'Hook' });
 
-export function apiKeyView(key: ApiKeyRecord, lastUsedAt = key.last_used_at): Record<string, unknown> {
+/** `rateDefault`: the server's default for keys made without a rate (rate_limits.key_requests_per_second_default). */
+export function apiKeyView(key: ApiKeyRecord, lastUsedAt = key.last_used_at, rateDefault?: ApiKeyRateLimit): Record<string, unknown> {
+  const limit = key.rate_limit ?? rateDefault;
   return {
     api_key_id: key.api_key_id,
     name: key.name,
@@ -39,6 +43,7 @@ export function apiKeyView(key: ApiKeyRecord, lastUsedAt = key.last_used_at): Re
     created_at: timeText(key.created_at),
     last_used_at: timeText(lastUsedAt),
     is_revoked: key.is_revoked,
+    rate_limit: limit ? { requests_per_second: limit.requests_per_second, burst: limit.burst } : null,
   };
 }
 

@@ -10,6 +10,13 @@
 //      router, bound to that route's entry in the access table (route-scopes.ts). It runs only for the
 //      route that actually handles the request, so the decision never depends on which other patterns
 //      happen to match the path, and before that route reads a body. Failures are 403s.
+// Fair use (rate-buckets.ts) is checked in step 1, once the caller is known and before any route runs
+// or any body is read: an API key takes one request from its bucket (its own rate_limit, else the
+// server's default; neither: no bucket at all), the master key from the master's bucket when one is
+// configured, and so does every caller when authentication is off (they all act as the master key): an
+// empty bucket is 429 GEN_RATE_LIMITED with Retry-After, and every answer to a limited caller carries
+// RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset. Public routes take nothing. An unlimited
+// caller pays one comparison.
 
 import type Koa from 'koa';
 import type { Clock } from '../../engine/ports.js';
@@ -20,6 +27,7 @@ import type { ApiKeyUsage } from './api-key-usage.js';
 import type { LedgerReads } from '../ports/ledger-core.js';
 import { isScopeResource, ROUTE_ACCESS_TABLE, type RouteAccess } from './route-scopes.js';
 import { anyCovers, parseScope, type Scope } from './scopes.js';
+import { MASTER_BUCKET, rateLimitHeaders, type RateDecision, type RateLimiting } from './rate-buckets.js';
 
 export type Principal =
   | { kind: 'master' }
@@ -35,6 +43,8 @@ export interface AuthOptions {
   clock: Clock;
   usage: ApiKeyUsage;
   table?: Readonly<Record<string, string>>;
+  /** The rate limits and their shared buckets; absent, nobody is limited. */
+  rateLimiting?: RateLimiting;
 }
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
@@ -66,21 +76,37 @@ function principalOf(record: ApiKeyRecord): Principal {
 
 export function authenticate(options: AuthOptions): Koa.Middleware {
   const table = options.table ?? ROUTE_ACCESS_TABLE;
+  const publicRoutes = new Set(Object.entries(table).filter(([, access]) => access === 'public').map(([route]) => route));
+  const publicPaths = new Set([...publicRoutes].map((route) => route.slice(route.indexOf(' ') + 1)));
+  const publicFolders = publicFoldersOf(publicRoutes);
+  const isPublic = (ctx: Koa.Context): boolean => (publicPaths.has(ctx.path) && publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`))
+    || (publicFolders.length > 0 && inPublicFolder(publicFolders, ctx.method, ctx.path));
+  const limiting = options.rateLimiting;
+  const masterLimit = limiting?.settings.master;
+  const admitMaster = limiting && masterLimit ? (ctx: Koa.Context): void => {
+    const decision = limiting.buckets.admit(MASTER_BUCKET, masterLimit);
+    refuseOrMark(ctx, decision);
+  } : undefined;
   if (options.secretKey === '') {
+    if (!admitMaster) {
+      return (ctx, next) => {
+        ctx.state.principal = MASTER_PRINCIPAL;
+        return next();
+      };
+    }
+    // Authentication off: every caller acts as the master key, so the master's bucket is the server's.
     return (ctx, next) => {
       ctx.state.principal = MASTER_PRINCIPAL;
+      if (!isPublic(ctx)) admitMaster(ctx);
       return next();
     };
   }
   const master = new MasterKey(options.secretKey);
-  const publicRoutes = new Set(Object.entries(table).filter(([, access]) => access === 'public').map(([route]) => route));
-  const publicPaths = new Set([...publicRoutes].map((route) => route.slice(route.indexOf(' ') + 1)));
-  const publicFolders = publicFoldersOf(publicRoutes);
   const keyLengthMax = Math.max(API_KEY_TEXT_LENGTH_MAX, options.secretKey.length);
   const { view, clock, usage } = options;
+  const keyDefault = limiting?.settings.keyDefault;
   return async (ctx, next) => {
-    if (publicPaths.has(ctx.path) && publicRoutes.has(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`)) return next();
-    if (publicFolders.length > 0 && inPublicFolder(publicFolders, ctx.method, ctx.path)) return next();
+    if (isPublic(ctx)) return next();
     const key = presentedKey(ctx.request.headers);
     if (key === undefined) throw new ApiError('AUTH_MISSING_API_KEY', 'an API key is required (X-svc-key header)');
     if (key.length > keyLengthMax) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
@@ -91,6 +117,7 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
     if (!record) {
       if (!master.matches(key)) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
       ctx.state.principal = MASTER_PRINCIPAL;
+      admitMaster?.(ctx);
       return next();
     }
     if (record.is_revoked || !secretMatches((parsed as { secret: string }).secret, record.secret_hash)) {
@@ -98,10 +125,24 @@ export function authenticate(options: AuthOptions): Koa.Middleware {
     }
     const now = clock.now();
     if (record.expires_at > 0 && now >= record.expires_at) throw new ApiError('AUTH_EXPIRED_API_KEY', 'API key has expired');
+    // Only a caller who proved the key takes from its bucket: its id alone (not secret) cannot drain it.
+    const limit = record.rate_limit ?? keyDefault;
+    if (limit !== undefined && limiting) {
+      const found = limiting.cells.cellOf(record.api_key_id);
+      const cell = typeof found === 'number' ? found : await found;
+      refuseOrMark(ctx, limiting.buckets.admit(cell, limit));
+    }
     usage.note(record.api_key_id, now);
     ctx.state.principal = principalOf(record);
     return next();
   };
+}
+
+/** Sets the RateLimit-* headers; an empty bucket is refused, with Retry-After. */
+function refuseOrMark(ctx: Koa.Context, decision: RateDecision): void {
+  const headers = rateLimitHeaders(decision);
+  if (!decision.admitted) throw new ApiError('GEN_RATE_LIMITED', `this key has used up its request rate: retry after ${decision.retryAfterSeconds} s`, undefined, headers);
+  ctx.set(headers);
 }
 
 /** A public route `METHOD <prefix>/:<param>`: its method and `<prefix>/`. */

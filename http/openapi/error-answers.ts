@@ -6,7 +6,8 @@
 //                                            out of time, bytes Node's parser refuses (client-error.ts),
 //                                            a connection over its address's cap (connection-admission.ts)
 //   loopback Host check, shutdown guard      every route
-//   authentication and the route's guard     every route that is not public (route-scopes.ts)
+//   authentication and the route's guard     every route that is not public (route-scopes.ts), and the
+//                                            key's rate limit (rate-buckets.ts)
 //   writes to the leader                     writes that add to the log, on a replicated node (leader-redirect.ts)
 //   read-your-writes (X-Folio-Seq)           reads of the ledger's state, not public (read-your-writes.ts)
 //   cutover fence and write backpressure     writes and the node's own operations (route-effects.ts)
@@ -23,7 +24,7 @@ export function errorCodesOf(method: string, path: string, doc: RouteDoc | undef
   const codes = new Set<ErrorCode>(['GEN_EXPECTATION_FAILED', 'GEN_REQUEST_TIMEOUT', 'GEN_MALFORMED_REQUEST', 'GEN_FORBIDDEN_HOST', 'GEN_SHUTTING_DOWN', 'GEN_CONNECTIONS_EXCEEDED']);
   const access = routeAccess(method, path);
   if (access.kind !== 'public') {
-    for (const code of ['AUTH_MISSING_API_KEY', 'AUTH_INVALID_API_KEY', 'AUTH_EXPIRED_API_KEY'] as const) codes.add(code);
+    for (const code of ['AUTH_MISSING_API_KEY', 'AUTH_INVALID_API_KEY', 'AUTH_EXPIRED_API_KEY', 'GEN_RATE_LIMITED'] as const) codes.add(code);
     codes.add(access.kind === 'master' ? 'AUTH_MASTER_KEY_REQUIRED' : 'AUTH_INSUFFICIENT_PERMISSIONS');
   }
   const effect = routeEffect(method, path);

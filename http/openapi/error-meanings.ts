@@ -16,6 +16,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   GEN_UNSUPPORTED_MEDIA_TYPE: 'unsupported content type: send application/json',
   GEN_EXPECTATION_FAILED: 'the Expect header asks for something other than 100-continue',
   GEN_RESOURCE_LOCKED: 'the resource is locked by work in progress',
+  GEN_RATE_LIMITED: "the key has used up its request rate (its token bucket is empty; RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset describe it): retry after Retry-After seconds",
   GEN_INTERNAL_ERROR: 'internal error',
   QUEUE_BACKPRESSURE: 'the server is behind on writes; retry after Retry-After seconds',
   GEN_SHUTTING_DOWN: 'the server is shutting down',

@@ -46,7 +46,7 @@ const hook: HookRecord = {
 const apiKey: ApiKeyRecord = {
   api_key_id: 'key_0196a4c2-9e55-7062-94e5-6f7a8b9c0d07', name: 'checkout service', owner_id: 'team-payments',
   scopes: ['transactions:write', 'balances:read'], expires_at: Date.UTC(2027, 0, 1), created_at: CREATED_AT, last_used_at: 0,
-  is_revoked: false, secret_hash: 'b'.repeat(64),
+  is_revoked: false, secret_hash: 'b'.repeat(64), rate_limit: { requests_per_second: 50, burst: 100 },
 };
 
 const tracked: TrackedBalance = {

@@ -2,11 +2,14 @@
 // request itself carries (GET /api-keys/current, any key: what a client such as the console may do with
 // it, without needing api-keys:read). The master key manages every key. Any other key manages only the keys of its own owner, can neither grant nor revoke
 // scopes beyond its own, and cannot make a key that expires after itself; the keys it makes are revoked
-// with it (engine/decide-registry.ts).
+// with it (engine/decide-registry.ts). A key's `rate_limit` (fair use, access/rate-buckets.ts) is set
+// when it is made and never changes; a key made by a limited key may not be faster than its maker (in
+// rate or burst), and one made by it without a rate_limit gets its maker's.
 
 import type { Router } from '@koa/router';
 import type { Clock } from '../../engine/ports.js';
-import type { ApiKeyRecord } from '../../engine/records.js';
+import type { ApiKeyRateLimit, ApiKeyRecord } from '../../engine/records.js';
+import { withinRateLimit } from '../access/rate-buckets.js';
 import { ApiError } from '../api-error.js';
 import { apiKeyText, newApiKeySecret } from '../access/api-key-secret.js';
 import type { ApiKeyUsage } from '../access/api-key-usage.js';
@@ -26,6 +29,8 @@ import { validate } from '../schemas/validation.js';
 export interface ApiKeyRouteOptions {
   usage: ApiKeyUsage;
   clock: Clock;
+  /** The rate of keys made without one (rate_limits.key_requests_per_second_default); absent: unlimited. */
+  keyRateDefault?: ApiKeyRateLimit;
 }
 
 const ACCESS_ERRORS = ['AUTH_CROSS_OWNER_ACCESS', 'AUTH_SCOPE_ESCALATION', 'APIKEY_OWNER_REQUIRED'] as const;
@@ -42,7 +47,7 @@ const currentKeySchema = z.object({
 export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRouteOptions): void {
   describeRoute(router, 'POST /api-keys', {
     tag: 'API keys', summary: 'Create an API key', body: createApiKeySchema,
-    bodyExample: { name: 'checkout service', owner: 'team-payments', scopes: ['transactions:write', 'balances:read'], expires_at: '2027-01-01T00:00:00Z' },
+    bodyExample: { name: 'checkout service', owner: 'team-payments', scopes: ['transactions:write', 'balances:read'], expires_at: '2027-01-01T00:00:00Z', rate_limit: { requests_per_second: 50, burst: 100 } },
     answers: answers(201, 'The key record and the key itself, shown this once', apiKeyJsonSchema.extend({ key: z.string() }), { ...(EXAMPLES.apiKey as object), key: 'key_0196a4c2-9e55-7062-94e5-6f7a8b9c0d07.s3cr3t' }),
     errors: ACCESS_ERRORS,
   });
@@ -61,12 +66,14 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
       throw new ApiError('GEN_VALIDATION_ERROR', 'invalid request: expires_at: must be in the future', { expires_at: 'must be in the future' });
     }
     const creator = await creatorKey(core, principal);
+    let rateLimit: ApiKeyRateLimit | undefined = fields.rate_limit;
     if (creator) {
       refuseOtherOwner(creator, fields.owner);
       if (fields.expires_at > creator.expires_at) {
         const message = `must not be later than the creating key's expiry (${new Date(creator.expires_at).toISOString()})`;
         throw new ApiError('GEN_VALIDATION_ERROR', `invalid request: expires_at: ${message}`, { expires_at: message });
       }
+      rateLimit = rateLimitUnder(creator, rateLimit, options.keyRateDefault);
     }
     refuseEscalation(principal, fields.scopes, 'grant');
     const { secret, secretHash } = newApiKeySecret();
@@ -79,9 +86,10 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
         expires_at: fields.expires_at,
         secret_hash: secretHash,
         created_by: creator?.api_key_id ?? '',
+        ...(rateLimit ? { rate_limit: { requests_per_second: rateLimit.requests_per_second, burst: rateLimit.burst } } : {}),
       },
     }));
-    await respond(ctx, core, 201, { ...apiKeyView(value), key: apiKeyText(value.api_key_id, secret) }, seq);
+    await respond(ctx, core, 201, { ...apiKeyView(value, value.last_used_at, options.keyRateDefault), key: apiKeyText(value.api_key_id, secret) }, seq);
   });
 
   describeRoute(router, 'GET /api-keys', { tag: 'API keys', summary: "List API keys (an API key lists its own owner's)", query: listApiKeysQuerySchema, answers: answers(200, 'The keys', z.array(apiKeyJsonSchema), [EXAMPLES.apiKey]), errors: ACCESS_ERRORS });
@@ -97,7 +105,7 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
     const keys: Record<string, unknown>[] = [];
     for (const key of await core.view.apiKeys()) {
       if (owner !== undefined && key.owner_id !== owner) continue;
-      keys.push(apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at)));
+      keys.push(apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at), options.keyRateDefault));
     }
     await respond(ctx, core, 200, keys);
   });
@@ -113,7 +121,7 @@ export function apiKeyRoutes(router: Router, core: LedgerCore, options: ApiKeyRo
       return;
     }
     const key = await creatorKey(core, principal) as ApiKeyRecord;
-    const view = apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at));
+    const view = apiKeyView(key, options.usage.lastUsedAt(key.api_key_id, key.last_used_at), options.keyRateDefault);
     await respond(ctx, core, 200, { kind: 'api_key', scopes: key.scopes, api_key: view });
   });
 
@@ -138,6 +146,19 @@ async function creatorKey(core: LedgerCore, principal: Principal): Promise<ApiKe
   const record = await core.view.apiKey(principal.apiKeyId);
   if (!record) throw new ApiError('AUTH_INVALID_API_KEY', 'invalid API key');
   return record;
+}
+
+/**
+ * The rate of a key made by `creator`: what was asked, if no faster than the creator's own (in rate and
+ * burst); none asked, the creator's. An unlimited creator may give any rate, or none.
+ */
+function rateLimitUnder(creator: ApiKeyRecord, asked: ApiKeyRateLimit | undefined, keyDefault: ApiKeyRateLimit | undefined): ApiKeyRateLimit | undefined {
+  const own = creator.rate_limit ?? keyDefault;
+  if (!own) return asked;
+  if (!asked) return creator.rate_limit;
+  if (withinRateLimit(asked, own)) return asked;
+  const message = `must not be faster than the creating key's own (requests_per_second ${own.requests_per_second}, burst ${own.burst})`;
+  throw new ApiError('GEN_VALIDATION_ERROR', `invalid request: rate_limit: ${message}`, { rate_limit: message });
 }
 
 function refuseOtherOwner(creator: ApiKeyRecord, owner: string): void {

@@ -28,8 +28,8 @@ export interface CloudRig {
   stop(): Promise<void>;
 }
 
-/** Settings a test may give beside the rig's own (the public URL, connection limits, private hook targets). */
-export type RigConfig = Pick<CloudConfig, 'public_url' | 'trusted_proxies' | 'connections' | 'core_hooks_allow_private_networks'>;
+/** Settings a test may give beside the rig's own (the public URL, connection limits, private hook targets, the deployments' default rate). */
+export type RigConfig = Pick<CloudConfig, 'public_url' | 'trusted_proxies' | 'connections' | 'core_hooks_allow_private_networks' | 'deployment_rate_limit_default'>;
 
 export async function startCloudRig(options: { dataDir?: string; upgradeHooks?: UpgradeHooks; config?: RigConfig } = {}): Promise<CloudRig> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'folio-cloud-'));
