@@ -4,11 +4,13 @@
 // a hold settles in partial commits whose destination parts add up to the held amount exactly (an inexact
 // part of an exchange without rounding is refused), a void releases the rest on both sides, a refund
 // moves back exactly what moved; queued and bulk creates exchange too; a dry run writes nothing; bad
-// requests get 400s with stable codes; and a restart replays the log to the same balances.
+// requests get 400s with stable codes; reconciliation matches a statement line in either currency with
+// the leg in that currency; and a restart replays the log to the same balances.
 
 import fs from 'node:fs';
 import t from 'tap';
 import { checkZeroSum, createBalance, expectError, fund, waitUntilDecided } from './helpers/http-fixture.js';
+import { createRule } from './helpers/reconciliation-client.js';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/test-server.js';
 
 type Figures = { balance: bigint; credit: bigint; debit: bigint; inflight_credit: bigint; inflight_debit: bigint; version: number };
@@ -230,6 +232,22 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
     }
     const other = (await createBalance(server)).balance_id as string;
     expectError(t, await server.request('POST', '/transactions', exchange({ destination: other })), 400, 'TXN_CURRENCY_MISMATCH', 'a destination not in the destination currency');
+  });
+
+  await t.test('reconciliation matches either leg, by the external record\'s currency', async (t) => {
+    const made = await server.request('POST', '/transactions', exchange({ reference: 'fx-recon' }));
+    t.equal(made.status, 201, made.text);
+    const rule = await createRule(server, { name: 'fx', criteria: [
+      { field: 'reference', operator: 'equals' }, { field: 'amount', operator: 'equals', allowable_drift: 0 }, { field: 'currency', operator: 'equals' },
+    ] });
+    const line = (currency: string, amount: string) => ({ id: `ext-${currency}`, amount, currency, reference: 'fx-recon', description: 'fx', date: made.body.created_at, source: 'bank' });
+    for (const [currency, amount, matches] of [['EUR', '9', 1], ['USD', '10', 1], ['EUR', '10', 0], ['USD', '9', 0]] as const) {
+      const run = await server.request('POST', '/reconciliation/start-instant', {
+        external_transactions: [line(currency, amount)], strategy: 'one_to_one', matching_rule_ids: [rule], dry_run: true,
+      });
+      t.equal(run.status, 200, run.text);
+      t.equal(run.body.matches.length, matches, `${amount} ${currency}: ${matches ? 'matched' : 'not matched'} (${run.text})`);
+    }
   });
 
   await t.test('a restart replays the log to the same balances', async (t) => {
