@@ -234,6 +234,38 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
     expectError(t, await server.request('POST', '/transactions', exchange({ destination: other })), 400, 'TXN_CURRENCY_MISMATCH', 'a destination not in the destination currency');
   });
 
+  await t.test('fund lineage: the source\'s tagged funds are spent, the destination is credited untagged', async (t) => {
+    const identity = (await server.request('POST', '/identities', { identity_type: 'individual', first_name: 'Erin', last_name: 'User', category: 'individual' })).body;
+    const tracked = (await createBalance(server, { identity_id: identity.identity_id, track_fund_lineage: true })).balance_id as string;
+    const eurTracked = (await createBalance(server, { currency: 'EUR', identity_id: identity.identity_id, track_fund_lineage: true })).balance_id as string;
+    const deposit = await server.request('POST', '/transactions', {
+      description: 'in', source: '@world', destination: tracked, precise_amount: 5000, precision: 100, currency: 'USD', allow_overdraft: true, skip_queue: true,
+      meta_data: { BLNK_LINEAGE_PROVIDER: 'stripe' },
+    });
+    t.equal(deposit.status, 201, deposit.text);
+    const spent = await server.request('POST', '/transactions', exchange({ source: tracked, destination: eurTracked, precise_amount: 2000 }));
+    t.equal(spent.status, 201, spent.text);
+    t.equal(spent.body.destination_precise_amount, 1800);
+    const lineage = await server.request('GET', `/transactions/${spent.body.transaction_id}/lineage`);
+    t.equal(lineage.status, 200, lineage.text);
+    t.match(lineage.text, /stripe/, 'the exchange drew on the source\'s tagged funds');
+    const source = await server.request('GET', `/balances/${tracked}/lineage`);
+    t.equal(source.status, 200, source.text);
+    t.match(source.body.providers, [{ provider: 'stripe', spent: 2000, available: 3000 }], 'spent from the source');
+    const destination = await server.request('GET', `/balances/${eurTracked}/lineage`);
+    t.equal(destination.status, 200, destination.text);
+    t.same(destination.body.providers ?? [], [], 'provider tags do not cross currencies');
+    t.match(await figures(server, eurTracked), { balance: 1800n });
+    const hold = await server.request('POST', '/transactions', exchange({ source: tracked, destination: eurTracked, precise_amount: 1000, inflight: true }));
+    t.equal(hold.status, 201, hold.text);
+    const commit = await server.request('PUT', `/transactions/inflight/${hold.body.transaction_id}`, { status: 'commit', precise_amount: 400, skip_queue: true });
+    t.equal(commit.status, 200, commit.text);
+    const voided = await server.request('PUT', `/transactions/inflight/${hold.body.transaction_id}`, { status: 'void', skip_queue: true });
+    t.equal(voided.status, 200, voided.text);
+    t.match((await server.request('GET', `/balances/${tracked}/lineage`)).body.providers, [{ provider: 'stripe', spent: 2400, available: 2600, inflight_spent: 0 }], 'the hold settled 4 and released 6');
+    checkZeroSum(t, server, 'after exchanges from a balance that tracks lineage');
+  });
+
   await t.test('reconciliation matches either leg, by the external record\'s currency', async (t) => {
     const made = await server.request('POST', '/transactions', exchange({ reference: 'fx-recon' }));
     t.equal(made.status, 201, made.text);
