@@ -285,9 +285,14 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
   await t.test('a restart replays the log to the same balances', async (t) => {
     const ids = [alice, bob, (await exchangeBalanceId(server, 'USD'))!, (await exchangeBalanceId(server, 'EUR'))!];
     const before = await Promise.all(ids.map((id) => figures(server, id)));
+    const listed = await server.request('GET', '/transactions?limit=100');
+    t.ok((listed.body as Array<Record<string, unknown>>).some((record) => record.rate === '10/9' && record.destination_precise_amount === 1000), 'the list shows the exchange fields');
+    const records = (listed.body as Array<{ transaction_id: string }>).map((record) => record.transaction_id);
+    const texts = await Promise.all(records.map(async (id) => (await server.request('GET', `/transactions/${id}`)).text));
     await server.stop();
     server = await startTestServer({ dataDir });
     t.same(await Promise.all(ids.map((id) => figures(server, id))), before, 'every balance as before');
+    t.same(await Promise.all(records.map(async (id) => (await server.request('GET', `/transactions/${id}`)).text)), texts, 'every transaction as before, exchange fields included');
     checkZeroSum(t, server, 'after the restart');
     const again = await server.request('POST', '/transactions', exchange());
     t.equal(again.status, 201, 'exchanges go on through the same exchange balances');
