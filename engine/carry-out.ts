@@ -148,6 +148,11 @@ function settleExchange(scope: DecisionScope, record: TransactionRecord, terms: 
   if (via.source_side === record.source || via.destination_side === record.destination) {
     return rejected(record, reject('TXN_SAME_SOURCE_DESTINATION', 'an exchange balance cannot be a side of an exchange through it'));
   }
+  // The exchange balances' ledger (the general one) may have closed the period it is dated in.
+  if (at > 0) {
+    const closed = scope.state.periods.refusal((id) => scope.balance(id), [via.source_side, via.destination_side], at);
+    if (closed) return rejected(record, closed);
+  }
   const lineage = lineageOfMovement(scope, { ...record, destination: via.source_side });
   if (lineage && 'reason' in lineage) return rejected(record, lineage);
   const step = record.inflight ? 'hold' : 'transfer';

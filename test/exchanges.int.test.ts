@@ -234,6 +234,21 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
     expectError(t, await server.request('POST', '/transactions', exchange({ destination: other })), 400, 'TXN_CURRENCY_MISMATCH', 'a destination not in the destination currency');
   });
 
+  await t.test('a backdated exchange into a period the exchange balances\' ledger closed: 409 TXN_PERIOD_CLOSED', async (t) => {
+    const ledger = (await server.request('POST', '/ledgers', { name: 'desk' })).body.ledger_id as string;
+    const frank = (await createBalance(server, { ledger_id: ledger })).balance_id as string;
+    const grace = (await createBalance(server, { ledger_id: ledger, currency: 'EUR' })).balance_id as string;
+    await fund(server, frank, 10_000);
+    const closesAt = Date.now() - 60_000;
+    const closed = await server.request('POST', '/ledgers/general_ledger_id/periods', { closes_at: new Date(closesAt).toISOString() });
+    t.equal(closed.status, 201, closed.text);
+    const dated = (at: number) => exchange({ source: frank, destination: grace, effective_date: new Date(at).toISOString() });
+    expectError(t, await server.request('POST', '/transactions', dated(closesAt - 60_000)), 409, 'TXN_PERIOD_CLOSED', 'dated in the closed period');
+    t.equal((await figures(server, frank)).balance, 10_000n, 'nothing moved');
+    const after = await server.request('POST', '/transactions', dated(closesAt + 1_000));
+    t.equal(after.status, 201, after.text);
+  });
+
   await t.test('fund lineage: the source\'s tagged funds are spent, the destination is credited untagged', async (t) => {
     const identity = (await server.request('POST', '/identities', { identity_type: 'individual', first_name: 'Erin', last_name: 'User', category: 'individual' })).body;
     const tracked = (await createBalance(server, { identity_id: identity.identity_id, track_fund_lineage: true })).balance_id as string;
