@@ -28,7 +28,7 @@ const CREATE_FIELDS = {
   description: 'fixed', meta_data: 'fixed', allow_overdraft: 'fixed', skip_queue: 'fixed', inflight: 'fixed',
   inflight_expiry_date: 'fixed', inflight_commit_date: 'fixed', scheduled_for: 'fixed', atomic: 'fixed',
   overdraft_limit: 'optional', effective_date: 'optional',
-  sources: 'blob', destinations: 'blob', preconditions: 'blob', include_balances: 'blob',
+  sources: 'blob', destinations: 'blob', preconditions: 'blob', include_balances: 'blob', exchange: 'blob',
 } as const satisfies Record<keyof CreateTransactionCommand, 'fixed' | 'optional' | 'blob'>;
 const BLOB_CREATE_FIELDS = (Object.keys(CREATE_FIELDS) as Array<keyof CreateTransactionCommand>).filter((field) => CREATE_FIELDS[field] === 'blob');
 

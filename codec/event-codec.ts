@@ -70,6 +70,7 @@ const TRANSACTION_FIELDS = {
   batch_id: 'slot', committed_amount: 'slot',
   rejection: 'blob', sources: 'blob', destinations: 'blob', atomic: 'blob', legs: 'blob', action: 'blob', effective_date: 'blob',
   overdraft_limit: 'blob', preconditions: 'blob', fund_allocation: 'blob', lineage_provider: 'blob',
+  exchange: 'blob',
 } as const satisfies Record<keyof TransactionRecord, 'fixed' | 'slot' | 'blob'>;
 // Read back in the order a new record gets them (the slots come first in that order too), so decoded
 // records keep their key order.

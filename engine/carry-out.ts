@@ -21,6 +21,8 @@ import { reject, type Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { pairShares } from './split-distribution.js';
 import { transactionHash } from './transaction-hash.js';
+import { destinationPart, exchangeIndicator, exchangePostings, type ExchangeBalances, type ExchangeTerms } from './exchange.js';
+import { assert } from './assert.js';
 
 /** Metadata key under which a leg names its split parent. */
 export const PARENT_META_KEY = 'QUEUED_PARENT_TRANSACTION';
@@ -98,7 +100,8 @@ function carryOutChecked(scope: DecisionScope, record: TransactionRecord): { fin
   const mark = scope.mark();
   const final = carryOutMovement(scope, record);
   if (final.status === 'REJECTED') return { final };
-  const refusal = preconditionRefusal(scope, record.preconditions, [record.currency]);
+  const currencies = final.exchange ? [record.currency, final.exchange.destination_currency] : [record.currency];
+  const refusal = preconditionRefusal(scope, record.preconditions, currencies);
   if (!refusal) return { final };
   scope.rollback(mark);
   return { final: scope.write(rejected(record, refusal)), refusal };
@@ -122,6 +125,7 @@ function settle(scope: DecisionScope, record: TransactionRecord): TransactionRec
   }
   const shortfall = scope.draft.checkFunds(source, record.precise_amount, record, scope.queuedAgainst(source.balance_id));
   if (shortfall) return rejected(record, shortfall);
+  if (record.exchange !== undefined) return settleExchange(scope, record, record.exchange, at);
   const lineage = lineageOfMovement(scope, record);
   if (lineage && 'reason' in lineage) return rejected(record, lineage);
   // Lineage fields last, in the order the log reads a record's optional fields back (codec/event-codec.ts).
@@ -131,6 +135,39 @@ function settle(scope: DecisionScope, record: TransactionRecord): TransactionRec
   }
   scope.draft.add(effectiveAt(transferPostings(record.source, record.destination, record.precise_amount), at));
   return lineage ? { ...record, status: 'APPLIED', ...lineage } : { ...record, status: 'APPLIED' };
+}
+
+/**
+ * An exchange (exchange.ts), funds checked: the source pays into its currency's exchange balance and the
+ * destination's currency's exchange balance pays the destination. The source's tagged funds (fund
+ * lineage) are spent as into a balance that tracks none: provider tags do not cross currencies, and the
+ * destination is credited untagged. Does not write.
+ */
+function settleExchange(scope: DecisionScope, record: TransactionRecord, terms: ExchangeTerms, at: number): TransactionRecord {
+  const via = exchangeBalances(scope, record.currency, terms.destination_currency);
+  if (via.source_side === record.source || via.destination_side === record.destination) {
+    return rejected(record, reject('TXN_SAME_SOURCE_DESTINATION', 'an exchange balance cannot be a side of an exchange through it'));
+  }
+  // The exchange balances' ledger (the general one) may have closed the period it is dated in.
+  if (at > 0) {
+    const closed = scope.state.periods.refusal((id) => scope.balance(id), [via.source_side, via.destination_side], at);
+    if (closed) return rejected(record, closed);
+  }
+  const lineage = lineageOfMovement(scope, { ...record, destination: via.source_side });
+  if (lineage && 'reason' in lineage) return rejected(record, lineage);
+  const step = record.inflight ? 'hold' : 'transfer';
+  scope.draft.add(effectiveAt(exchangePostings(step, record.source, record.destination, via, record.precise_amount, terms.destination_precise_amount), at));
+  const settled: TransactionRecord = record.inflight ? { ...record, status: 'INFLIGHT', committed_amount: 0n } : { ...record, status: 'APPLIED' };
+  return lineage ? { ...settled, ...lineage } : settled;
+}
+
+/** The exchange balances of an exchange's two currencies, created on first use (`@exchange_<CURRENCY>`). */
+function exchangeBalances(scope: DecisionScope, currency: string, destinationCurrency: string): ExchangeBalances {
+  const sourceSide = scope.resolve(exchangeIndicator(currency), currency);
+  const destinationSide = scope.resolve(exchangeIndicator(destinationCurrency), destinationCurrency);
+  // An `@name` always resolves: found, or created in the decision.
+  assert(sourceSide.ok && destinationSide.ok, 'exchange balances resolve');
+  return { source_side: sourceSide.value.balance_id, destination_side: destinationSide.value.balance_id };
 }
 
 function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): TransactionRecord {
@@ -201,6 +238,7 @@ function carryOutHoldAction(scope: DecisionScope, action: TransactionRecord): Tr
 
 /** Settles or releases (part of) one open hold, writing the hold's new version and the child. */
 function closeOnHold(scope: DecisionScope, action: TransactionRecord, hold: TransactionRecord): TransactionRecord {
+  if (hold.exchange !== undefined) return closeOnExchangeHold(scope, action, hold, hold.exchange);
   const held = heldAmount(hold);
   const tagged = hold.fund_allocation !== undefined || hold.lineage_provider !== undefined;
   if (action.action === 'void') {
@@ -214,6 +252,37 @@ function closeOnHold(scope: DecisionScope, action: TransactionRecord, hold: Tran
   scope.draft.add(commitPostings(hold.source, hold.destination, amount));
   const settled: TransactionRecord = { ...withAmount(action, amount), status: 'APPLIED' };
   if (tagged) Object.assign(settled, lineageOfHoldAction(scope, hold, 'commit', amount));
+  scope.write({ ...hold, committed_amount: committed, status: committed === hold.precise_amount ? 'APPLIED' : 'INFLIGHT' });
+  return scope.write(settled);
+}
+
+/**
+ * Settles or releases (part of) an exchange hold: the source's part as for any hold, and the destination's
+ * part by exchange.ts destinationPart (the difference of the destination amounts of the running totals
+ * before and after), which the child record shows as its destination amount. An inexact part of an
+ * exchange that names no rounding is refused (TXN_EXCHANGE_INEXACT); the rest, or the whole, never is.
+ */
+function closeOnExchangeHold(scope: DecisionScope, action: TransactionRecord, hold: TransactionRecord, terms: ExchangeTerms): TransactionRecord {
+  const held = heldAmount(hold);
+  const before = hold.committed_amount ?? 0n;
+  const amount = action.action === 'void' ? held : action.precise_amount === 0n ? held : action.precise_amount;
+  const part = destinationPart(hold, terms, before, action.action === 'void' ? hold.precise_amount : before + amount);
+  if (typeof part !== 'bigint') return scope.write(rejected(action, part));
+  const via = exchangeBalances(scope, hold.currency, terms.destination_currency);
+  const tagged = hold.fund_allocation !== undefined || hold.lineage_provider !== undefined;
+  // Lineage as settleExchange drew it: towards the source's exchange balance, which tracks none.
+  const lineageHold = tagged ? { ...hold, destination: via.source_side } : hold;
+  if (action.action === 'void') {
+    scope.draft.add(exchangePostings('void', hold.source, hold.destination, via, held, part));
+    if (tagged) lineageOfHoldAction(scope, lineageHold, 'void', held);
+    scope.write({ ...hold, status: 'VOID' });
+    return scope.write({ ...withAmount(action, held), status: 'VOID', exchange: { ...terms, destination_precise_amount: part } });
+  }
+  const committed = before + amount;
+  scope.draft.add(exchangePostings('commit', hold.source, hold.destination, via, amount, part));
+  const settled: TransactionRecord = { ...withAmount(action, amount), status: 'APPLIED' };
+  if (tagged) Object.assign(settled, lineageOfHoldAction(scope, lineageHold, 'commit', amount));
+  settled.exchange = { ...terms, destination_precise_amount: part };
   scope.write({ ...hold, committed_amount: committed, status: committed === hold.precise_amount ? 'APPLIED' : 'INFLIGHT' });
   return scope.write(settled);
 }

@@ -2,6 +2,7 @@
 // converted amounts and times to exact values; everything left to judge needs the ledger's state.
 
 import type { MonitorFields } from './balance-monitors.js';
+import type { ExchangeRequest } from './exchange.js';
 import type { AllocationStrategy } from './fund-allocation.js';
 import type { HookFields, NewApiKey } from './decide-registry.js';
 import type { RunResults, StartReconciliationCommand, UploadCommand } from './decide-reconciliation.js';
@@ -77,6 +78,8 @@ export interface CreateTransactionCommand {
   preconditions?: Precondition[];
   /** Answer with the balances it touched as it left them (resulting-balances.ts). */
   include_balances?: boolean;
+  /** An exchange into another currency (exchange.ts); absent for a transaction in one currency. */
+  exchange?: ExchangeRequest;
 }
 
 export interface InflightActionCommand {

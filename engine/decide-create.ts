@@ -14,6 +14,7 @@ import { resultingBalances } from './resulting-balances.js';
 import { reject, type RejectionCode } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { distribute } from './split-distribution.js';
+import { exchangeTerms, type ExchangeRequest, type ExchangeTerms } from './exchange.js';
 
 export interface Created {
   transaction: TransactionRecord;
@@ -67,6 +68,7 @@ function created(transaction: TransactionRecord): Decided<Created> {
 export const CREATE_REJECTIONS = [
   'BAL_NOT_FOUND', 'TXN_CURRENCY_MISMATCH', 'TXN_SAME_SOURCE_DESTINATION', 'TXN_INVALID_DISTRIBUTION', 'TXN_DUPLICATE_REFERENCE',
   'TXN_VALIDATION_ERROR', 'TXN_INSUFFICIENT_FUNDS', 'TXN_OVERDRAFT_LIMIT_EXCEEDED', 'BAL_LINEAGE_LIMIT_EXCEEDED', 'TXN_PRECONDITION_FAILED', 'TXN_PERIOD_CLOSED',
+  'TXN_EXCHANGE_INEXACT',
 ] as const satisfies readonly RejectionCode[];
 
 /** Creating one transaction, as the engine runs it. */
@@ -131,6 +133,12 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   }
   const badTag = lineageProviderProblem(command.meta_data);
   if (badTag) return refuse(reject('TXN_VALIDATION_ERROR', badTag));
+  let exchange: ExchangeTerms | undefined;
+  if (command.exchange !== undefined) {
+    const terms = exchangeTerms(command.precise_amount, command.precision, command.exchange);
+    if (!terms.ok) return terms;
+    exchange = terms.value;
+  }
   const resolved = resolveSides(scope, command);
   if (!resolved.ok) return resolved;
   const sides = resolved.value;
@@ -165,6 +173,7 @@ function buildRecord(scope: DecisionScope, command: CreateTransactionCommand, ba
   if ((command.effective_date ?? 0) > 0) record.effective_date = command.effective_date;
   if ((command.overdraft_limit ?? 0n) > 0n) record.overdraft_limit = command.overdraft_limit;
   if (command.preconditions !== undefined) record.preconditions = command.preconditions;
+  if (exchange !== undefined) record.exchange = exchange;
   return accept(record);
 }
 
@@ -202,7 +211,8 @@ function resolveSides(scope: DecisionScope, command: CreateTransactionCommand): 
     if (!shares.ok) return shares;
     sides.destinations = shares.value;
   } else {
-    const destination = scope.resolve(command.destination, command.currency);
+    // An exchange's destination holds the currency it buys (exchange.ts); the edge refuses exchanges of splits.
+    const destination = scope.resolve(command.destination, command.exchange?.destination_currency ?? command.currency);
     if (!destination.ok) return destination;
     if (used.has(destination.value.balance_id)) return refuse(reject('TXN_SAME_SOURCE_DESTINATION', 'a balance cannot send to itself'));
     sides.destination = destination.value.balance_id;
@@ -260,8 +270,8 @@ function replayOrConflict(
  * the common path pays nothing for it.
  */
 function differingField(scope: DecisionScope, command: CreateTransactionCommand, existing: TransactionRecord): string | undefined {
-  const resolvesTo = (name: string, balanceId: string): boolean =>
-    name === balanceId || (name.startsWith('@') && scope.state.balanceByIndicator(name, command.currency)?.balance_id === balanceId);
+  const resolvesTo = (name: string, balanceId: string, currency = command.currency): boolean =>
+    name === balanceId || (name.startsWith('@') && scope.state.balanceByIndicator(name, currency)?.balance_id === balanceId);
   const sameShares = (requested: ShareCommand[] | undefined, recorded: SplitShare[] | undefined): boolean => {
     if (!requested || !recorded) return requested === recorded;
     return requested.length === recorded.length && requested.every((share, index) => {
@@ -282,9 +292,18 @@ function differingField(scope: DecisionScope, command: CreateTransactionCommand,
     command.sources ? ['sources', sameShares(command.sources, existing.sources)] : ['source', resolvesTo(command.source, existing.source)],
     command.destinations
       ? ['destinations', sameShares(command.destinations, existing.destinations)]
-      : ['destination', resolvesTo(command.destination, existing.destination)],
+      : ['destination', resolvesTo(command.destination, existing.destination, command.exchange?.destination_currency)],
     ['meta_data', canonicalJson(existing.meta_data) === canonicalJson(command.meta_data)],
     ['preconditions', canonicalJson(existing.preconditions ?? []) === canonicalJson(command.preconditions ?? [])],
+    ['exchange', sameExchange(command.exchange, existing.exchange)],
   ];
   return checks.find(([, same]) => !same)?.[0];
+}
+
+/** Whether a request asks for the exchange a record made (the rate compared as a fraction). */
+function sameExchange(requested: ExchangeRequest | undefined, recorded: ExchangeTerms | undefined): boolean {
+  if (!requested || !recorded) return requested === recorded;
+  return requested.rate_numerator === recorded.rate_numerator && requested.rate_denominator === recorded.rate_denominator
+    && requested.destination_currency === recorded.destination_currency && requested.destination_precision === recorded.destination_precision
+    && requested.rounding === recorded.rounding;
 }

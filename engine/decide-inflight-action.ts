@@ -38,7 +38,7 @@ export function decideInflightAction(scope: DecisionScope, command: InflightActi
 /** What acting on one hold can refuse with. */
 export const HOLD_ACTION_REJECTIONS = [
   'TXN_NOT_FOUND', 'GEN_CONFLICT', 'TXN_PARTIAL_NOT_ALLOWED', 'TXN_NOT_INFLIGHT', 'TXN_ALREADY_VOIDED', 'TXN_ALREADY_COMMITTED',
-  'TXN_COMMIT_AMOUNT_EXCEEDED', 'TXN_PRECONDITION_FAILED',
+  'TXN_COMMIT_AMOUNT_EXCEEDED', 'TXN_PRECONDITION_FAILED', 'TXN_EXCHANGE_INEXACT',
 ] as const satisfies readonly RejectionCode[];
 
 /** Committing or voiding a hold, as the engine runs it. */

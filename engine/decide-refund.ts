@@ -21,6 +21,8 @@ import { involvedIn, projectBalances } from './projection.js';
 import { isSplit, type SplitShare, type TransactionRecord } from './records.js';
 import { reject } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
+import { assert } from './assert.js';
+import { destinationUpTo, inverseRequest, type ExchangeTerms } from './exchange.js';
 
 export interface Refunded {
   transaction: TransactionRecord;
@@ -63,9 +65,10 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
     source: movement.source,
     destination: movement.destination,
     reference,
-    currency: original.currency,
+    // An exchange goes back the other way: in the currency it bought, into the one it sold.
+    currency: movement.exchange && original.exchange ? original.exchange.destination_currency : original.currency,
     precise_amount: movement.amount,
-    precision: original.precision,
+    precision: movement.exchange && original.exchange ? original.exchange.destination_precision : original.precision,
     description: command.description !== '' ? command.description : original.description,
     meta_data: metaData,
     action: 'refund',
@@ -77,6 +80,7 @@ export function decideRefund(scope: DecisionScope, command: RefundCommand): Deci
   if (movement.sources) record.sources = movement.sources;
   if (movement.destinations) record.destinations = movement.destinations;
   if (movement.sources || movement.destinations) record.atomic = true;
+  if (movement.exchange) record.exchange = movement.exchange;
   if (!command.skip_queue) {
     const refusal = queuedFundsRefusal(scope, record);
     if (refusal) return refuse(refusal);
@@ -142,6 +146,8 @@ interface Movement {
   inflight: boolean;
   sources?: SplitShare[];
   destinations?: SplitShare[];
+  /** Refunding an exchange: the refund's own terms, the rate inverted and both amounts what moved. */
+  exchange?: ExchangeTerms;
 }
 
 /** What moving the original back means, or why it cannot be refunded. */
@@ -157,6 +163,7 @@ function refundableMovement(scope: DecisionScope, original: TransactionRecord): 
     return notRefundable(`it is a leg of split ${splitParent}; refund the split instead`);
   }
   if (isSplit(original)) return reversedSplit(scope, original, notRefundable);
+  if (original.exchange !== undefined) return reversedExchange(original, original.exchange, notRefundable);
   if (voidedWhole(original)) return accept({ source: original.destination, destination: original.source, amount: original.precise_amount, inflight: true });
   const moved = original.inflight ? (original.committed_amount ?? 0n) : original.status === 'APPLIED' ? original.precise_amount : 0n;
   if (moved === 0n) return notRefundable(original.inflight ? 'nothing of the hold was committed, and it is still open' : `it is ${original.status}`);
@@ -202,3 +209,25 @@ function voidedWhole(original: TransactionRecord): boolean {
   return original.inflight && original.status === 'VOID' && (original.committed_amount ?? 0n) === 0n;
 }
 
+
+/**
+ * An exchange is refunded as an exchange the other way that moves back exactly what moved on each side:
+ * the destination amount of what was settled (all of it for a transfer, the commits' parts for a hold,
+ * the whole for a hold voided whole, restored as a hold) into the source amount settled, at the inverse
+ * rate. Both amounts are the recorded ones, so nothing is converted again and nothing can round.
+ */
+function reversedExchange(original: TransactionRecord, terms: ExchangeTerms, notRefundable: (why: string) => Decided<Movement>): Decided<Movement> {
+  const restored = voidedWhole(original);
+  const moved = restored ? original.precise_amount : original.inflight ? (original.committed_amount ?? 0n) : original.status === 'APPLIED' ? original.precise_amount : 0n;
+  if (moved === 0n) return notRefundable(original.inflight ? 'nothing of the hold was committed, and it is still open' : `it is ${original.status}`);
+  // Defined: a hold's committed total is one its commits reached by exact parts (carry-out.ts).
+  const movedThere = destinationUpTo(original, terms, moved);
+  assert(movedThere !== undefined, 'an exchange\'s settled amount converts');
+  return accept({
+    source: original.destination,
+    destination: original.source,
+    amount: movedThere,
+    inflight: restored,
+    exchange: { ...inverseRequest(original, terms), destination_precise_amount: moved },
+  });
+}

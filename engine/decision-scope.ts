@@ -312,5 +312,6 @@ export function newTransaction(
   if (fields.preconditions !== undefined) record.preconditions = fields.preconditions;
   if (fields.fund_allocation !== undefined) record.fund_allocation = fields.fund_allocation;
   if (fields.lineage_provider !== undefined) record.lineage_provider = fields.lineage_provider;
+  if (fields.exchange !== undefined) record.exchange = fields.exchange;
   return record;
 }

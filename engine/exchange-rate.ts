@@ -7,7 +7,8 @@
 // For a hold settled in parts, each part's destination amount is the difference of two conversions of
 // running totals (convertedPart): the parts then add up to the conversion of their sum whatever the
 // rounding, so partial commits, the void of the rest and refunds never lose or make a unit on either
-// side. Not yet wired to the transaction path: see docs/decisions-beyond.md.
+// side. The transaction path (engine/exchange.ts) converts with `convert`, and takes a hold's parts as
+// differences of running totals as convertedPart does, capped at the held destination amount.
 
 /** Significant digits a decimal rate may have (the contract's bound). */
 export const RATE_DIGITS_MAX = 18;

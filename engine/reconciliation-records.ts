@@ -194,6 +194,11 @@ export interface InternalTransaction {
   precise_amount: bigint;
   precision: bigint;
   created_at: number;
+  /**
+   * An exchange's other leg (engine/exchange.ts): the destination's currency and amount, which an
+   * external record in that currency is compared with (reconciliation/match-sides.ts). Absent otherwise.
+   */
+  exchange_leg?: { currency: string; precise_amount: bigint; precision: bigint };
 }
 
 /** A candidate found for one probe (`probe` is the caller's number for it). */

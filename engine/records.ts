@@ -1,6 +1,7 @@
 // The records the ledger keeps. Times are epoch milliseconds decided by the injected clock (0 means
 // "unset"); amounts are bigint counts of the smallest unit. The HTTP edge turns these into the wire shapes.
 
+import type { RoundingRule } from './exchange-rate.js';
 import type { AllocationStrategy, FundShare } from './fund-allocation.js';
 import type { Precondition } from './precondition.js';
 import type { Rejection } from './rejections.js';
@@ -116,7 +117,7 @@ export interface SplitShare {
  */
 export const OPTIONAL_TRANSACTION_FIELDS = [
   'batch_id', 'committed_amount', 'rejection', 'sources', 'destinations', 'atomic', 'legs', 'action', 'effective_date',
-  'overdraft_limit', 'preconditions', 'fund_allocation', 'lineage_provider',
+  'overdraft_limit', 'preconditions', 'fund_allocation', 'lineage_provider', 'exchange',
 ] as const satisfies ReadonlyArray<keyof TransactionRecord>;
 
 export interface TransactionRecord {
@@ -179,6 +180,30 @@ export interface TransactionRecord {
   fund_allocation?: FundShare[];
   /** A tagged credit into a balance that tracks lineage from one that does not: the provider, as decided. */
   lineage_provider?: string;
+  /**
+   * An exchange between currencies (exchange.ts): the rate, the destination's currency, precision and
+   * amount (a commit or void of an exchange hold: its part). Absent on every other transaction.
+   */
+  exchange?: ExchangeTerms;
+}
+
+/** What a create asks of an exchange (commands.ts; engine/exchange.ts): the rate and the destination's currency and precision. */
+export interface ExchangeRequest {
+  /** The rate as the transaction shows it: the caller's decimal text, or `numerator/denominator`. */
+  rate: string;
+  /** The rate in lowest terms: destination units per source unit, in major units. */
+  rate_numerator: bigint;
+  rate_denominator: bigint;
+  destination_currency: string;
+  destination_precision: bigint;
+  /** How an amount that does not convert to a whole smallest unit is rounded; absent: it is refused. */
+  rounding?: RoundingRule;
+}
+
+/** What an exchange's record keeps: the request and the destination amount it came to. */
+export interface ExchangeTerms extends ExchangeRequest {
+  /** For a hold's commit or void: the part of the hold's destination amount it settles or releases. */
+  destination_precise_amount: bigint;
 }
 
 /** Split parents carry shares instead of moving money themselves; their legs do the moving. */

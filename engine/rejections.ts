@@ -42,6 +42,8 @@ export const REJECTION_REASONS = {
   TXN_PERIOD_CLOSED: 'period_closed',
   PERIOD_CLOSES_AT_INVALID: 'closes_at_invalid',
   PERIOD_NOT_AFTER_LAST: 'period_not_after_last',
+  // exchanges (engine/exchange.ts)
+  TXN_EXCHANGE_INEXACT: 'exchange_inexact',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTION_REASONS;

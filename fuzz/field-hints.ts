@@ -126,6 +126,13 @@ const preconditions = weighted(
   [1, fc.tuple(validPrecondition, brokenPrecondition).map((pair): FuzzJson => pair)],
 );
 
+/** Exchange rates (engine/exchange-rate.ts): mostly ones that convert, now and then one refused. */
+const rate = weighted(
+  [6, fc.constantFrom<FuzzJson>('0.9', '1.5', '1.0845', '2', '110.25', '0.000001')],
+  [2, fc.tuple(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 10_000 })).map(([numerator, denominator]): FuzzJson => new FuzzObject([['numerator', numerator], ['denominator', denominator]]))],
+  [1, fc.constantFrom<FuzzJson>('0', '-1', '1e3', '1.2345678901234567891', '', ' 1')],
+);
+
 /** The hints, by field name. */
 export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   source: balanceIdentifier,
@@ -156,6 +163,10 @@ export const FIELD_HINTS: Readonly<Record<string, fc.Arbitrary<FuzzJson>>> = {
   effective_date: time,
   closes_at: time,
   preconditions,
+  rate,
+  destination_currency: currency,
+  destination_precision: precision,
+  rounding: weighted([6, fc.constantFrom('down', 'half_even', 'up')], [1, fc.constantFrom('nearest', 'DOWN', '')]),
   allocation_strategy: weighted([4, fc.constantFrom('FIFO', 'LIFO', 'PROPORTIONAL', ' fifo ')], [1, fc.constantFrom('', 'RANDOM')]),
   identity_id: weighted([4, ref('identity')], [1, unknownId('idt')], [1, fc.constant('')]),
   indicator: weighted([3, fc.integer({ min: 0, max: 200 }).map((index): FuzzJson => `@named-${index}`)], [1, fc.constant('')]),

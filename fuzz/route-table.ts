@@ -85,6 +85,7 @@ export interface FuzzRoute {
 const transactionFields = transactionShape.shape;
 const transactionOptions = transactionShape.omit({
   amount: true, precise_amount: true, precision: true, source: true, destination: true, sources: true, destinations: true,
+  rate: true, destination_currency: true, destination_precision: true, rounding: true,
 });
 const amountForms = [
   { precise_amount: transactionFields.precise_amount.unwrap(), precision: transactionFields.precision },
@@ -96,7 +97,16 @@ const sideForms = [
   { source: transactionFields.source.unwrap(), destinations: transactionFields.destinations.unwrap() },
   { sources: transactionFields.sources.unwrap(), destinations: transactionFields.destinations.unwrap() },
 ];
-const transactionBody = z.union(amountForms.flatMap((amount) => sideForms.map((sides) => transactionOptions.extend({ ...amount, ...sides }))));
+// An exchange (engine/exchange.ts) names its rate and destination currency together, with one source and one destination.
+const exchangeForm = {
+  source: transactionFields.source.unwrap(), destination: transactionFields.destination.unwrap(),
+  rate: transactionFields.rate.unwrap(), destination_currency: transactionFields.destination_currency.unwrap(),
+  destination_precision: transactionFields.destination_precision, rounding: transactionFields.rounding,
+};
+const transactionBody = z.union([
+  ...amountForms.flatMap((amount) => sideForms.map((sides) => transactionOptions.extend({ ...amount, ...sides }))),
+  ...amountForms.map((amount) => transactionOptions.extend({ ...amount, ...exchangeForm })),
+]);
 const bulkBody = bulkShape.extend({ transactions: z.array(transactionBody).min(1).max(BULK_TRANSACTIONS_MAX) });
 
 /** http/schemas/query-schemas.ts `searchSchema` (module-private; routes call validateSearch). */

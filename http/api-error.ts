@@ -107,6 +107,8 @@ export const STATUS_BY_CODE = {
   TXN_PERIOD_CLOSED: 409,
   PERIOD_CLOSES_AT_INVALID: 400,
   PERIOD_NOT_AFTER_LAST: 409,
+  // exchanges between currencies (engine/exchange.ts)
+  TXN_EXCHANGE_INEXACT: 400,
   // statements (http/routes/statement-routes.ts)
   BAL_STATEMENT_TOO_LONG: 400,
 } as const;

@@ -30,6 +30,7 @@ import {
 import { TRANSACTION_TEXTS_FTS } from './reconciliation-tables.js';
 import { foldCase } from '../engine/matching-rules.js';
 import { amountFromKey, amountKey } from './sortable-amount.js';
+import { exchangeOfExtra } from './record-rows.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 /** Rows of a batch, or `undefined` when there would have been more than the bound. */
@@ -37,7 +38,7 @@ export type BoundedRows = ProbedTransaction[] | undefined;
 
 const CANDIDATE_COLUMNS = [
   'transaction_id', 'parent_transaction', 'batch_id', 'source', 'destination', 'reference', 'description', 'currency',
-  'precise_amount', 'precision', 'created_at',
+  'precise_amount', 'precision', 'created_at', 'extra',
 ].map((column) => `t.${column}`).join(', ');
 
 /** Sorts after every non-negative amount key ('p' + length + digits). */
@@ -46,10 +47,17 @@ const TIME_MIN = -8.64e15;
 const TIME_MAX = 8.64e15;
 
 /** A candidate row as SQLite gives it: amounts as sortable text (sortable-amount.ts), with its probe. */
-type RawCandidate = Omit<InternalTransaction, 'precise_amount' | 'precision'> & { probe: number; precise_amount: string; precision: string };
+type RawCandidate = Omit<InternalTransaction, 'precise_amount' | 'precision' | 'exchange_leg'>
+  & { probe: number; precise_amount: string; precision: string; extra: string | null };
 
-function candidate({ probe: _probe, precise_amount, precision, ...fields }: RawCandidate): InternalTransaction {
-  return { ...fields, precise_amount: amountFromKey(precise_amount), precision: amountFromKey(precision) };
+function candidate({ probe: _probe, precise_amount, precision, extra, ...fields }: RawCandidate): InternalTransaction {
+  const row: InternalTransaction = { ...fields, precise_amount: amountFromKey(precise_amount), precision: amountFromKey(precision) };
+  // An exchange's destination leg, for external records in its currency (most rows have no extra at all).
+  const exchange = extra === null ? undefined : exchangeOfExtra(extra);
+  if (exchange) {
+    row.exchange_leg = { currency: exchange.destination_currency, precise_amount: exchange.destination_precise_amount, precision: exchange.destination_precision };
+  }
+  return row;
 }
 
 async function bounded(reader: SqliteConnection, sql: string, params: Array<string | number>, rowsMax: number): Promise<BoundedRows> {

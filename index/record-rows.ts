@@ -20,6 +20,7 @@ import { amountFromKey, amountKey } from './sortable-amount.js';
 import { integerOf } from './field-values.js';
 import type { ReconciliationRecord } from '../engine/reconciliation-records.js';
 import { toJsonText } from '../engine/exact-json.js';
+import type { ExchangeTerms } from '../engine/records.js';
 import type { SqlValue } from './sqlite-connection.js';
 
 const packr = new Packr({ useRecords: false, useBigIntExtension: true });
@@ -41,6 +42,12 @@ function containsBigInt(value: unknown): boolean {
 function extraText(extra: Record<string, unknown>): string | null {
   if (Object.keys(extra).length === 0) return null;
   return packr.pack(extra).toString('base64');
+}
+
+/** The exchange a transaction row's `extra` holds (engine/exchange.ts), if any: for reconciliation's candidates. */
+export function exchangeOfExtra(extra: unknown): ExchangeTerms | undefined {
+  if (typeof extra !== 'string') return undefined;
+  return (unpackr.unpack(Buffer.from(extra, 'base64')) as { exchange?: ExchangeTerms }).exchange;
 }
 
 function readExtra(row: SelectedRow): Record<string, unknown> {

@@ -53,11 +53,16 @@ export function externalGroupSide(records: ExternalRecord[]): MatchSide {
   };
 }
 
-export function internalSide(transaction: InternalTransaction): MatchSide {
+/**
+ * A transaction as one side. An exchange has two legs in two currencies: it is seen by its destination
+ * leg when compared with a record in the destination's currency (`currency`), else by its source leg.
+ */
+export function internalSide(transaction: InternalTransaction, currency?: string): MatchSide {
+  const leg = transaction.exchange_leg !== undefined && transaction.exchange_leg.currency === currency ? transaction.exchange_leg : transaction;
   return {
-    amount: transaction.precise_amount,
-    precision: transaction.precision,
-    currency: transaction.currency,
+    amount: leg.precise_amount,
+    precision: leg.precision,
+    currency: leg.currency,
     references: [transaction.reference],
     descriptions: [transaction.description],
     date: transaction.created_at,

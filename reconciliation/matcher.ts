@@ -180,7 +180,9 @@ class Scan {
       for (const row of rows) {
         const internal = internalSide(row);
         for (const probe of active) {
-          if (tooBroad.has(probe.key) || !this.rules.some((rule) => ruleHolds(rule, probe.side, internal))) continue;
+          // An exchange is compared by the leg in the record's currency (match-sides.ts).
+          const side = row.exchange_leg === undefined ? internal : internalSide(row, probe.side.currency);
+          if (tooBroad.has(probe.key) || !this.rules.some((rule) => ruleHolds(rule, probe.side, side))) continue;
           let found = candidates.get(probe.key);
           if (!found) candidates.set(probe.key, (found = new Map()));
           found.set(row.transaction_id, row);
@@ -239,7 +241,7 @@ async function singlePairs(
     const candidates = new Map(found.candidates.get(probe.key) ?? []);
     for (const [id, transaction] of scanned?.candidates.get(probe.key) ?? []) candidates.set(id, transaction);
     for (const transaction of candidates.values()) {
-      const pair = pairFor(probe, rules, internalSide(transaction), transaction.transaction_id, [transaction.transaction_id]);
+      const pair = pairFor(probe, rules, internalSide(transaction, probe.side.currency), transaction.transaction_id, [transaction.transaction_id]);
       if (pair) pairs.push(pair);
     }
   }

@@ -3,6 +3,7 @@
 // and the generic writer, walking objects of many shapes, was a measurable share of each request.
 // Others embed it as RawJson (toJsonText writes it as it is).
 
+import type { ExchangeTerms } from '../engine/exchange.js';
 import { FUND_ALLOCATION_KEY } from '../engine/fund-lineage.js';
 import type { SplitShare, TransactionRecord } from '../engine/records.js';
 import { preciseToAmount, preciseToDecimalText } from './amounts.js';
@@ -52,6 +53,14 @@ export const transactionJsonSchema = z.object({
     operator: z.string().optional(),
     precise_value: z.bigint().optional(),
   })).optional().meta({ description: 'What had to hold when the transaction was carried out, as the request gave it' }),
+  // An exchange between currencies (engine/exchange.ts): present only on one.
+  rate: z.string().optional().meta({ description: 'An exchange: destination units per source unit, as the request gave it (decimal text, or numerator/denominator)' }),
+  destination_currency: z.string().optional(),
+  destination_amount: z.number().nullable().optional().meta({ description: 'For display only: the double nearest the exact destination amount' }),
+  destination_amount_string: z.string().optional().meta({ description: 'The exact destination amount as decimal text' }),
+  destination_precise_amount: z.bigint().optional().meta({ description: 'The destination amount in its smallest unit (a commit or void of an exchange hold: its part)' }),
+  destination_precision: z.bigint().optional(),
+  rounding: z.enum(['down', 'half_even', 'up']).optional().meta({ description: 'The rule the destination amount was rounded by, when the request named one' }),
 }).meta({ id: 'Transaction' });
 
 function numberText(value: number): string {
@@ -94,7 +103,21 @@ export function transactionJsonText(record: TransactionRecord): string {
   if (record.batch_id !== undefined) text += ',"batch_id":' + jsonString(record.batch_id);
   if (record.inflight && record.committed_amount !== undefined) text += ',"precise_committed_amount":' + record.committed_amount.toString();
   if (record.preconditions) text += ',"preconditions":' + toJsonText(record.preconditions);
+  if (record.exchange) text += exchangeText(record.exchange);
   return text + '}';
+}
+
+function exchangeText(exchange: ExchangeTerms): string {
+  const amount = exchange.destination_precise_amount;
+  const precision = exchange.destination_precision;
+  let text = ',"rate":' + jsonString(exchange.rate)
+    + ',"destination_currency":' + jsonString(exchange.destination_currency)
+    + ',"destination_amount":' + numberText(preciseToAmount(amount, precision))
+    + ',"destination_amount_string":' + jsonString(preciseToDecimalText(amount, precision))
+    + ',"destination_precise_amount":' + amount.toString()
+    + ',"destination_precision":' + precision.toString();
+  if (exchange.rounding !== undefined) text += ',"rounding":' + jsonString(exchange.rounding);
+  return text;
 }
 
 /**

@@ -95,5 +95,6 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   TXN_PERIOD_CLOSED: 'the transaction is dated in a period its ledger has closed (effective_date at or before the period\'s closes_at)',
   PERIOD_CLOSES_AT_INVALID: 'closes_at must be a time before now',
   BAL_STATEMENT_TOO_LONG: 'the window holds more movements than one statement may (100000): ask for a shorter window',
+  TXN_EXCHANGE_INEXACT: 'the exchange does not come to a whole smallest unit of the destination currency (or comes to nothing) and names no rounding: give rounding (down, half_even or up), or another amount',
   PERIOD_NOT_AFTER_LAST: 'the ledger is already closed through closes_at or later: a new period must close after the last one',
 };

@@ -70,7 +70,10 @@ export function transactionRoutes(router: Router, core: LedgerCore): void {
     description: 'One of `precise_amount` (with `precision`) and `amount`; `source` or `sources`, `destination` or `destinations` (splits). '
       + 'Queued unless `skip_queue`; a hold with `inflight`; later with `scheduled_for`; nothing written with `dry_run`. '
       + '`preconditions` (at most 16): a balance\'s version, or a condition on one of its fields as the transaction would leave it, '
-      + 'judged when the transaction is carried out (docs/decisions-beyond.md).',
+      + 'judged when the transaction is carried out (docs/decisions-beyond.md). '
+      + 'An exchange between currencies: `rate` (decimal text or {numerator, denominator}) and `destination_currency` (with `destination_precision`, '
+      + 'and `rounding` down, half_even or up when the converted amount is not whole, else 400 TXN_EXCHANGE_INEXACT) move `precise_amount` into '
+      + '`@exchange_<CURRENCY>` and the converted amount from `@exchange_<DESTINATION_CURRENCY>` to the destination, in one record; not with splits.',
     body: transactionShape, bodyExample: transactionExample, invalidCode: 'TXN_VALIDATION_ERROR', query: includeBalancesQuery,
     answers: [
       { status: 201, description: 'Recorded (QUEUED, APPLIED, INFLIGHT or SCHEDULED)', schema: transactionWithBalancesSchema, example: EXAMPLES.transaction },

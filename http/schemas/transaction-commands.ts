@@ -7,6 +7,8 @@
 
 import type { BulkCommand, CreateTransactionCommand, ShareCommand } from '../../engine/commands.js';
 import type { Precondition } from '../../engine/precondition.js';
+import type { ExchangeRequest } from '../../engine/exchange.js';
+import { parseDecimalRate, parseRatePair, type RateResult } from '../../engine/exchange-rate.js';
 import type { ShareRequest } from '../../engine/split-distribution.js';
 import { amountToPrecise, decimalTextOf, parsePreciseAmount, parsePrecision, parseSignedPreciseAmount } from '../../wire/amounts.js';
 import { normalizeMetaData } from './common-schemas.js';
@@ -231,6 +233,12 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
     preconditions = toPreconditions(shape.preconditions, report, path);
     if (!preconditions) failed = true;
   }
+  let exchange: ExchangeRequest | undefined;
+  const asksExchange = shape.rate !== undefined || shape.destination_currency !== undefined || shape.destination_precision !== undefined || shape.rounding !== undefined;
+  if (asksExchange) {
+    exchange = toExchange(shape, report, path);
+    if (!exchange) failed = true;
+  }
   const shares: Partial<Record<'sources' | 'destinations', ShareCommand[]>> = {};
   if (amount.ok) {
     for (const side of ['sources', 'destinations'] as const) {
@@ -265,7 +273,48 @@ function toCommand(shape: Partial<TransactionShape>, complete: boolean, report: 
   if (shares.sources) command.sources = shares.sources;
   if (shares.destinations) command.destinations = shares.destinations;
   if (preconditions) command.preconditions = preconditions;
+  if (exchange) command.exchange = exchange;
   return command;
+}
+
+/**
+ * The exchange a body asks for (engine/exchange.ts), or undefined after reporting what is wrong: a rate
+ * and a destination currency other than the transaction's, a destination precision as a precision is
+ * read (absent or 0: 1), one source and one destination (splits do not exchange). Whether the amount
+ * converts exactly is the engine's to judge (TXN_EXCHANGE_INEXACT), as the dry run then reports it.
+ */
+function toExchange(shape: Partial<TransactionShape>, report: ReportIssue, path: PropertyKey[]): ExchangeRequest | undefined {
+  let failed = false;
+  const fail = (message: string, field: string): void => {
+    failed = true;
+    report([...path, field], message);
+  };
+  if (shape.rate === undefined) fail('an exchange needs a rate (destination units per source unit)', 'rate');
+  if (shape.destination_currency === undefined) fail('an exchange needs a destination_currency', 'destination_currency');
+  else if (shape.destination_currency === shape.currency) fail('must differ from currency (an exchange is between two currencies)', 'destination_currency');
+  if (shape.sources !== undefined || shape.destinations !== undefined) {
+    fail('an exchange has one source and one destination: splits do not exchange', shape.sources !== undefined ? 'sources' : 'destinations');
+  }
+  const precision = shape.destination_precision === undefined || isZero(shape.destination_precision)
+    ? { ok: true as const, value: 1n }
+    : parsePrecision(shape.destination_precision);
+  if (!precision.ok) fail(precision.rejection.message, 'destination_precision');
+  let rate: RateResult | undefined;
+  if (shape.rate !== undefined) {
+    rate = typeof shape.rate === 'string' ? parseDecimalRate(shape.rate) : parseRatePair(shape.rate.numerator, shape.rate.denominator);
+    if (!rate.ok) fail(`rate ${rate.message}`, 'rate');
+  }
+  if (failed || !rate?.ok || !precision.ok || shape.destination_currency === undefined) return undefined;
+  const text = typeof shape.rate === 'string' ? shape.rate : `${rate.rate.numerator}/${rate.rate.denominator}`;
+  const exchange: ExchangeRequest = {
+    rate: text,
+    rate_numerator: rate.rate.numerator,
+    rate_denominator: rate.rate.denominator,
+    destination_currency: shape.destination_currency,
+    destination_precision: precision.value,
+  };
+  if (shape.rounding !== undefined) exchange.rounding = shape.rounding;
+  return exchange;
 }
 
 export interface ValidatedTransaction {

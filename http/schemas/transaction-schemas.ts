@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { BULK_HOLD_ACTIONS_MAX } from '../../engine/decide-hold-batches.js';
 import { PRECONDITION_FIELDS, PRECONDITION_OPERATORS, PRECONDITIONS_MAX } from '../../engine/precondition.js';
 import { DecimalLiteral } from '../../wire/amounts.js';
+import { ROUNDING_RULES } from '../../engine/exchange-rate.js';
 import { currencySchema, DESCRIPTION_LENGTH_MAX, identifierSchema, optionalMetaData, plainObjectSchema, REFERENCE_LENGTH_MAX } from './common-schemas.js';
 
 /** Shares per side of a split. */
@@ -14,6 +15,8 @@ export const SPLIT_SHARES_MAX = 100;
 export const BULK_TRANSACTIONS_MAX = 10_000;
 /** Characters of a time field (ISO 8601 or `YYYY-MM-DD hh:mm:ss`). */
 const TIME_TEXT_LENGTH_MAX = 64;
+/** Characters of an exchange rate's decimal text (its significant digits are bounded on conversion). */
+const RATE_TEXT_LENGTH_MAX = 64;
 
 /** A whole amount: a safe integer, a bigint from the lossless parser, or a string of digits (checked on conversion). */
 export const wholeNumberInput = z.union([z.number(), z.string(), z.bigint()]);
@@ -49,6 +52,15 @@ export const includeBalancesQuery = z.object({
     .meta({ description: 'true: the answer adds `balances`, every balance the write touched as of its own seq' }),
 });
 
+/**
+ * An exchange's rate (engine/exchange.ts): decimal text (`"1.0845"`), or a pair of whole numbers; its
+ * bounds (18 significant digits, 36 digits a part, above zero) are checked on conversion.
+ */
+export const rateShape = z.union([
+  z.string().max(RATE_TEXT_LENGTH_MAX),
+  z.object({ numerator: wholeNumberInput, denominator: wholeNumberInput }),
+]).meta({ description: 'Destination units per source unit (major units): decimal text of at most 18 significant digits, or {numerator, denominator}' });
+
 export const transactionShape = z.object({
   amount: decimalInput.optional(),
   precise_amount: wholeNumberInput.optional(),
@@ -74,6 +86,11 @@ export const transactionShape = z.object({
   effective_date: z.string().max(TIME_TEXT_LENGTH_MAX).optional(),
   atomic: z.boolean().optional(),
   preconditions: preconditionsShape.optional(),
+  // An exchange between currencies (engine/exchange.ts): all four, or none but rounding.
+  rate: rateShape.optional(),
+  destination_currency: currencySchema.optional(),
+  destination_precision: wholeNumberInput.optional(),
+  rounding: z.enum(ROUNDING_RULES, { message: `must be one of ${ROUNDING_RULES.join(', ')}` }).optional(),
   dry_run: z.boolean().optional(),
 });
 export type TransactionShape = z.output<typeof transactionShape>;
