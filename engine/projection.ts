@@ -5,6 +5,7 @@
 import type { CreateTransactionCommand } from './commands.js';
 import type { DecisionScope } from './decision-scope.js';
 import type { Posting } from './events.js';
+import { exchangeIndicator } from './exchange.js';
 import { applyPosting } from './ledger-state.js';
 import { availableAmount, balanceAmount, type BalanceRecord, type TransactionRecord, type TransactionStatus } from './records.js';
 import type { Rejection } from './rejections.js';
@@ -106,6 +107,14 @@ export function involvedIn(scope: DecisionScope, records: TransactionRecord[]): 
     for (const share of record.sources ?? []) add(share.balance_id, 'source');
     add(record.destination, 'destination');
     for (const share of record.destinations ?? []) add(share.balance_id, 'destination');
+    if (record.exchange) {
+      // Through its exchange balances (exchange.ts): the source's currency's takes, the other's pays. They
+      // were resolved (found, or created in the decision) when it was decided, so this finds them.
+      const takes = scope.resolve(exchangeIndicator(record.currency), record.currency);
+      const pays = scope.resolve(exchangeIndicator(record.exchange.destination_currency), record.exchange.destination_currency);
+      if (takes.ok) add(takes.value.balance_id, 'destination');
+      if (pays.ok) add(pays.value.balance_id, 'source');
+    }
   }
   return involved;
 }

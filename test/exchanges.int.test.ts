@@ -68,6 +68,19 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
     checkZeroSum(t, server, 'after an exchange');
   });
 
+  await t.test('include_balances: all four balances an exchange moved, as it left them', async (t) => {
+    const answer = await server.request('POST', '/transactions?include_balances=true', exchange({ precise_amount: 500 }));
+    t.equal(answer.status, 201, answer.text);
+    const usd = await exchangeBalanceId(server, 'USD');
+    const eur = await exchangeBalanceId(server, 'EUR');
+    const shown = new Map<string, any>((answer.body.balances as any[]).map((balance) => [balance.balance_id, balance]));
+    t.same([...shown.keys()].sort(), [alice, bob, usd, eur].sort(), 'the source, the destination and both exchange balances');
+    for (const id of [alice, bob, usd!, eur!]) {
+      const read = (await server.request('GET', `/balances/${id}`)).body;
+      t.equal(String(shown.get(id)?.balance), String(read.balance), `${id} as the write left it`);
+    }
+  });
+
   await t.test('inexact without rounding: 400 TXN_EXCHANGE_INEXACT, nothing written', async (t) => {
     const before = await figures(server, alice);
     expectError(t, await server.request('POST', '/transactions', exchange({ precise_amount: 1, rate: '1.0845' })), 400, 'TXN_EXCHANGE_INEXACT', 'inexact');
@@ -206,6 +219,11 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
     });
     t.equal(dry.status, 200, dry.text);
     t.equal(dry.body.would_apply, true);
+    // The projection shows all four balances it would move, the exchange balances by the indicator they would be created with.
+    const projected = new Map<string, any>((dry.body.balances as any[]).map((balance) => [balance.balance_id, balance]));
+    t.same([...projected.keys()].sort(), [carol, dave, '@exchange_GBP', '@exchange_JPY'].sort(), 'the projection names all four balances');
+    t.equal(String(projected.get('@exchange_GBP')?.resulting_balance), '1000', '@exchange_GBP would take 1000');
+    t.equal(String(projected.get('@exchange_JPY')?.resulting_balance), '-1905', '@exchange_JPY would pay 1905');
     t.same(await figures(server, carol), before);
     t.equal((await figures(server, dave)).balance, 0n);
     t.equal(await exchangeBalanceId(server, 'GBP'), undefined, 'no @exchange_GBP');
