@@ -9,7 +9,7 @@
 // this: it is left for the chain check to refuse (log-record-codec.ts checkedRecords).
 
 import type { Database } from 'lmdb';
-import { openLogRecord } from './log-record-codec.js';
+import { CorruptRecordError, openLogRecord } from './log-record-codec.js';
 
 /**
  * How many records past a gap may be dropped: far more than a writer ever has in flight
@@ -28,10 +28,19 @@ export interface GapAtEnd {
 /** Drops the records that follow a gap near the log's end (in one transaction); what it dropped, if any. */
 export function dropRecordsPastGapAtEnd(records: Database<Buffer, number>): GapAtEnd | undefined {
   // Newest first: the last RECORDS_PAST_GAP_MAX records and the one before them, headers only matter.
+  // A record that does not open ends the look: what is behind it is not this (and a start-up that needs
+  // no record that far back must not fail on it: test/snapshot-startup.int.test.ts); the chain check
+  // names it to whoever reads it.
   const newestFirst: Array<{ first_seq: number; last_seq: number }> = [];
   for (const { key, value } of records.getRange({ reverse: true, limit: RECORDS_PAST_GAP_MAX + 1 })) {
-    const { first_seq, last_seq } = openLogRecord(key, value);
-    newestFirst.push({ first_seq, last_seq });
+    let opened: { first_seq: number; last_seq: number };
+    try {
+      opened = openLogRecord(key, value);
+    } catch (error) {
+      if (error instanceof CorruptRecordError) break;
+      throw error;
+    }
+    newestFirst.push({ first_seq: opened.first_seq, last_seq: opened.last_seq });
   }
   // The oldest break in that window: everything after it goes.
   let cut: { kept_seq: number; dropped_from_seq: number; records_dropped: number } | undefined;
