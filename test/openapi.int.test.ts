@@ -100,6 +100,18 @@ t.test('the document is valid OpenAPI 3.1, with no errors', async (t) => {
   t.equal(result.valid, true, 'the validator accepts the document');
 });
 
+t.test('a 429 of fair use declares its headers wherever a route can answer it', async (t) => {
+  const document = await served();
+  let limited = 0;
+  for (const { key, operation } of operations(document)) {
+    const answer = (operation.responses as Record<string, Json>)['429'];
+    if (!answer || !String(answer.description).includes('GEN_RATE_LIMITED')) continue;
+    limited += 1;
+    t.same(Object.keys((answer.headers ?? {}) as Json).sort(), ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'], `${key}: Retry-After and RateLimit-*`);
+  }
+  t.ok(limited > 10, `every keyed route can be rate limited (${limited})`);
+});
+
 t.test('every route the router has is in the document, documented, and every documented path is a route', async (t) => {
   const document = await served();
   const registered = new Set(routerRoutes(app.router).map((route) => `${route.method} ${openApiPath(route.path)}`));

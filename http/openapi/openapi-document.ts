@@ -164,11 +164,21 @@ function successResponse(answer: SuccessAnswer, components: ComponentSchemas): R
 function errorResponse(codes: readonly ErrorCode[], components: ComponentSchemas): Record<string, unknown> {
   const examples: Record<string, unknown> = {};
   for (const code of codes) examples[code] = { $ref: `#/components/examples/${code}` };
-  return {
+  const response: Record<string, unknown> = {
     description: codes.join(', '),
     content: { 'application/json': { schema: components.schemaOf(errorEnvelopeSchema, 'output'), examples } },
   };
+  if (codes.includes('GEN_RATE_LIMITED')) response.headers = RATE_LIMITED_HEADERS;
+  return response;
 }
+
+/** What a 429 of fair use says besides its envelope (http/access/rate-buckets.ts). */
+const RATE_LIMITED_HEADERS = {
+  'Retry-After': { description: 'Whole seconds, at least 1, until the key is admitted again', schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Limit': { description: "The key's burst: requests its bucket holds", schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Remaining': { description: 'Requests the bucket would admit at once now (0 on a 429)', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Whole seconds until the bucket is full again', schema: { type: 'integer', minimum: 0 } },
+};
 
 /** One example envelope per error code, referred to by every response that can carry the code. */
 function errorExamples(): Record<string, unknown> {
