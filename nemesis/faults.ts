@@ -50,6 +50,8 @@ function sleep(ms: number): Promise<void> {
 
 export class FaultInjector {
   private readonly busy = new Map<string, Set<FaultKind>>();
+  /** Nodes whose disk was filled since they last started (a lost write may surface at a later fsync). */
+  private readonly filledWhileRunning = new Set<string>();
   /** Why a node must stay down (a kill not yet healed, a full disk), by node. */
   private readonly heldDown = new Map<string, Set<string>>();
   private readonly killing = new Set<string>();
@@ -84,13 +86,17 @@ export class FaultInjector {
   /** Starts a node and follows its exit. */
   async start(node: GroupNode): Promise<void> {
     await this.parts.group.startNode(node);
+    this.filledWhileRunning.delete(node.name);
     const child = node.child!;
     void child.exited.then((how) => this.ended(node, how));
   }
 
   private ended(node: GroupNode, how: number | string): void {
     if (this.killing.has(node.name) || this.stopped) return;
-    const disk = this.busy.get(node.name)?.has('disk') ?? false;
+    // A full disk explains an end while it lasts, and also a log failure after it in the same process:
+    // a write the full disk lost is reported at the file's next fsync, however much later (Linux keeps
+    // the writeback error for the open file), and the log stops on it (exit 70), as it must.
+    const disk = (this.busy.get(node.name)?.has('disk') ?? false) || (how === 70 && this.filledWhileRunning.has(node.name));
     this.history.exits.push({
       node: node.name, at: performance.now(), how, expected: disk, stderr_tail: node.stderr.split('\n').slice(-12).join('\n'),
     });
@@ -310,6 +316,7 @@ export class FaultInjector {
     const holds = this.heldDown.get(node.name)!;
     const reason = `disk #${planned.index}`;
     holds.add(reason); // a node the full disk stops stays down until the disk is freed
+    if (this.parts.group.isRunning(node)) this.filledWhileRunning.add(node.name);
     record.note = disk.fill();
     await sleep(planned.duration_ms);
     disk.free();
