@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const settings = workerData as HistoryWorkerSettings;
   const send = (message: FromHistoryWorker): void => port.postMessage(message);
   const progress = new HistoryProgress(settings.progress);
-  const log = LmdbLog.open({ dir: settings.walDir });
+  const log = LmdbLog.open({ dir: settings.walDir, reader: true });
   const store = HistoryStore.open(settings.historyDir);
   let durableSeq = settings.durableSeq;
   if (!store.hasCurrentFormat() || !fitsLog(log, store, durableSeq)) await store.reset();

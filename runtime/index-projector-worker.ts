@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   if (!port) throw new Error('the projector worker must run in a worker thread');
   const settings = workerData as ProjectorWorkerSettings;
   const send = (message: FromWorker): void => port.postMessage(message);
-  const log = LmdbLog.open({ dir: settings.walDir });
+  const log = LmdbLog.open({ dir: settings.walDir, reader: true });
   let durableSeq = settings.durableSeq;
   // Records past what the thread holds in memory wait in a file, not in the log's map (record-spill.ts).
   const spill = new RecordSpill(spillFileFor(settings.indexFile));

@@ -54,6 +54,12 @@ t.test('records past a gap at the end are dropped on opening; the log goes on fr
   const last = keys[keys.length - 1] as number;
   await removeRecord(dataDir, missing);
 
+  // A reader's thread (the index's, the history's) takes the log as it finds it: the owner drops, not it.
+  const reader = LmdbLog.open({ dir: LmdbLog.directoryIn(dataDir), reader: true });
+  t.equal(reader.gapDropped, undefined, 'a reader drops nothing');
+  t.ok(reader.rawRecord(last) !== undefined, 'and the record past the gap is still there for the owner to judge');
+  await reader.close();
+
   const log = LmdbLog.open({ dir: LmdbLog.directoryIn(dataDir) });
   t.same(log.gapDropped, { kept_seq: missing - 1, dropped_from_seq: last, records_dropped: 1 }, 'the record past the gap is reported dropped');
   t.equal(log.appendedSeq, missing - 1, 'the log ends where the disk holds it without a gap');

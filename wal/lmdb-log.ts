@@ -57,6 +57,12 @@ export interface LmdbLogOptions {
   records_replicating_max?: number;
   /** Test hooks only (injected-disk-full.ts): the error a full disk would give a write now, if any. */
   writeFault?: WriteFault;
+  /**
+   * A thread that only reads the log while the ledger's own thread appends to it (the index's and the
+   * balance history's): it takes the log as its owner opened it, so nothing at its end is looked over or
+   * dropped here (gap-at-end.ts is the owner's to run).
+   */
+  reader?: boolean;
 }
 
 /** A record as it was sealed, handed to a replicator: its seq range and its exact bytes. */
@@ -175,7 +181,7 @@ export class LmdbLog implements EventLog {
     this.recordsReplicatingMax = options.records_replicating_max ?? this.recordsInFlightMax;
     assert(this.recordsReplicatingMax >= this.recordsInFlightMax, 'records_replicating_max must be at least records_in_flight_max');
     // A record the disk never took may be followed by one it did (gap-at-end.ts): the log ends before it.
-    this.gapDropped = dropRecordsPastGapAtEnd(this.records);
+    this.gapDropped = options.reader ? undefined : dropRecordsPastGapAtEnd(this.records);
     const last = this.lastLogRecord();
     if (last) {
       this._appendedSeq = this._durableSeq = this.sealedSeq = last.last_seq;
