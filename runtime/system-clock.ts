@@ -12,6 +12,7 @@
 
 import fs from 'node:fs';
 import type { Clock } from '../engine/ports.js';
+import { testHookFile } from '../threads/test-hooks.js';
 
 /** A clock of performance.now()'s scale: milliseconds, never stepped back by the system. */
 export interface MonotonicClock {
@@ -40,9 +41,7 @@ let skew: ClockSkew | undefined;
 
 /** The skew file, when the process runs with test hooks on; undefined otherwise (always, in production). */
 export function testClockFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.FOLIO_TEST_HOOKS !== '1') return undefined;
-  const file = env.FOLIO_TEST_CLOCK_FILE;
-  return file === undefined || file === '' ? undefined : file;
+  return testHookFile('FOLIO_TEST_CLOCK_FILE', env);
 }
 
 /** A skew read from text, or undefined when the text is not one. */

@@ -9,14 +9,13 @@
 // Without both variables nothing is read and the log writes as it always does (docs/operations.md).
 
 import fs from 'node:fs';
+import { testHookFile } from '../threads/test-hooks.js';
 
 const DISK_FULL_READ_EVERY_MS = 50;
 
 /** The file whose presence fills the log's disk, when the process runs with test hooks on; undefined otherwise. */
 export function testDiskFullFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.FOLIO_TEST_HOOKS !== '1') return undefined;
-  const file = env.FOLIO_TEST_DISK_FULL_FILE;
-  return file === undefined || file === '' ? undefined : file;
+  return testHookFile('FOLIO_TEST_DISK_FULL_FILE', env);
 }
 
 /** What the log asks before each write: the error a full disk would give now, if the test says it is full. */
