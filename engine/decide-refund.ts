@@ -164,10 +164,20 @@ function refundableMovement(scope: DecisionScope, original: TransactionRecord): 
   }
   if (isSplit(original)) return reversedSplit(scope, original, notRefundable);
   if (original.exchange !== undefined) return reversedExchange(original, original.exchange, notRefundable);
-  if (voidedWhole(original)) return accept({ source: original.destination, destination: original.source, amount: original.precise_amount, inflight: true });
-  const moved = original.inflight ? (original.committed_amount ?? 0n) : original.status === 'APPLIED' ? original.precise_amount : 0n;
-  if (moved === 0n) return notRefundable(original.inflight ? 'nothing of the hold was committed, and it is still open' : `it is ${original.status}`);
-  return accept({ source: original.destination, destination: original.source, amount: moved, inflight: false });
+  const restored = voidedWhole(original);
+  const moved = restored ? original.precise_amount : movedAmount(original);
+  if (moved === 0n) return notRefundable(nothingMoved(original));
+  return accept({ source: original.destination, destination: original.source, amount: moved, inflight: restored });
+}
+
+/** What of a transaction moved money: a hold's committed part, an applied transfer's amount, else nothing. */
+function movedAmount(record: TransactionRecord): bigint {
+  return record.inflight ? (record.committed_amount ?? 0n) : record.status === 'APPLIED' ? record.precise_amount : 0n;
+}
+
+/** Why a transaction that moved nothing has nothing to refund. */
+function nothingMoved(original: TransactionRecord): string {
+  return original.inflight ? 'nothing of the hold was committed, and it is still open' : `it is ${original.status}`;
 }
 
 /**
@@ -183,7 +193,7 @@ function reversedSplit(scope: DecisionScope, original: TransactionRecord, notRef
   for (const legId of original.legs ?? []) {
     const leg = scope.transaction(legId);
     if (!leg) continue;
-    const moved = restored ? leg.precise_amount : leg.inflight ? (leg.committed_amount ?? 0n) : leg.status === 'APPLIED' ? leg.precise_amount : 0n;
+    const moved = restored ? leg.precise_amount : movedAmount(leg);
     if (moved === 0n) continue;
     paid.set(leg.source, (paid.get(leg.source) ?? 0n) + moved);
     received.set(leg.destination, (received.get(leg.destination) ?? 0n) + moved);
@@ -209,7 +219,6 @@ function voidedWhole(original: TransactionRecord): boolean {
   return original.inflight && original.status === 'VOID' && (original.committed_amount ?? 0n) === 0n;
 }
 
-
 /**
  * An exchange is refunded as an exchange the other way that moves back exactly what moved on each side:
  * the destination amount of what was settled (all of it for a transfer, the commits' parts for a hold,
@@ -218,8 +227,8 @@ function voidedWhole(original: TransactionRecord): boolean {
  */
 function reversedExchange(original: TransactionRecord, terms: ExchangeTerms, notRefundable: (why: string) => Decided<Movement>): Decided<Movement> {
   const restored = voidedWhole(original);
-  const moved = restored ? original.precise_amount : original.inflight ? (original.committed_amount ?? 0n) : original.status === 'APPLIED' ? original.precise_amount : 0n;
-  if (moved === 0n) return notRefundable(original.inflight ? 'nothing of the hold was committed, and it is still open' : `it is ${original.status}`);
+  const moved = restored ? original.precise_amount : movedAmount(original);
+  if (moved === 0n) return notRefundable(nothingMoved(original));
   // Defined: a hold's committed total is one its commits reached by exact parts (carry-out.ts).
   const movedThere = destinationUpTo(original, terms, moved);
   assert(movedThere !== undefined, 'an exchange\'s settled amount converts');
