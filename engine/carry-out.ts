@@ -21,8 +21,7 @@ import { reject, type Rejection } from './rejections.js';
 import { accept, refuse, type Decided } from './result.js';
 import { pairShares } from './split-distribution.js';
 import { transactionHash } from './transaction-hash.js';
-import { destinationPart, exchangeIndicator, exchangePostings, type ExchangeBalances, type ExchangeTerms } from './exchange.js';
-import { assert } from './assert.js';
+import { destinationPart, exchangeBalances, exchangePostings, type ExchangeTerms } from './exchange.js';
 
 /** Metadata key under which a leg names its split parent. */
 export const PARENT_META_KEY = 'QUEUED_PARENT_TRANSACTION';
@@ -159,15 +158,6 @@ function settleExchange(scope: DecisionScope, record: TransactionRecord, terms: 
   scope.draft.add(effectiveAt(exchangePostings(step, record.source, record.destination, via, record.precise_amount, terms.destination_precise_amount), at));
   const settled: TransactionRecord = record.inflight ? { ...record, status: 'INFLIGHT', committed_amount: 0n } : { ...record, status: 'APPLIED' };
   return lineage ? { ...settled, ...lineage } : settled;
-}
-
-/** The exchange balances of an exchange's two currencies, created on first use (`@exchange_<CURRENCY>`). */
-function exchangeBalances(scope: DecisionScope, currency: string, destinationCurrency: string): ExchangeBalances {
-  const sourceSide = scope.resolve(exchangeIndicator(currency), currency);
-  const destinationSide = scope.resolve(exchangeIndicator(destinationCurrency), destinationCurrency);
-  // An `@name` always resolves: found, or created in the decision.
-  assert(sourceSide.ok && destinationSide.ok, 'exchange balances resolve');
-  return { source_side: sourceSide.value.balance_id, destination_side: destinationSide.value.balance_id };
 }
 
 function carryOutSplit(scope: DecisionScope, parent: TransactionRecord): TransactionRecord {

@@ -12,6 +12,8 @@
 // held destination amount and equal to it at the whole: the parts never add up to more than was held,
 // and exactly to it once the hold is wholly committed, or committed in part and the rest voided.
 
+import { assert } from './assert.js';
+import type { DecisionScope } from './decision-scope.js';
 import { convert, type Rate } from './exchange-rate.js';
 import { PRECISE_AMOUNT_DIGITS_MAX, PRECISE_AMOUNT_MAX } from './money.js';
 import type { Posting } from './events.js';
@@ -72,6 +74,15 @@ export function destinationPart(hold: TransactionRecord, terms: ExchangeTerms, b
 export interface ExchangeBalances {
   source_side: string;
   destination_side: string;
+}
+
+/** The exchange balances of an exchange's two currencies, created on first use in the decision. */
+export function exchangeBalances(scope: DecisionScope, currency: string, destinationCurrency: string): ExchangeBalances {
+  const sourceSide = scope.resolve(exchangeIndicator(currency), currency);
+  const destinationSide = scope.resolve(exchangeIndicator(destinationCurrency), destinationCurrency);
+  // An `@name` always resolves: found, or created in the decision.
+  assert(sourceSide.ok && destinationSide.ok, 'exchange balances resolve');
+  return { source_side: sourceSide.value.balance_id, destination_side: destinationSide.value.balance_id };
 }
 
 export type ExchangeStep = 'transfer' | 'hold' | 'commit' | 'void';

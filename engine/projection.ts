@@ -5,7 +5,7 @@
 import type { CreateTransactionCommand } from './commands.js';
 import type { DecisionScope } from './decision-scope.js';
 import type { Posting } from './events.js';
-import { exchangeIndicator } from './exchange.js';
+import { exchangeBalances } from './exchange.js';
 import { applyPosting } from './ledger-state.js';
 import { availableAmount, balanceAmount, type BalanceRecord, type TransactionRecord, type TransactionStatus } from './records.js';
 import type { Rejection } from './rejections.js';
@@ -110,10 +110,9 @@ export function involvedIn(scope: DecisionScope, records: TransactionRecord[]): 
     if (record.exchange) {
       // Through its exchange balances (exchange.ts): the source's currency's takes, the other's pays. They
       // were resolved (found, or created in the decision) when it was decided, so this finds them.
-      const takes = scope.resolve(exchangeIndicator(record.currency), record.currency);
-      const pays = scope.resolve(exchangeIndicator(record.exchange.destination_currency), record.exchange.destination_currency);
-      if (takes.ok) add(takes.value.balance_id, 'destination');
-      if (pays.ok) add(pays.value.balance_id, 'source');
+      const via = exchangeBalances(scope, record.currency, record.exchange.destination_currency);
+      add(via.source_side, 'destination');
+      add(via.destination_side, 'source');
     }
   }
   return involved;
