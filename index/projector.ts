@@ -40,6 +40,8 @@ import type { IndexCheckpoint, IndexStore } from './index-store.js';
 import {
   externalRecordRows,
   INSERT_TRANSACTION_TEXTS_SQL,
+  INSERT_EXCHANGE_LEGS_SQL,
+  exchangeLegRows,
   transactionTextRows,
   INSERT_EXTERNAL_RECORDS_SQL,
   INSERT_MATCHES_SQL,
@@ -667,6 +669,8 @@ export class Projector {
     upsert('transactions', [...changes.transactions.values()].map(transactionRow));
     if (changes.transactions.size > 0) {
       pending.push(this.statement(INSERT_TRANSACTION_TEXTS_SQL).run([jsonBytes(transactionTextRows(changes.transactions.values()))]));
+      const legs = exchangeLegRows(changes.transactions.values());
+      if (legs.length > 0) pending.push(this.statement(INSERT_EXCHANGE_LEGS_SQL).run([jsonBytes(legs)]));
     }
     upsert('reconciliations', [...changes.reconciliations.values()].map(reconciliationRow));
     const insert = (sql: string, rows: SqlValue[][]): void => {

@@ -81,9 +81,17 @@ export async function candidatesByAmount(reader: SqliteConnection, probes: Amoun
   const join = through === 'amount'
     ? 'CROSS JOIN transactions t INDEXED BY transactions_by_precise_amount_created_at ON t.precise_amount BETWEEN q.value->>3 AND q.value->>4'
     : 'CROSS JOIN transactions t INDEXED BY transactions_by_created_at ON t.created_at BETWEEN q.value->>5 AND q.value->>6';
-  const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?) q ${join}
+  // Exchanges' destination legs in the band come from their own small index, whichever index the
+  // source amounts are read through; a leg is in the probe's currency, so no row is found twice.
+  const sql = `SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?1) q ${join}
     WHERE t.precise_amount BETWEEN q.value->>3 AND q.value->>4 AND t.created_at BETWEEN q.value->>5 AND q.value->>6
-      AND t.currency = q.value->>1 AND t.precision = q.value->>2 AND t.status = 'APPLIED'`;
+      AND t.currency = q.value->>1 AND t.precision = q.value->>2 AND t.status = 'APPLIED'
+    UNION ALL
+    SELECT q.value->>0 AS probe, ${CANDIDATE_COLUMNS} FROM json_each(?1) q
+    CROSS JOIN exchange_legs x INDEXED BY exchange_legs_by_amount
+      ON x.currency = q.value->>1 AND x.precision = q.value->>2 AND x.precise_amount BETWEEN q.value->>3 AND q.value->>4
+    CROSS JOIN transactions t ON t.transaction_id = x.transaction_id
+    WHERE x.created_at BETWEEN q.value->>5 AND q.value->>6 AND t.status = 'APPLIED'`;
   return bounded(reader, sql, [JSON.stringify(probes.map(packAmountProbe))], rowsMax);
 }
 

@@ -13,15 +13,23 @@
 //                             walk that finds the references a statement line contains) and a trigram
 //                             full-text index over both (`transaction_texts_fts`: the references that
 //                             contain a statement's text, found from the index without a scan)
+//   exchange_legs             every exchange's destination leg (engine/exchange.ts): its currency,
+//                             precision, amount and time, indexed as the transactions table indexes a
+//                             source amount, so an amount lookup finds a statement line in the
+//                             destination currency too; only exchanges have a row
 // Keys are the tables' primary keys (WITHOUT ROWID), so paging a run's results reads them in order
 // without a second index. Amounts are exact decimal text (signed digits); precisions are the sortable
 // text of the transactions table (sortable-amount.ts).
 
 import { foldCase } from '../engine/matching-rules.js';
 import type { ExternalRecordsChunk, ReconciliationResultsChunk } from '../engine/reconciliation-records.js';
+import type { TransactionRecord } from '../engine/records.js';
+import { amountKey } from './sortable-amount.js';
 import type { SqlValue } from './sqlite-connection.js';
 
-export const RECONCILIATION_TABLES = ['external_records', 'reconciliation_matches', 'reconciliation_unmatched', 'transaction_precisions', 'transaction_texts'] as const;
+export const RECONCILIATION_TABLES = [
+  'external_records', 'reconciliation_matches', 'reconciliation_unmatched', 'transaction_precisions', 'transaction_texts', 'exchange_legs',
+] as const;
 
 export const RECONCILIATION_TABLES_SQL = `
 CREATE TABLE external_records (
@@ -40,6 +48,12 @@ CREATE TRIGGER transactions_precision AFTER INSERT ON transactions BEGIN
   INSERT OR IGNORE INTO transaction_precisions (currency, precision) VALUES (new.currency, new.precision); END;
 CREATE TABLE transaction_texts (
   text_id INTEGER PRIMARY KEY, transaction_id TEXT NOT NULL UNIQUE, reference TEXT NOT NULL, description TEXT NOT NULL);
+CREATE TABLE exchange_legs (
+  transaction_id TEXT NOT NULL PRIMARY KEY, currency TEXT NOT NULL, precision TEXT NOT NULL, precise_amount TEXT NOT NULL,
+  created_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX exchange_legs_by_amount ON exchange_legs(currency, precision, precise_amount, created_at);
+CREATE TRIGGER exchange_legs_precision AFTER INSERT ON exchange_legs BEGIN
+  INSERT OR IGNORE INTO transaction_precisions (currency, precision) VALUES (new.currency, new.precision); END;
 `;
 
 export const TRANSACTION_TEXTS_FTS = 'transaction_texts_fts';
@@ -96,6 +110,23 @@ export const INSERT_TRANSACTION_TEXTS_SQL = `INSERT OR IGNORE INTO transaction_t
 export function transactionTextRows(transactions: Iterable<{ transaction_id: string; reference: string; description: string }>): SqlValue[][] {
   const rows: SqlValue[][] = [];
   for (const transaction of transactions) rows.push([transaction.transaction_id, foldCase(transaction.reference), foldCase(transaction.description)]);
+  return rows;
+}
+
+/**
+ * An exchange's destination leg, written once: its amounts never change (a commit or void of a hold is
+ * a transaction of its own, with its own leg), and a later status change leaves the row alone.
+ */
+export const INSERT_EXCHANGE_LEGS_SQL = `INSERT OR IGNORE INTO exchange_legs (transaction_id, currency, precision, precise_amount, created_at)
+  SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM jsonb_each(jsonb(CAST(? AS TEXT)))`;
+
+/** The destination legs of the exchanges among these transactions, amounts as sortable text (sortable-amount.ts). */
+export function exchangeLegRows(transactions: Iterable<TransactionRecord>): SqlValue[][] {
+  const rows: SqlValue[][] = [];
+  for (const { transaction_id, exchange, created_at } of transactions) {
+    if (exchange === undefined) continue;
+    rows.push([transaction_id, exchange.destination_currency, amountKey(exchange.destination_precision), amountKey(exchange.destination_precise_amount), created_at]);
+  }
   return rows;
 }
 

@@ -5,7 +5,7 @@
 // part of an exchange without rounding is refused), a void releases the rest on both sides, a refund
 // moves back exactly what moved; queued and bulk creates exchange too; a dry run writes nothing; bad
 // requests get 400s with stable codes; reconciliation matches a statement line in either currency with
-// the leg in that currency; and a restart replays the log to the same balances.
+// the leg in that currency, found by reference or by amount; and a restart replays the log to the same balances.
 
 import fs from 'node:fs';
 import t from 'tap';
@@ -312,6 +312,32 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
       });
       t.equal(run.status, 200, run.text);
       t.equal(run.body.matches.length, matches, `${amount} ${currency}: ${matches ? 'matched' : 'not matched'} (${run.text})`);
+    }
+  });
+
+  await t.test('an amount lookup finds either leg: by amount alone, and by amount within a time window', async (t) => {
+    // 123.40 USD at 0.9 is 111.06 EUR; no other transaction here has either amount, and none is in EUR,
+    // so only the exchange's destination leg can bring EUR's precision and this amount to the lookup.
+    const made = await server.request('POST', '/transactions', exchange({ reference: 'fx-by-amount', precise_amount: 12340 }));
+    t.equal(made.status, 201, made.text);
+    t.equal(made.body.destination_precise_amount, 11106);
+    const byAmount = await createRule(server, { name: 'fx amount', criteria: [
+      { field: 'amount', operator: 'equals', allowable_drift: 0 }, { field: 'currency', operator: 'equals' },
+    ] });
+    const inWindow = await createRule(server, { name: 'fx amount and day', criteria: [
+      { field: 'amount', operator: 'equals', allowable_drift: 0 }, { field: 'currency', operator: 'equals' },
+      { field: 'date', operator: 'equals', allowable_drift: 86_400 },
+    ] });
+    const line = (currency: string, amount: string) => ({ id: `ext-${currency}-${amount}`, amount, currency, reference: 'bank-line', description: 'statement', date: made.body.created_at, source: 'bank' });
+    for (const rule of [byAmount, inWindow]) {
+      for (const [currency, amount, matched] of [['EUR', '111.06', true], ['USD', '123.4', true], ['EUR', '123.4', false], ['USD', '111.06', false]] as const) {
+        const run = await server.request('POST', '/reconciliation/start-instant', {
+          external_transactions: [line(currency, amount)], strategy: 'one_to_one', matching_rule_ids: [rule], dry_run: true,
+        });
+        t.equal(run.status, 200, run.text);
+        const ids = (run.body.matches as Array<{ internal_transaction_id?: string; internal_ids?: string[] }>).flatMap((match) => match.internal_ids ?? [match.internal_transaction_id]);
+        t.same(ids, matched ? [made.body.transaction_id] : [], `${amount} ${currency}, rule ${rule === byAmount ? 'by amount' : 'by amount and day'}: ${run.text}`);
+      }
     }
   });
 
