@@ -5,12 +5,16 @@
 // settled in parts in turn). The model computes every destination amount and part itself. After every
 // step every balance equals the model's, every currency sums to zero (settled and inflight), and no hold's
 // destination parts add up to more than it held, or to other than it held once it is closed. At the end
-// the log replays into a fresh engine with the same state. A failure names its seed; FOLIO_SEED=<seed>
-// replays exactly that history.
+// the log replays into a fresh engine with the same state. Synchronous exchanges now and then carry
+// preconditions on their source and destination (engine/precondition.ts), at the edge of holding: the
+// model judges each against the figures it computes the exchange would leave, and a refused exchange
+// must leave every balance as it was. A failure names its seed; FOLIO_SEED=<seed> replays exactly that
+// history.
 
 import t from 'tap';
 import type { CreateTransactionCommand } from '../engine/commands.js';
 import type { RoundingRule } from '../engine/exchange-rate.js';
+import { PRECONDITION_FIELDS, PRECONDITION_OPERATORS, type Precondition, type PreconditionField } from '../engine/precondition.js';
 import type { ExchangeRequest } from '../engine/records.js';
 import { checkReplay, engineRig, fund, ok, transfer, type EngineRig } from './helpers/engine-rig.js';
 import { SeededRandom, stableText, testSeeds } from './helpers/deterministic.js';
@@ -65,6 +69,24 @@ interface Settled {
 
 type Figures = { credit: bigint; debit: bigint; inflight_credit: bigint; inflight_debit: bigint };
 
+/** A precondition's field as the contract defines it from a balance's figures. */
+function fieldOf(figures: Figures, field: PreconditionField): bigint {
+  const balance = figures.credit - figures.debit;
+  switch (field) {
+    case 'balance': return balance;
+    case 'available_balance': return balance - figures.inflight_debit;
+    case 'credit_balance': return figures.credit;
+    case 'debit_balance': return figures.debit;
+    case 'inflight_balance': return figures.inflight_credit - figures.inflight_debit;
+    case 'inflight_credit_balance': return figures.inflight_credit;
+    case 'inflight_debit_balance': return figures.inflight_debit;
+  }
+}
+
+function copyFigures(figures: Map<string, Figures>): Map<string, Figures> {
+  return new Map([...figures].map(([id, entry]) => [id, { ...entry }]));
+}
+
 function fail(seed: number, step: number, message: string): never {
   throw new Error(`seed ${seed}, step ${step}: ${message}`);
 }
@@ -107,7 +129,7 @@ class ExchangeHistory {
   readonly ids = new Map<string, string>();
   step = 0;
   /** What the history did, so a run that stopped exercising a path shows it. */
-  readonly counts = { created: 0, inexact: 0, commits: 0, inexact_parts: 0, voids: 0, refunds: 0, restored_holds: 0 };
+  readonly counts = { created: 0, inexact: 0, commits: 0, inexact_parts: 0, voids: 0, refunds: 0, restored_holds: 0, preconditions_held: 0, preconditions_failed: 0 };
 
   constructor(readonly seed: number) {
     this.rng = new SeededRandom(seed);
@@ -122,10 +144,10 @@ class ExchangeHistory {
     }
   }
 
-  move(balanceId: string, field: keyof Figures, amount: bigint): void {
-    const figures = this.figures.get(balanceId) ?? { credit: 0n, debit: 0n, inflight_credit: 0n, inflight_debit: 0n };
+  move(balanceId: string, field: keyof Figures, amount: bigint, into = this.figures): void {
+    const figures = into.get(balanceId) ?? { credit: 0n, debit: 0n, inflight_credit: 0n, inflight_debit: 0n };
     figures[field] += amount;
-    this.figures.set(balanceId, figures);
+    into.set(balanceId, figures);
   }
 
   exchangeBalance(currency: string): string {
@@ -135,19 +157,25 @@ class ExchangeHistory {
   }
 
   /** The model's postings of one step of an exchange, as the contract lays them out. */
-  post(step: 'transfer' | 'hold' | 'commit' | 'void', hold: Pick<ModelHold, 'source' | 'destination' | 'currency' | 'destinationCurrency'>, amount: bigint, destinationAmount: bigint): void {
+  post(
+    step: 'transfer' | 'hold' | 'commit' | 'void',
+    hold: Pick<ModelHold, 'source' | 'destination' | 'currency' | 'destinationCurrency'>,
+    amount: bigint,
+    destinationAmount: bigint,
+    into = this.figures,
+  ): void {
     const pairs: Array<[string, string, bigint]> = [
       [hold.source, this.exchangeBalance(hold.currency), amount],
       [this.exchangeBalance(hold.destinationCurrency), hold.destination, destinationAmount],
     ];
     for (const [from, to, value] of pairs) {
       if (step === 'transfer' || step === 'commit') {
-        this.move(from, 'debit', value);
-        this.move(to, 'credit', value);
+        this.move(from, 'debit', value, into);
+        this.move(to, 'credit', value, into);
       }
       const sign = step === 'hold' ? 1n : step === 'transfer' ? 0n : -1n;
-      this.move(from, 'inflight_debit', sign * value);
-      this.move(to, 'inflight_credit', sign * value);
+      this.move(from, 'inflight_debit', sign * value, into);
+      this.move(to, 'inflight_credit', sign * value, into);
     }
   }
 
@@ -183,11 +211,33 @@ class ExchangeHistory {
     });
     const terms: Terms = { numerator, denominator, sourcePrecision: PRECISIONS[currency]!, destinationPrecision: PRECISIONS[destinationCurrency]!, rounding };
     const expected = modelConvert(amount, terms);
+    const exact = expected !== undefined && expected !== 0n;
+    let conditionsHold = true;
+    if (exact && skipQueue && this.exchangesExist(currency, destinationCurrency) && this.rng.chance(0.3)) {
+      // A synchronous exchange first carries out its source's queued ones: settle the queue, so the
+      // figures the model judges against are the ones the exchange will meet.
+      this.processQueue();
+      this.check();
+      const after = copyFigures(this.figures);
+      this.post(inflight ? 'hold' : 'transfer', { source, destination, currency, destinationCurrency }, amount, expected, after);
+      command.preconditions = this.edgePreconditions([source, destination], after);
+      conditionsHold = command.preconditions.every((condition) => this.conditionHolds(condition, after));
+    }
     const outcome = this.rig.engine.run({ op: 'transaction.create', ...command });
-    if (expected === undefined || expected === 0n) {
+    if (!exact) {
       if (outcome.ok || outcome.rejection.code !== 'TXN_EXCHANGE_INEXACT') fail(this.seed, this.step, `expected TXN_EXCHANGE_INEXACT for ${amount} at ${rate} ${rounding ?? 'without rounding'}`);
       this.counts.inexact += 1;
       return;
+    }
+    if (command.preconditions) {
+      if (!conditionsHold) {
+        if (outcome.ok || outcome.rejection.code !== 'TXN_PRECONDITION_FAILED') {
+          fail(this.seed, this.step, `expected TXN_PRECONDITION_FAILED for ${stableText(command.preconditions)}, got ${outcome.ok ? 'ok' : outcome.rejection.code}`);
+        }
+        this.counts.preconditions_failed += 1;
+        return;
+      }
+      this.counts.preconditions_held += 1;
     }
     const record = ok(outcome).transaction;
     if (record.exchange?.destination_precise_amount !== expected) fail(this.seed, this.step, `${amount} at ${rate}: engine ${record.exchange?.destination_precise_amount}, model ${expected}`);
@@ -204,6 +254,34 @@ class ExchangeHistory {
     };
     if (skipQueue) apply();
     else this.queued.set(hold.id, apply);
+  }
+
+  /** Whether both exchange balances exist yet (an exchange creates them on first use, with figures the model then starts). */
+  exchangesExist(currency: string, destinationCurrency: string): boolean {
+    const state = this.rig.engine.state;
+    return state.balanceByIndicator(`@exchange_${currency}`, currency) !== undefined
+      && state.balanceByIndicator(`@exchange_${destinationCurrency}`, destinationCurrency) !== undefined;
+  }
+
+  /** One or two conditions on the given balances, each at, one past or one short of what the exchange leaves. */
+  edgePreconditions(balanceIds: string[], after: Map<string, Figures>): Precondition[] {
+    const conditions: Precondition[] = [];
+    for (let count = this.rng.between(1, 2); conditions.length < count;) {
+      const balanceId = this.rng.pick(balanceIds);
+      const field = this.rng.pick(PRECONDITION_FIELDS);
+      const value = fieldOf(after.get(balanceId)!, field) + this.rng.pick([-1n, 0n, 0n, 1n]);
+      conditions.push({ balance_id: balanceId, field, operator: this.rng.pick(PRECONDITION_OPERATORS), precise_value: value });
+    }
+    return conditions;
+  }
+
+  /** The model's judgement of one condition against the figures the exchange would leave. */
+  conditionHolds(condition: Precondition, after: Map<string, Figures>): boolean {
+    const found = fieldOf(after.get(condition.balance_id)!, condition.field!);
+    const value = condition.precise_value!;
+    if (condition.operator === '>=') return found >= value;
+    if (condition.operator === '<=') return found <= value;
+    return found === value;
   }
 
   commit(hold: ModelHold): void {
