@@ -65,7 +65,11 @@ export interface NemesisReport {
   check: CheckReport['figures'] | undefined;
   /** How long after the last fault was healed the group acknowledged a write again, and caught up. */
   recovery_ms: { first_write: number | undefined; caught_up: number | undefined };
-  node_exits: Array<{ node: string; how: number | string; expected: boolean }>;
+  /**
+   * Every end of a node process. An end other than the log's own stop (exit 70) keeps the tail of the
+   * node's stderr, so an end a full disk caused somewhere else than the log says where.
+   */
+  node_exits: Array<{ node: string; how: number | string; expected: boolean; stderr_tail?: string }>;
   schedule_head: string[];
 }
 
@@ -236,7 +240,7 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisReport
     violation_count: violations.length + (check?.violation_count ?? 0),
     check: check?.figures,
     recovery_ms: { first_write: round(recovery.first_write), caught_up: round(recovery.caught_up) },
-    node_exits: history.exits.map((exit) => ({ node: exit.node, how: exit.how, expected: exit.expected })),
+    node_exits: history.exits.map((exit) => ({ node: exit.node, how: exit.how, expected: exit.expected, ...(exit.how === 70 ? {} : { stderr_tail: exit.stderr_tail }) })),
     schedule_head: plan.slice(0, 5).map(describeFault),
   };
 }
