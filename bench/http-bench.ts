@@ -11,7 +11,7 @@ import { runLoad, type LoadSummary } from './load.js';
 import { makeTempDir, removeTempDir } from './resources.js';
 import { fdatasyncMs, mainThreadProfile, stageBudget, type StageCost } from './stage-budget.js';
 import type { BenchResult, Figure } from './report.js';
-import { expectJson, explainFailure, startBareKoa, startFolio, walCounters, walDelta, type RunningServer } from './servers.js';
+import { expectJson, explainFailure, startBareKoa, PROFILED_STOP_GRACE_MS, startFolio, walCounters, walDelta, type RunningServer } from './servers.js';
 import type { BenchSettings } from './settings.js';
 import { median } from './stats.js';
 
@@ -177,7 +177,7 @@ async function profiledStages(settings: BenchSettings, log: (line: string) => vo
   let server: RunningServer | undefined;
   let requests = 0;
   try {
-    server = await startFolio('http-profiled', { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+    server = await startFolio('http-profiled', { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`], stopGraceMs: PROFILED_STOP_GRACE_MS });
     await expectJson(server.url, 'POST', '/transactions', 201, {
       description: 'test', source: '@bench-world', destination: '@bench-src', precise_amount: '1000000000000000000', precision: 100,
       currency: 'USD', allow_overdraft: true, skip_queue: true,

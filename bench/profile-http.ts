@@ -6,14 +6,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runLoad } from './load.js';
-import { expectJson, startFolio } from './servers.js';
+import { expectJson, PROFILED_STOP_GRACE_MS, startFolio } from './servers.js';
 import { mainThreadProfile, stageBudget, topFunctions } from './stage-budget.js';
 
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? 10);
   const dir = path.resolve(process.argv[3] ?? fs.mkdtempSync('/tmp/folio-profile-'));
   fs.mkdirSync(dir, { recursive: true });
-  const server = await startFolio('profile', { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+  const server = await startFolio('profile', { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`], stopGraceMs: PROFILED_STOP_GRACE_MS });
   let requests = 0;
   try {
     await expectJson(server.url, 'POST', '/transactions', 201, {

@@ -43,7 +43,14 @@ export function explainFailure(error: unknown, servers: Array<RunningServer | un
 }
 
 /** `workers`: server.workers (FOLIO_WORKERS); unset, Folio's default. */
-export async function startFolio(label: string, options: { nodeArgs?: string[]; workers?: number } = {}): Promise<RunningServer> {
+/**
+ * How long a server under `--cpu-prof` is given to exit: it writes a profile per thread as it exits
+ * (the main thread, each HTTP worker, the index and history threads), which is serialised after the
+ * load and can take longer than the usual grace on two busy cores.
+ */
+export const PROFILED_STOP_GRACE_MS = 120_000;
+
+export async function startFolio(label: string, options: { nodeArgs?: string[]; workers?: number; stopGraceMs?: number } = {}): Promise<RunningServer> {
   const dataDir = makeTempDir(label);
   const child = spawnChild(process.execPath, [...NODE_FLAGS, ...(options.nodeArgs ?? []), FOLIO_CLI, 'serve'], {
     env: {
@@ -62,7 +69,7 @@ export async function startFolio(label: string, options: { nodeArgs?: string[]; 
       unexpectedExit: watch.unexpectedExit,
       async stop() {
         watch.stopping();
-        const code = await child.stop();
+        const code = await child.stop(options.stopGraceMs);
         removeTempDir(dataDir);
         if (code !== 0) throw new Error(`folio exited with ${code} on SIGTERM; stderr:\n${child.stderr()}`);
       },
