@@ -425,8 +425,12 @@ export class ReplicationNode implements ReplicationPort {
     } catch (error) {
       // Stepped down meanwhile (the lease ran out while it caught up): the step-down stopped the log, so
       // the record being copied was refused for that, not for itself. The rejoin copies it again; a record
-      // that truly cannot be applied stops the node then, from the standby's tail (nemesis seed 5151).
-      if (epoch !== this.epoch) return;
+      // that truly cannot be applied stops the node then, from the standby's tail (nemesis seed 5151;
+      // test/replication-promotion-stall.int.test.ts).
+      if (epoch !== this.epoch) {
+        this.host.logger.warn({ err: (error as Error).message }, 'taking the lead stopped: this node stepped down meanwhile');
+        return;
+      }
       if (error instanceof NotApplied) {
         this.phase = 'stopped';
         this.host.fatal(error);
