@@ -36,6 +36,7 @@ import { readMeta, writeMeta } from '../codec/balance-codec.js';
 import { readTransaction, writeTransaction } from '../codec/event-codec.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
+import { commitFailureCause } from '../wal/lmdb-commit-failure.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
 /** Set once `created` holds every transaction up to the checkpoint (lookups written before it existed do not). */
@@ -153,9 +154,11 @@ export class LmdbTransactionStore implements TransactionStore {
   private writing: Promise<void> | undefined;
   private writeTimer: NodeJS.Timeout | undefined;
   private muted = false;
+  /** A batch's commit failed: nothing more is written (LMDB's write state is not to be trusted after it). */
+  private failed = false;
   private _checkpoint: number;
 
-  private constructor(dir: string, private readonly log: LogReader) {
+  private constructor(dir: string, private readonly log: LogReader, private readonly onFailed: (error: Error) => void) {
     this.env = open({ path: dir, maxDbs: 8, mapSize: 1024 ** 3 });
     this.positions = this.env.openDB<number, string>({ name: 'positions', encoding: 'ordered-binary' });
     this.idByReference = this.env.openDB<string, string>({ name: 'references', encoding: 'string' });
@@ -167,8 +170,13 @@ export class LmdbTransactionStore implements TransactionStore {
     this._checkpoint = this.meta.get(CHECKPOINT_KEY) ?? 0;
   }
 
-  static open(dir: string, log: LogReader): LmdbTransactionStore {
-    return new LmdbTransactionStore(dir, log);
+  /**
+   * `onFailed` is told once if a batch cannot be committed (a full or failing disk): the lookups then
+   * stop where their checkpoint is, and the process is expected to stop and catch them up from the log
+   * at its next start, as it does after a crash. Without it the failure is thrown where it happens.
+   */
+  static open(dir: string, log: LogReader, onFailed: (error: Error) => void = (error) => { throw error; }): LmdbTransactionStore {
+    return new LmdbTransactionStore(dir, log, onFailed);
   }
 
   static directoryIn(dataDir: string): string {
@@ -283,7 +291,7 @@ export class LmdbTransactionStore implements TransactionStore {
   /** The log is durable up to `seq`: the generations it covers may be written. */
   logDurable(seq: number): void {
     this.durableSeq = seq;
-    if (this.writing) return;
+    if (this.writing || this.failed) return;
     if (this.overlay.size >= WRITE_BATCH_RECORDS) this.writeNow();
     else this.writeTimer ??= setTimeout(() => this.writeNow(), WRITE_INTERVAL_MS).unref();
   }
@@ -291,7 +299,7 @@ export class LmdbTransactionStore implements TransactionStore {
   private writeNow(): void {
     clearTimeout(this.writeTimer);
     this.writeTimer = undefined;
-    if (!this.writing) this.writeEligible();
+    if (!this.writing && !this.failed) this.writeEligible();
   }
 
   private writeEligible(): void {
@@ -341,6 +349,12 @@ export class LmdbTransactionStore implements TransactionStore {
       }
       this.writing = undefined;
       if (this.generations.length > 0) this.logDurable(this.durableSeq);
+    }, async (error: unknown) => {
+      // The batch stays in memory (reads keep finding it there); nothing more is written.
+      this.failed = true;
+      this.writing = undefined;
+      const cause = await commitFailureCause(error);
+      this.onFailed(new Error(`transaction lookups could not be written: ${cause.message}`, { cause }));
     });
   }
 
@@ -365,12 +379,21 @@ export class LmdbTransactionStore implements TransactionStore {
   }
 
   private writeBatch(positions: Iterable<Position>, lastSeq: number): Promise<void> {
+    // lmdb-js answers the plain puts of one commit with one promise, and a put that may not overwrite
+    // with a promise of its own; a failed commit rejects them all. Each distinct one is watched, so none
+    // is left rejected unhandled; the failure is reported once, through the checkpoint's (writeEligible).
+    const watched = new Set<Promise<unknown>>();
+    const watch = (written: Promise<unknown>): void => {
+      if (watched.has(written)) return;
+      watched.add(written);
+      written.catch(reportedWithTheBatch);
+    };
     for (const position of positions) {
-      void this.positions.put(position.transactionId, position.recordKey);
-      if (position.whole) void (this.created.put as unknown as PutIfAbsent).call(this.created, position.transactionId, position.recordKey, { noOverwrite: true });
-      if (position.patched) void this.patched.put(position.transactionId, encodeRecord(position.patched));
-      if (position.patch) void this.patches.put(position.transactionId, encodePatch(position.patch));
-      if (position.reference !== undefined) void this.idByReference.put(position.reference, position.transactionId);
+      watch(this.positions.put(position.transactionId, position.recordKey));
+      if (position.whole) watch((this.created.put as unknown as PutIfAbsent).call(this.created, position.transactionId, position.recordKey, { noOverwrite: true }));
+      if (position.patched) watch(this.patched.put(position.transactionId, encodeRecord(position.patched)));
+      if (position.patch) watch(this.patches.put(position.transactionId, encodePatch(position.patch)));
+      if (position.reference !== undefined) watch(this.idByReference.put(position.reference, position.transactionId));
     }
     return this.meta.put(CHECKPOINT_KEY, lastSeq).then(() => this.advanceCheckpoint(lastSeq));
   }
@@ -529,6 +552,9 @@ export class LmdbTransactionStore implements TransactionStore {
     await this.env.close();
   }
 }
+
+/** A rejection reported through the batch's own commit (writeEligible), not on its own. */
+function reportedWithTheBatch(): void {}
 
 function withPatch(record: TransactionRecord | undefined, patch: MetaData | undefined): TransactionRecord | undefined {
   return record && patch ? { ...record, meta_data: mergeMetaData(record.meta_data, patch) } : record;

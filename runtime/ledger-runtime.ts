@@ -75,7 +75,13 @@ export interface RuntimeOptions {
   unflushedEventsMax?: number;
   /** Transaction records waiting for the lookup store beyond which writes are refused (503). */
   lookupBacklogMax?: number;
+  /** The log could not take a record (a full or failing disk): the process must stop and replay. */
   onFatal?: (error: Error) => void;
+  /**
+   * The transaction lookups (lookups/lmdb-transaction-store.ts) could not commit a batch: the process
+   * must stop and catch them up from the log at its next start. Without it, onFatal is told.
+   */
+  onLookupsFailed?: (error: Error) => void;
   /** Periodic snapshots by a worker thread. Without it none are written (existing ones still load). */
   snapshots?: SnapshotSchedule;
   /** Which addresses hook deliveries may reach; private networks are refused unless allowed. */
@@ -262,7 +268,7 @@ export class LedgerRuntime implements LedgerCore {
     if (log.gapDropped) options.logger?.warn({ ...log.gapDropped }, 'dropped records that followed a record the disk never took (never acknowledged; wal/gap-at-end.ts)');
     if (!options.replicated) await log.sealAsSingleNode();
     const durableRecords = new DurableRecords(log);
-    const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log);
+    const store = LmdbTransactionStore.open(LmdbTransactionStore.directoryIn(options.dataDir), log, options.onLookupsFailed ?? options.onFatal);
     const lookupRecordsCaughtUp = await store.catchUp(log.appendedSeq);
     const report: StartupReport = {
       snapshotSeq: 0, skippedSnapshots: 0, snapshotMilliseconds: 0, replayMilliseconds: 0, replayedEvents: 0, lookupRecordsCaughtUp, milliseconds: 0,

@@ -33,8 +33,15 @@ export interface ServeParts {
 export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): ServeParts {
   const destination = pino.destination({ dest: 2, sync: false });
   const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, destination);
+  // Both stop with the exit status a supervisor restarts on (70); the next start replays the log, and
+  // catches the lookups up from it, as after a crash.
   const logFailed = (error: Error): void => {
     logger.fatal({ err: error }, 'write-ahead log failed; stopping so the log can be replayed');
+    logger.flush();
+    process.exit(70);
+  };
+  const lookupsFailed = (error: Error): void => {
+    logger.fatal({ err: error }, 'transaction lookups could not be written; stopping so they can be caught up from the log');
     logger.flush();
     process.exit(70);
   };
@@ -45,7 +52,7 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
     logger,
     destination,
     runtimeOptions: {
-      dataDir: config.data_dir, onFatal: logFailed, snapshots: config.snapshots, logger,
+      dataDir: config.data_dir, onFatal: logFailed, onLookupsFailed: lookupsFailed, snapshots: config.snapshots, logger,
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),

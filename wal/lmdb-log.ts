@@ -26,6 +26,7 @@ import { assert } from '../engine/assert.js';
 import type { ChainPosition, EventLog } from '../engine/ports.js';
 import { dropRecordsPastGapAtEnd, type GapAtEnd } from './gap-at-end.js';
 import type { WriteFault } from './injected-disk-full.js';
+import { commitFailureCause } from './lmdb-commit-failure.js';
 import { LeaderSeals } from './leader-seals.js';
 import {
   checkedRecords,
@@ -438,7 +439,9 @@ export class LmdbLog implements EventLog {
   private failed(error: Error): void {
     if (this.failure) return;
     this.stop(error);
-    this.onFatal(error);
+    // Stopped first, at once: nothing from here on is acknowledged. The report waits for the disk's own
+    // error, which lmdb-js gives a moment after its generic one (lmdb-commit-failure.ts).
+    void commitFailureCause(error).then((cause) => this.onFatal(cause));
   }
 
   /**
