@@ -13,6 +13,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { HookRecord } from '../engine/records.js';
+import { commitFailureCause } from '../wal/lmdb-commit-failure.js';
 
 export interface OutboxCursor {
   low_seq: number;
@@ -84,7 +85,11 @@ export class HookOutboxStore {
     }
     writes.push(this.meta.put(CURSOR_KEY, cursor));
     this.lastWrite = Promise.all(writes);
-    await this.lastWrite;
+    try {
+      await this.lastWrite;
+    } catch (error) {
+      throw await commitFailureCause(error); // its commitError handled, or it would end the process
+    }
     for (const listener of this.saveListeners) listener(cursor);
   }
 
