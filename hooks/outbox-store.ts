@@ -13,7 +13,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { HookRecord } from '../engine/records.js';
-import { commitFailureCause } from '../wal/lmdb-commit-failure.js';
+import { commitFailureCause } from '../threads/lmdb-commit-failure.js';
 
 export interface OutboxCursor {
   low_seq: number;

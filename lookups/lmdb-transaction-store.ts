@@ -36,7 +36,7 @@ import { readMeta, writeMeta } from '../codec/balance-codec.js';
 import { readTransaction, writeTransaction } from '../codec/event-codec.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
-import { commitFailureCause } from '../wal/lmdb-commit-failure.js';
+import { commitFailureCause } from '../threads/lmdb-commit-failure.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
 /** Set once `created` holds every transaction up to the checkpoint (lookups written before it existed do not). */

@@ -24,9 +24,9 @@ import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { assert } from '../engine/assert.js';
 import type { ChainPosition, EventLog } from '../engine/ports.js';
+import { commitFailureCause } from '../threads/lmdb-commit-failure.js';
 import { dropRecordsPastGapAtEnd, type GapAtEnd } from './gap-at-end.js';
 import type { WriteFault } from './injected-disk-full.js';
-import { commitFailureCause } from './lmdb-commit-failure.js';
 import { LeaderSeals } from './leader-seals.js';
 import {
   checkedRecords,
@@ -440,7 +440,7 @@ export class LmdbLog implements EventLog {
     if (this.failure) return;
     this.stop(error);
     // Stopped first, at once: nothing from here on is acknowledged. The report waits for the disk's own
-    // error, which lmdb-js gives a moment after its generic one (lmdb-commit-failure.ts).
+    // error, which lmdb-js gives a moment after its generic one (threads/lmdb-commit-failure.ts).
     void commitFailureCause(error).then((cause) => this.onFatal(cause));
   }
 

@@ -3,7 +3,9 @@
 // details)" whose `commitError` is a promise, rejected right after with the disk's own error (ENOSPC,
 // EIO, EFBIG). Nothing in lmdb-js handles that promise: a caller that leaves it alone leaves a rejection
 // nobody handles, which ends a Node process with exit 1 (found by the 30-minute nemesis run of
-// 2026-12-02 on a full disk), and reports the generic text instead of the cause.
+// 2026-12-02 on a full disk), and reports the generic text instead of the cause. Here, beside the other
+// process-wide helpers, because every adapter that writes LMDB needs it: the log, the transaction
+// lookups and the hook outbox.
 
 /** The disk's own error behind a failed commit (the error itself if lmdb-js gives none), with nothing left unhandled. */
 export function commitFailureCause(error: unknown): Promise<Error> {
