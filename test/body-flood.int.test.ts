@@ -32,6 +32,13 @@ const FLOOD_REQUESTS = 500;
  */
 const FLOOD_CONCURRENCY = 100;
 const HEALTH_MS_MAX = 100;
+/**
+ * The slowest single /health round trip allowed, or three times the slowest without bodies if that is
+ * more. One round trip on a two-core machine running the rest of the suite can wait a few hundred ms
+ * whatever the server does, and a flood lasts about eight probes, so the flood is judged by the median
+ * round trip (HEALTH_MS_MAX) and this only catches a stall: the old code held /health for seconds.
+ */
+const HEALTH_STALL_MS_MAX = 1_000;
 /** Resident memory the server may reach during the floods (it starts near 200 MB). */
 const RSS_BYTES_MAX = 1024 * 1024 * 1024;
 const BODY_BYTES_IN_FLIGHT_MAX = 20 * 1024 * 1024;
@@ -192,13 +199,17 @@ for (const workers of ['1', '0']) {
     await flood(server.url, '/nonexistent', readKey, 50, false);
     // What the same requests cost /health with no body at all, before and after the floods: the machine's
     // noise (on a busy two-core machine a thread waits its turn for tens of ms, or hundreds) and the
-    // requests themselves. The bound is 100 ms, or twice the slowest of those round trips if that is more.
-    const bodiless = async (): Promise<number> => {
+    // requests themselves. The median under the flood must be within 100 ms, or twice the bodiless one if
+    // that is more; the slowest within HEALTH_STALL_MS_MAX, or three times the bodiless slowest. (A ratio
+    // of two maxima alone failed a clean-clone suite run by 3 ms: 204.9 against 2 x 100.8.)
+    const sorted = (probes: Array<[number, number]>): number[] => probes.map(([ms]) => ms).sort((a, b) => a - b);
+    const median = (times: number[]): number => times[times.length >> 1] ?? 0;
+    const bodiless = async (): Promise<number[]> => {
       const { probes } = await probed(server.url, async () => {
         await flood(server.url, '/nonexistent', readKey, FLOOD_REQUESTS, false);
         await flood(server.url, '/ledgers', readKey, FLOOD_REQUESTS, false);
       });
-      return Math.max(...probes.map(([ms]) => ms));
+      return sorted(probes);
     };
     const bodilessBefore = await bodiless();
     const memory = rssSampler(server.process.pid as number);
@@ -207,20 +218,24 @@ for (const workers of ['1', '0']) {
       await flood(server.url, '/ledgers', readKey),
     ]);
     const rss = memory.stop();
-    const baseline = Math.max(bodilessBefore, await bodiless());
-    const healthBound = Math.max(HEALTH_MS_MAX, 2 * baseline);
+    const bodilessAfter = await bodiless();
+    const baselineMedian = Math.max(median(bodilessBefore), median(bodilessAfter));
+    const baselineSlowest = Math.max(bodilessBefore.at(-1) ?? 0, bodilessAfter.at(-1) ?? 0);
+    const medianBound = Math.max(HEALTH_MS_MAX, 2 * baselineMedian);
+    const stallBound = Math.max(HEALTH_STALL_MS_MAX, 3 * baselineSlowest);
 
     t.same(describe(unknown), describe(new Map([[404, FLOOD_REQUESTS]])), 'every POST to a route that does not exist: 404');
     t.same(describe(forbidden), describe(new Map([[403, FLOOD_REQUESTS]])), 'every POST to a write route the key may not use: 403');
     t.equal(exitCode, undefined, 'the server is still running');
-    const times = probes.map(([ms]) => ms).sort((a, b) => a - b);
+    const times = sorted(probes);
     const slowest = times.at(-1) ?? 0;
     t.ok(probes.length >= 3, `/health was probed throughout (${probes.length} probes)`);
     t.ok(probes.every(([, status]) => status === 200), '/health answered 200 every time');
     t.ok(
-      slowest < healthBound,
-      `every /health round trip within ${healthBound.toFixed(0)} ms: median ${times[times.length >> 1]?.toFixed(1)}, slowest ${slowest.toFixed(1)} ms (the same requests without bodies: ${baseline.toFixed(1)} ms at most)`,
+      median(times) < medianBound,
+      `/health answers within ${medianBound.toFixed(0)} ms: median ${median(times).toFixed(1)} ms over ${times.length} probes (the same requests without bodies: median ${baselineMedian.toFixed(1)} ms)`,
     );
+    t.ok(slowest < stallBound, `and never stalled: slowest ${slowest.toFixed(1)} ms, within ${stallBound.toFixed(0)} ms (without bodies: ${baselineSlowest.toFixed(1)} ms)`);
     t.ok(rss < RSS_BYTES_MAX, `memory stays bounded: ${(rss / 1048576).toFixed(0)} MiB resident at most`);
 
     // The master key may write: the bodies are read, as many at once as the cap allows.
