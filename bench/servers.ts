@@ -42,7 +42,6 @@ export function explainFailure(error: unknown, servers: Array<RunningServer | un
   return new Error(`${(error as Error).message}\n${gone.join('\n')}`);
 }
 
-/** `workers`: server.workers (FOLIO_WORKERS); unset, Folio's default. */
 /**
  * How long a server under `--cpu-prof` is given to exit: it writes a profile per thread as it exits
  * (the main thread, each HTTP worker, the index and history threads), which is serialised after the
@@ -50,6 +49,7 @@ export function explainFailure(error: unknown, servers: Array<RunningServer | un
  */
 export const PROFILED_STOP_GRACE_MS = 120_000;
 
+/** `workers`: server.workers (FOLIO_WORKERS); unset, Folio's default. `stopGraceMs`: how long stop() waits before SIGKILL. */
 export async function startFolio(label: string, options: { nodeArgs?: string[]; workers?: number; stopGraceMs?: number } = {}): Promise<RunningServer> {
   const dataDir = makeTempDir(label);
   const child = spawnChild(process.execPath, [...NODE_FLAGS, ...(options.nodeArgs ?? []), FOLIO_CLI, 'serve'], {

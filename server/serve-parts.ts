@@ -33,15 +33,10 @@ export interface ServeParts {
 export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): ServeParts {
   const destination = pino.destination({ dest: 2, sync: false });
   const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, destination);
-  // Both stop with the exit status a supervisor restarts on (70); the next start replays the log, and
-  // catches the lookups up from it, as after a crash.
-  const logFailed = (error: Error): void => {
-    logger.fatal({ err: error }, 'write-ahead log failed; stopping so the log can be replayed');
-    logger.flush();
-    process.exit(70);
-  };
-  const lookupsFailed = (error: Error): void => {
-    logger.fatal({ err: error }, 'transaction lookups could not be written; stopping so they can be caught up from the log');
+  // A failure the process cannot go on from stops it with the exit status a supervisor restarts on (70);
+  // the next start replays the log, and catches the lookups up from it, as after a crash.
+  const stopOn = (message: string) => (error: Error): void => {
+    logger.fatal({ err: error }, message);
     logger.flush();
     process.exit(70);
   };
@@ -52,7 +47,9 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
     logger,
     destination,
     runtimeOptions: {
-      dataDir: config.data_dir, onFatal: logFailed, onLookupsFailed: lookupsFailed, snapshots: config.snapshots, logger,
+      dataDir: config.data_dir, snapshots: config.snapshots, logger,
+      onFatal: stopOn('write-ahead log failed; stopping so the log can be replayed'),
+      onLookupsFailed: stopOn('transaction lookups could not be written; stopping so they can be caught up from the log'),
       hookTargets: { allowPrivateNetworks: config.hooks.allow_private_networks },
       notifications: notificationTarget(config),
       onIndexError: (error) => logger.error({ err: error }, 'query index projection failed; retrying'),
@@ -85,11 +82,7 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
       history: { dir: historyDirIn(config.data_dir), progress: historyProgress },
       addresses: AddressConnections.create(config.server.connections_max),
       // Workers failed past their restart budget: something fails every time, and the process stops.
-      onWorkersFailed: (error) => {
-        logger.fatal({ err: error }, 'HTTP workers keep failing; stopping');
-        logger.flush();
-        process.exit(70);
-      },
+      onWorkersFailed: stopOn('HTTP workers keep failing; stopping'),
     },
   };
 }
