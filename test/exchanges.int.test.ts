@@ -335,7 +335,7 @@ t.test('exchanges end to end, and the same balances after a restart', async (t) 
           external_transactions: [line(currency, amount)], strategy: 'one_to_one', matching_rule_ids: [rule], dry_run: true,
         });
         t.equal(run.status, 200, run.text);
-        const ids = (run.body.matches as Array<{ internal_transaction_id?: string; internal_ids?: string[] }>).flatMap((match) => match.internal_ids ?? [match.internal_transaction_id]);
+        const ids = (run.body.matches as Array<{ internal_transaction_ids: string[] }>).flatMap((match) => match.internal_transaction_ids);
         t.same(ids, matched ? [made.body.transaction_id] : [], `${amount} ${currency}, rule ${rule === byAmount ? 'by amount' : 'by amount and day'}: ${run.text}`);
       }
     }
