@@ -13,7 +13,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { HookRecord } from '../engine/records.js';
-import { commitFailureCause } from '../threads/lmdb-commit-failure.js';
+import { commitFailureCause, handleLmdbOrphanRejections } from '../threads/lmdb-commit-failure.js';
 
 export interface OutboxCursor {
   low_seq: number;
@@ -38,6 +38,7 @@ export class HookOutboxStore {
   }
 
   static open(dir: string): HookOutboxStore {
+    handleLmdbOrphanRejections();
     return new HookOutboxStore(dir);
   }
 

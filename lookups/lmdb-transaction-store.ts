@@ -36,7 +36,7 @@ import { readMeta, writeMeta } from '../codec/balance-codec.js';
 import { readTransaction, writeTransaction } from '../codec/event-codec.js';
 import type { LedgerEvent } from '../engine/events.js';
 import { mergeMetaData, metadataTarget } from '../engine/metadata.js';
-import { commitFailureCause } from '../threads/lmdb-commit-failure.js';
+import { commitFailureCause, handleLmdbOrphanRejections } from '../threads/lmdb-commit-failure.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
 /** Set once `created` holds every transaction up to the checkpoint (lookups written before it existed do not). */
@@ -176,6 +176,7 @@ export class LmdbTransactionStore implements TransactionStore {
    * at its next start, as it does after a crash. Without it the failure is thrown where it happens.
    */
   static open(dir: string, log: LogReader, onFailed: (error: Error) => void = (error) => { throw error; }): LmdbTransactionStore {
+    handleLmdbOrphanRejections();
     return new LmdbTransactionStore(dir, log, onFailed);
   }
 

@@ -24,7 +24,7 @@ import path from 'node:path';
 import type { LedgerEvent, LoggedEvent } from '../engine/events.js';
 import { assert } from '../engine/assert.js';
 import type { ChainPosition, EventLog } from '../engine/ports.js';
-import { commitFailureCause } from '../threads/lmdb-commit-failure.js';
+import { commitFailureCause, handleLmdbOrphanRejections } from '../threads/lmdb-commit-failure.js';
 import { dropRecordsPastGapAtEnd, type GapAtEnd } from './gap-at-end.js';
 import type { WriteFault } from './injected-disk-full.js';
 import { LeaderSeals } from './leader-seals.js';
@@ -191,6 +191,7 @@ export class LmdbLog implements EventLog {
   }
 
   static open(options: LmdbLogOptions): LmdbLog {
+    handleLmdbOrphanRejections();
     return new LmdbLog(options);
   }
 
@@ -437,11 +438,15 @@ export class LmdbLog implements EventLog {
   }
 
   private failed(error: Error): void {
+    // Every failed record's commitError is handled, not only the first's: with two records in flight
+    // both commits can fail, each with a promise of its own, and one left alone ends the process with
+    // exit 1 instead of the report below (a server under `ulimit -f`, 2026-12-02).
+    const cause = commitFailureCause(error);
     if (this.failure) return;
     this.stop(error);
     // Stopped first, at once: nothing from here on is acknowledged. The report waits for the disk's own
     // error, which lmdb-js gives a moment after its generic one (threads/lmdb-commit-failure.ts).
-    void commitFailureCause(error).then((cause) => this.onFatal(cause));
+    void cause.then((disk) => this.onFatal(disk));
   }
 
   /**
