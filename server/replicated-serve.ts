@@ -14,6 +14,7 @@ import { ReplicationNode } from '../replication/replication-node.js';
 import { replicationSettings } from '../replication/replication-settings.js';
 import { LedgerRuntime } from '../runtime/ledger-runtime.js';
 import { monotonicClock } from '../runtime/system-clock.js';
+import { exitWithin } from '../threads/exit-watchdog.js';
 import type { FolioConfig } from './config.js';
 import { startLedgerHttp } from './ledger-http.js';
 import { nodeInspector } from './node-inspector.js';
@@ -62,7 +63,7 @@ export async function serveReplicated(config: FolioConfig, parts: ServeParts): P
     fatal: (error) => {
       logger.fatal({ err: error.message }, 'this node cannot join its replication group; stopping');
       logger.flush();
-      process.exit(78);
+      exitWithin(78);
     },
   });
   onShutdownSignals(config, logger, async () => {

@@ -13,6 +13,7 @@ import { HistoryProgress } from '../index/history-progress.js';
 import { historyDirIn } from '../index/history-store.js';
 import type { RuntimeOptions } from '../runtime/ledger-runtime.js';
 import { testClockFile } from '../runtime/system-clock.js';
+import { exitWithin } from '../threads/exit-watchdog.js';
 import { injectedDiskFull, testDiskFullFile } from '../wal/injected-disk-full.js';
 import { notificationTarget, rateLimitSettings, tokenizationKey, type FolioConfig } from './config.js';
 import type { LedgerHttpOptions } from './ledger-http.js';
@@ -35,10 +36,11 @@ export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): Se
   const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, destination);
   // A failure the process cannot go on from stops it with the exit status a supervisor restarts on (70);
   // the next start replays the log, and catches the lookups up from it, as after a crash.
+  // A thread stuck in a native call would hold the exit forever: the watchdog bounds it.
   const stopOn = (message: string) => (error: Error): void => {
     logger.fatal({ err: error }, message);
     logger.flush();
-    process.exit(70);
+    exitWithin(70);
   };
   // One for the process: the HTTP workers read the balance history's progress from it, and a replicated
   // node keeps it across the ledgers it serves.
