@@ -34,9 +34,9 @@ export interface ServeParts {
 export function serveParts(config: FolioConfig, backupCopier?: BackupCopier): ServeParts {
   const destination = pino.destination({ dest: 2, sync: false });
   const logger = pino({ level: config.log_level, base: { service: 'folio' }, redact: REDACTED_LOG_PATHS }, destination);
-  // A failure the process cannot go on from stops it with the exit status a supervisor restarts on (70);
-  // the next start replays the log, and catches the lookups up from it, as after a crash.
-  // A thread stuck in a native call would hold the exit forever: the watchdog bounds it.
+  // A failure the process cannot go on from stops it with the exit status a supervisor restarts on (70),
+  // within a bound (a thread stuck in a native call would hold the exit forever); the next start replays
+  // the log, and catches the lookups up from it, as after a crash.
   const stopOn = (message: string) => (error: Error): void => {
     logger.fatal({ err: error }, message);
     logger.flush();

@@ -13,6 +13,8 @@
 // with exit 1, or hung on its way out, instead of stopping with exit 70 (a server under `ulimit -f`,
 // 2026-12-02). The stores' own writes in that commit fail with it and report the failure their way.
 
+import { inspect } from 'node:util';
+
 /** The disk's own error behind a failed commit (the error itself if lmdb-js gives none), with nothing left unhandled. */
 export function commitFailureCause(error: unknown): Promise<Error> {
   const commitError = (error as { commitError?: unknown } | undefined)?.commitError;
@@ -43,6 +45,7 @@ export function handleLmdbOrphanRejections(): void {
       void commitFailureCause(reason);
       return;
     }
-    throw reason;
+    // As Node's default would: the error itself, or one that says what was rejected.
+    throw reason instanceof Error ? reason : new Error(`a promise was rejected with ${inspect(reason)} and nothing handled it`);
   });
 }
