@@ -4,9 +4,9 @@
 // tell from a slow node. Seen in two of about twenty runs of a server on a full disk (`ulimit -f`,
 // 2026-12-02): "write-ahead log failed" logged, `process.exit(70)` begun, the process still there two
 // minutes later, its main thread joining a libuv pool thread held inside lmdb-js's writer (waiting for
-// the JavaScript thread to run a write's callbacks, which it never will again). Node offers no `_exit`, so a small process outside this one ends it with SIGKILL if it
-// is still there after the bound; the supervisor then sees a kill instead of exit 70, and restarts it
-// all the same.
+// the JavaScript thread to run a write's callbacks, which it never will again). Node offers no `_exit`,
+// so a small process outside this one ends it with SIGKILL if it is still there after the bound; the
+// supervisor then sees a kill instead of exit 70, and restarts it all the same.
 
 import { spawn } from 'node:child_process';
 
