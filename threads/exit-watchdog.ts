@@ -1,7 +1,7 @@
 // A bound on how long the process may take to go down once it has decided to stop. `process.exit`
 // stops every worker thread and joins libuv's threads before the process ends; a thread stuck in a
 // native call never returns and the process hangs, neither serving nor gone, which a supervisor cannot
-// tell from a slow node. Seen in two of about twenty runs of a server on a full disk (`ulimit -f`,
+// tell from a slow node. Seen in three of seventeen runs of a server on a full disk (`ulimit -f`,
 // 2026-12-02): "write-ahead log failed" logged, `process.exit(70)` begun, the process still there two
 // minutes later, its main thread joining a libuv pool thread held inside lmdb-js's writer (waiting for
 // the JavaScript thread to run a write's callbacks, which it never will again). Node offers no `_exit`,
